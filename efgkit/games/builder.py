@@ -1,0 +1,259 @@
+"""Compile games into GameTrees.
+
+Two routes lead to the same flat arrays:
+
+* ``build_tree(game)`` walks any object implementing the Game protocol breadth-first.
+  It is the reference: every game can be built this way, and it checks the rules as it
+  goes (probabilities, consistent infosets, finite utilities).
+* ``tree_from_preorder(...)`` finishes arrays that a fast, game-specific generator
+  emitted in depth-first preorder (a numba kernel, typically). A stable sort by depth
+  turns preorder into breadth-first order with contiguous children; infoset and public
+  codes (int64) become ids numbered by first appearance.
+
+Both stop early with TreeTooLargeError when the node limit would be exceeded.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from tqdm import tqdm
+
+from efgkit.errors import GameDefinitionError, TreeTooLargeError
+from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL, Game
+from efgkit.games.tree import GameTree
+
+DEFAULT_NODE_LIMIT = 60_000_000
+PROBABILITY_TOLERANCE = 1e-9
+
+
+def node_limit_from_env() -> int:
+    """The node limit: EFGKIT_NODE_LIMIT if set, else DEFAULT_NODE_LIMIT."""
+    raw = os.environ.get("EFGKIT_NODE_LIMIT")
+    if raw is None:
+        return DEFAULT_NODE_LIMIT
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise GameDefinitionError(f"EFGKIT_NODE_LIMIT must be an integer, got {raw!r}") from exc
+
+
+def _too_large(spec: str, limit: int) -> TreeTooLargeError:
+    return TreeTooLargeError(
+        f"game {spec!r} has more than {limit:,} nodes (the node limit); raise it with "
+        f"--node-limit or EFGKIT_NODE_LIMIT if this machine has the memory"
+    )
+
+
+def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = False) -> GameTree:
+    """Compile a protocol game breadth-first into a GameTree, validating its rules."""
+    limit = node_limit_from_env() if node_limit is None else node_limit
+    spec = getattr(game, "spec", type(game).__name__)
+    kinds: list[int] = []
+    node_infoset: list[int] = []
+    first_child: list[int] = []
+    num_children: list[int] = []
+    public_state: list[int] = []
+    chance_prob: list[float] = [1.0]
+    utility: list[float] = []
+    infoset_ids: dict[str, int] = {}
+    infoset_player: list[int] = []
+    infoset_actions: list[tuple[str, ...]] = []
+    public_ids: dict[object, int] = {}
+
+    states: list[object] = [game.initial_state()]
+    bar = tqdm(desc=f"building {spec}", unit=" nodes", disable=not progress, mininterval=0.5)
+    index = 0
+    while index < len(states):
+        state = states[index]
+        states[index] = None  # free memory as the frontier advances
+        player = game.current_player(state)
+        public_state.append(public_ids.setdefault(game.public_state_key(state), len(public_ids)))
+        if player == TERMINAL:
+            value = float(game.terminal_utility(state))
+            if not math.isfinite(value):
+                raise GameDefinitionError(f"game {spec!r}: terminal utility {value} is not finite")
+            kinds.append(TERMINAL)
+            node_infoset.append(-1)
+            first_child.append(-1)
+            num_children.append(0)
+            utility.append(value)
+        elif player == CHANCE:
+            outcomes = list(game.chance_outcomes(state))
+            probs = [float(p) for _, p in outcomes]
+            if not outcomes or min(probs) < 0 or abs(sum(probs) - 1.0) > PROBABILITY_TOLERANCE:
+                raise GameDefinitionError(
+                    f"game {spec!r}: chance outcomes {outcomes!r} are empty, negative or do "
+                    f"not sum to 1"
+                )
+            kinds.append(CHANCE)
+            node_infoset.append(-1)
+            first_child.append(len(states))
+            num_children.append(len(outcomes))
+            utility.append(0.0)
+            for label, _ in outcomes:
+                states.append(game.apply(state, label))
+            chance_prob.extend(probs)
+        elif player in (PLAYER0, PLAYER1):
+            actions = tuple(game.legal_actions(state))
+            if not actions:
+                raise GameDefinitionError(f"game {spec!r}: a non-terminal state has no actions")
+            key = game.infoset_key(state)
+            infoset = infoset_ids.get(key)
+            if infoset is None:
+                infoset = infoset_ids[key] = len(infoset_player)
+                infoset_player.append(player)
+                infoset_actions.append(actions)
+            elif infoset_player[infoset] != player or infoset_actions[infoset] != actions:
+                raise GameDefinitionError(
+                    f"game {spec!r}: infoset {key!r} has states with different players or "
+                    f"actions ({infoset_actions[infoset]} vs {actions})"
+                )
+            kinds.append(player)
+            node_infoset.append(infoset)
+            first_child.append(len(states))
+            num_children.append(len(actions))
+            utility.append(0.0)
+            for label in actions:
+                states.append(game.apply(state, label))
+            chance_prob.extend([1.0] * len(actions))
+        else:
+            raise GameDefinitionError(f"game {spec!r}: current_player returned {player!r}")
+        if len(states) > limit:
+            bar.close()
+            raise _too_large(spec, limit)
+        index += 1
+        if progress and index % 20_000 == 0:
+            bar.update(20_000)
+    bar.close()
+
+    num_actions = np.array([len(a) for a in infoset_actions], dtype=np.int32)
+    tree = GameTree(
+        spec=spec,
+        node_kind=np.array(kinds, dtype=np.int8),
+        node_infoset=np.array(node_infoset, dtype=np.int32),
+        node_first_child=np.array(first_child, dtype=np.int32),
+        node_num_children=_children_array(num_children, spec),
+        node_public_state=np.array(public_state, dtype=np.int32),
+        node_chance_prob=np.array(chance_prob, dtype=np.float64),
+        node_utility=np.array(utility, dtype=np.float64),
+        infoset_player=np.array(infoset_player, dtype=np.int8),
+        infoset_num_actions=num_actions,
+        infoset_action_offset=_offsets(num_actions),
+        infoset_keys=list(infoset_ids),
+        action_labels=[label for actions in infoset_actions for label in actions],
+        public_state_keys=[str(k) for k in public_ids],
+        game=game,
+    )
+    tree.validate()
+    return tree
+
+
+def tree_from_preorder(
+    spec: str,
+    *,
+    kind: np.ndarray,
+    depth: np.ndarray,
+    num_children: np.ndarray,
+    chance_prob: np.ndarray,
+    utility: np.ndarray,
+    infoset_code: np.ndarray,
+    public_code: np.ndarray,
+    describe_infoset: Callable[[int], str],
+    action_labels_of: Callable[[int], Sequence[str]],
+    describe_public: Callable[[int], str] = str,
+    game: object | None = None,
+    node_limit: int | None = None,
+) -> GameTree:
+    """Finish a tree whose nodes a fast generator emitted in depth-first preorder.
+
+    All arrays have one entry per node in preorder: ``kind`` (0/1/2/3), ``depth``,
+    ``num_children``, ``chance_prob`` (of the edge into the node), ``utility`` (player 0,
+    terminals), ``infoset_code`` (int64, equal within an infoset, -1 off decision nodes)
+    and ``public_code`` (int64). ``describe_infoset(code)`` and ``action_labels_of(code)``
+    give the readable key and action labels of one infoset; they are called once per
+    infoset, never per node.
+    """
+    limit = node_limit_from_env() if node_limit is None else node_limit
+    if kind.shape[0] > limit:
+        raise _too_large(spec, limit)
+    order = np.argsort(depth, kind="stable")
+    kind = np.ascontiguousarray(kind[order], dtype=np.int8)
+    children = np.ascontiguousarray(num_children[order])
+    first_child = np.empty(kind.shape[0], dtype=np.int32)
+    first_child[0] = 1
+    np.cumsum(children[:-1], out=first_child[1:])
+    first_child[1:] += 1
+    first_child[kind == TERMINAL] = -1
+
+    codes = np.asarray(infoset_code)[order]
+    decision = np.flatnonzero(kind < 2)
+    unique_codes, first_index, inverse = np.unique(
+        codes[decision], return_index=True, return_inverse=True
+    )
+    rank = np.empty(unique_codes.shape[0], dtype=np.int32)
+    rank[np.argsort(first_index, kind="stable")] = np.arange(unique_codes.shape[0], dtype=np.int32)
+    node_infoset = np.full(kind.shape[0], -1, dtype=np.int32)
+    node_infoset[decision] = rank[inverse]
+    ordered_codes = np.empty_like(unique_codes)
+    ordered_codes[rank] = unique_codes
+    representative = decision[np.sort(first_index)]
+    infoset_player = kind[representative].astype(np.int8)
+    num_actions = children[representative].astype(np.int32)
+    if np.any(num_actions[node_infoset[decision]] != children[decision]) or np.any(
+        infoset_player[node_infoset[decision]] != kind[decision]
+    ):
+        raise GameDefinitionError(f"game {spec!r}: an infoset has nodes with different actions")
+
+    public_codes = np.asarray(public_code)[order]
+    unique_public, public_first, public_inverse = np.unique(
+        public_codes, return_index=True, return_inverse=True
+    )
+    public_rank = np.empty(unique_public.shape[0], dtype=np.int32)
+    public_rank[np.argsort(public_first, kind="stable")] = np.arange(
+        unique_public.shape[0], dtype=np.int32
+    )
+    public_ordered = np.empty_like(unique_public)
+    public_ordered[public_rank] = unique_public
+
+    labels: list[str] = []
+    for code, count in zip(ordered_codes.tolist(), num_actions.tolist(), strict=True):
+        actions = list(action_labels_of(code))
+        if len(actions) != count:
+            raise GameDefinitionError(f"game {spec!r}: action labels do not match infoset {code}")
+        labels.extend(actions)
+    tree = GameTree(
+        spec=spec,
+        node_kind=kind,
+        node_infoset=node_infoset,
+        node_first_child=first_child,
+        node_num_children=_children_array(children, spec),
+        node_public_state=public_rank[public_inverse].astype(np.int32),
+        node_chance_prob=np.ascontiguousarray(chance_prob[order], dtype=np.float64),
+        node_utility=np.ascontiguousarray(utility[order], dtype=np.float64),
+        infoset_player=infoset_player,
+        infoset_num_actions=num_actions,
+        infoset_action_offset=_offsets(num_actions),
+        infoset_keys=[describe_infoset(code) for code in ordered_codes.tolist()],
+        action_labels=labels,
+        public_state_keys=[describe_public(code) for code in public_ordered.tolist()],
+        game=game,
+    )
+    tree.validate()
+    return tree
+
+
+def _offsets(num_actions: np.ndarray) -> np.ndarray:
+    offsets = np.zeros(num_actions.shape[0] + 1, dtype=np.int32)
+    np.cumsum(num_actions, out=offsets[1:])
+    return offsets
+
+
+def _children_array(num_children, spec: str) -> np.ndarray:
+    children = np.asarray(num_children)
+    if children.size and children.max() > np.iinfo(np.int16).max:
+        raise GameDefinitionError(f"game {spec!r}: a node has more than 32,767 children")
+    return children.astype(np.int16)

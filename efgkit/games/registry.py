@@ -1,0 +1,173 @@
+"""Game specs in OpenSpiel's style (``goofspiel(cards=5)``), aliases, and the game registry.
+
+``load_game(spec)`` is the one entry point: it parses the spec, makes the rules object
+and compiles it (with the game's fast builder when it has one, else the generic
+breadth-first builder). ``openspiel:<name>(params)`` imports an OpenSpiel game.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from efgkit.errors import GameSpecError
+from efgkit.games.builder import build_tree
+from efgkit.games.protocol import Game
+from efgkit.games.tree import GameTree
+
+ALIASES = {
+    "P111": "poker(bets=1,raises=1,cap=1)",
+    "P222": "poker(bets=2,raises=2,cap=2)",
+    "P224": "poker(bets=2,raises=2,cap=4)",
+    "GS3": "goofspiel(cards=3)",
+    "GS4": "goofspiel(cards=4)",
+    "GS5": "goofspiel(cards=5)",
+    "GS6": "goofspiel(cards=6)",
+    "GP5": "pursuit(moves=5)",
+    "GP6": "pursuit(moves=6)",
+}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    kind: type
+    default: object
+    help: str
+    minimum: int | None = None
+    maximum: int | None = None
+
+
+@dataclass(frozen=True)
+class GameEntry:
+    """A registered game family: its parameters and a factory for the rules object.
+
+    ``factory(**params)`` returns a Game; if that object has a ``compile(node_limit,
+    progress)`` method it is used instead of the generic builder.
+    """
+
+    name: str
+    summary: str
+    parameters: tuple[Parameter, ...]
+    factory: Callable[..., Game]
+
+    def canonical_spec(self, params: dict[str, object]) -> str:
+        shown = [
+            f"{p.name}={_format_value(params[p.name])}"
+            for p in self.parameters
+            if params[p.name] != p.default
+        ]
+        return f"{self.name}({','.join(shown)})" if shown else self.name
+
+
+def _format_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def registered_games() -> dict[str, GameEntry]:
+    """Every built-in game family by name."""
+    from efgkit.games import goofspiel, poker, pursuit
+
+    entries = [*poker.ENTRIES, *goofspiel.ENTRIES, *pursuit.ENTRIES]
+    return {entry.name: entry for entry in entries}
+
+
+_SPEC = re.compile(r"^\s*([A-Za-z_][\w]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """Split ``name(k=v,...)`` into the name and raw parameter strings."""
+    match = _SPEC.match(spec)
+    if not match:
+        raise GameSpecError(f"cannot parse game spec {spec!r}; expected name or name(key=value,...)")
+    name, body = match.group(1), match.group(2)
+    raw: dict[str, str] = {}
+    if body and body.strip():
+        for item in body.split(","):
+            if "=" not in item:
+                raise GameSpecError(f"game spec {spec!r}: parameter {item.strip()!r} is not key=value")
+            key, value = (part.strip() for part in item.split("=", 1))
+            if key in raw:
+                raise GameSpecError(f"game spec {spec!r}: parameter {key!r} given twice")
+            raw[key] = value
+    return name, raw
+
+
+def _convert(entry: GameEntry, parameter: Parameter, text: str) -> object:
+    where = f"game {entry.name!r}: parameter {parameter.name}={text!r}"
+    if parameter.kind is bool:
+        lowered = text.lower()
+        if lowered in ("true", "1", "yes"):
+            return True
+        if lowered in ("false", "0", "no"):
+            return False
+        raise GameSpecError(f"{where} must be true or false")
+    if parameter.kind is int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise GameSpecError(f"{where} must be an integer") from None
+        if parameter.minimum is not None and value < parameter.minimum:
+            raise GameSpecError(f"{where} must be at least {parameter.minimum}")
+        if parameter.maximum is not None and value > parameter.maximum:
+            raise GameSpecError(f"{where} must be at most {parameter.maximum}")
+        return value
+    if parameter.kind is float:
+        try:
+            return float(text)
+        except ValueError:
+            raise GameSpecError(f"{where} must be a number") from None
+    return text
+
+
+def resolve_spec(spec: str) -> tuple[GameEntry, dict[str, object]]:
+    """Parse and validate a spec (aliases resolved) into its entry and typed parameters."""
+    spec = ALIASES.get(spec.strip(), spec)
+    name, raw = parse_spec(spec)
+    games = registered_games()
+    entry = games.get(name)
+    if entry is None:
+        known = ", ".join(sorted(games)) + "; aliases " + ", ".join(ALIASES)
+        raise GameSpecError(f"unknown game {name!r}; known games: {known}; or openspiel:<name>")
+    by_name = {p.name: p for p in entry.parameters}
+    unknown = sorted(set(raw) - set(by_name))
+    if unknown:
+        valid = ", ".join(by_name) or "none"
+        raise GameSpecError(f"game {name!r} has no parameter {unknown[0]!r}; valid: {valid}")
+    params = {p.name: p.default for p in entry.parameters}
+    for key, text in raw.items():
+        params[key] = _convert(entry, by_name[key], text)
+    return entry, params
+
+
+def make_game(spec: str) -> Game:
+    """The rules object for a spec (not compiled)."""
+    entry, params = resolve_spec(spec)
+    return entry.factory(**params)
+
+
+def canonical_spec(spec: str) -> str:
+    """The canonical spelling of a spec: aliases expanded, defaults dropped."""
+    if spec.startswith("openspiel:"):
+        return spec
+    entry, params = resolve_spec(spec)
+    return entry.canonical_spec(params)
+
+
+def load_game(spec: str, *, node_limit: int | None = None, progress: bool = False) -> GameTree:
+    """Compile the game a spec names into a GameTree."""
+    if spec.startswith("openspiel:"):
+        from efgkit.interop.openspiel import import_openspiel_game
+
+        return import_openspiel_game(spec[len("openspiel:"):], node_limit=node_limit,
+                                     progress=progress)
+    if spec.startswith(("efg:", "acpc:")):
+        raise GameSpecError(f"game spec {spec!r}: .efg and ACPC files are not supported yet")
+    game = make_game(spec)
+    compile_fast = getattr(game, "compile", None)
+    if compile_fast is not None:
+        return compile_fast(node_limit=node_limit, progress=progress)
+    return build_tree(game, node_limit=node_limit, progress=progress)

@@ -1,0 +1,394 @@
+"""GameTree: a two-player zero-sum extensive-form game compiled into flat numpy arrays.
+
+Nodes are in breadth-first order: every parent precedes its children and the children
+of a node are contiguous, so a forward loop is a top-down pass and a backward loop a
+bottom-up pass. Every kernel in efgkit works on these arrays; nothing in a hot path
+walks Python objects (see DESIGN.md, "GameTree").
+
+Stored per node (31 bytes): ``node_kind`` (int8: 0/1 player, 2 chance, 3 terminal),
+``node_infoset`` (int32, -1 off decision nodes), ``node_first_child`` (int32),
+``node_num_children`` (int16), ``node_public_state`` (int32), ``node_chance_prob``
+(float64, probability of the chance edge into the node, 1 otherwise) and
+``node_utility`` (float64, player 0's payoff at terminals, 0 elsewhere).
+Derived on first use and cached: ``node_parent``, ``node_depth``, each player's last
+own action on the path (``node_last_action``), perfect-recall data per infoset.
+
+Per infoset: ``infoset_player``, ``infoset_num_actions`` and CSR ``infoset_action_offset``
+(length infosets + 1) into flat per-action arrays, plus human-readable ``infoset_keys``
+and ``action_labels`` (kept outside the kernels).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numba
+import numpy as np
+
+from efgkit.errors import FileFormatError, GameDefinitionError
+from efgkit.games.protocol import CHANCE, TERMINAL
+
+TREE_FILE_VERSION = 1
+
+_NODE_ARRAYS = (
+    "node_kind",
+    "node_infoset",
+    "node_first_child",
+    "node_num_children",
+    "node_public_state",
+    "node_chance_prob",
+    "node_utility",
+)
+_INFOSET_ARRAYS = ("infoset_player", "infoset_num_actions", "infoset_action_offset")
+
+
+@dataclass(eq=False)
+class GameTree:
+    """A compiled game. Build one with ``efgkit.games.load_game(spec)``."""
+
+    spec: str
+    node_kind: np.ndarray
+    node_infoset: np.ndarray
+    node_first_child: np.ndarray
+    node_num_children: np.ndarray
+    node_public_state: np.ndarray
+    node_chance_prob: np.ndarray
+    node_utility: np.ndarray
+    infoset_player: np.ndarray
+    infoset_num_actions: np.ndarray
+    infoset_action_offset: np.ndarray
+    infoset_keys: list[str]
+    action_labels: list[str]
+    public_state_keys: list[str] = field(default_factory=list)
+    game: object | None = field(default=None, repr=False)
+    """The rules object the tree was built from, when there is one (card structure etc.)."""
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def num_nodes(self) -> int:
+        return int(self.node_kind.shape[0])
+
+    @property
+    def num_infosets(self) -> int:
+        return int(self.infoset_player.shape[0])
+
+    @property
+    def num_infoset_actions(self) -> int:
+        return int(self.infoset_action_offset[-1])
+
+    @cached_property
+    def _kind_counts(self) -> np.ndarray:
+        return np.bincount(self.node_kind, minlength=4)
+
+    def sizes(self) -> dict[str, int | float]:
+        """Histories, decision/chance/terminal nodes, infosets per player, bytes per node."""
+        counts = self._kind_counts
+        per_player = np.bincount(self.infoset_player, minlength=2)
+        return {
+            "histories": self.num_nodes,
+            "decision_nodes": int(counts[0] + counts[1]),
+            "chance_nodes": int(counts[CHANCE]),
+            "terminal_nodes": int(counts[TERMINAL]),
+            "infosets": self.num_infosets,
+            "infosets_player0": int(per_player[0]),
+            "infosets_player1": int(per_player[1]),
+            "infoset_actions": self.num_infoset_actions,
+            "max_depth": int(self.node_depth.max()) if self.num_nodes else 0,
+            "bytes_per_node": self.bytes_per_node(),
+        }
+
+    def bytes_per_node(self) -> float:
+        """Bytes of the stored per-node arrays divided by the number of nodes."""
+        stored = sum(getattr(self, name).itemsize for name in _NODE_ARRAYS)
+        return float(stored)
+
+    def memory_bytes(self) -> dict[str, int]:
+        """Bytes held by the stored arrays and by whichever derived arrays exist now."""
+        core = sum(getattr(self, n).nbytes for n in _NODE_ARRAYS + _INFOSET_ARRAYS)
+        derived = 0
+        for name in ("node_parent", "node_depth", "node_last_action", "internal_nodes"):
+            if name in self.__dict__:
+                derived += self.__dict__[name].nbytes
+        return {"core": int(core), "derived": int(derived)}
+
+    # ------------------------------------------------------------- derived data
+    @cached_property
+    def node_parent(self) -> np.ndarray:
+        """int32 parent of each node (-1 at the root)."""
+        parent, _ = _parents_and_depths(self.node_first_child, self.node_num_children)
+        return parent
+
+    @cached_property
+    def node_depth(self) -> np.ndarray:
+        """int16 depth of each node (root 0)."""
+        _, depth = _parents_and_depths(self.node_first_child, self.node_num_children)
+        return depth
+
+    @cached_property
+    def internal_nodes(self) -> np.ndarray:
+        """int32 indices of the non-terminal nodes, in breadth-first order."""
+        return np.flatnonzero(self.node_kind != TERMINAL).astype(np.int32)
+
+    @cached_property
+    def action_infoset(self) -> np.ndarray:
+        """int32 infoset of each flat infoset-action index."""
+        return np.repeat(
+            np.arange(self.num_infosets, dtype=np.int32), self.infoset_num_actions
+        ).astype(np.int32)
+
+    @cached_property
+    def node_last_action(self) -> np.ndarray:
+        """int32 array (2, nodes): each player's last own flat action on the path (-1: none)."""
+        return _last_own_actions(
+            self.node_kind, self.node_infoset, self.node_first_child,
+            self.node_num_children, self.infoset_action_offset,
+        )
+
+    @cached_property
+    def infoset_parent_action(self) -> np.ndarray:
+        """int32 per infoset: the owner's last flat action before reaching it (-1: none).
+
+        Raises GameDefinitionError when the game does not have perfect recall (two nodes
+        of one infoset reached through different own action sequences).
+        """
+        parent_action, bad_infoset = _infoset_parent_actions(
+            self.node_kind, self.node_infoset, self.node_last_action, self.num_infosets
+        )
+        if bad_infoset >= 0:
+            raise GameDefinitionError(
+                f"game {self.spec!r} does not have perfect recall: infoset "
+                f"{self.infoset_keys[bad_infoset]!r} is reached by different own action sequences"
+            )
+        return parent_action
+
+    @cached_property
+    def has_perfect_recall(self) -> bool:
+        try:
+            self.infoset_parent_action  # noqa: B018 - computing it performs the check
+        except GameDefinitionError:
+            return False
+        return True
+
+    @cached_property
+    def infoset_sequence_length(self) -> np.ndarray:
+        """int32 per infoset: length of the owner's own action sequence leading to it."""
+        return _sequence_lengths(self.infoset_parent_action, self.action_infoset)
+
+    def infosets_of(self, player: int) -> np.ndarray:
+        return np.flatnonzero(self.infoset_player == player).astype(np.int32)
+
+    def infoset_actions(self, infoset: int) -> list[str]:
+        lo, hi = self.infoset_action_offset[infoset], self.infoset_action_offset[infoset + 1]
+        return self.action_labels[lo:hi]
+
+    @cached_property
+    def infoset_index(self) -> dict[str, int]:
+        """Human-readable key -> infoset id."""
+        return {key: i for i, key in enumerate(self.infoset_keys)}
+
+    # ------------------------------------------------------------ integrity
+    def validate(self) -> None:
+        """Check the structural invariants; raise GameDefinitionError on the first violation."""
+        problem = _structure_problem(
+            self.node_kind, self.node_infoset, self.node_first_child, self.node_num_children,
+            self.node_chance_prob, self.infoset_player, self.infoset_num_actions,
+        )
+        if problem:
+            raise GameDefinitionError(f"game {self.spec!r}: {problem}")
+        if len(self.infoset_keys) != self.num_infosets:
+            raise GameDefinitionError(f"game {self.spec!r}: infoset key count mismatch")
+        if len(self.action_labels) != self.num_infoset_actions:
+            raise GameDefinitionError(f"game {self.spec!r}: action label count mismatch")
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """sha256 over the spec and every stored array: equal trees, equal fingerprints."""
+        digest = hashlib.sha256(self.spec.encode())
+        for name in _NODE_ARRAYS + _INFOSET_ARRAYS:
+            array = np.ascontiguousarray(getattr(self, name))
+            digest.update(name.encode())
+            digest.update(str(array.dtype).encode())
+            digest.update(array.tobytes())
+        digest.update("\x1f".join(self.infoset_keys).encode())
+        digest.update("\x1f".join(self.action_labels).encode())
+        return digest.hexdigest()
+
+    # ------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the tree as .npz (atomically: a crash never leaves a half-written file)."""
+        path = Path(path)
+        arrays = {name: getattr(self, name) for name in _NODE_ARRAYS + _INFOSET_ARRAYS}
+        meta = {
+            "format": np.array("efgkit-tree"),
+            "version": np.array(TREE_FILE_VERSION),
+            "spec": np.array(self.spec),
+            "fingerprint": np.array(self.fingerprint),
+            "infoset_keys": np.array(self.infoset_keys, dtype=str),
+            "action_labels": np.array(self.action_labels, dtype=str),
+            "public_state_keys": np.array(self.public_state_keys, dtype=str),
+        }
+        fd, tmp = tempfile.mkstemp(dir=path.parent or ".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                np.savez(handle, **arrays, **meta)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, expected_spec: str | None = None) -> GameTree:
+        """Read a tree written by ``save``; checks format, version and fingerprint."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                if str(data["format"]) != "efgkit-tree":
+                    raise FileFormatError(f"{path}: not an efgkit tree file")
+                version = int(data["version"])
+                if version > TREE_FILE_VERSION:
+                    raise FileFormatError(
+                        f"{path}: tree file version {version} is newer than this efgkit "
+                        f"supports ({TREE_FILE_VERSION}); upgrade efgkit"
+                    )
+                tree = cls(
+                    spec=str(data["spec"]),
+                    **{name: data[name] for name in _NODE_ARRAYS + _INFOSET_ARRAYS},
+                    infoset_keys=[str(k) for k in data["infoset_keys"]],
+                    action_labels=[str(a) for a in data["action_labels"]],
+                    public_state_keys=[str(k) for k in data["public_state_keys"]],
+                )
+                stored_fingerprint = str(data["fingerprint"])
+        except FileFormatError:
+            raise
+        except (OSError, KeyError, ValueError, EOFError) as exc:
+            raise FileFormatError(f"{path}: cannot read tree file ({exc})") from exc
+        if tree.fingerprint != stored_fingerprint:
+            raise FileFormatError(f"{path}: tree file is corrupted (fingerprint mismatch)")
+        if expected_spec is not None and tree.spec != expected_spec:
+            raise FileFormatError(
+                f"{path}: tree file is for game {tree.spec!r}, not {expected_spec!r}"
+            )
+        return tree
+
+
+# ---------------------------------------------------------------------- kernels
+@numba.njit(cache=True)
+def _parents_and_depths(first_child, num_children):
+    n = first_child.shape[0]
+    parent = np.full(n, -1, np.int32)
+    depth = np.zeros(n, np.int16)
+    for node in range(n):
+        start = first_child[node]
+        for k in range(num_children[node]):
+            parent[start + k] = node
+            depth[start + k] = depth[node] + 1
+    return parent, depth
+
+
+@numba.njit(cache=True)
+def _last_own_actions(kind, infoset, first_child, num_children, action_offset):
+    n = kind.shape[0]
+    last = np.full((2, n), -1, np.int32)
+    for node in range(n):
+        start = first_child[node]
+        for k in range(num_children[node]):
+            child = start + k
+            last[0, child] = last[0, node]
+            last[1, child] = last[1, node]
+            if kind[node] < 2:
+                last[kind[node], child] = action_offset[infoset[node]] + k
+    return last
+
+
+@numba.njit(cache=True)
+def _infoset_parent_actions(kind, infoset, last_action, num_infosets):
+    parent_action = np.full(num_infosets, -2, np.int32)
+    for node in range(kind.shape[0]):
+        if kind[node] >= 2:
+            continue
+        i = infoset[node]
+        own = last_action[kind[node], node]
+        if parent_action[i] == -2:
+            parent_action[i] = own
+        elif parent_action[i] != own:
+            return parent_action, i
+    return parent_action, -1
+
+
+@numba.njit(cache=True)
+def _sequence_lengths(parent_action, action_infoset):
+    # Infosets are numbered by first appearance in breadth-first order, so an infoset's
+    # parent infoset always has a smaller id and one forward pass suffices.
+    length = np.zeros(parent_action.shape[0], np.int32)
+    for i in range(parent_action.shape[0]):
+        if parent_action[i] >= 0:
+            length[i] = length[action_infoset[parent_action[i]]] + 1
+    return length
+
+
+@numba.njit(cache=True)
+def _structure_problem_code(kind, infoset, first_child, num_children, chance_prob,
+                            infoset_player, infoset_num_actions):
+    n = kind.shape[0]
+    expected_next = 1
+    next_new_infoset = 0
+    for node in range(n):
+        m = num_children[node]
+        if kind[node] == 3:
+            if m != 0:
+                return 1, node
+            continue
+        if m <= 0:
+            return 2, node
+        if first_child[node] != expected_next:
+            return 3, node
+        expected_next += m
+        if kind[node] == 2:
+            total = 0.0
+            for k in range(m):
+                p = chance_prob[first_child[node] + k]
+                if p < 0.0:
+                    return 4, node
+                total += p
+            if abs(total - 1.0) > 1e-9:
+                return 4, node
+        else:
+            i = infoset[node]
+            if i < 0 or i >= infoset_player.shape[0]:
+                return 5, node
+            if i == next_new_infoset:
+                next_new_infoset += 1
+            elif i > next_new_infoset:
+                return 9, node
+            if infoset_player[i] != kind[node]:
+                return 6, node
+            if infoset_num_actions[i] != m:
+                return 7, node
+    if expected_next != n:
+        return 8, n
+    if next_new_infoset != infoset_player.shape[0]:
+        return 5, n
+    return 0, -1
+
+
+_STRUCTURE_PROBLEMS = {
+    1: "terminal node {} has children",
+    2: "non-terminal node {} has no children",
+    3: "node {}'s children are not contiguous in breadth-first order",
+    4: "chance node {}'s outcome probabilities are negative or do not sum to 1",
+    5: "decision node {} has no valid infoset",
+    6: "decision node {}'s player differs from its infoset's player",
+    7: "decision node {}'s action count differs from its infoset's",
+    8: "node count {} does not match the children listed",
+    9: "infosets are not numbered by first appearance in breadth-first order (node {})",
+}
+
+
+def _structure_problem(*arrays) -> str:
+    code, node = _structure_problem_code(*arrays)
+    return _STRUCTURE_PROBLEMS[code].format(node) if code else ""
