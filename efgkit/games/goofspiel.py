@@ -1,0 +1,379 @@
+"""II-Goofspiel GSx, the imperfect-information Goofspiel of Čermák et al. (Sec. 5.3.2).
+
+Each player holds the cards 1..x. A middle pack with the same cards is turned up one
+card per round, in the fixed descending order x, x-1, ..., 1 that both players know
+(the reference code's ``useFixedNatureSequence``; the paper's GS3 is "(3,2,1)"). In
+every round both players bid one of their remaining cards at once; the simultaneous
+move is serialised (player 0 bids, then player 1 without seeing that bid). Bids are
+discarded, the higher bid wins the middle card's points and a tie gives them to
+nobody. Players never see the opponent's bid, only whether they won, lost or tied.
+Player 0's utility is its points minus player 1's points.
+
+The tree follows the reference code (GTLibrary) so that it reproduces the paper's sizes:
+each round starts with a chance node of one outcome that turns up the middle card, and
+the last round's forced card is still a decision (an infoset with one action). Own-card
+actions are in ascending order and labelled by the card ("1".."x"). An infoset is
+(player, own previous bids, W/L/T outcomes so far), written from the owner's point of
+view, e.g. ``"P1 bids=3,1 outcomes=WL"``; the public state is (round, outcomes as
+player 0 saw them). Sizes (all nodes / terminals / infosets): GS3 185 / 36 / 72,
+GS5 74,157 / 14,400 / 9,948, GS6 2,669,660 / 518,400 / 166,002 (seed_cermak.md §4.3.4).
+
+Relation to OpenSpiel: ``goofspiel(imp_info=true, points_order=descending,
+returns_type=point_difference, num_cards=x)`` loaded turn-based is the same game with
+two presentation differences. OpenSpiel plays the forced last round automatically
+(no decision nodes, no one-action infosets there) and has no reveal chance nodes;
+and its ``point_difference`` return is the point difference divided by two (each
+player's points minus the mean). Its infostates (hand, own bids, point cards, win
+sequence, points) carry the same information as ours, so the infosets with more than
+one action correspond one to one: GS4 has 162 of them on 501 decision nodes in both.
+
+``Goofspiel(cards).compile()`` builds the tree with a numba kernel that emits it in
+preorder; ``build_tree(Goofspiel(cards))`` walks the protocol methods and gives the
+identical tree (same fingerprint), only slower.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from tqdm import tqdm
+
+from efgkit.errors import GameSpecError, TreeTooLargeError
+from efgkit.games.builder import node_limit_from_env, tree_from_preorder
+from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
+from efgkit.games.registry import GameEntry, Parameter
+from efgkit.games.tree import GameTree
+
+MIN_CARDS = 1
+MAX_CARDS = 8
+"""Infoset codes pack 4 bits per bid and 2 bits per outcome into an int64 (8 rounds fit)."""
+DEFAULT_CARDS = 4
+
+# Round outcomes as player 0 sees them; codes are non-zero so a packed sequence
+# carries its own length.
+_P0_WINS, _P1_WINS, _TIE = 1, 2, 3
+_OUTCOME_LETTER_FOR = {
+    PLAYER0: {_P0_WINS: "W", _P1_WINS: "L", _TIE: "T"},
+    PLAYER1: {_P0_WINS: "L", _P1_WINS: "W", _TIE: "T"},
+}
+_BID_BITS = 4
+_OUTCOME_BITS = 2
+_OUTCOMES_SHIFT = 1 + _BID_BITS * MAX_CARDS
+_ROUND_BITS = 4
+
+
+def _round_outcome(bid0: int, bid1: int) -> int:
+    if bid0 > bid1:
+        return _P0_WINS
+    if bid1 > bid0:
+        return _P1_WINS
+    return _TIE
+
+
+def _infoset_key(player: int, own_bids: tuple[int, ...], outcomes: tuple[int, ...]) -> str:
+    letters = _OUTCOME_LETTER_FOR[player]
+    bids_text = ",".join(str(card) for card in own_bids) or "-"
+    outcomes_text = "".join(letters[o] for o in outcomes) or "-"
+    return f"P{player} bids={bids_text} outcomes={outcomes_text}"
+
+
+def _public_key(round_index: int, outcomes: tuple[int, ...]) -> tuple[int, str]:
+    return round_index, "".join(_OUTCOME_LETTER_FOR[PLAYER0][o] for o in outcomes)
+
+
+def _unpack(code: int, bits: int) -> tuple[int, ...]:
+    """The non-zero digits of a sequence packed ``bits`` bits per item, first item lowest."""
+    items = []
+    mask = (1 << bits) - 1
+    while code:
+        items.append(code & mask)
+        code >>= bits
+    return tuple(items)
+
+
+def num_nodes(cards: int) -> int:
+    """All nodes (chance, decision, terminal) of GS``cards``, counted without building it."""
+    total = 0
+    histories = 1  # histories at the start of the round: (cards!/(cards-round)!)^2
+    for round_index in range(cards):
+        remaining = cards - round_index
+        total += histories * (2 + remaining)  # reveal, player 0, player 1 per own card
+        histories *= remaining * remaining
+    return total + histories
+
+
+class Goofspiel:
+    """Rules of II-Goofspiel with ``cards`` cards per pack (the Game protocol).
+
+    A state is ``(bids of player 0, bids of player 1, middle card revealed)``.
+    """
+
+    def __init__(self, cards: int = DEFAULT_CARDS) -> None:
+        if not MIN_CARDS <= cards <= MAX_CARDS:
+            raise GameSpecError(
+                f"goofspiel: cards={cards} must be between {MIN_CARDS} and {MAX_CARDS}"
+            )
+        self.cards = cards
+        self.spec = GOOFSPIEL.canonical_spec({"cards": cards})
+
+    def point_card(self, round_index: int) -> int:
+        """The middle card turned up in a round (0-based): descending order."""
+        return self.cards - round_index
+
+    # ----------------------------------------------------------- Game protocol
+    def initial_state(self) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+        return (), (), False
+
+    def current_player(self, state) -> int:
+        bids0, bids1, revealed = state
+        if len(bids0) > len(bids1):
+            return PLAYER1
+        if len(bids1) == self.cards:
+            return TERMINAL
+        return PLAYER0 if revealed else CHANCE
+
+    def legal_actions(self, state) -> list[str]:
+        player = self.current_player(state)
+        used = set(state[player])
+        return [str(card) for card in range(1, self.cards + 1) if card not in used]
+
+    def chance_outcomes(self, state) -> list[tuple[str, float]]:
+        return [(str(self.point_card(len(state[1]))), 1.0)]
+
+    def apply(self, state, action: str):
+        bids0, bids1, revealed = state
+        player = self.current_player(state)
+        if player == CHANCE:
+            return bids0, bids1, True
+        if player == PLAYER0:
+            return (*bids0, int(action)), bids1, revealed
+        return bids0, (*bids1, int(action)), False
+
+    def terminal_utility(self, state) -> float:
+        bids0, bids1, _ = state
+        points = 0
+        for round_index, (bid0, bid1) in enumerate(zip(bids0, bids1, strict=True)):
+            outcome = _round_outcome(bid0, bid1)
+            if outcome != _TIE:
+                sign = 1 if outcome == _P0_WINS else -1
+                points += sign * self.point_card(round_index)
+        return float(points)
+
+    def _outcomes(self, state) -> tuple[int, ...]:
+        bids0, bids1, _ = state
+        return tuple(_round_outcome(b0, b1) for b0, b1 in zip(bids0, bids1, strict=False))
+
+    def infoset_key(self, state) -> str:
+        player = self.current_player(state)
+        own_bids = state[1] if player == PLAYER1 else state[0]
+        return _infoset_key(player, own_bids, self._outcomes(state))
+
+    def public_state_key(self, state) -> tuple[int, str]:
+        return _public_key(len(state[1]), self._outcomes(state))
+
+    # ------------------------------------------------------------ fast builder
+    def compile(self, node_limit: int | None = None, progress: bool = False) -> GameTree:
+        """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
+        limit = node_limit_from_env() if node_limit is None else node_limit
+        total = num_nodes(self.cards)
+        if total > limit:
+            raise TreeTooLargeError(
+                f"game {self.spec!r} has {total:,} nodes, more than the node limit "
+                f"{limit:,}; raise it with --node-limit or EFGKIT_NODE_LIMIT if this machine "
+                f"has the memory"
+            )
+        with tqdm(total=2, desc=f"building {self.spec}", disable=not progress) as bar:
+            kind = np.empty(total, np.int8)
+            depth = np.empty(total, np.int16)
+            num_children = np.empty(total, np.int16)
+            utility = np.zeros(total, np.float64)
+            infoset_code = np.empty(total, np.int64)
+            public_code = np.empty(total, np.int64)
+            written = _emit_preorder(
+                self.cards, kind, depth, num_children, utility, infoset_code, public_code
+            )
+            assert written == total, "goofspiel kernel and num_nodes disagree"
+            bar.update(1)
+            tree = tree_from_preorder(
+                self.spec,
+                kind=kind,
+                depth=depth,
+                num_children=num_children,
+                chance_prob=np.ones(total, np.float64),
+                utility=utility,
+                infoset_code=infoset_code,
+                public_code=public_code,
+                describe_infoset=self._describe_infoset,
+                action_labels_of=self._action_labels_of,
+                describe_public=self._describe_public,
+                game=self,
+                node_limit=limit,
+            )
+            bar.update(1)
+        return tree
+
+    def _decode_infoset(self, code: int) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+        player = code & 1
+        own_bids = _unpack((code >> 1) & ((1 << _BID_BITS * MAX_CARDS) - 1), _BID_BITS)
+        outcomes = _unpack(code >> _OUTCOMES_SHIFT, _OUTCOME_BITS)
+        return player, own_bids, outcomes
+
+    def _describe_infoset(self, code: int) -> str:
+        return _infoset_key(*self._decode_infoset(code))
+
+    def _action_labels_of(self, code: int) -> list[str]:
+        _, own_bids, _ = self._decode_infoset(code)
+        return [str(card) for card in range(1, self.cards + 1) if card not in own_bids]
+
+    def _describe_public(self, code: int) -> str:
+        round_index = code & ((1 << _ROUND_BITS) - 1)
+        return str(_public_key(round_index, _unpack(code >> _ROUND_BITS, _OUTCOME_BITS)))
+
+
+@numba.njit(cache=True)
+def _infoset_code(player, packed_bids, packed_outcomes):
+    """int64 code of an infoset: player | own bids << 1 | outcomes (player 0's view) << 33."""
+    return player | packed_bids << 1 | packed_outcomes << _OUTCOMES_SHIFT
+
+
+@numba.njit(cache=True)
+def _public_code(round_index, packed_outcomes):
+    """int64 code of a public state: outcomes (player 0's view) << 4 | round."""
+    return packed_outcomes << _ROUND_BITS | round_index
+
+
+@numba.njit(cache=True)
+def _nth_unused_card(used_mask, n):
+    """The n-th (0-based) card c >= 1 whose bit is clear in ``used_mask``."""
+    card = 0
+    while True:
+        card += 1
+        if not (used_mask >> card) & 1:
+            if n == 0:
+                return card
+            n -= 1
+
+
+@numba.njit(cache=True)
+def _emit_preorder(cards, kind, depth, num_children, utility, infoset_code, public_code):
+    """Write GS``cards`` in depth-first preorder into the given per-node arrays.
+
+    Decision level ``2 * round + player`` is a bid; ``position[level]`` is the index of
+    the bid among the bidder's remaining cards (ascending, the action order). Prefix
+    arrays per round hold each player's packed bids, the packed outcomes (player 0's
+    view) and player 0's point difference, so backtracking only has to clear a card from
+    the bidder's used-card mask. Returns the number of nodes written.
+    """
+    levels = 2 * cards
+    chosen = np.zeros(levels, np.int64)
+    position = np.zeros(levels, np.int64)
+    used = np.zeros(2, np.int64)
+    bids_prefix = np.zeros((2, cards + 1), np.int64)
+    outcome_prefix = np.zeros(cards + 1, np.int64)
+    score_prefix = np.zeros(cards + 1, np.int64)
+
+    # Round 0 starts: reveal the top middle card, then player 0 bids.
+    kind[0] = 2
+    depth[0] = 0
+    num_children[0] = 1
+    infoset_code[0] = -1
+    public_code[0] = 0
+    kind[1] = 0
+    depth[1] = 1
+    num_children[1] = cards
+    infoset_code[1] = 0
+    public_code[1] = 0
+    node = 2
+
+    level = 0
+    while level >= 0:
+        player = level & 1
+        round_index = level >> 1
+        remaining = cards - round_index
+        if position[level] == remaining:
+            level -= 1
+            if level >= 0:
+                used[level & 1] ^= 1 << chosen[level]
+                position[level] += 1
+            continue
+        card = _nth_unused_card(used[player], position[level])
+        chosen[level] = card
+        used[player] |= 1 << card
+        bids_prefix[player, round_index + 1] = (
+            bids_prefix[player, round_index] | card << (_BID_BITS * round_index)
+        )
+        round_public = _public_code(round_index, outcome_prefix[round_index])
+        if player == 0:
+            kind[node] = 1
+            depth[node] = 3 * round_index + 2
+            num_children[node] = remaining
+            infoset_code[node] = _infoset_code(
+                1, bids_prefix[1, round_index], outcome_prefix[round_index]
+            )
+            public_code[node] = round_public
+            node += 1
+            level += 1
+            position[level] = 0
+            continue
+
+        bid0 = chosen[level - 1]
+        point = cards - round_index
+        next_round = round_index + 1
+        if bid0 > card:
+            outcome = 1
+            score_prefix[next_round] = score_prefix[round_index] + point
+        elif bid0 < card:
+            outcome = 2
+            score_prefix[next_round] = score_prefix[round_index] - point
+        else:
+            outcome = 3
+            score_prefix[next_round] = score_prefix[round_index]
+        outcome_prefix[next_round] = (
+            outcome_prefix[round_index] | outcome << (_OUTCOME_BITS * round_index)
+        )
+        next_public = _public_code(next_round, outcome_prefix[next_round])
+        if next_round == cards:
+            kind[node] = 3
+            depth[node] = 3 * cards
+            num_children[node] = 0
+            utility[node] = score_prefix[next_round]
+            infoset_code[node] = -1
+            public_code[node] = next_public
+            node += 1
+            used[1] ^= 1 << card
+            position[level] += 1
+            continue
+        kind[node] = 2
+        depth[node] = 3 * next_round
+        num_children[node] = 1
+        infoset_code[node] = -1
+        public_code[node] = next_public
+        kind[node + 1] = 0
+        depth[node + 1] = 3 * next_round + 1
+        num_children[node + 1] = cards - next_round
+        infoset_code[node + 1] = _infoset_code(
+            0, bids_prefix[0, next_round], outcome_prefix[next_round]
+        )
+        public_code[node + 1] = next_public
+        node += 2
+        level += 1
+        position[level] = 0
+    return node
+
+
+GOOFSPIEL = GameEntry(
+    name="goofspiel",
+    summary=(
+        "II-Goofspiel GSx (Čermák et al., Sec. 5.3.2): cards 1..x, middle pack in known "
+        "descending order, players see only win/lose/tie of each round"
+    ),
+    parameters=(
+        Parameter(
+            "cards", int, DEFAULT_CARDS, "cards per pack (x of GSx)",
+            minimum=MIN_CARDS, maximum=MAX_CARDS,
+        ),
+    ),
+    factory=Goofspiel,
+)
+
+ENTRIES = (GOOFSPIEL,)

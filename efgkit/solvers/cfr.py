@@ -1,0 +1,257 @@
+"""Counterfactual regret minimisation: CFR, CFR+ and DCFR on any InfosetMap.
+
+* CFR — Zinkevich et al. 2007: regret matching, uniform averaging.
+* CFR+ — Tammelin 2014 / Tammelin et al. 2015: regret-matching+ (cumulative regrets
+  clipped at 0, Čermák et al. eq. 9-10), alternating updates, linear averaging with a
+  delay ``d``: iteration ``t`` contributes to the average with weight ``max(t - d, 0)``
+  (the reference code's reading of Čermák et al. eq. 11; Čermák et al. use d = 100).
+* DCFR(alpha, beta, gamma) — Brown & Sandholm 2019: after iteration t's regrets are
+  added, positive cumulative regrets are multiplied by t^a/(t^a+1), negative ones by
+  t^b/(t^b+1), and the average accumulator by (t/(t+1))^g.
+
+Regrets and average accumulators live on the abstraction (one entry per abstract
+infoset-action); the whole original tree is traversed every iteration and an abstract
+infoset's regret is the sum of its members' counterfactual regrets (Čermák et al. §4.3).
+One iteration updates both players; with alternating updates player 0 goes first and
+player 1 responds to player 0's new strategy.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from efgkit.abstraction.infoset_map import InfosetMap
+from efgkit.errors import ParameterError
+from efgkit.games.tree import GameTree
+from efgkit.solvers.strategy import Strategy, normalize_per_infoset
+from efgkit.solvers.traversal import ProfileLayout, others_reach, own_infoset_reach
+
+VARIANT_CFR = 0
+VARIANT_CFR_PLUS = 1
+VARIANT_DCFR = 2
+
+
+class CFRSolver:
+    """Vanilla CFR (``variant='cfr'``), CFR+ (``'cfr+'``) or DCFR (``'dcfr'``).
+
+    Parameters follow scikit-learn's style: configuration in ``__init__``, work in
+    ``iterate``; ``regrets`` and ``average_accumulator`` are the state to checkpoint.
+    """
+
+    variant = "cfr"
+
+    def __init__(
+        self,
+        tree_or_map: GameTree | InfosetMap,
+        *,
+        alternating: bool = True,
+        delay: int = 0,
+        alpha: float = 1.5,
+        beta: float = 0.0,
+        gamma: float = 2.0,
+    ) -> None:
+        infoset_map = (
+            tree_or_map if isinstance(tree_or_map, InfosetMap) else InfosetMap.identity(tree_or_map)
+        )
+        if delay < 0:
+            raise ParameterError(f"delay must be >= 0, got {delay}")
+        self.infoset_map = infoset_map
+        self.alternating = alternating
+        self.delay = int(delay)
+        self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
+        tree = infoset_map.tree
+        self.layout = ProfileLayout(infoset_map)
+        self.iteration = 0
+        self.regrets = np.zeros(infoset_map.num_abstract_actions)
+        self.average_accumulator = np.zeros(infoset_map.num_abstract_actions)
+        self._instant = np.zeros(infoset_map.num_abstract_actions)
+        self._own_reach = np.zeros(tree.num_infosets)
+        parent_action = tree.infoset_parent_action  # raises unless perfect recall
+        self._parent_action = parent_action
+        self._player_infosets = [tree.infosets_of(p) for p in (0, 1)]
+        self._player_abstract = [infoset_map.abstract_infosets_of(p) for p in (0, 1)]
+        self._variant_code = {"cfr": VARIANT_CFR, "cfr+": VARIANT_CFR_PLUS,
+                              "dcfr": VARIANT_DCFR}[self.variant]
+        for player in (0, 1):
+            self._match(player)
+
+    def _match(self, player: int) -> None:
+        _regret_matching(self._player_abstract[player], self.infoset_map.abstract_action_offset,
+                         self.regrets, self.layout.edge_prob)
+
+    def iterate(self, iterations: int = 1) -> CFRSolver:
+        """Run ``iterations`` full iterations (both players updated in each)."""
+        if iterations < 0:
+            raise ParameterError(f"iterations must be >= 0, got {iterations}")
+        tree = self.infoset_map.tree
+        m = self.infoset_map
+        _cfr_iterations(
+            iterations, self.iteration, self._variant_code, self.alternating, self.delay,
+            self.alpha, self.beta, self.gamma,
+            tree.node_kind, tree.node_first_child, tree.node_num_children,
+            self.layout.internal_nodes, self.layout.prob_offset,
+            self._player_infosets[0], self._player_infosets[1],
+            self._player_abstract[0], self._player_abstract[1],
+            self._parent_action, tree.action_infoset, m.abstract_action_of, m.infoset_offset,
+            tree.infoset_num_actions, m.abstract_action_offset,
+            self.regrets, self.average_accumulator, self._instant, self._own_reach,
+            self.layout.edge_prob, self.layout.values, self.layout.reach,
+        )
+        self.iteration += iterations
+        return self
+
+    def current_strategy(self) -> Strategy:
+        """The regret-matching strategy the next iteration will play."""
+        return Strategy(self.infoset_map, self.layout.strategy.copy())
+
+    def average_strategy(self) -> Strategy:
+        """The (weighted) average strategy; infosets never reached are uniform."""
+        return Strategy(
+            self.infoset_map,
+            normalize_per_infoset(self.average_accumulator, self.infoset_map.abstract_action_offset),
+        )
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays that, with ``iteration``, fully determine the solver's future."""
+        return {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
+
+    def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray,
+                   iteration: int) -> None:
+        """Restore a checkpoint taken with ``state_arrays`` at ``iteration``."""
+        for name, array in (("regrets", regrets), ("average_accumulator", average_accumulator)):
+            if np.shape(array) != self.regrets.shape:
+                raise ParameterError(f"{name} has shape {np.shape(array)}, "
+                                     f"expected {self.regrets.shape}")
+        self.regrets[:] = regrets
+        self.average_accumulator[:] = average_accumulator
+        self.iteration = int(iteration)
+        for player in (0, 1):
+            self._match(player)
+
+
+class CFRPlusSolver(CFRSolver):
+    """CFR+ (regret-matching+, alternating updates, linear averaging after ``delay``)."""
+
+    variant = "cfr+"
+
+
+class DCFRSolver(CFRSolver):
+    """Discounted CFR with parameters (alpha, beta, gamma); defaults (1.5, 0, 2)."""
+
+    variant = "dcfr"
+
+
+@numba.njit(cache=True)
+def _regret_matching(abstract_infosets, action_offset, regrets, edge_prob):
+    for j in range(abstract_infosets.shape[0]):
+        a = abstract_infosets[j]
+        lo = action_offset[a]
+        hi = action_offset[a + 1]
+        total = 0.0
+        for x in range(lo, hi):
+            if regrets[x] > 0.0:
+                total += regrets[x]
+        if total > 0.0:
+            for x in range(lo, hi):
+                edge_prob[x] = regrets[x] / total if regrets[x] > 0.0 else 0.0
+        else:
+            uniform = 1.0 / (hi - lo)
+            for x in range(lo, hi):
+                edge_prob[x] = uniform
+
+
+@numba.njit(cache=True)
+def _values_and_regrets(internal_nodes, kind, first_child, num_children, prob_offset, edge_prob,
+                        values, reach, player, instant):
+    """Bottom-up values (player 0) and the player's counterfactual regrets, in one pass."""
+    sign = 1.0 if player == 0 else -1.0
+    for i in range(internal_nodes.shape[0] - 1, -1, -1):
+        node = internal_nodes[i]
+        start = first_child[node]
+        offset = prob_offset[node]
+        m = num_children[node]
+        total = 0.0
+        for k in range(m):
+            total += edge_prob[offset + k] * values[start + k]
+        values[node] = total
+        if kind[node] == player:
+            weight = sign * reach[node]
+            if weight != 0.0:
+                for k in range(m):
+                    instant[offset + k] += weight * (values[start + k] - total)
+
+
+@numba.njit(cache=True)
+def _update_player(t, player, variant, delay, alpha, beta, gamma,
+                   kind, first_child, num_children, internal_nodes, prob_offset,
+                   player_infosets, player_abstract, parent_action, action_infoset,
+                   abstract_action_of, infoset_offset, infoset_num_actions, action_offset,
+                   regrets, average, instant, own_reach, edge_prob, values, reach):
+    for j in range(player_abstract.shape[0]):
+        a = player_abstract[j]
+        for x in range(action_offset[a], action_offset[a + 1]):
+            instant[x] = 0.0
+    others_reach(internal_nodes, kind, first_child, num_children, prob_offset, edge_prob,
+                 player, reach)
+    _values_and_regrets(internal_nodes, kind, first_child, num_children, prob_offset, edge_prob,
+                        values, reach, player, instant)
+
+    # Average strategy: weight * own reach of each original infoset * current strategy.
+    if variant == VARIANT_CFR_PLUS:
+        weight = float(max(t - delay, 0))
+    else:
+        weight = 1.0
+    if weight > 0.0:
+        own_infoset_reach(player_infosets, parent_action, action_infoset, abstract_action_of,
+                          edge_prob, own_reach)
+        for j in range(player_infosets.shape[0]):
+            infoset = player_infosets[j]
+            w = weight * own_reach[infoset]
+            if w != 0.0:
+                lo = infoset_offset[infoset]
+                for k in range(infoset_num_actions[infoset]):
+                    average[lo + k] += w * edge_prob[lo + k]
+
+    # Cumulative regret update.
+    if variant == VARIANT_DCFR:
+        ta = float(t) ** alpha
+        tb = float(t) ** beta
+        positive_discount = ta / (ta + 1.0)
+        negative_discount = tb / (tb + 1.0)
+        average_discount = (float(t) / (t + 1.0)) ** gamma
+    for j in range(player_abstract.shape[0]):
+        a = player_abstract[j]
+        for x in range(action_offset[a], action_offset[a + 1]):
+            r = regrets[x] + instant[x]
+            if variant == VARIANT_CFR_PLUS:
+                r = max(r, 0.0)
+            elif variant == VARIANT_DCFR:
+                r *= positive_discount if r > 0.0 else negative_discount
+                average[x] *= average_discount
+            regrets[x] = r
+
+
+@numba.njit(cache=True)
+def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, gamma,
+                    kind, first_child, num_children, internal_nodes, prob_offset,
+                    infosets0, infosets1, abstract0, abstract1,
+                    parent_action, action_infoset, abstract_action_of, infoset_offset,
+                    infoset_num_actions, action_offset,
+                    regrets, average, instant, own_reach, edge_prob, values, reach):
+    for it in range(iterations):
+        t = done + it + 1
+        for player in range(2):
+            infosets = infosets0 if player == 0 else infosets1
+            abstract = abstract0 if player == 0 else abstract1
+            _update_player(t, player, variant, delay, alpha, beta, gamma,
+                           kind, first_child, num_children, internal_nodes, prob_offset,
+                           infosets, abstract, parent_action, action_infoset,
+                           abstract_action_of, infoset_offset, infoset_num_actions,
+                           action_offset, regrets, average, instant, own_reach, edge_prob,
+                           values, reach)
+            if alternating:
+                _regret_matching(abstract, action_offset, regrets, edge_prob)
+        if not alternating:
+            _regret_matching(abstract0, action_offset, regrets, edge_prob)
+            _regret_matching(abstract1, action_offset, regrets, edge_prob)

@@ -1,0 +1,120 @@
+"""Top-down reach and bottom-up value passes over a GameTree under a profile on an InfosetMap.
+
+Every solver shares one layout: a flat ``edge_prob`` array holding the profile's
+probabilities per abstract infoset-action, followed by the tree's per-node chance
+probabilities, and a per-node ``prob_offset`` so that the probability of child ``k`` of
+node ``n`` is ``edge_prob[prob_offset[n] + k]`` whatever kind ``n`` is. The passes are
+then branch-free loops over contiguous children (breadth-first order: forward loop =
+top-down, backward loop = bottom-up).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from efgkit.abstraction.infoset_map import InfosetMap
+from efgkit.games.protocol import CHANCE, TERMINAL
+
+
+class ProfileLayout:
+    """Per-node offsets into ``edge_prob`` for one (tree, abstraction) pair, plus buffers."""
+
+    def __init__(self, infoset_map: InfosetMap) -> None:
+        tree = infoset_map.tree
+        self.tree = tree
+        self.infoset_map = infoset_map
+        self.num_strategy_entries = infoset_map.num_abstract_actions
+        self.prob_offset = _prob_offsets(
+            tree.node_kind, tree.node_infoset, tree.node_first_child,
+            infoset_map.infoset_offset, self.num_strategy_entries,
+        )
+        self.edge_prob = np.concatenate(
+            [np.zeros(self.num_strategy_entries), tree.node_chance_prob]
+        )
+        self.internal_nodes = tree.internal_nodes
+        self.terminal_nodes = np.flatnonzero(tree.node_kind == TERMINAL).astype(np.int32)
+        self.values = tree.node_utility.copy()  # terminals keep utilities; internals overwritten
+        self.reach = np.zeros(tree.num_nodes)
+
+    def set_strategy(self, probabilities: np.ndarray) -> None:
+        self.edge_prob[: self.num_strategy_entries] = probabilities
+
+    @property
+    def strategy(self) -> np.ndarray:
+        return self.edge_prob[: self.num_strategy_entries]
+
+    def expected_values(self) -> np.ndarray:
+        """Player 0's expected utility at every node under the current strategy."""
+        bottom_up_values(self.internal_nodes, self.tree.node_first_child,
+                         self.tree.node_num_children, self.prob_offset, self.edge_prob,
+                         self.values)
+        return self.values
+
+    def others_reach(self, player: int) -> np.ndarray:
+        """Reach probability of every node due to chance and ``player``'s opponent."""
+        others_reach(self.internal_nodes, self.tree.node_kind, self.tree.node_first_child,
+                     self.tree.node_num_children, self.prob_offset, self.edge_prob, player,
+                     self.reach)
+        return self.reach
+
+
+@numba.njit(cache=True)
+def _prob_offsets(kind, infoset, first_child, infoset_offset, num_strategy_entries):
+    offsets = np.zeros(kind.shape[0], np.int32)
+    for node in range(kind.shape[0]):
+        if kind[node] < CHANCE:
+            offsets[node] = infoset_offset[infoset[node]]
+        elif kind[node] == CHANCE:
+            offsets[node] = num_strategy_entries + first_child[node]
+    return offsets
+
+
+@numba.njit(cache=True)
+def bottom_up_values(internal_nodes, first_child, num_children, prob_offset, edge_prob, values):
+    """values[n] = sum_k p(n, k) * values[child k], for internal nodes, deepest first."""
+    for i in range(internal_nodes.shape[0] - 1, -1, -1):
+        node = internal_nodes[i]
+        start = first_child[node]
+        offset = prob_offset[node]
+        total = 0.0
+        for k in range(num_children[node]):
+            total += edge_prob[offset + k] * values[start + k]
+        values[node] = total
+
+
+@numba.njit(cache=True)
+def others_reach(internal_nodes, kind, first_child, num_children, prob_offset, edge_prob,
+                 player, reach):
+    """reach[n] = product of chance and opponent probabilities on the path to n (all nodes)."""
+    reach[0] = 1.0
+    for i in range(internal_nodes.shape[0]):
+        node = internal_nodes[i]
+        start = first_child[node]
+        r = reach[node]
+        if kind[node] == player:
+            for k in range(num_children[node]):
+                reach[start + k] = r
+        else:
+            offset = prob_offset[node]
+            for k in range(num_children[node]):
+                reach[start + k] = r * edge_prob[offset + k]
+
+
+@numba.njit(cache=True)
+def own_infoset_reach(player_infosets, parent_action, action_infoset, abstract_action_of,
+                      strategy, own_reach):
+    """own_reach[I] = the owner's own probability of reaching original infoset I.
+
+    ``player_infosets`` lists one player's infosets in increasing id, so each infoset's
+    parent (an earlier id) is done first. Needs a perfect-recall original game.
+    """
+    for j in range(player_infosets.shape[0]):
+        infoset = player_infosets[j]
+        parent = parent_action[infoset]
+        if parent < 0:
+            own_reach[infoset] = 1.0
+        else:
+            own_reach[infoset] = (
+                own_reach[action_infoset[parent]] * strategy[abstract_action_of[parent]]
+            )
