@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import zipfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -265,7 +266,7 @@ class GameTree:
                 stored_fingerprint = str(data["fingerprint"])
         except FileFormatError:
             raise
-        except (OSError, KeyError, ValueError, EOFError) as exc:
+        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as exc:
             raise FileFormatError(f"{path}: cannot read tree file ({exc})") from exc
         if tree.fingerprint != stored_fingerprint:
             raise FileFormatError(f"{path}: tree file is corrupted (fingerprint mismatch)")
