@@ -89,8 +89,7 @@ class CFRSolver:
         _cfr_iterations(
             iterations, self.iteration, self._variant_code, self.alternating, self.delay,
             self.alpha, self.beta, self.gamma,
-            tree.node_kind, tree.node_first_child, tree.node_num_children,
-            self.layout.internal_nodes, self.layout.prob_offset,
+            *self.layout.passes,
             self._player_infosets[0], self._player_infosets[1],
             self._player_abstract[0], self._player_abstract[1],
             self._parent_action, tree.action_infoset, m.abstract_action_of, m.infoset_offset,
@@ -162,20 +161,20 @@ def _regret_matching(abstract_infosets, action_offset, regrets, edge_prob):
 
 
 @numba.njit(cache=True)
-def _values_and_regrets(internal_nodes, kind, first_child, num_children, prob_offset, edge_prob,
+def _values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, edge_prob,
                         values, reach, player, instant):
     """Bottom-up values (player 0) and the player's counterfactual regrets, in one pass."""
     sign = 1.0 if player == 0 else -1.0
-    for i in range(internal_nodes.shape[0] - 1, -1, -1):
-        node = internal_nodes[i]
-        start = first_child[node]
-        offset = prob_offset[node]
-        m = num_children[node]
+    for i in range(nodes.shape[0] - 1, -1, -1):
+        node = nodes[i]
+        start = first_child[i]
+        offset = prob_offset[i]
+        m = num_children[i]
         total = 0.0
         for k in range(m):
             total += edge_prob[offset + k] * values[start + k]
         values[node] = total
-        if kind[node] == player:
+        if kinds[i] == player:
             weight = sign * reach[node]
             if weight != 0.0:
                 for k in range(m):
@@ -184,7 +183,7 @@ def _values_and_regrets(internal_nodes, kind, first_child, num_children, prob_of
 
 @numba.njit(cache=True)
 def _update_player(t, player, variant, delay, alpha, beta, gamma,
-                   kind, first_child, num_children, internal_nodes, prob_offset,
+                   nodes, kinds, first_child, num_children, prob_offset,
                    player_infosets, player_abstract, parent_action, action_infoset,
                    abstract_action_of, infoset_offset, infoset_num_actions, action_offset,
                    regrets, average, instant, own_reach, edge_prob, values, reach):
@@ -192,9 +191,8 @@ def _update_player(t, player, variant, delay, alpha, beta, gamma,
         a = player_abstract[j]
         for x in range(action_offset[a], action_offset[a + 1]):
             instant[x] = 0.0
-    others_reach(internal_nodes, kind, first_child, num_children, prob_offset, edge_prob,
-                 player, reach)
-    _values_and_regrets(internal_nodes, kind, first_child, num_children, prob_offset, edge_prob,
+    others_reach(nodes, kinds, first_child, num_children, prob_offset, edge_prob, player, reach)
+    _values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, edge_prob,
                         values, reach, player, instant)
 
     # Average strategy: weight * own reach of each original infoset * current strategy.
@@ -234,7 +232,7 @@ def _update_player(t, player, variant, delay, alpha, beta, gamma,
 
 @numba.njit(cache=True)
 def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, gamma,
-                    kind, first_child, num_children, internal_nodes, prob_offset,
+                    nodes, kinds, first_child, num_children, prob_offset,
                     infosets0, infosets1, abstract0, abstract1,
                     parent_action, action_infoset, abstract_action_of, infoset_offset,
                     infoset_num_actions, action_offset,
@@ -245,7 +243,7 @@ def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, 
             infosets = infosets0 if player == 0 else infosets1
             abstract = abstract0 if player == 0 else abstract1
             _update_player(t, player, variant, delay, alpha, beta, gamma,
-                           kind, first_child, num_children, internal_nodes, prob_offset,
+                           nodes, kinds, first_child, num_children, prob_offset,
                            infosets, abstract, parent_action, action_infoset,
                            abstract_action_of, infoset_offset, infoset_num_actions,
                            action_offset, regrets, average, instant, own_reach, edge_prob,

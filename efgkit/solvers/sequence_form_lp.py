@@ -24,7 +24,7 @@ from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
-from efgkit.solvers.traversal import ProfileLayout, others_reach
+from efgkit.solvers.traversal import ProfileLayout
 
 HIGHS_OPTIONS = {
     "primal_feasibility_tolerance": 1e-10,
@@ -77,9 +77,7 @@ class SequenceFormLP:
         tree = self.tree
         layout = ProfileLayout(InfosetMap.identity(tree))
         layout.set_strategy(np.ones(tree.num_infoset_actions))
-        reach = layout.reach
-        others_reach(layout.internal_nodes, tree.node_kind, tree.node_first_child,
-                     tree.node_num_children, layout.prob_offset, layout.edge_prob, -1, reach)
+        reach = layout.others_reach(-1)  # all strategy entries are 1: chance reach only
         terminals = layout.terminal_nodes
         last = tree.node_last_action
         rows = self._column[last[0, terminals] + 1]

@@ -32,10 +32,23 @@ class ProfileLayout:
         self.edge_prob = np.concatenate(
             [np.zeros(self.num_strategy_entries), tree.node_chance_prob]
         )
+        # Compact copies per internal node (breadth-first order) so the passes read
+        # consecutive memory instead of gathering through node ids.
         self.internal_nodes = tree.internal_nodes
+        self.internal_kind = np.ascontiguousarray(tree.node_kind[self.internal_nodes])
+        self.internal_first_child = np.ascontiguousarray(tree.node_first_child[self.internal_nodes])
+        self.internal_num_children = np.ascontiguousarray(
+            tree.node_num_children[self.internal_nodes])
+        self.internal_prob_offset = np.ascontiguousarray(self.prob_offset[self.internal_nodes])
         self.terminal_nodes = np.flatnonzero(tree.node_kind == TERMINAL).astype(np.int32)
         self.values = tree.node_utility.copy()  # terminals keep utilities; internals overwritten
         self.reach = np.zeros(tree.num_nodes)
+
+    @property
+    def passes(self) -> tuple[np.ndarray, ...]:
+        """The per-internal-node arrays every pass kernel takes first."""
+        return (self.internal_nodes, self.internal_kind, self.internal_first_child,
+                self.internal_num_children, self.internal_prob_offset)
 
     def set_strategy(self, probabilities: np.ndarray) -> None:
         self.edge_prob[: self.num_strategy_entries] = probabilities
@@ -46,16 +59,12 @@ class ProfileLayout:
 
     def expected_values(self) -> np.ndarray:
         """Player 0's expected utility at every node under the current strategy."""
-        bottom_up_values(self.internal_nodes, self.tree.node_first_child,
-                         self.tree.node_num_children, self.prob_offset, self.edge_prob,
-                         self.values)
+        bottom_up_values(*self.passes, self.edge_prob, self.values)
         return self.values
 
     def others_reach(self, player: int) -> np.ndarray:
         """Reach probability of every node due to chance and ``player``'s opponent."""
-        others_reach(self.internal_nodes, self.tree.node_kind, self.tree.node_first_child,
-                     self.tree.node_num_children, self.prob_offset, self.edge_prob, player,
-                     self.reach)
+        others_reach(*self.passes, self.edge_prob, player, self.reach)
         return self.reach
 
 
@@ -71,33 +80,34 @@ def _prob_offsets(kind, infoset, first_child, infoset_offset, num_strategy_entri
 
 
 @numba.njit(cache=True)
-def bottom_up_values(internal_nodes, first_child, num_children, prob_offset, edge_prob, values):
+def bottom_up_values(nodes, kinds, first_child, num_children, prob_offset, edge_prob, values):
     """values[n] = sum_k p(n, k) * values[child k], for internal nodes, deepest first."""
-    for i in range(internal_nodes.shape[0] - 1, -1, -1):
-        node = internal_nodes[i]
-        start = first_child[node]
-        offset = prob_offset[node]
+    for i in range(nodes.shape[0] - 1, -1, -1):
+        node = nodes[i]
+        start = first_child[i]
+        offset = prob_offset[i]
         total = 0.0
-        for k in range(num_children[node]):
+        for k in range(num_children[i]):
             total += edge_prob[offset + k] * values[start + k]
         values[node] = total
 
 
 @numba.njit(cache=True)
-def others_reach(internal_nodes, kind, first_child, num_children, prob_offset, edge_prob,
-                 player, reach):
-    """reach[n] = product of chance and opponent probabilities on the path to n (all nodes)."""
+def others_reach(nodes, kinds, first_child, num_children, prob_offset, edge_prob, player, reach):
+    """reach[n] = product of chance and opponent probabilities on the path to n (all nodes).
+
+    ``player = -1`` multiplies every edge (the full reach of the profile).
+    """
     reach[0] = 1.0
-    for i in range(internal_nodes.shape[0]):
-        node = internal_nodes[i]
-        start = first_child[node]
-        r = reach[node]
-        if kind[node] == player:
-            for k in range(num_children[node]):
+    for i in range(nodes.shape[0]):
+        start = first_child[i]
+        r = reach[nodes[i]]
+        if kinds[i] == player:
+            for k in range(num_children[i]):
                 reach[start + k] = r
         else:
-            offset = prob_offset[node]
-            for k in range(num_children[node]):
+            offset = prob_offset[i]
+            for k in range(num_children[i]):
                 reach[start + k] = r * edge_prob[offset + k]
 
 
