@@ -1,0 +1,497 @@
+"""Graph Pursuit GPx, the visibility pursuit game of Čermák et al. (Sec. 5.3.3).
+
+An attacker (player 0, the "evader") walks a directed graph from node 0 towards the
+goal node 10; a defender (player 1, the "patroller") moves two units that start on nodes
+7 and 13. The paper's Fig. 4 is not available; the graph, start nodes and information
+structure follow the authors' reference code (GTLibrary ``VisibilityPursuitGameState``,
+``pursuit_goal_optimized.txt``), as digested in seed_cermak.md §4.3.3. Out-edges:
+0→1,4; 1→2,5; 2→1,3,6; 3→2,7; 4→5,8; 5→1,4,6,9,10; 6→2,10; 7→3,6; 8→4,9; 9→8,10;
+10→7,13; 12→8,13; 13→9,12 (nodes 11, 14 and 15 are unused).
+
+One round: the attacker moves along an out-edge, then the defender, without seeing that
+move, moves both units at once (one joint action from the Cartesian product of the two
+units' out-edges; unit 1's edge varies slowest). Every unit must move every round. x
+rounds are played (GPx), unless the attacker is caught earlier: it ends on a unit's node,
+or it and a unit swap across an edge.
+
+Payoffs (player 0) are the paper's, not the reference code's (seed_cermak.md, Appendix A
+item 8): 2 if the attacker reaches the goal, -1 if it is caught, 0 if the moves run out
+with neither. Decisions made to reproduce the digest's sizes EXACTLY:
+
+* The tree is the reference code's: reaching the goal does not end the game. Play goes on
+  (the goal node has out-edges) until a capture or the move limit, but the payoff is
+  fixed at 2 from the round the attacker stands on the goal uncaught, so a later capture
+  changes nothing. This is strategically the paper's game (reaching the goal wins and
+  ends the contest): the rounds after it carry the constant payoff 2, and although the
+  defender does not learn that the goal was reached, constant payoffs cannot change its
+  best actions. Truncating the tree at the goal instead gives other sizes (below), which
+  also miss the paper's implied IS counts (100 sampled ISs = 1.1% of GP5).
+* The goal counts only for a round that ends without a capture: an attacker that steps
+  onto the goal while a unit steps onto it too (or swaps with it) is caught (-1).
+* Distances are directed shortest paths along out-edges, measured FROM the attacker TO a
+  unit. At its turn the attacker sees the nodes of the units within distance <= 2 of its
+  current node, listed in unit order, e.g. ``units{9,12}``, without saying which unit is
+  which: seeing one unit on node 9 is the same observation whichever unit it is (the
+  reference code keys a list of nodes). At its turn the defender sees the node the
+  attacker occupied at the start of the round (before its current, unseen move) if that
+  node is within distance <= 2 of either unit (before they move), e.g. ``attacker{5}``,
+  else ``attacker{}``. Observations are made at every own decision, also the first.
+* Perfect recall: an infoset is the owner's whole history of observations and own
+  actions, e.g. ``"P0 units{} 0->1 units{3,9} 1->5 units{2,8}"`` or
+  ``"P1 attacker{} 7->3,13->9 attacker{1}"``. (The reference code gets the same partition
+  from actions that compare together with their infoset.)
+* The public state is the number of completed rounds; nothing else is public.
+
+Sizes (all nodes / terminals / infosets player 0 + player 1): GP5 101,989 / 80,363 /
+3,698 + 5,610 = 9,308; GP6 800,129 / 580,377 / 36,292 + 67,706 = 103,998, exactly the
+[COMPUTED] numbers of seed_cermak.md §4.3.4; the coarsest abstraction (player,
+own-sequence length, number of actions) has 19 (GP5) and 23 (GP6) sets. Other readings,
+GP5 then GP6 (nodes / terminals / infosets 0 + 1), all of which miss them:
+
+* game ends when the attacker arrives at the goal, before the defender moves:
+  62,621 / 48,993 / 2,320 + 3,430 and 395,865 / 284,602 / 22,589 + 38,698;
+* game ends at the goal after the defender's move: 69,293 / 54,231 / 2,320 + 3,430 and
+  471,629 / 342,915 / 22,589 + 38,698;
+* only the current observation in the key: 860 + 1,702 = 2,562 and 2,921 + 13,761 =
+  16,682 infosets;
+* attacker observation labelled by unit: 3,726 and 37,146 attacker infosets; sorted by
+  node: 3,617 and 34,813; as a set (two units on one node seen once): 3,463 and 32,530;
+* undirected distances: 4,463 + 5,686 and 48,450 + 69,236 infosets; distances from unit
+  to attacker: 2,416 + 5,073 and 23,433 + 60,865.
+
+``GraphPursuit(moves).compile()`` builds the tree with a numba kernel that emits it in
+preorder; ``build_tree(GraphPursuit(moves))`` walks the protocol methods and gives the
+identical tree (same fingerprint), only slower.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import NamedTuple
+
+import numba
+import numpy as np
+from numba import types
+from numba.typed import Dict
+from tqdm import tqdm
+
+from efgkit.errors import GameSpecError, TreeTooLargeError
+from efgkit.games.builder import node_limit_from_env, tree_from_preorder
+from efgkit.games.protocol import PLAYER0, PLAYER1, TERMINAL
+from efgkit.games.registry import GameEntry, Parameter
+from efgkit.games.tree import GameTree
+
+GRAPH_OUT_EDGES: dict[int, tuple[int, ...]] = {
+    0: (1, 4), 1: (2, 5), 2: (1, 3, 6), 3: (2, 7), 4: (5, 8), 5: (1, 4, 6, 9, 10),
+    6: (2, 10), 7: (3, 6), 8: (4, 9), 9: (8, 10), 10: (7, 13), 12: (8, 13), 13: (9, 12),
+}
+NUM_GRAPH_NODES = 16
+ATTACKER_START = 0
+UNIT_STARTS = (7, 13)
+GOAL = 10
+VISIBILITY_RADIUS = 2
+GOAL_UTILITY = 2.0
+CAPTURE_UTILITY = -1.0
+TIMEOUT_UTILITY = 0.0
+MIN_MOVES = 1
+DEFAULT_MOVES = 4
+
+_OUT_OFFSET = np.zeros(NUM_GRAPH_NODES + 1, np.int64)
+for _node in range(NUM_GRAPH_NODES):
+    _OUT_OFFSET[_node + 1] = _OUT_OFFSET[_node] + len(GRAPH_OUT_EDGES.get(_node, ()))
+_OUT_TARGET = np.array([t for n in range(NUM_GRAPH_NODES) for t in GRAPH_OUT_EDGES.get(n, ())],
+                       np.int64)
+
+
+def _shortest_distances() -> np.ndarray:
+    """Directed shortest-path lengths along out-edges (Floyd-Warshall); unreachable = N."""
+    distance = np.full((NUM_GRAPH_NODES, NUM_GRAPH_NODES), NUM_GRAPH_NODES, np.int64)
+    np.fill_diagonal(distance, 0)
+    for source, targets in GRAPH_OUT_EDGES.items():
+        distance[source, list(targets)] = 1
+    for middle in range(NUM_GRAPH_NODES):
+        distance = np.minimum(distance, distance[:, [middle]] + distance[[middle], :])
+    return distance
+
+
+DISTANCE = _shortest_distances()
+
+# Observation codes in the kernel: attacker 0 (no unit seen), 1 + n (one unit on n),
+# 1 + N + N * n1 + n2 (unit 1 on n1, unit 2 on n2); defender 0 (nothing) or 1 + n.
+_NUM_OBSERVATIONS = 1 + NUM_GRAPH_NODES + NUM_GRAPH_NODES * NUM_GRAPH_NODES
+_MAX_JOINT_ACTIONS = max(len(t) for t in GRAPH_OUT_EDGES.values()) ** 2
+# Columns of the per-player infoset trie the kernel fills (row 0 = empty history).
+_PARENT, _ACTION, _OBSERVATION, _POSITION_A, _POSITION_B = range(5)
+
+
+def _attacker_sees(attacker: int, unit1: int, unit2: int) -> tuple[int, ...]:
+    return tuple(u for u in (unit1, unit2) if DISTANCE[attacker, u] <= VISIBILITY_RADIUS)
+
+
+def _defender_sees(attacker: int, unit1: int, unit2: int) -> tuple[int, ...]:
+    visible = min(DISTANCE[attacker, unit1], DISTANCE[attacker, unit2]) <= VISIBILITY_RADIUS
+    return (attacker,) if visible else ()
+
+
+def _observation_text(player: int, seen: tuple[int, ...]) -> str:
+    name = "units" if player == PLAYER0 else "attacker"
+    return f"{name}{{{','.join(str(n) for n in seen)}}}"
+
+
+@cache
+def _attacker_moves(attacker: int) -> tuple[tuple[int, str], ...]:
+    """(target, label) of each attacker action, in action order."""
+    return tuple((target, f"{attacker}->{target}") for target in GRAPH_OUT_EDGES[attacker])
+
+
+@cache
+def _defender_moves(unit1: int, unit2: int) -> tuple[tuple[int, int, str], ...]:
+    """(unit 1's target, unit 2's target, label) of each joint action, in action order."""
+    return tuple(
+        (to1, to2, f"{unit1}->{to1},{unit2}->{to2}")
+        for to1 in GRAPH_OUT_EDGES[unit1]
+        for to2 in GRAPH_OUT_EDGES[unit2]
+    )
+
+
+@cache
+def _labels(player: int, position_a: int, position_b: int) -> tuple[str, ...]:
+    """Action labels at an infoset of ``player`` whose pieces stand on the given nodes."""
+    if player == PLAYER0:
+        return tuple(label for _, label in _attacker_moves(position_a))
+    return tuple(label for _, _, label in _defender_moves(position_a, position_b))
+
+
+def _is_capture(origin: int, attacker: int, unit1: tuple[int, int], unit2: tuple[int, int]) -> bool:
+    """Capture after a round: same node, or a swap across an edge. ``unit`` = (from, to)."""
+    return any(
+        attacker == to or (attacker == start and origin == to) for start, to in (unit1, unit2)
+    )
+
+
+@cache
+def _subtree_counts(rounds_left: int, attacker: int, unit1: int, unit2: int
+                    ) -> tuple[int, int, int]:
+    """(attacker decisions, defender decisions, terminals) under and including an attacker
+    decision with ``rounds_left`` rounds to play."""
+    attacker_decisions, defender_decisions, terminals = 1, 0, 0
+    for target, _ in _attacker_moves(attacker):
+        defender_decisions += 1
+        for to1, to2, _ in _defender_moves(unit1, unit2):
+            if rounds_left == 1 or _is_capture(attacker, target, (unit1, to1), (unit2, to2)):
+                terminals += 1
+                continue
+            below = _subtree_counts(rounds_left - 1, target, to1, to2)
+            attacker_decisions += below[0]
+            defender_decisions += below[1]
+            terminals += below[2]
+    return attacker_decisions, defender_decisions, terminals
+
+
+def node_counts(moves: int) -> tuple[int, int, int]:
+    """(attacker decisions, defender decisions, terminals) of GP``moves``, without building it."""
+    return _subtree_counts(moves, ATTACKER_START, *UNIT_STARTS)
+
+
+def num_nodes(moves: int) -> int:
+    """All nodes (decision and terminal) of GP``moves``, counted without building it."""
+    return sum(node_counts(moves))
+
+
+class _State(NamedTuple):
+    rounds_done: int
+    mover: int  # PLAYER0, PLAYER1 or TERMINAL
+    origin: int  # the attacker's node at the start of the round
+    attacker: int  # its node after this round's move (= origin at its own turn)
+    unit1: int
+    unit2: int
+    goal_reached: bool
+    utility: float
+    attacker_key: str
+    defender_key: str
+
+
+class GraphPursuit:
+    """Rules of Graph Pursuit with ``moves`` rounds (the Game protocol)."""
+
+    def __init__(self, moves: int = DEFAULT_MOVES) -> None:
+        if moves < MIN_MOVES:
+            raise GameSpecError(f"pursuit: moves={moves} must be at least {MIN_MOVES}")
+        self.moves = moves
+        self.spec = PURSUIT.canonical_spec({"moves": moves})
+
+    # ----------------------------------------------------------- Game protocol
+    def initial_state(self) -> _State:
+        unit1, unit2 = UNIT_STARTS
+        seen = _observation_text(PLAYER0, _attacker_sees(ATTACKER_START, unit1, unit2))
+        return _State(0, PLAYER0, ATTACKER_START, ATTACKER_START, unit1, unit2, False, 0.0,
+                      f"P0 {seen}", "P1")
+
+    def current_player(self, state: _State) -> int:
+        return state.mover
+
+    def legal_actions(self, state: _State) -> list[str]:
+        if state.mover == PLAYER0:
+            return list(_labels(PLAYER0, state.attacker, -1))
+        if state.mover == PLAYER1:
+            return list(_labels(PLAYER1, state.unit1, state.unit2))
+        return []
+
+    def chance_outcomes(self, state: _State) -> list[tuple[str, float]]:
+        return []
+
+    def apply(self, state: _State, action: str) -> _State:
+        if state.mover == PLAYER0:
+            targets = {label: target for target, label in _attacker_moves(state.attacker)}
+            if action not in targets:
+                raise ValueError(f"pursuit: {action!r} is not a legal attacker move here")
+            seen = _defender_sees(state.origin, state.unit1, state.unit2)
+            return state._replace(
+                mover=PLAYER1,
+                attacker=targets[action],
+                attacker_key=f"{state.attacker_key} {action}",
+                defender_key=f"{state.defender_key} {_observation_text(PLAYER1, seen)}",
+            )
+        moves = {label: (to1, to2) for to1, to2, label in _defender_moves(state.unit1, state.unit2)}
+        if state.mover != PLAYER1 or action not in moves:
+            raise ValueError(f"pursuit: {action!r} is not a legal defender move here")
+        to1, to2 = moves[action]
+        caught = _is_capture(state.origin, state.attacker, (state.unit1, to1), (state.unit2, to2))
+        goal_reached = state.goal_reached or (not caught and state.attacker == GOAL)
+        rounds_done = state.rounds_done + 1
+        common = {"rounds_done": rounds_done, "origin": state.attacker, "unit1": to1,
+                  "unit2": to2, "goal_reached": goal_reached,
+                  "defender_key": f"{state.defender_key} {action}"}
+        if caught or rounds_done == self.moves:
+            utility = (GOAL_UTILITY if goal_reached
+                       else CAPTURE_UTILITY if caught else TIMEOUT_UTILITY)
+            return state._replace(mover=TERMINAL, utility=utility, **common)
+        seen = _observation_text(PLAYER0, _attacker_sees(state.attacker, to1, to2))
+        return state._replace(mover=PLAYER0, attacker_key=f"{state.attacker_key} {seen}",
+                              **common)
+
+    def terminal_utility(self, state: _State) -> float:
+        return state.utility
+
+    def infoset_key(self, state: _State) -> str:
+        return state.attacker_key if state.mover == PLAYER0 else state.defender_key
+
+    def public_state_key(self, state: _State) -> int:
+        return state.rounds_done
+
+    # ------------------------------------------------------------ fast builder
+    def compile(self, node_limit: int | None = None, progress: bool = False) -> GameTree:
+        """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
+        limit = node_limit_from_env() if node_limit is None else node_limit
+        attacker_decisions, defender_decisions, terminals = node_counts(self.moves)
+        total = attacker_decisions + defender_decisions + terminals
+        if total > limit:
+            raise TreeTooLargeError(
+                f"game {self.spec!r} has {total:,} nodes, more than the node limit "
+                f"{limit:,}; raise it with --node-limit or EFGKIT_NODE_LIMIT if this machine "
+                f"has the memory"
+            )
+        with tqdm(total=2, desc=f"building {self.spec}", disable=not progress) as bar:
+            kind = np.empty(total, np.int8)
+            depth = np.empty(total, np.int16)
+            num_children = np.empty(total, np.int16)
+            utility = np.zeros(total, np.float64)
+            infoset_code = np.empty(total, np.int64)
+            public_code = np.empty(total, np.int64)
+            # Each decision node adds at most one row to its player's trie (plus row 0).
+            trie = np.zeros((2, max(attacker_decisions, defender_decisions) + 1, 5), np.int64)
+            written, trie_rows = _emit_preorder(
+                self.moves, _OUT_OFFSET, _OUT_TARGET, DISTANCE, VISIBILITY_RADIUS, GOAL,
+                ATTACKER_START, UNIT_STARTS[0], UNIT_STARTS[1],
+                kind, depth, num_children, utility, infoset_code, public_code, trie,
+            )
+            assert written == total, "pursuit kernel and num_nodes disagree"
+            bar.update(1)
+            names = [_infoset_names(player, trie[player, : trie_rows[player]])
+                     for player in (PLAYER0, PLAYER1)]
+            tree = tree_from_preorder(
+                self.spec,
+                kind=kind,
+                depth=depth,
+                num_children=num_children,
+                chance_prob=np.ones(total, np.float64),
+                utility=utility,
+                infoset_code=infoset_code,
+                public_code=public_code,
+                describe_infoset=lambda code: names[code & 1][code >> 1][0],
+                action_labels_of=lambda code: names[code & 1][code >> 1][1],
+                game=self,
+                node_limit=limit,
+            )
+            bar.update(1)
+        return tree
+
+
+def _decode_observation(player: int, code: int) -> tuple[int, ...]:
+    if code == 0:
+        return ()
+    if player == PLAYER1 or code <= NUM_GRAPH_NODES:
+        return (code - 1,)
+    return divmod(code - 1 - NUM_GRAPH_NODES, NUM_GRAPH_NODES)
+
+
+def _infoset_names(player: int, trie: np.ndarray) -> list[tuple[str, tuple[str, ...]]]:
+    """(key, action labels) of each trie row of one player; row 0 is the empty history.
+
+    ``trie`` is int64 (rows, 5): parent row, action index taken at the parent, observation
+    code, and the owner's position(s) at the infoset. Parents precede their children.
+    """
+    names: list[tuple[str, tuple[str, ...]]] = [(f"P{player}", ())]
+    for parent, action, observation, position_a, position_b in trie[1:].tolist():
+        parent_key, parent_labels = names[parent]
+        taken = f" {parent_labels[action]}" if parent else ""
+        seen = _observation_text(player, _decode_observation(player, observation))
+        names.append((f"{parent_key}{taken} {seen}", _labels(player, position_a, position_b)))
+    return names
+
+
+@numba.njit(cache=True)
+def _intern_infoset(table, trie, rows, player, parent, action, observation, position_a,
+                    position_b):
+    """Row of the infoset (parent row, action, observation) in ``player``'s trie; new rows
+    are appended. Returns the int64 infoset code: row * 2 + player."""
+    key = ((parent * _MAX_JOINT_ACTIONS + action) * _NUM_OBSERVATIONS + observation) * 2 + player
+    row = table.get(key, -1)
+    if row < 0:
+        row = rows[player]
+        rows[player] += 1
+        table[key] = row
+        trie[player, row, _PARENT] = parent
+        trie[player, row, _ACTION] = action
+        trie[player, row, _OBSERVATION] = observation
+        trie[player, row, _POSITION_A] = position_a
+        trie[player, row, _POSITION_B] = position_b
+    return row * 2 + player
+
+
+@numba.njit(cache=True)
+def _emit_preorder(moves, out_offset, out_target, distance, radius, goal, attacker_start,
+                   unit1_start, unit2_start, kind, depth, num_children, utility, infoset_code,
+                   public_code, trie):
+    """Write GP``moves`` in depth-first preorder into the given per-node arrays.
+
+    Level ``2 * round`` is the attacker's decision, ``2 * round + 1`` the defender's; a
+    frame per level holds the positions, the goal flag, each player's infoset row and the
+    action it last took there (its next infoset's trie parent), and the next child to
+    expand. ``trie`` (int64 (2, rows, 5)) receives both players' infoset tries. Returns
+    (nodes written, trie rows used per player).
+    """
+    levels = 2 * moves
+    origin = np.zeros(levels, np.int64)
+    attacker = np.zeros(levels, np.int64)
+    unit1 = np.zeros(levels, np.int64)
+    unit2 = np.zeros(levels, np.int64)
+    goal_reached = np.zeros(levels, np.bool_)
+    own_row = np.zeros((levels, 2), np.int64)  # each player's latest infoset row
+    own_action = np.zeros((levels, 2), np.int64)  # the action taken there
+    next_child = np.zeros(levels, np.int64)
+    child_count = np.zeros(levels, np.int64)
+    table = Dict.empty(key_type=types.int64, value_type=types.int64)
+    rows = np.ones(2, np.int64)
+
+    origin[0] = attacker_start
+    attacker[0] = attacker_start
+    unit1[0] = unit1_start
+    unit2[0] = unit2_start
+    node = 0
+    level = 0
+    while True:
+        # Write the node that ``level``'s frame describes and start its children.
+        round_index = level >> 1
+        if level & 1 == 0:
+            here = attacker[level]
+            seen = 0
+            first = distance[here, unit1[level]] <= radius
+            second = distance[here, unit2[level]] <= radius
+            if first and second:
+                seen = 1 + distance.shape[0] * (1 + unit1[level]) + unit2[level]
+            elif first:
+                seen = 1 + unit1[level]
+            elif second:
+                seen = 1 + unit2[level]
+            code = _intern_infoset(table, trie, rows, 0, own_row[level, 0], own_action[level, 0],
+                                   seen, here, -1)
+            child_count[level] = out_offset[here + 1] - out_offset[here]
+        else:
+            start = origin[level]
+            seen = 0
+            if min(distance[start, unit1[level]], distance[start, unit2[level]]) <= radius:
+                seen = 1 + start
+            code = _intern_infoset(table, trie, rows, 1, own_row[level, 1], own_action[level, 1],
+                                   seen, unit1[level], unit2[level])
+            child_count[level] = ((out_offset[unit1[level] + 1] - out_offset[unit1[level]])
+                                  * (out_offset[unit2[level] + 1] - out_offset[unit2[level]]))
+        kind[node] = level & 1
+        depth[node] = level
+        num_children[node] = child_count[level]
+        infoset_code[node] = code
+        public_code[node] = round_index
+        node += 1
+        own_row[level, level & 1] = code >> 1
+        next_child[level] = 0
+
+        # Advance to the next node in preorder, writing terminal children on the way.
+        while True:
+            if next_child[level] == child_count[level]:
+                level -= 1
+                if level < 0:
+                    return node, rows
+                continue
+            child = next_child[level]
+            next_child[level] += 1
+            if level & 1 == 0:
+                destination = out_target[out_offset[attacker[level]] + child]
+                origin[level + 1] = origin[level]
+                unit1[level + 1] = unit1[level]
+                unit2[level + 1] = unit2[level]
+                goal_reached[level + 1] = goal_reached[level]
+            else:
+                second_degree = out_offset[unit2[level] + 1] - out_offset[unit2[level]]
+                to1 = out_target[out_offset[unit1[level]] + child // second_degree]
+                to2 = out_target[out_offset[unit2[level]] + child % second_degree]
+                start = origin[level]
+                destination = attacker[level]
+                caught = (destination == to1 or destination == to2
+                          or (destination == unit1[level] and start == to1)
+                          or (destination == unit2[level] and start == to2))
+                reached = goal_reached[level] or (not caught and destination == goal)
+                if caught or (level >> 1) + 1 == moves:
+                    kind[node] = 3
+                    depth[node] = level + 1
+                    num_children[node] = 0
+                    utility[node] = (GOAL_UTILITY if reached
+                                     else CAPTURE_UTILITY if caught else TIMEOUT_UTILITY)
+                    infoset_code[node] = -1
+                    public_code[node] = (level >> 1) + 1
+                    node += 1
+                    continue
+                origin[level + 1] = destination
+                unit1[level + 1] = to1
+                unit2[level + 1] = to2
+                goal_reached[level + 1] = reached
+            attacker[level + 1] = destination
+            own_row[level + 1] = own_row[level]
+            own_action[level + 1] = own_action[level]
+            own_action[level + 1, level & 1] = child
+            level += 1
+            break
+
+
+PURSUIT = GameEntry(
+    name="pursuit",
+    summary=(
+        "Graph Pursuit GPx (Čermák et al., Sec. 5.3.3): an attacker walks a 13-node directed "
+        "graph to a goal, two defender units chase it, each side sees only 2 steps far"
+    ),
+    parameters=(
+        Parameter("moves", int, DEFAULT_MOVES, "rounds of moves (x of GPx)", minimum=MIN_MOVES),
+    ),
+    factory=GraphPursuit,
+)
+
+ENTRIES = (PURSUIT,)
