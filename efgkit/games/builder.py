@@ -41,11 +41,37 @@ def node_limit_from_env() -> int:
         raise GameDefinitionError(f"EFGKIT_NODE_LIMIT must be an integer, got {raw!r}") from exc
 
 
-def _too_large(spec: str, limit: int) -> TreeTooLargeError:
+def _too_large(spec: str, limit: int, count: int | None = None) -> TreeTooLargeError:
+    size = f"{count:,} nodes, more than" if count is not None else "more than"
     return TreeTooLargeError(
-        f"game {spec!r} has more than {limit:,} nodes (the node limit); raise it with "
+        f"game {spec!r} has {size} {limit:,} nodes (the node limit); raise it with "
         f"--node-limit or EFGKIT_NODE_LIMIT if this machine has the memory"
     )
+
+
+def checked_node_limit(spec: str, num_nodes: int, node_limit: int | None) -> int:
+    """The node limit in force; raises TreeTooLargeError before anything is allocated if a
+    fast builder's exact node count exceeds it."""
+    limit = node_limit_from_env() if node_limit is None else node_limit
+    if num_nodes > limit:
+        raise _too_large(spec, limit, num_nodes)
+    return limit
+
+
+PREORDER_FIELDS = (
+    ("kind", np.int8), ("depth", np.int16), ("num_children", np.int16),
+    ("chance_prob", np.float64), ("utility", np.float64), ("infoset_code", np.int64),
+    ("public_code", np.int64),
+)
+
+
+def allocate_preorder(num_nodes: int) -> dict[str, np.ndarray]:
+    """Per-node preorder arrays for a fast generator, keyed as ``tree_from_preorder`` takes
+    them; chance probabilities start at 1 and utilities at 0."""
+    arrays = {name: np.empty(num_nodes, dtype) for name, dtype in PREORDER_FIELDS}
+    arrays["chance_prob"][:] = 1.0
+    arrays["utility"][:] = 0.0
+    return arrays
 
 
 def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = False) -> GameTree:

@@ -38,8 +38,8 @@ import numba
 import numpy as np
 from tqdm import tqdm
 
-from efgkit.errors import GameSpecError, TreeTooLargeError
-from efgkit.games.builder import node_limit_from_env, tree_from_preorder
+from efgkit.errors import GameSpecError
+from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
 from efgkit.games.registry import GameEntry, Parameter
 from efgkit.games.tree import GameTree
@@ -174,35 +174,19 @@ class Goofspiel:
     # ------------------------------------------------------------ fast builder
     def compile(self, node_limit: int | None = None, progress: bool = False) -> GameTree:
         """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
-        limit = node_limit_from_env() if node_limit is None else node_limit
         total = num_nodes(self.cards)
-        if total > limit:
-            raise TreeTooLargeError(
-                f"game {self.spec!r} has {total:,} nodes, more than the node limit "
-                f"{limit:,}; raise it with --node-limit or EFGKIT_NODE_LIMIT if this machine "
-                f"has the memory"
-            )
+        limit = checked_node_limit(self.spec, total, node_limit)
         with tqdm(total=2, desc=f"building {self.spec}", disable=not progress) as bar:
-            kind = np.empty(total, np.int8)
-            depth = np.empty(total, np.int16)
-            num_children = np.empty(total, np.int16)
-            utility = np.zeros(total, np.float64)
-            infoset_code = np.empty(total, np.int64)
-            public_code = np.empty(total, np.int64)
+            arrays = allocate_preorder(total)
             written = _emit_preorder(
-                self.cards, kind, depth, num_children, utility, infoset_code, public_code
+                self.cards, arrays["kind"], arrays["depth"], arrays["num_children"],
+                arrays["utility"], arrays["infoset_code"], arrays["public_code"],
             )
             assert written == total, "goofspiel kernel and num_nodes disagree"
             bar.update(1)
             tree = tree_from_preorder(
                 self.spec,
-                kind=kind,
-                depth=depth,
-                num_children=num_children,
-                chance_prob=np.ones(total, np.float64),
-                utility=utility,
-                infoset_code=infoset_code,
-                public_code=public_code,
+                **arrays,
                 describe_infoset=self._describe_infoset,
                 action_labels_of=self._action_labels_of,
                 describe_public=self._describe_public,

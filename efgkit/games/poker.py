@@ -51,8 +51,13 @@ import numba
 import numpy as np
 from tqdm import tqdm
 
-from efgkit.errors import GameDefinitionError, GameSpecError, TreeTooLargeError
-from efgkit.games.builder import node_limit_from_env, tree_from_preorder
+from efgkit.errors import GameDefinitionError, GameSpecError
+from efgkit.games.builder import (
+    PREORDER_FIELDS,
+    allocate_preorder,
+    checked_node_limit,
+    tree_from_preorder,
+)
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
 from efgkit.games.registry import GameEntry, Parameter
 from efgkit.games.tree import GameTree
@@ -370,35 +375,24 @@ class LimitPoker:
 
     def compile(self, node_limit: int | None = None, progress: bool = False) -> GameTree:
         """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
-        limit = node_limit_from_env() if node_limit is None else node_limit
         total = self.num_nodes()
-        if total > limit:
-            raise TreeTooLargeError(
-                f"game {self.spec!r} has {total:,} nodes, more than the node limit {limit:,}; raise it "
-                f"with --node-limit or EFGKIT_NODE_LIMIT if this machine has the memory"
-            )
+        limit = checked_node_limit(self.spec, total, node_limit)
         with tqdm(total=3, desc=f"building {self.spec}", disable=not progress) as bar:
             skeleton = _BettingSkeleton(self)
             bar.update(1)
-            arrays = _preorder_arrays(total)
+            arrays = allocate_preorder(total)
             written = _expand_deals(
                 skeleton.kind, skeleton.first_child, skeleton.num_children, skeleton.deal_slot,
                 skeleton.board_dealt, skeleton.folder, skeleton.contribution,
                 np.array(self.outcome_copies, np.int64), np.array(self.outcome_rank, np.int64),
-                self._showdown_table(), self.card_structure.num_cards, skeleton.max_depth, *arrays,
+                self._showdown_table(), self.card_structure.num_cards, skeleton.max_depth,
+                *(arrays[name] for name, _ in PREORDER_FIELDS),
             )
             assert written == total, "poker kernel and num_nodes disagree"
             bar.update(1)
-            kind, depth, num_children, chance_prob, utility, infoset_code, public_code = arrays
             tree = tree_from_preorder(
                 self.spec,
-                kind=kind,
-                depth=depth,
-                num_children=num_children,
-                chance_prob=chance_prob,
-                utility=utility,
-                infoset_code=infoset_code,
-                public_code=public_code,
+                **arrays,
                 describe_infoset=skeleton.describe_infoset,
                 action_labels_of=skeleton.action_labels_of,
                 describe_public=skeleton.describe_public,
@@ -491,19 +485,6 @@ class _BettingSkeleton:
         if len(state.cards) >= 2:
             state = self._state_with_cards(skeleton_node, 0, board - 1)
         return self.game.public_state_key(state)
-
-
-def _preorder_arrays(size: int) -> tuple[np.ndarray, ...]:
-    """kind, depth, num_children, chance_prob, utility, infoset_code, public_code (preorder)."""
-    return (
-        np.empty(size, np.int8),
-        np.empty(size, np.int16),
-        np.empty(size, np.int32),
-        np.empty(size, np.float64),
-        np.empty(size, np.float64),
-        np.empty(size, np.int64),
-        np.empty(size, np.int64),
-    )
 
 
 @numba.njit(cache=True)

@@ -75,8 +75,8 @@ from numba import types
 from numba.typed import Dict
 from tqdm import tqdm
 
-from efgkit.errors import GameSpecError, TreeTooLargeError
-from efgkit.games.builder import node_limit_from_env, tree_from_preorder
+from efgkit.errors import GameSpecError
+from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
 from efgkit.games.protocol import PLAYER0, PLAYER1, TERMINAL
 from efgkit.games.registry import GameEntry, Parameter
 from efgkit.games.tree import GameTree
@@ -282,28 +282,18 @@ class GraphPursuit:
     # ------------------------------------------------------------ fast builder
     def compile(self, node_limit: int | None = None, progress: bool = False) -> GameTree:
         """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
-        limit = node_limit_from_env() if node_limit is None else node_limit
         attacker_decisions, defender_decisions, terminals = node_counts(self.moves)
         total = attacker_decisions + defender_decisions + terminals
-        if total > limit:
-            raise TreeTooLargeError(
-                f"game {self.spec!r} has {total:,} nodes, more than the node limit "
-                f"{limit:,}; raise it with --node-limit or EFGKIT_NODE_LIMIT if this machine "
-                f"has the memory"
-            )
+        limit = checked_node_limit(self.spec, total, node_limit)
         with tqdm(total=2, desc=f"building {self.spec}", disable=not progress) as bar:
-            kind = np.empty(total, np.int8)
-            depth = np.empty(total, np.int16)
-            num_children = np.empty(total, np.int16)
-            utility = np.zeros(total, np.float64)
-            infoset_code = np.empty(total, np.int64)
-            public_code = np.empty(total, np.int64)
+            arrays = allocate_preorder(total)
             # Each decision node adds at most one row to its player's trie (plus row 0).
             trie = np.zeros((2, max(attacker_decisions, defender_decisions) + 1, 5), np.int64)
             written, trie_rows = _emit_preorder(
                 self.moves, _OUT_OFFSET, _OUT_TARGET, DISTANCE, VISIBILITY_RADIUS, GOAL,
                 ATTACKER_START, UNIT_STARTS[0], UNIT_STARTS[1],
-                kind, depth, num_children, utility, infoset_code, public_code, trie,
+                arrays["kind"], arrays["depth"], arrays["num_children"], arrays["utility"],
+                arrays["infoset_code"], arrays["public_code"], trie,
             )
             assert written == total, "pursuit kernel and num_nodes disagree"
             bar.update(1)
@@ -311,13 +301,7 @@ class GraphPursuit:
                      for player in (PLAYER0, PLAYER1)]
             tree = tree_from_preorder(
                 self.spec,
-                kind=kind,
-                depth=depth,
-                num_children=num_children,
-                chance_prob=np.ones(total, np.float64),
-                utility=utility,
-                infoset_code=infoset_code,
-                public_code=public_code,
+                **arrays,
                 describe_infoset=lambda code: names[code & 1][code >> 1][0],
                 action_labels_of=lambda code: names[code & 1][code >> 1][1],
                 game=self,
