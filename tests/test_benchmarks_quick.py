@@ -1,0 +1,17 @@
+"""The benchmark scripts run end to end in their quick mode (they measure; this only checks they work)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_foundation_benchmark_quick_mode_prints_its_table():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_foundation.py"), "--quick"],
+        capture_output=True, text=True, timeout=600, check=True,
+    )
+    assert "CFR+ on Leduc, full iterations/s" in result.stdout
+    assert "Exact NashConv of a Leduc strategy" in result.stdout
+    assert "bytes/node | 31 |" in result.stdout
