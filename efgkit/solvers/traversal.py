@@ -2,8 +2,8 @@
 
 Every solver shares one layout: a flat ``edge_prob`` array holding the profile's
 probabilities per abstract infoset-action, followed by the tree's per-node chance
-probabilities, and a per-node ``prob_offset`` so that the probability of child ``k`` of
-node ``n`` is ``edge_prob[prob_offset[n] + k]`` whatever kind ``n`` is. The passes are
+probabilities, and an offset per internal node so that the probability of child ``k``
+of internal node ``i`` is ``edge_prob[offset[i] + k]`` whatever kind the node is. The passes are
 then branch-free loops over contiguous children (breadth-first order: forward loop =
 top-down, backward loop = bottom-up).
 """
@@ -18,17 +18,18 @@ from efgkit.games.protocol import CHANCE, TERMINAL
 
 
 class ProfileLayout:
-    """Per-node offsets into ``edge_prob`` for one (tree, abstraction) pair, plus buffers."""
+    """Offsets into ``edge_prob`` per internal node for one (tree, abstraction), plus buffers.
+
+    Works with an InfosetMap or, for refinement algorithms, a RefinableMap: then the
+    strategy block has the map's full capacity and ``reassign`` follows its splits.
+    """
 
     def __init__(self, infoset_map: InfosetMap) -> None:
         tree = infoset_map.tree
         self.tree = tree
         self.infoset_map = infoset_map
-        self.num_strategy_entries = infoset_map.num_abstract_actions
-        self.prob_offset = _prob_offsets(
-            tree.node_kind, tree.node_infoset, tree.node_first_child,
-            infoset_map.infoset_offset, self.num_strategy_entries,
-        )
+        self.num_strategy_entries = getattr(infoset_map, "capacity_actions",
+                                            infoset_map.num_abstract_actions)
         self.edge_prob = np.concatenate(
             [np.zeros(self.num_strategy_entries), tree.node_chance_prob]
         )
@@ -39,10 +40,27 @@ class ProfileLayout:
         self.internal_first_child = np.ascontiguousarray(tree.node_first_child[self.internal_nodes])
         self.internal_num_children = np.ascontiguousarray(
             tree.node_num_children[self.internal_nodes])
-        self.internal_prob_offset = np.ascontiguousarray(self.prob_offset[self.internal_nodes])
+        self.internal_infoset = np.ascontiguousarray(tree.node_infoset[self.internal_nodes])
+        self.internal_prob_offset = _prob_offsets(
+            self.internal_kind, self.internal_infoset, self.internal_first_child,
+            infoset_map.infoset_offset, self.num_strategy_entries,
+        )
         self.terminal_nodes = np.flatnonzero(tree.node_kind == TERMINAL).astype(np.int32)
         self.values = tree.node_utility.copy()  # terminals keep utilities; internals overwritten
         self.reach = np.zeros(tree.num_nodes)
+        self._nodes_by_infoset: tuple[np.ndarray, np.ndarray] | None = None
+
+    def reassign(self, infosets: np.ndarray) -> None:
+        """Re-read ``infoset_offset`` of these original infosets (after a split)."""
+        if self._nodes_by_infoset is None:
+            decision = np.flatnonzero(self.internal_kind < CHANCE)
+            order = decision[np.argsort(self.internal_infoset[decision], kind="stable")]
+            bounds = np.searchsorted(self.internal_infoset[order],
+                                     np.arange(self.tree.num_infosets + 1))
+            self._nodes_by_infoset = (order.astype(np.int32), bounds.astype(np.int64))
+        order, bounds = self._nodes_by_infoset
+        _reassign_offsets(np.asarray(infosets, np.int32), order, bounds,
+                          self.infoset_map.infoset_offset, self.internal_prob_offset)
 
     @property
     def passes(self) -> tuple[np.ndarray, ...]:
@@ -51,7 +69,7 @@ class ProfileLayout:
                 self.internal_num_children, self.internal_prob_offset)
 
     def set_strategy(self, probabilities: np.ndarray) -> None:
-        self.edge_prob[: self.num_strategy_entries] = probabilities
+        self.edge_prob[: probabilities.shape[0]] = probabilities
 
     @property
     def strategy(self) -> np.ndarray:
@@ -71,12 +89,20 @@ class ProfileLayout:
 @numba.njit(cache=True)
 def _prob_offsets(kind, infoset, first_child, infoset_offset, num_strategy_entries):
     offsets = np.zeros(kind.shape[0], np.int32)
-    for node in range(kind.shape[0]):
-        if kind[node] < CHANCE:
-            offsets[node] = infoset_offset[infoset[node]]
-        elif kind[node] == CHANCE:
-            offsets[node] = num_strategy_entries + first_child[node]
+    for i in range(kind.shape[0]):
+        if kind[i] < CHANCE:
+            offsets[i] = infoset_offset[infoset[i]]
+        else:
+            offsets[i] = num_strategy_entries + first_child[i]
     return offsets
+
+
+@numba.njit(cache=True)
+def _reassign_offsets(infosets, order, bounds, infoset_offset, offsets):
+    for j in range(infosets.shape[0]):
+        infoset = infosets[j]
+        for x in range(bounds[infoset], bounds[infoset + 1]):
+            offsets[order[x]] = infoset_offset[infoset]
 
 
 @numba.njit(cache=True)
