@@ -77,7 +77,7 @@ class CFRSolver:
             self._match(player)
 
     def _match(self, player: int) -> None:
-        _regret_matching(self._player_abstract[player], self.infoset_map.abstract_action_offset,
+        regret_matching(self._player_abstract[player], self.infoset_map.abstract_action_offset,
                          self.regrets, self.layout.edge_prob)
 
     def iterate(self, iterations: int = 1) -> CFRSolver:
@@ -89,10 +89,11 @@ class CFRSolver:
         _cfr_iterations(
             iterations, self.iteration, self._variant_code, self.alternating, self.delay,
             self.alpha, self.beta, self.gamma,
-            *self.layout.passes,
+            *self.layout.passes, self.layout.internal_infoset,
             self._player_infosets[0], self._player_infosets[1],
             self._player_abstract[0], self._player_abstract[1],
-            self._parent_action, tree.action_infoset, m.abstract_action_of, m.infoset_offset,
+            self._parent_action, tree.action_infoset, tree.infoset_action_offset,
+            m.infoset_offset,
             tree.infoset_num_actions, m.abstract_action_offset,
             self.regrets, self.average_accumulator, self._instant, self._own_reach,
             self.layout.edge_prob, self.layout.values, self.layout.reach,
@@ -142,7 +143,7 @@ class DCFRSolver(CFRSolver):
 
 
 @numba.njit(cache=True)
-def _regret_matching(abstract_infosets, action_offset, regrets, edge_prob):
+def regret_matching(abstract_infosets, action_offset, regrets, edge_prob):
     for j in range(abstract_infosets.shape[0]):
         a = abstract_infosets[j]
         lo = action_offset[a]
@@ -161,10 +162,16 @@ def _regret_matching(abstract_infosets, action_offset, regrets, edge_prob):
 
 
 @numba.njit(cache=True)
-def _values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, edge_prob,
-                        values, reach, player, instant):
-    """Bottom-up values (player 0) and the player's counterfactual regrets, in one pass."""
+def _values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, infoset_of,
+                        edge_prob, values, reach, player, instant, sample_slots, sample_regrets):
+    """Bottom-up values (player 0) and the player's counterfactual regrets, in one pass.
+
+    When ``sample_slots`` is non-empty (shape (2, infosets)), an original infoset with
+    ``sample_slots[s, I] >= 0`` also gets its own counterfactual regrets added to row
+    ``sample_regrets[s, slot]`` (the sampled sets of CFR+IRA, Čermák et al. Alg. 7).
+    """
     sign = 1.0 if player == 0 else -1.0
+    track = sample_slots.shape[1] > 0
     for i in range(nodes.shape[0] - 1, -1, -1):
         node = nodes[i]
         start = first_child[i]
@@ -179,21 +186,29 @@ def _values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, ed
             if weight != 0.0:
                 for k in range(m):
                     instant[offset + k] += weight * (values[start + k] - total)
+                if track:
+                    for s in range(2):
+                        slot = sample_slots[s, infoset_of[i]]
+                        if slot >= 0:
+                            for k in range(m):
+                                sample_regrets[s, slot, k] += weight * (values[start + k] - total)
 
 
 @numba.njit(cache=True)
-def _update_player(t, player, variant, delay, alpha, beta, gamma,
-                   nodes, kinds, first_child, num_children, prob_offset,
-                   player_infosets, player_abstract, parent_action, action_infoset,
-                   abstract_action_of, infoset_offset, infoset_num_actions, action_offset,
-                   regrets, average, instant, own_reach, edge_prob, values, reach):
+def update_player(t, player, variant, delay, alpha, beta, gamma,
+                  nodes, kinds, first_child, num_children, prob_offset, infoset_of,
+                  player_infosets, player_abstract, parent_action, action_infoset,
+                  tree_action_offset, infoset_offset, infoset_num_actions, action_offset,
+                  regrets, average, instant, own_reach, edge_prob, values, reach,
+                  sample_slots, sample_regrets):
+    """One player's CFR/CFR+/DCFR update at iteration ``t`` (regrets, average, not matching)."""
     for j in range(player_abstract.shape[0]):
         a = player_abstract[j]
         for x in range(action_offset[a], action_offset[a + 1]):
             instant[x] = 0.0
     others_reach(nodes, kinds, first_child, num_children, prob_offset, edge_prob, player, reach)
-    _values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, edge_prob,
-                        values, reach, player, instant)
+    _values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, infoset_of,
+                        edge_prob, values, reach, player, instant, sample_slots, sample_regrets)
 
     # Average strategy: weight * own reach of each original infoset * current strategy.
     if variant == VARIANT_CFR_PLUS:
@@ -201,8 +216,8 @@ def _update_player(t, player, variant, delay, alpha, beta, gamma,
     else:
         weight = 1.0
     if weight > 0.0:
-        own_infoset_reach(player_infosets, parent_action, action_infoset, abstract_action_of,
-                          edge_prob, own_reach)
+        own_infoset_reach(player_infosets, parent_action, action_infoset, tree_action_offset,
+                          infoset_offset, edge_prob, own_reach)
         for j in range(player_infosets.shape[0]):
             infoset = player_infosets[j]
             w = weight * own_reach[infoset]
@@ -232,24 +247,26 @@ def _update_player(t, player, variant, delay, alpha, beta, gamma,
 
 @numba.njit(cache=True)
 def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, gamma,
-                    nodes, kinds, first_child, num_children, prob_offset,
+                    nodes, kinds, first_child, num_children, prob_offset, infoset_of,
                     infosets0, infosets1, abstract0, abstract1,
-                    parent_action, action_infoset, abstract_action_of, infoset_offset,
+                    parent_action, action_infoset, tree_action_offset, infoset_offset,
                     infoset_num_actions, action_offset,
                     regrets, average, instant, own_reach, edge_prob, values, reach):
+    no_slots = np.zeros((2, 0), np.int32)
+    no_rows = np.zeros((2, 0, 0))
     for it in range(iterations):
         t = done + it + 1
         for player in range(2):
             infosets = infosets0 if player == 0 else infosets1
             abstract = abstract0 if player == 0 else abstract1
-            _update_player(t, player, variant, delay, alpha, beta, gamma,
-                           nodes, kinds, first_child, num_children, prob_offset,
-                           infosets, abstract, parent_action, action_infoset,
-                           abstract_action_of, infoset_offset, infoset_num_actions,
-                           action_offset, regrets, average, instant, own_reach, edge_prob,
-                           values, reach)
+            update_player(t, player, variant, delay, alpha, beta, gamma,
+                          nodes, kinds, first_child, num_children, prob_offset, infoset_of,
+                          infosets, abstract, parent_action, action_infoset,
+                          tree_action_offset, infoset_offset, infoset_num_actions,
+                          action_offset, regrets, average, instant, own_reach, edge_prob,
+                          values, reach, no_slots, no_rows)
             if alternating:
-                _regret_matching(abstract, action_offset, regrets, edge_prob)
+                regret_matching(abstract, action_offset, regrets, edge_prob)
         if not alternating:
-            _regret_matching(abstract0, action_offset, regrets, edge_prob)
-            _regret_matching(abstract1, action_offset, regrets, edge_prob)
+            regret_matching(abstract0, action_offset, regrets, edge_prob)
+            regret_matching(abstract1, action_offset, regrets, edge_prob)

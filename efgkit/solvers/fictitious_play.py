@@ -51,7 +51,6 @@ class FictitiousPlay:
         self.iteration = 0
         self.best_responses = Strategy.uniform(InfosetMap.identity(tree)).probabilities
         self.best_response_values = (np.nan, np.nan)
-        self._identity_actions = np.arange(tree.num_infoset_actions, dtype=np.int32)
         self._player_infosets = [tree.infosets_of(p) for p in (0, 1)]
 
     @property
@@ -84,9 +83,11 @@ class FictitiousPlay:
         reach_average = np.zeros(tree.num_infosets)
         reach_response = np.zeros(tree.num_infosets)
         own_infoset_reach(infosets, tree.infoset_parent_action, tree.action_infoset,
-                          m.abstract_action_of, self.average, reach_average)
+                          tree.infoset_action_offset, m.infoset_offset, self.average,
+                          reach_average)
         own_infoset_reach(infosets, tree.infoset_parent_action, tree.action_infoset,
-                          self._identity_actions, pure, reach_response)
+                          tree.infoset_action_offset, tree.infoset_action_offset, pure,
+                          reach_response)
         abstract_reach_average = np.bincount(m.abstract_of[infosets],
                                              weights=reach_average[infosets],
                                              minlength=m.num_abstract)

@@ -138,12 +138,14 @@ def others_reach(nodes, kinds, first_child, num_children, prob_offset, edge_prob
 
 
 @numba.njit(cache=True)
-def own_infoset_reach(player_infosets, parent_action, action_infoset, abstract_action_of,
-                      strategy, own_reach):
+def own_infoset_reach(player_infosets, parent_action, action_infoset, tree_action_offset,
+                      infoset_offset, strategy, own_reach):
     """own_reach[I] = the owner's own probability of reaching original infoset I.
 
     ``player_infosets`` lists one player's infosets in increasing id, so each infoset's
-    parent (an earlier id) is done first. Needs a perfect-recall original game.
+    parent (an earlier id) is done first. Needs a perfect-recall original game. Original
+    flat action ``a`` of infoset ``J`` reads ``strategy[infoset_offset[J] + a -
+    tree_action_offset[J]]`` (positional action mapping into the abstraction).
     """
     for j in range(player_infosets.shape[0]):
         infoset = player_infosets[j]
@@ -151,6 +153,6 @@ def own_infoset_reach(player_infosets, parent_action, action_infoset, abstract_a
         if parent < 0:
             own_reach[infoset] = 1.0
         else:
-            own_reach[infoset] = (
-                own_reach[action_infoset[parent]] * strategy[abstract_action_of[parent]]
-            )
+            owner = action_infoset[parent]
+            own_reach[infoset] = own_reach[owner] * strategy[
+                infoset_offset[owner] + parent - tree_action_offset[owner]]
