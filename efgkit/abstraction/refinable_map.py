@@ -40,6 +40,8 @@ class RefinableMap:
         order = np.argsort(self.abstract_of, kind="stable").astype(np.int32)
         bounds = np.searchsorted(self.abstract_of[order], np.arange(self.num_abstract + 1))
         self._members = [order[bounds[a]:bounds[a + 1]] for a in range(self.num_abstract)]
+        self.abstract_size = np.zeros(capacity_sets, np.int32)
+        self.abstract_size[: self.num_abstract] = np.diff(bounds)
         self.infoset_offset = self.abstract_action_offset[self.abstract_of].astype(np.int32)
         class_key = (tree.infoset_player.astype(np.int64) * 1_000_003
                      + tree.infoset_sequence_length.astype(np.int64)) * 1_000_003 \
@@ -55,20 +57,26 @@ class RefinableMap:
         """Original infosets in ``abstract_infoset`` (int32, increasing)."""
         return self._members[abstract_infoset]
 
-    def size(self, abstract_infoset: int) -> int:
-        return int(self._members[abstract_infoset].shape[0])
-
     def abstracted_sets(self, player: int | None = None) -> np.ndarray:
         """Abstract infosets with more than one member (optionally of one player)."""
-        sizes = np.fromiter((m.shape[0] for m in self._members), np.int64, self.num_abstract)
-        chosen = sizes > 1
+        chosen = self.abstract_size[: self.num_abstract] > 1
         if player is not None:
             chosen &= self.abstract_player[: self.num_abstract] == player
         return np.flatnonzero(chosen).astype(np.int32)
 
-    def snapshot(self) -> InfosetMap:
-        """An immutable InfosetMap of the current partition (abstract ids renumbered)."""
-        return InfosetMap(self.tree, self.abstract_of.copy())
+    def abstract_infosets_of(self, player: int) -> np.ndarray:
+        return np.flatnonzero(self.abstract_player[: self.num_abstract] == player).astype(np.int32)
+
+    def snapshot(self) -> tuple[InfosetMap, np.ndarray]:
+        """An immutable InfosetMap of the current partition, and for each of its flat
+        abstract actions the flat index it has here (to gather per-action arrays)."""
+        frozen = InfosetMap(self.tree, self.abstract_of.copy())
+        representative = np.zeros(frozen.num_abstract, np.int64)
+        representative[frozen.abstract_of] = np.arange(self.tree.num_infosets)  # any member
+        start = np.repeat(self.infoset_offset[representative], frozen.abstract_num_actions)
+        position = np.arange(frozen.num_abstract_actions) - np.repeat(
+            frozen.abstract_action_offset[:-1], frozen.abstract_num_actions)
+        return frozen, (start + position).astype(np.int64)
 
     def memory(self, *, arrays_per_action: int, sampled_entries: int = 0) -> dict[str, int]:
         """The paper's memory accounting in 32-bit words.
@@ -91,7 +99,7 @@ class RefinableMap:
         """Original infosets not in the largest abstract set of their (player, length,
         actions) class: the explicit entries an implementation must store."""
         first = np.array([m[0] for m in self._members], dtype=np.int64)
-        sizes = np.array([m.shape[0] for m in self._members], dtype=np.int64)
+        sizes = self.abstract_size[: self.num_abstract].astype(np.int64)
         classes = self._infoset_class[first]
         largest = np.zeros(int(self._infoset_class.max()) + 1, np.int64)
         np.maximum.at(largest, classes, sizes)
@@ -115,6 +123,7 @@ class RefinableMap:
             group = np.sort(group).astype(np.int32)
             if index == keep:
                 self._members[abstract_infoset] = group
+                self.abstract_size[abstract_infoset] = group.shape[0]
                 ids.append(abstract_infoset)
             else:
                 ids.append(self._append(abstract_infoset, group))
@@ -139,6 +148,7 @@ class RefinableMap:
         self.abstract_action_offset[new + 1] = start + actions
         self.num_abstract += 1
         self._members.append(group)
+        self.abstract_size[new] = group.shape[0]
         self.abstract_of[group] = new
         self.infoset_offset[group] = start
         return new
