@@ -86,8 +86,16 @@ class BestResponse:
         return self._best_response_loaded(player)
 
     def _best_response_loaded(self, player: int) -> tuple[float, np.ndarray]:
+        return self.best_response_to_weights(player, self.layout.others_reach(player))
+
+    def best_response_to_weights(self, player: int, weights: np.ndarray) -> tuple[float, np.ndarray]:
+        """Best response of ``player`` when terminal ``z`` is worth ``weights[z] * u(z)``.
+
+        With ``weights`` = reach of chance and the opponent this is the ordinary best
+        response; FPIRA's ComputeDelta (Čermák et al. Alg. 5) passes reach differences.
+        """
         tree = self.infoset_map.tree
-        reach = self.layout.others_reach(player)
+        reach = weights
         actions = np.full(tree.num_infosets, -1, dtype=np.int32)
         value = _best_response_kernel(
             player, reach, self.layout.terminal_nodes, tree.node_utility,
@@ -117,6 +125,9 @@ def nash_conv(strategy: Strategy) -> float:
     return evaluate(strategy).nash_conv
 
 
+TIE_TOLERANCE = 1e-10
+
+
 @numba.njit(cache=True)
 def _best_response_kernel(player, reach, terminal_nodes, utility, last_action, order,
                           parent_action, action_offset, num_actions, leaf, child, best_action):
@@ -130,12 +141,14 @@ def _best_response_kernel(player, reach, terminal_nodes, utility, last_action, o
         infoset = order[j]
         base = action_offset[infoset] + 1
         best = leaf[base] + child[base]
-        arg = 0
         for k in range(1, num_actions[infoset]):
-            v = leaf[base + k] + child[base + k]
-            if v > best:
-                best = v
-                arg = k
+            best = max(best, leaf[base + k] + child[base + k])
+        # Ties (up to rounding) go to the first action, so strategies with equal values
+        # computed in different orders get the same best response.
+        tolerance = TIE_TOLERANCE * max(1.0, abs(best))
+        arg = 0
+        while leaf[base + arg] + child[base + arg] < best - tolerance:
+            arg += 1
         best_action[infoset] = arg
         child[parent_action[infoset] + 1] += best
     return leaf[0] + child[0]
