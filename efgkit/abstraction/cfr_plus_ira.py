@@ -194,9 +194,7 @@ class CFRPlusIRA:
         sample, rows, valid = self._sample_rows(HEURISTIC)
         if sample.size == 0:
             return
-        best = np.where(valid, rows, -np.inf).max(axis=1)
-        within = valid & (rows >= best[:, None] - 1.0 / (5.0 * np.sqrt(t)))
-        gamma = np.unique(np.packbits(within, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
+        gamma = near_best_action_sets(rows, valid, 1.0 / (5.0 * np.sqrt(t)))
         abstract = self.map.abstract_of[sample].astype(np.int64)
         distinct_pairs = np.unique(abstract * (int(gamma.max()) + 1) + gamma) // (int(gamma.max()) + 1)
         sets, gammas_per_set = np.unique(distinct_pairs, return_counts=True)
@@ -218,12 +216,11 @@ class CFRPlusIRA:
         if sample.size == 0:
             return
         window = t - self._bound_window_start + 1
-        best = np.where(valid, rows, -np.inf).max(axis=1)
-        actions = self.tree.infoset_num_actions[sample]
-        threshold = (self.utility_range[sample] * np.sqrt(actions)
-                     / (self.bound_divisor * np.sqrt(t)))
+        violating = exceeds_regret_bound(rows, valid, self.utility_range[sample],
+                                         self.tree.infoset_num_actions[sample], window, t,
+                                         self.bound_divisor)
         abstracted = self.map.abstract_size[self.map.abstract_of[sample]] > 1
-        for infoset in sample[abstracted & (best / window > threshold)].tolist():
+        for infoset in sample[abstracted & violating].tolist():
             old = int(self.map.abstract_of[infoset])
             new = self.map.detach(infoset)
             if new is None:
@@ -267,6 +264,26 @@ class CFRPlusIRA:
         ``max_iterations``; returns the evaluation history."""
         return run_refinement(self, target, max_iterations=max_iterations, every=every,
                               callback=callback, arrays_per_action=None)
+
+
+def near_best_action_sets(regrets: np.ndarray, valid: np.ndarray, tolerance: float) -> np.ndarray:
+    """Alg. 10's gamma: for each row, the set of actions whose regret is within
+    ``tolerance`` of the row's best, returned as an int id (equal sets, equal ids).
+
+    ``regrets`` (rows, max_actions) float64; ``valid`` marks each row's real actions.
+    """
+    best = np.where(valid, regrets, -np.inf).max(axis=1)
+    within = valid & (regrets >= best[:, None] - tolerance)
+    return np.unique(np.packbits(within, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
+
+
+def exceeds_regret_bound(window_regrets: np.ndarray, valid: np.ndarray, utility_range: np.ndarray,
+                         num_actions: np.ndarray, window: int, t: int,
+                         divisor: float) -> np.ndarray:
+    """Alg. 9's test: max_a window regret / window > Delta_I sqrt|A(I)| / (divisor sqrt t)."""
+    best = np.where(valid, window_regrets, -np.inf).max(axis=1)
+    threshold = utility_range * np.sqrt(num_actions) / (divisor * np.sqrt(t))
+    return best / window > threshold
 
 
 def run_refinement(solver, target: float, *, max_iterations: int, every: int, callback,
