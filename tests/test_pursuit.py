@@ -122,16 +122,20 @@ def test_stepping_onto_the_goal_into_a_unit_is_a_capture():
     assert game.terminal_utility(state) == CAPTURE_UTILITY
 
 
-def test_reaching_the_goal_wins_even_if_caught_or_moved_on_later():
+def test_the_goal_pays_only_if_the_attacker_is_on_it_at_the_end():
     caught_later = ["0->1", "7->3,13->9", "1->5", "3->2,9->8", "5->10", "2->3,8->4", "10->7",
                     "3->7,4->5"]
     game, state = play(5, caught_later)
     assert game.current_player(state) == TERMINAL and state.rounds_done == 4
-    assert game.terminal_utility(state) == GOAL_UTILITY
+    assert game.terminal_utility(state) == CAPTURE_UTILITY
     left_goal = ["0->1", "7->3,13->9", "1->2", "3->7,9->8", "2->6", "7->3,8->4", "6->10",
                  "3->2,4->5", "10->7", "2->1,5->1"]
     game, state = play(5, left_goal)
     assert game.current_player(state) == TERMINAL and state.attacker == 7
+    assert game.terminal_utility(state) == TIMEOUT_UTILITY
+    on_goal_at_the_end = ["0->1", "7->3,13->9", "1->5", "3->2,9->8", "5->10", "2->3,8->4"]
+    game, state = play(3, on_goal_at_the_end)
+    assert game.current_player(state) == TERMINAL and state.attacker == 10
     assert game.terminal_utility(state) == GOAL_UTILITY
 
 

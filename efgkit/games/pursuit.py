@@ -14,18 +14,20 @@ units' out-edges; unit 1's edge varies slowest). Every unit must move every roun
 rounds are played (GPx), unless the attacker is caught earlier: it ends on a unit's node,
 or it and a unit swap across an edge.
 
-Payoffs (player 0) are the paper's, not the reference code's (seed_cermak.md, Appendix A
-item 8): 2 if the attacker reaches the goal, -1 if it is caught, 0 if the moves run out
-with neither. Decisions made to reproduce the digest's sizes EXACTLY:
+Payoffs (player 0): 2 if the attacker stands on the goal, uncaught, when the game ends
+after the last round, -1 if it is caught (which ends the game), 0 otherwise (the paper's
+timeout value; the reference code pays +1 there, seed_cermak.md Appendix A item 8).
+Decisions, made to reproduce the digest's sizes EXACTLY and a game that is not trivial:
 
 * The tree is the reference code's: reaching the goal does not end the game. Play goes on
-  (the goal node has out-edges) until a capture or the move limit, but the payoff is
-  fixed at 2 from the round the attacker stands on the goal uncaught, so a later capture
-  changes nothing. This is strategically the paper's game (reaching the goal wins and
-  ends the contest): the rounds after it carry the constant payoff 2, and although the
-  defender does not learn that the goal was reached, constant payoffs cannot change its
-  best actions. Truncating the tree at the goal instead gives other sizes (below), which
-  also miss the paper's implied IS counts (100 sampled ISs = 1.1% of GP5).
+  (the goal node has out-edges and every unit must move every round) until a capture or
+  the move limit, and, as in the reference code, the goal pays only if the attacker is on
+  it at the end. Truncating the tree at the goal gives other sizes (below), which miss
+  the paper's implied IS counts (100 sampled ISs = 1.1% of GP5). Paying 2 as soon as the
+  goal is first reached (with the same tree) makes GP5 trivial: the attacker wins surely
+  (value exactly 2; CFR+ below NashConv 1e-3 in 100 iterations), which cannot be the
+  game on which the paper's solvers needed seconds to minutes. With the end-of-game rule
+  GP5's value is -0.4 for the attacker and CFR+ needs about 200 iterations to 0.005.
 * The goal counts only for a round that ends without a capture: an attacker that steps
   onto the goal while a unit steps onto it too (or swaps with it) is caught (-1).
 * Distances are directed shortest paths along out-edges, measured FROM the attacker TO a
@@ -205,7 +207,6 @@ class _State(NamedTuple):
     attacker: int  # its node after this round's move (= origin at its own turn)
     unit1: int
     unit2: int
-    goal_reached: bool
     utility: float
     attacker_key: str
     defender_key: str
@@ -224,7 +225,7 @@ class GraphPursuit:
     def initial_state(self) -> _State:
         unit1, unit2 = UNIT_STARTS
         seen = _observation_text(PLAYER0, _attacker_sees(ATTACKER_START, unit1, unit2))
-        return _State(0, PLAYER0, ATTACKER_START, ATTACKER_START, unit1, unit2, False, 0.0,
+        return _State(0, PLAYER0, ATTACKER_START, ATTACKER_START, unit1, unit2, 0.0,
                       f"P0 {seen}", "P1")
 
     def current_player(self, state: _State) -> int:
@@ -257,13 +258,13 @@ class GraphPursuit:
             raise ValueError(f"pursuit: {action!r} is not a legal defender move here")
         to1, to2 = moves[action]
         caught = _is_capture(state.origin, state.attacker, (state.unit1, to1), (state.unit2, to2))
-        goal_reached = state.goal_reached or (not caught and state.attacker == GOAL)
         rounds_done = state.rounds_done + 1
         common = {"rounds_done": rounds_done, "origin": state.attacker, "unit1": to1,
-                  "unit2": to2, "goal_reached": goal_reached,
+                  "unit2": to2,
                   "defender_key": f"{state.defender_key} {action}"}
         if caught or rounds_done == self.moves:
-            utility = (GOAL_UTILITY if goal_reached
+            on_goal = not caught and state.attacker == GOAL
+            utility = (GOAL_UTILITY if on_goal
                        else CAPTURE_UTILITY if caught else TIMEOUT_UTILITY)
             return state._replace(mover=TERMINAL, utility=utility, **common)
         seen = _observation_text(PLAYER0, _attacker_sees(state.attacker, to1, to2))
@@ -360,7 +361,7 @@ def _emit_preorder(moves, out_offset, out_target, distance, radius, goal, attack
     """Write GP``moves`` in depth-first preorder into the given per-node arrays.
 
     Level ``2 * round`` is the attacker's decision, ``2 * round + 1`` the defender's; a
-    frame per level holds the positions, the goal flag, each player's infoset row and the
+    frame per level holds the positions, each player's infoset row and the
     action it last took there (its next infoset's trie parent), and the next child to
     expand. ``trie`` (int64 (2, rows, 5)) receives both players' infoset tries. Returns
     (nodes written, trie rows used per player).
@@ -370,7 +371,6 @@ def _emit_preorder(moves, out_offset, out_target, distance, radius, goal, attack
     attacker = np.zeros(levels, np.int64)
     unit1 = np.zeros(levels, np.int64)
     unit2 = np.zeros(levels, np.int64)
-    goal_reached = np.zeros(levels, np.bool_)
     own_row = np.zeros((levels, 2), np.int64)  # each player's latest infoset row
     own_action = np.zeros((levels, 2), np.int64)  # the action taken there
     next_child = np.zeros(levels, np.int64)
@@ -433,7 +433,6 @@ def _emit_preorder(moves, out_offset, out_target, distance, radius, goal, attack
                 origin[level + 1] = origin[level]
                 unit1[level + 1] = unit1[level]
                 unit2[level + 1] = unit2[level]
-                goal_reached[level + 1] = goal_reached[level]
             else:
                 second_degree = out_offset[unit2[level] + 1] - out_offset[unit2[level]]
                 to1 = out_target[out_offset[unit1[level]] + child // second_degree]
@@ -443,12 +442,12 @@ def _emit_preorder(moves, out_offset, out_target, distance, radius, goal, attack
                 caught = (destination == to1 or destination == to2
                           or (destination == unit1[level] and start == to1)
                           or (destination == unit2[level] and start == to2))
-                reached = goal_reached[level] or (not caught and destination == goal)
+                on_goal = not caught and destination == goal
                 if caught or (level >> 1) + 1 == moves:
                     kind[node] = 3
                     depth[node] = level + 1
                     num_children[node] = 0
-                    utility[node] = (GOAL_UTILITY if reached
+                    utility[node] = (GOAL_UTILITY if on_goal
                                      else CAPTURE_UTILITY if caught else TIMEOUT_UTILITY)
                     infoset_code[node] = -1
                     public_code[node] = (level >> 1) + 1
@@ -457,7 +456,6 @@ def _emit_preorder(moves, out_offset, out_target, distance, radius, goal, attack
                 origin[level + 1] = destination
                 unit1[level + 1] = to1
                 unit2[level + 1] = to2
-                goal_reached[level + 1] = reached
             attacker[level + 1] = destination
             own_row[level + 1] = own_row[level]
             own_action[level + 1] = own_action[level]
