@@ -20,10 +20,11 @@ which two updates refine:
 
 Conventions (docs/conventions.md): one iteration updates player 0 then player 1 (the
 reference code's counting); ``t`` in the tolerances is that iteration number; a window's
-regrets are divided by the number of iterations accumulated. Sampling (Alg. 8): abstract
-sets are drawn without replacement with probability proportional to their size, so every
-eligible original infoset is equally likely to have its set drawn; a set that does not
-fit in the remaining budget contributes a random subset of its members.
+regrets are divided by the number of iterations accumulated. Sampling (Alg. 8): for the
+heuristic, whole abstract sets are drawn uniformly without replacement (the pseudo-code's
+GetRandomAbstractedSet), a set that does not fit in the remaining budget contributing a
+random subset; for the bound update every eligible original infoset is equally likely
+(eq. 16, which the guarantee of Lemma 2 assumes).
 """
 
 from __future__ import annotations
@@ -159,21 +160,22 @@ class CFRPlusIRA:
         if budget == 0 or sets.size == 0:
             self._samples[kind] = np.zeros(0, np.int32)
             return
-        sizes = self.map.abstract_size[sets].astype(np.float64)
-        if sizes.sum() <= budget:
+        if self.map.abstract_size[sets].sum() <= budget:
             chosen = [self.map.members(a) for a in sets]
+        elif kind == BOUND:
+            # Every eligible original infoset equally likely (eq. 16, what Lemma 2 assumes).
+            eligible = np.concatenate([self.map.members(a) for a in sets])
+            chosen = [np.sort(self.rng.choice(eligible, budget, replace=False))]
         else:
-            # Weighted sampling without replacement (Efraimidis-Spirakis keys).
-            keys = self.rng.random(sets.size) ** (1.0 / sizes)
+            # Whole sets in random order (GetRandomAbstractedSet), so members are compared
+            # together and small sets are examined as often as large ones.
             chosen, count = [], 0
-            for a in sets[np.argsort(-keys, kind="stable")]:
+            for a in self.rng.permutation(sets):
                 members = self.map.members(a)
-                if count + members.size <= budget:
-                    chosen.append(members)
-                    count += members.size
-                else:
-                    chosen.append(np.sort(self.rng.choice(members, budget - count, replace=False)))
-                    break
+                take = min(members.size, budget - count)
+                chosen.append(members if take == members.size
+                              else np.sort(self.rng.choice(members, take, replace=False)))
+                count += take
                 if count == budget:
                     break
         sample = np.concatenate(chosen).astype(np.int32)
