@@ -1,0 +1,136 @@
+"""HDF5 strategy files: round trip, and a clear FileFormatError (file untouched) for bad files."""
+
+import h5py
+import numpy as np
+import pytest
+
+from efgkit.abstraction.infoset_map import InfosetMap
+from efgkit.errors import FileFormatError, ParameterError
+from efgkit.games import load_game
+from efgkit.solvers import CFRPlusSolver
+from efgkit.storage.strategy_file import SCHEMA_VERSION, load_strategy, save_strategy
+
+PROVENANCE = {
+    "algorithm": "cfr+",
+    "parameters": {"delay": 0, "alternating": True},
+    "iterations": 20,
+    "nash_conv_history": [(10, 0.25), (20, 0.125)],
+}
+
+
+@pytest.fixture(scope="module")
+def kuhn():
+    return load_game("kuhn")
+
+
+@pytest.fixture(scope="module")
+def kuhn_strategy(kuhn):
+    return CFRPlusSolver(kuhn).iterate(20).average_strategy()
+
+
+@pytest.fixture
+def saved(tmp_path, kuhn_strategy):
+    path = tmp_path / "kuhn.h5"
+    save_strategy(path, kuhn_strategy, provenance=PROVENANCE)
+    return path
+
+
+def _load_fails_and_leaves_file(path, tree=None, match=None):
+    before = path.read_bytes()
+    with pytest.raises(FileFormatError, match=match) as info:
+        load_strategy(path, tree)
+    assert "\n" not in str(info.value)
+    assert path.read_bytes() == before
+
+
+def test_round_trip_keeps_strategy_map_and_provenance(saved, kuhn, kuhn_strategy):
+    strategy, provenance = load_strategy(saved, kuhn)
+    np.testing.assert_array_equal(strategy.probabilities, kuhn_strategy.probabilities)
+    np.testing.assert_array_equal(strategy.infoset_map.abstract_of,
+                                  kuhn_strategy.infoset_map.abstract_of)
+    assert {k: provenance[k] for k in PROVENANCE} == PROVENANCE
+    assert provenance["efgkit_version"]
+
+
+def test_round_trip_without_tree_builds_the_stored_game(saved, kuhn):
+    strategy, _ = load_strategy(saved)
+    assert strategy.tree.spec == "kuhn"
+    assert strategy.tree.fingerprint == kuhn.fingerprint
+
+
+def test_round_trip_of_an_abstract_strategy(tmp_path, kuhn):
+    coarse = InfosetMap.coarsest(kuhn)
+    original = CFRPlusSolver(coarse).iterate(5).average_strategy()
+    path = tmp_path / "coarse.h5"
+    save_strategy(path, original, provenance={"algorithm": "cfr+"})
+    strategy, provenance = load_strategy(path, kuhn)
+    assert strategy.infoset_map.num_abstract == coarse.num_abstract
+    np.testing.assert_array_equal(strategy.probabilities, original.probabilities)
+    assert provenance["iterations"] == 0 and provenance["nash_conv_history"] == []
+
+
+def test_file_schema_matches_the_documentation(saved, kuhn):
+    with h5py.File(saved, "r") as handle:
+        assert handle.attrs["format"] == "efgkit-strategy"
+        assert handle.attrs["schema_version"] == SCHEMA_VERSION
+        assert handle.attrs["game_spec"] == "kuhn"
+        assert handle.attrs["tree_fingerprint"] == kuhn.fingerprint
+        assert handle["abstraction/abstract_of"].dtype == np.int32
+        assert handle["strategy/probabilities"].dtype == np.float64
+        assert handle["provenance/nash_conv"]["iteration"].tolist() == [10, 20]
+        assert handle["provenance"].attrs["algorithm"] == "cfr+"
+
+
+def test_truncated_file_is_refused(saved):
+    saved.write_bytes(saved.read_bytes()[: saved.stat().st_size // 2])
+    _load_fails_and_leaves_file(saved)
+
+
+def test_garbage_file_is_refused(tmp_path):
+    path = tmp_path / "garbage.h5"
+    path.write_bytes(np.random.default_rng(0).bytes(4096))
+    _load_fails_and_leaves_file(path)
+
+
+def test_missing_file_is_refused(tmp_path):
+    with pytest.raises(FileFormatError):
+        load_strategy(tmp_path / "absent.h5")
+
+
+def test_damaged_probabilities_are_refused(saved):
+    with h5py.File(saved, "r+") as handle:
+        handle["strategy/probabilities"][0] = 7.0
+    _load_fails_and_leaves_file(saved, match="corrupted")
+
+
+def test_other_hdf5_file_is_refused(tmp_path):
+    path = tmp_path / "other.h5"
+    with h5py.File(path, "w") as handle:
+        handle["x"] = np.arange(3)
+    _load_fails_and_leaves_file(path, match="not an efgkit strategy file")
+
+
+def test_wrong_game_is_refused(saved):
+    _load_fails_and_leaves_file(saved, load_game("kuhn(cards=4)"), match="for game 'kuhn'")
+
+
+def test_future_version_is_refused(saved):
+    with h5py.File(saved, "r+") as handle:
+        handle.attrs["schema_version"] = SCHEMA_VERSION + 1
+    _load_fails_and_leaves_file(saved, match="newer")
+
+
+def test_failed_save_leaves_existing_file_untouched(saved, kuhn_strategy):
+    before = saved.read_bytes()
+    with pytest.raises(ParameterError):
+        save_strategy(saved, kuhn_strategy, provenance={"algorithm": "cfr+", "parameters": {1j}})
+    with pytest.raises(FileFormatError):
+        save_strategy(saved.parent / "missing-dir" / "x.h5", kuhn_strategy,
+                      provenance={"algorithm": "cfr+"})
+    assert saved.read_bytes() == before
+    assert sorted(p.name for p in saved.parent.iterdir()) == ["kuhn.h5"]
+
+
+def test_save_replaces_an_existing_file(saved, kuhn_strategy):
+    save_strategy(saved, kuhn_strategy, provenance={"algorithm": "lp"})
+    assert load_strategy(saved)[1]["algorithm"] == "lp"
