@@ -150,7 +150,7 @@ def test_table_1_counterexample_heuristic_never_splits_but_the_bound_does():
         strategy = regrets / regrets.sum() if regrets.sum() > 0 else np.full(2, 0.5)
         values = _table_1(left=t % 2 == 1)
         member_regrets = values - (values @ strategy)[:, None]
-        gamma = near_best_action_sets(member_regrets, valid, 1.0 / (5.0 * np.sqrt(t)))
+        gamma = near_best_action_sets(member_regrets, valid, t)
         assert gamma[0] == gamma[1], f"the heuristic would split at iteration {t}"
         regrets = np.maximum(regrets + member_regrets.sum(axis=0), 0.0)
         average += strategy

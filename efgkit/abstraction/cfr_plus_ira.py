@@ -11,7 +11,9 @@ which two updates refine:
   by gamma, the set of actions whose regret is within 1/(5 sqrt t) of the best. The
   largest group keeps the set (with the unsampled members, its regrets and average, as in
   the reference code; the literal pseudo-code would reset every sampled set each
-  iteration); every other group becomes a new abstract infoset with zero regrets.
+  iteration); every other group becomes a new abstract infoset with zero regrets. As in
+  the reference code (``removeNegativePRRegrets``), the sampled regrets are clipped at 0
+  before gamma is taken.
 * regret-bound update (Alg. 9): on a doubling schedule (iterations 1, 2, 4, 8, ...)
   ``k_bound`` original infosets of both players are sampled; their counterfactual
   regrets are summed over the window, and a member whose average immediate regret
@@ -196,7 +198,7 @@ class CFRPlusIRA:
         sample, rows, valid = self._sample_rows(HEURISTIC)
         if sample.size == 0:
             return
-        gamma = near_best_action_sets(rows, valid, 1.0 / (5.0 * np.sqrt(t)))
+        gamma = near_best_action_sets(rows, valid, t)
         abstract = self.map.abstract_of[sample].astype(np.int64)
         distinct_pairs = np.unique(abstract * (int(gamma.max()) + 1) + gamma) // (int(gamma.max()) + 1)
         sets, gammas_per_set = np.unique(distinct_pairs, return_counts=True)
@@ -268,12 +270,17 @@ class CFRPlusIRA:
                               callback=callback, arrays_per_action=None)
 
 
-def near_best_action_sets(regrets: np.ndarray, valid: np.ndarray, tolerance: float) -> np.ndarray:
-    """Alg. 10's gamma: for each row, the set of actions whose regret is within
-    ``tolerance`` of the row's best, returned as an int id (equal sets, equal ids).
+def near_best_action_sets(regrets: np.ndarray, valid: np.ndarray, t: int) -> np.ndarray:
+    """Alg. 10's gamma at iteration ``t``: for each row, the set of actions whose regret is
+    within 1/(5 sqrt t) of the row's best, as an int id (equal sets, equal ids).
 
-    ``regrets`` (rows, max_actions) float64; ``valid`` marks each row's real actions.
+    ``regrets`` (rows, max_actions) float64; ``valid`` marks each row's real actions. As
+    the reference code does with RM+ (``removeNegativePRRegrets``), negative regrets count
+    as 0: an infoset already playing its best action then has every action in gamma and
+    causes no split (without this, P222 keeps about 40% of its infosets at NashConv 0.09).
     """
+    regrets = np.maximum(regrets, 0.0)
+    tolerance = 1.0 / (5.0 * np.sqrt(t))
     best = np.where(valid, regrets, -np.inf).max(axis=1)
     within = valid & (regrets >= best[:, None] - tolerance)
     return np.unique(np.packbits(within, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
