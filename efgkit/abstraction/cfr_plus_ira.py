@@ -31,14 +31,12 @@ random subset; for the bound update every eligible original infoset is equally l
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-
 import numba
 import numpy as np
 
 from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.abstraction.refinable_map import RefinableMap
+from efgkit.abstraction.refinement import RefinementRecord, run_refinement
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.solvers.best_response import BestResponse, Evaluation
@@ -47,18 +45,6 @@ from efgkit.solvers.strategy import Strategy, normalize_per_infoset
 from efgkit.solvers.traversal import ProfileLayout
 
 HEURISTIC, BOUND = 0, 1
-
-
-@dataclass(frozen=True)
-class RefinementRecord:
-    """One evaluation point of a refinement run."""
-
-    iteration: int
-    nash_conv: float
-    abstract_infosets: int
-    memory_words: int
-    map_entries: int
-    seconds: float
 
 
 class CFRPlusIRA:
@@ -267,7 +253,7 @@ class CFRPlusIRA:
         """Iterate until NashConv <= ``target`` (checked every ``every`` iterations) or
         ``max_iterations``; returns the evaluation history."""
         return run_refinement(self, target, max_iterations=max_iterations, every=every,
-                              callback=callback, arrays_per_action=None)
+                              callback=callback)
 
 
 def near_best_action_sets(regrets: np.ndarray, valid: np.ndarray, t: int) -> np.ndarray:
@@ -293,29 +279,6 @@ def exceeds_regret_bound(window_regrets: np.ndarray, valid: np.ndarray, utility_
     best = np.where(valid, window_regrets, -np.inf).max(axis=1)
     threshold = utility_range * np.sqrt(num_actions) / (divisor * np.sqrt(t))
     return best / window > threshold
-
-
-def run_refinement(solver, target: float, *, max_iterations: int, every: int, callback,
-                   arrays_per_action) -> list[RefinementRecord]:
-    """Shared driver of FPIRA and CFR+IRA: iterate, evaluate every ``every`` iterations."""
-    if every < 1:
-        raise ParameterError(f"every must be >= 1, got {every}")
-    if max_iterations < 0:
-        raise ParameterError(f"max_iterations must be >= 0, got {max_iterations}")
-    history: list[RefinementRecord] = []
-    start = time.perf_counter()
-    while True:
-        result = solver.evaluate()
-        memory = solver.memory()
-        record = RefinementRecord(solver.iteration, result.nash_conv,
-                                  memory["abstract_infosets"], memory["memory_words"],
-                                  memory["map_entries"], time.perf_counter() - start)
-        history.append(record)
-        if callback is not None:
-            callback(record)
-        if result.nash_conv <= target or solver.iteration >= max_iterations:
-            return history
-        solver.iterate(min(every, max_iterations - solver.iteration))
 
 
 def _infoset_utility_range(tree: GameTree) -> np.ndarray:

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from efgkit.abstraction.cfr_plus_ira import RefinementRecord, run_refinement
 from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.abstraction.refinable_map import RefinableMap
+from efgkit.abstraction.refinement import RefinementRecord, run_refinement
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.solvers.best_response import BestResponse, Evaluation
@@ -84,7 +84,7 @@ class FPIRA:
     def refine(self, target: float, *, max_iterations: int, every: int = 10,
                callback=None) -> list[RefinementRecord]:
         return run_refinement(self, target, max_iterations=max_iterations, every=every,
-                              callback=callback, arrays_per_action=None)
+                              callback=callback)
 
     # ---------------------------------------------------------------- one update
     def _update(self, player: int) -> float:
