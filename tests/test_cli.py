@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from efgkit.cli import main
 
-COMMANDS = ("games", "info", "solve", "evaluate")
+COMMANDS = ("games", "info", "solve", "evaluate", "refine", "tradeoff")
 KUHN_VALUE = -1 / 18
 
 
