@@ -1,0 +1,136 @@
+"""The ``efgkit`` command group and what every command shares: one-line errors with exit
+code 2, ``--json`` output, progress bars, safe output files.
+
+Every command has ``--help`` and ``--json`` (one JSON object on stdout, snake_case keys).
+Progress bars go to stderr and only when it is a terminal. Bad input of any kind (an
+EfgkitError or a click usage error) prints one line ``efgkit: error: ...`` on stderr and
+exits with code 2; output files are written atomically, so a failure never damages them.
+Exploitability is reported as NashConv (sum of both best-response gains, what Čermák et
+al. plot) and NashConv/2 (OpenSpiel's "exploitability"), each labelled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from efgkit.errors import EfgkitError, ParameterError
+from efgkit.games.registry import load_game
+from efgkit.games.tree import GameTree
+from efgkit.storage.strategy_file import atomic_output_path
+
+
+class _EfgkitGroup(click.Group):
+    """A click group whose every user error is one stderr line and exit code 2."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            result = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.format_message())
+            sys.exit(0)
+        except click.ClickException as exc:
+            fail(_usage_message(exc))
+        except EfgkitError as exc:
+            fail(str(exc))
+        except click.Abort:
+            click.echo("efgkit: interrupted", err=True)
+            sys.exit(130)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+def _usage_message(exc: click.ClickException) -> str:
+    message = exc.format_message()
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        message += f" (see '{ctx.command_path} --help')"
+    return message
+
+
+def fail(message: str) -> None:
+    click.echo(f"efgkit: error: {' '.join(message.split())}", err=True)
+    sys.exit(2)
+
+
+def show_progress() -> bool:
+    return sys.stderr.isatty()
+
+
+def emit(as_json: bool, data: dict, lines: list[str]) -> None:
+    if as_json:
+        click.echo(json.dumps(data))
+    else:
+        for line in lines:
+            click.echo(line)
+
+
+def build_game(spec: str, node_limit: int | None = None) -> tuple[GameTree, float]:
+    start = time.perf_counter()
+    tree = load_game(spec, node_limit=node_limit, progress=show_progress())
+    return tree, time.perf_counter() - start
+
+
+def size_lines(tree: GameTree, build_seconds: float) -> list[str]:
+    sizes = tree.sizes()
+    return [
+        f"game {tree.spec}: {sizes['histories']:,} histories ({sizes['decision_nodes']:,} decision, "
+        f"{sizes['chance_nodes']:,} chance, {sizes['terminal_nodes']:,} terminal), "
+        f"{sizes['infosets']:,} infosets ({sizes['infosets_player0']:,} + "
+        f"{sizes['infosets_player1']:,}), built in {build_seconds:.2f} s",
+    ]
+
+
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="Print one JSON object on stdout instead of text.")
+
+
+@click.group(cls=_EfgkitGroup, no_args_is_help=True,
+             context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="efgkit")
+def main() -> None:
+    """Small, provably good strategies for two-player zero-sum imperfect-information games.
+
+    A GAME is a spec in OpenSpiel's style: leduc, kuhn(cards=4), poker(bets=2,raises=2,cap=4),
+    goofspiel(cards=5), pursuit(moves=5), an alias (P224, GS6, GP5, ...) or
+    openspiel:<name>(params). `efgkit games` lists them.
+    """
+
+
+def check_writable(path: str | None, option: str) -> None:
+    """Fail before a long solve, not after, if an output file cannot be written."""
+    if path is None:
+        return
+    parent = Path(path).parent
+    if not parent.is_dir():
+        raise ParameterError(f"{option} {path}: directory {str(parent)!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise ParameterError(f"{option} {path}: directory {str(parent)!r} is not writable")
+    if Path(path).is_dir():
+        raise ParameterError(f"{option} {path} is a directory")
+
+
+def save_figure(figure, path: str, option: str) -> None:
+    import matplotlib.pyplot as plt
+
+    try:
+        with atomic_output_path(path) as temporary:
+            figure.savefig(temporary, format="png", dpi=120)
+    except OSError as exc:
+        raise ParameterError(f"{option} {path}: cannot write ({exc})") from exc
+    finally:
+        plt.close(figure)
+
+
+def with_options(options):
+    def decorate(function):
+        for option in reversed(options):
+            function = option(function)
+        return function
+    return decorate

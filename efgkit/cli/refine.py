@@ -1,0 +1,307 @@
+"""`efgkit refine` and `efgkit tradeoff`: FPIRA / CFR+IRA abstraction refinement and
+memory against exploitability."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from efgkit.abstraction.infoset_map import InfosetMap
+from efgkit.cli.app import (
+    build_game,
+    check_writable,
+    emit,
+    json_option,
+    main,
+    save_figure,
+    show_progress,
+    size_lines,
+    with_options,
+)
+from efgkit.errors import ParameterError
+from efgkit.games.tree import GameTree
+from efgkit.storage.strategy_file import atomic_output_path, load_strategy, save_strategy
+
+# --------------------------------------------------------------------------- refine
+REFINERS = ("cfr+ira", "fpira")
+
+
+def _initial_abstraction(tree: GameTree, initial: str) -> InfosetMap:
+    if initial == "coarsest":
+        return InfosetMap.coarsest(tree)
+    if initial == "identity":
+        return InfosetMap.identity(tree)
+    strategy, _ = load_strategy(initial, tree)
+    return strategy.infoset_map
+
+
+def _make_refiner(tree: GameTree, algorithm: str, initial: InfosetMap, kb: int, kh: int,
+                  delay: int, seed: int):
+    from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA
+    from efgkit.abstraction.fpira import FPIRA
+
+    if algorithm == "fpira":
+        return FPIRA(tree, initial=initial)
+    return CFRPlusIRA(tree, initial=initial, k_bound=kb, k_heuristic=kh, delay=delay,
+                      random_state=seed)
+
+
+def _refinement_parameters(ctx: click.Context, algorithm: str, kb: int, kh: int, delay: int,
+                           seed: int) -> dict[str, object]:
+    if algorithm == "fpira":
+        given = [f"--{name}" for name in ("kb", "kh", "delay", "seed")
+                 if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+        if given:
+            raise ParameterError(f"{', '.join(given)} apply to --algorithm cfr+ira only")
+        return {}
+    return {"k_bound": kb, "k_heuristic": kh, "delay": delay, "seed": seed}
+
+
+def _run_refinement(refiner, target: float, max_iterations: int, every: int, report):
+    from efgkit.abstraction.refinement import run_refinement
+
+    with tqdm(total=max_iterations, unit="it", desc="refining", file=sys.stderr,
+              disable=not show_progress(), leave=False) as bar:
+        def callback(record) -> None:
+            bar.update(record.iteration - bar.n)
+            bar.set_postfix(nash_conv=f"{record.nash_conv:.4g}",
+                            abstract=record.abstract_infosets, words=record.memory_words)
+            report(record, bar)
+
+        return run_refinement(refiner, target, max_iterations=max_iterations, every=every,
+                              callback=callback)
+
+
+refine_options = [
+    click.option("--target", type=click.FloatRange(min=0.0), default=0.05, show_default=True,
+                 help="Stop when NashConv (sum of both best-response gains) is at most this."),
+    click.option("--kb", type=click.IntRange(min=0), default=100, show_default=True,
+                 help="CFR+IRA: original infosets sampled for the regret-bound update."),
+    click.option("--kh", type=click.IntRange(min=0), default=900, show_default=True,
+                 help="CFR+IRA: original infosets sampled per update for the heuristic."),
+    click.option("--delay", type=click.IntRange(min=0), default=100, show_default=True,
+                 help="CFR+IRA: averaging delay (the paper's 100)."),
+    click.option("--initial", default="coarsest", show_default=True,
+                 help="Initial abstraction: coarsest, identity, or a strategy file whose "
+                      "abstraction to start from."),
+    click.option("--max-iterations", type=click.IntRange(min=0), default=100_000,
+                 show_default=True, help="Give up after this many iterations."),
+    click.option("--every", "-k", type=click.IntRange(min=1), default=10, show_default=True,
+                 help="Evaluate NashConv every K iterations."),
+]
+
+
+@main.command()
+@click.argument("game")
+@click.option("--algorithm", "-a", type=click.Choice(REFINERS), default="cfr+ira",
+              show_default=True, help="CFR+IRA or FPIRA (Čermák, Lisý & Bošanský).")
+@with_options(refine_options)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="CFR+IRA: seed of the infoset sampling.")
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Write the abstraction and its strategy to this HDF5 strategy file.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Write a PNG of NashConv and abstraction size against iterations.")
+@json_option
+@click.pass_context
+def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int, kh: int,
+           delay: int, initial: str, max_iterations: int, every: int, seed: int,
+           out: str | None, plot: str | None, as_json: bool) -> None:
+    """Refine an imperfect-recall abstraction of GAME until NashConv <= TARGET.
+
+    Regrets and strategies live on the abstraction; best responses are exact in the
+    original game. The result file holds the abstraction (InfosetMap) and the average
+    strategy, and `efgkit evaluate` reads it.
+    """
+    parameters = _refinement_parameters(ctx, algorithm, kb, kh, delay, seed)
+    check_writable(out, "--out")
+    check_writable(plot, "--plot")
+    tree, build_seconds = build_game(game)
+    if not as_json:
+        for line in size_lines(tree, build_seconds):
+            click.echo(line)
+    refiner = _make_refiner(tree, algorithm, _initial_abstraction(tree, initial), kb, kh,
+                            delay, seed)
+
+    def report(record, bar) -> None:
+        if not as_json and (record.iteration % (every * 10) == 0 or record.nash_conv <= target):
+            bar.clear()
+            click.echo(f"iteration {record.iteration:>7}  NashConv {record.nash_conv:.4e}  "
+                       f"abstract infosets {record.abstract_infosets:,}  "
+                       f"words {record.memory_words:,}")
+            bar.refresh()
+
+    started = time.perf_counter()
+    history = _run_refinement(refiner, target, max_iterations, every, report)
+    seconds = time.perf_counter() - started
+    final = history[-1]
+    strategy = refiner.average_strategy()
+    memory = refiner.memory()
+    records = [vars(record) for record in history]
+    if out is not None:
+        save_strategy(out, strategy, provenance={
+            "algorithm": algorithm, "parameters": parameters, "iterations": final.iteration,
+            "nash_conv_history": [{"iteration": r.iteration, "nash_conv": r.nash_conv}
+                                  for r in history],
+        })
+    if plot is not None:
+        _write_refinement_plot(plot, tree.spec, algorithm, history, tree.num_infosets)
+    data = {
+        "game": tree.spec, "algorithm": algorithm, "parameters": parameters,
+        "target": target, "reached": final.nash_conv <= target,
+        "nash_conv": final.nash_conv, "exploitability": final.nash_conv / 2,
+        "abstract_infosets": memory["abstract_infosets"],
+        "original_infosets": memory["original_infosets"],
+        "abstract_percent": 100.0 * memory["abstract_infosets"] / tree.num_infosets,
+        "memory_words": memory["memory_words"], "map_entries": memory["map_entries"],
+        "iterations": final.iteration, "seconds": seconds,
+        "iterating_seconds": final.seconds, "history": records,
+    }
+    verdict = "reached" if data["reached"] else "did NOT reach"
+    lines = [
+        f"{algorithm} {verdict} NashConv {target} after {final.iteration} iterations "
+        f"({seconds:.2f} s): NashConv {final.nash_conv:.4e} (NashConv/2 "
+        f"{final.nash_conv / 2:.4e})",
+        f"abstraction: {memory['abstract_infosets']:,} of {tree.num_infosets:,} infosets "
+        f"({data['abstract_percent']:.1f}%), {memory['map_entries']:,} map entries, "
+        f"{memory['memory_words']:,} 32-bit words of solver state",
+    ]
+    lines += [f"abstraction and strategy written to {out}"] if out else []
+    lines += [f"plot written to {plot}"] if plot else []
+    emit(as_json, data, lines)
+
+
+def _write_refinement_plot(path: str, spec: str, algorithm: str, history, infosets: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    iterations = [max(r.iteration, 1) for r in history]
+    left.loglog(iterations, [max(r.nash_conv, 1e-12) for r in history])
+    left.set_xlabel("iterations")
+    left.set_ylabel("NashConv")
+    left.grid(True, which="both", alpha=0.3)
+    right.semilogx(iterations, [100.0 * r.abstract_infosets / infosets for r in history])
+    right.set_xlabel("iterations")
+    right.set_ylabel("abstract infosets, % of original")
+    right.grid(True, which="both", alpha=0.3)
+    figure.suptitle(f"{algorithm} on {spec}")
+    figure.tight_layout()
+    save_figure(figure, path, "--plot")
+
+
+# --------------------------------------------------------------------------- tradeoff
+def _parse_settings(text: str) -> list[tuple[str, int, int]]:
+    """'B10H90,B100H900,fpira' -> [(label, kb, kh)]; kb = kh = -1 marks FPIRA."""
+    import re
+
+    settings = []
+    for item in (part.strip() for part in text.split(",") if part.strip()):
+        if item.lower() == "fpira":
+            settings.append(("FPIRA", -1, -1))
+            continue
+        match = re.fullmatch(r"[Bb](\d+)[Hh](\d+)", item)
+        if not match:
+            raise ParameterError(f"--settings: {item!r} is not BxHy (e.g. B10H90) or fpira")
+        settings.append((f"B{match.group(1)}H{match.group(2)} CFR+IRA", int(match.group(1)),
+                         int(match.group(2))))
+    if not settings:
+        raise ParameterError("--settings is empty")
+    return settings
+
+
+@main.command()
+@click.argument("game")
+@click.option("--settings", default="B10H90,B100H900,fpira", show_default=True,
+              help="Comma-separated runs: BxHy = CFR+IRA with k_b=x, k_h=y; fpira.")
+@click.option("--seeds", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Seeds per CFR+IRA setting (FPIRA is deterministic: one run).")
+@click.option("--target", type=click.FloatRange(min=0.0), default=0.05, show_default=True)
+@click.option("--max-iterations", type=click.IntRange(min=0), default=20_000, show_default=True)
+@click.option("--every", "-k", type=click.IntRange(min=1), default=25, show_default=True)
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), required=True,
+              help="Write every evaluation point of every run to this CSV.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Write a PNG of memory (32-bit words) against NashConv.")
+@json_option
+def tradeoff(game: str, settings: str, seeds: int, target: float, max_iterations: int,
+             every: int, csv_path: str, plot: str | None, as_json: bool) -> None:
+    """Memory against exploitability: run refinements of GAME and record both as they go.
+
+    Each CSV row is one evaluation: setting, seed, iteration, NashConv, abstract infosets,
+    memory words, map entries, seconds. Plain CFR+ on the full game is the reference
+    (2 words per original infoset-action).
+    """
+    import csv
+    import io
+
+    runs = _parse_settings(settings)
+    check_writable(csv_path, "--csv")
+    check_writable(plot, "--plot")
+    tree, _ = build_game(game)
+    identity_words = 2 * tree.num_infoset_actions
+    rows: list[dict] = []
+    summary = []
+    for label, kb, kh in runs:
+        for seed in range(1 if kb < 0 else seeds):
+            algorithm = "fpira" if kb < 0 else "cfr+ira"
+            refiner = _make_refiner(tree, algorithm, InfosetMap.coarsest(tree), kb, kh, 100, seed)
+            history = _run_refinement(refiner, target, max_iterations, every,
+                                      lambda record, bar: None)
+            for record in history:
+                rows.append({"setting": label, "seed": seed, **vars(record)})
+            final = history[-1]
+            summary.append({"setting": label, "seed": seed, "iterations": final.iteration,
+                            "nash_conv": final.nash_conv, "reached": final.nash_conv <= target,
+                            "abstract_infosets": final.abstract_infosets,
+                            "memory_words": final.memory_words, "seconds": final.seconds})
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    try:
+        with atomic_output_path(csv_path) as temporary:
+            Path(temporary).write_text(buffer.getvalue())
+    except OSError as exc:
+        raise ParameterError(f"--csv {csv_path}: cannot write ({exc})") from exc
+    if plot is not None:
+        _write_tradeoff_plot(plot, tree.spec, rows, identity_words)
+    data = {"game": tree.spec, "target": target, "original_infosets": tree.num_infosets,
+            "full_game_words": identity_words, "runs": summary, "csv": csv_path}
+    lines = [f"{s['setting']} seed {s['seed']}: NashConv {s['nash_conv']:.4e} after "
+             f"{s['iterations']} iterations, {s['abstract_infosets']:,} abstract infosets, "
+             f"{s['memory_words']:,} words" for s in summary]
+    lines.append(f"CFR+ on the full game keeps {identity_words:,} words; rows written to "
+                 f"{csv_path}" + (f", plot to {plot}" if plot else ""))
+    emit(as_json, data, lines)
+
+
+def _write_tradeoff_plot(path: str, spec: str, rows: list[dict], identity_words: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6.5, 4.5))
+    for number, label in enumerate(dict.fromkeys(r["setting"] for r in rows)):
+        color = f"C{number}"
+        for seed in sorted({r["seed"] for r in rows if r["setting"] == label}):
+            run = [r for r in rows if r["setting"] == label and r["seed"] == seed
+                   and r["nash_conv"] > 0]
+            axes.loglog([r["nash_conv"] for r in run], [r["memory_words"] for r in run],
+                        color=color, alpha=0.7, label=label if seed == 0 else None)
+    axes.axhline(identity_words, color="black", linestyle="--", label="CFR+ (full game)")
+    axes.invert_xaxis()
+    axes.set_xlabel("NashConv (sum of both best-response gains)")
+    axes.set_ylabel("solver memory, 32-bit words")
+    axes.set_title(f"memory against exploitability on {spec}")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    save_figure(figure, path, "--plot")
