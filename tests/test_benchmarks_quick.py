@@ -15,3 +15,11 @@ def test_foundation_benchmark_quick_mode_prints_its_table():
     assert "CFR+ on Leduc, full iterations/s" in result.stdout
     assert "Exact NashConv of a Leduc strategy" in result.stdout
     assert "bytes/node | 31 |" in result.stdout
+
+
+def test_refinement_reproduction_quick_mode_runs_both_algorithms():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_ira.py"), "--quick"],
+        capture_output=True, text=True, timeout=600, check=True,
+    )
+    assert "B10H90 seed 0" in result.stdout and "FPIRA seed 0" in result.stdout
