@@ -1,9 +1,7 @@
 """The efgkit command: help, JSON output, one-line errors with exit code 2, files never damaged."""
 
-import json
 
 import pytest
-from click.testing import CliRunner
 
 from efgkit.cli import main
 
@@ -11,14 +9,6 @@ COMMANDS = ("games", "info", "solve", "evaluate", "refine", "tradeoff")
 KUHN_VALUE = -1 / 18
 
 
-@pytest.fixture
-def runner():
-    return CliRunner()
-
-
-def _json(result) -> dict:
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def _assert_one_line_error(result) -> None:
@@ -42,8 +32,8 @@ def test_main_help_lists_the_commands(runner):
     assert all(command in result.stdout for command in COMMANDS)
 
 
-def test_games_json_lists_games_parameters_and_aliases(runner):
-    data = _json(runner.invoke(main, ["games", "--json"]))
+def test_games_json_lists_games_parameters_and_aliases(runner, json_output):
+    data = json_output(runner.invoke(main, ["games", "--json"]))
     by_name = {game["name"]: game for game in data["games"]}
     assert {"kuhn", "leduc"} <= set(by_name)
     assert by_name["kuhn"]["parameters"][0]["name"] == "cards"
@@ -51,8 +41,8 @@ def test_games_json_lists_games_parameters_and_aliases(runner):
     assert data["aliases"]["P224"] == "poker(bets=2,raises=2,cap=4)"
 
 
-def test_info_json_has_the_sizes(runner):
-    data = _json(runner.invoke(main, ["info", "kuhn", "--json"]))
+def test_info_json_has_the_sizes(runner, json_output):
+    data = json_output(runner.invoke(main, ["info", "kuhn", "--json"]))
     expected = {"game", "infosets", "infosets_player0", "infosets_player1", "histories",
                 "decision_nodes", "chance_nodes", "terminal_nodes", "bytes_per_node",
                 "build_seconds", "coarsest_abstract_infosets"}
@@ -65,8 +55,8 @@ def test_info_node_limit_is_a_clear_error(runner):
 
 
 @pytest.mark.parametrize("algorithm", ["cfr", "cfr+", "dcfr", "fp"])
-def test_solve_json_has_the_keys(runner, algorithm):
-    data = _json(runner.invoke(main, ["solve", "kuhn", "-a", algorithm, "-n", "30", "-k", "10",
+def test_solve_json_has_the_keys(runner, json_output, algorithm):
+    data = json_output(runner.invoke(main, ["solve", "kuhn", "-a", algorithm, "-n", "30", "-k", "10",
                                       "--json"]))
     expected = {"game", "algorithm", "iterations", "seconds", "nash_conv", "exploitability",
                 "game_value", "best_response_values", "history", "infosets", "histories"}
@@ -77,8 +67,8 @@ def test_solve_json_has_the_keys(runner, algorithm):
     assert data["exploitability"] == pytest.approx(data["nash_conv"] / 2)
 
 
-def test_solve_lp_gives_the_kuhn_value(runner):
-    data = _json(runner.invoke(main, ["solve", "kuhn", "-a", "lp", "--json"]))
+def test_solve_lp_gives_the_kuhn_value(runner, json_output):
+    data = json_output(runner.invoke(main, ["solve", "kuhn", "-a", "lp", "--json"]))
     assert data["iterations"] == 0
     assert data["game_value"] == pytest.approx(KUHN_VALUE, abs=1e-8)
     assert data["lp_value"] == pytest.approx(KUHN_VALUE, abs=1e-8)
@@ -92,10 +82,10 @@ def test_solve_human_output_reports_nash_conv_and_value(runner):
     assert "game value" in result.stdout and "58 histories" in result.stdout
 
 
-def test_solve_out_then_evaluate_gives_the_same_nash_conv(runner, tmp_path):
+def test_solve_out_then_evaluate_gives_the_same_nash_conv(runner, json_output, tmp_path):
     path = tmp_path / "kuhn.h5"
-    solved = _json(runner.invoke(main, ["solve", "kuhn", "-n", "40", "--out", str(path), "--json"]))
-    evaluated = _json(runner.invoke(main, ["evaluate", "kuhn", str(path), "--json"]))
+    solved = json_output(runner.invoke(main, ["solve", "kuhn", "-n", "40", "--out", str(path), "--json"]))
+    evaluated = json_output(runner.invoke(main, ["evaluate", "kuhn", str(path), "--json"]))
     for key in ("nash_conv", "exploitability", "game_value", "best_response_values"):
         assert evaluated[key] == pytest.approx(solved[key], abs=1e-12)
     assert "seconds" in evaluated
@@ -159,7 +149,7 @@ def test_failed_solve_does_not_damage_an_existing_output(runner, tmp_path):
     assert path.read_bytes() == b"precious"
 
 
-def test_solve_without_arguments_is_leduc_with_cfr_plus(runner):
-    data = _json(runner.invoke(main, ["solve", "--iterations", "20", "--every", "10", "--json"]))
+def test_solve_without_arguments_is_leduc_with_cfr_plus(runner, json_output):
+    data = json_output(runner.invoke(main, ["solve", "--iterations", "20", "--every", "10", "--json"]))
     assert (data["game"], data["algorithm"], data["infosets"]) == ("leduc", "cfr+", 936)
     assert data["nash_conv"] < data["history"][0]["nash_conv"]

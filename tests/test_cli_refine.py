@@ -1,46 +1,34 @@
 """`efgkit refine` and `efgkit tradeoff`: JSON keys, result files, bad input."""
 
 import csv
-import json
 
 import pytest
-from click.testing import CliRunner
 
 from efgkit.cli import main
 
 
-@pytest.fixture
-def runner():
-    return CliRunner()
-
-
-def _json(result) -> dict:
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
-
-
 @pytest.mark.parametrize("algorithm", ["cfr+ira", "fpira"])
-def test_refine_reports_the_papers_quantities_and_writes_an_evaluable_file(runner, tmp_path,
+def test_refine_reports_the_papers_quantities_and_writes_an_evaluable_file(runner, json_output, tmp_path,
                                                                           algorithm):
     out = tmp_path / "refined.h5"
     extra = ["--kb", "10", "--kh", "90", "--seed", "3"] if algorithm == "cfr+ira" else []
-    data = _json(runner.invoke(main, ["refine", "kuhn", "-a", algorithm, "--target", "0.01",
+    data = json_output(runner.invoke(main, ["refine", "kuhn", "-a", algorithm, "--target", "0.01",
                                       "--every", "20", "--out", str(out), "--json", *extra]))
     for key in ("nash_conv", "abstract_infosets", "original_infosets", "memory_words",
                 "map_entries", "iterations", "seconds"):
         assert key in data
     assert data["reached"] and data["nash_conv"] <= 0.01
     assert data["original_infosets"] == 12
-    evaluated = _json(runner.invoke(main, ["evaluate", "kuhn", str(out), "--json"]))
+    evaluated = json_output(runner.invoke(main, ["evaluate", "kuhn", str(out), "--json"]))
     assert evaluated["nash_conv"] == pytest.approx(data["nash_conv"], abs=1e-12)
     assert evaluated["abstract_infosets"] == data["abstract_infosets"]
 
 
-def test_refine_can_start_from_a_stored_abstraction(runner, tmp_path):
+def test_refine_can_start_from_a_stored_abstraction(runner, json_output, tmp_path):
     first = tmp_path / "first.h5"
-    _json(runner.invoke(main, ["refine", "GS3", "--target", "0.5", "--out", str(first),
+    json_output(runner.invoke(main, ["refine", "GS3", "--target", "0.5", "--out", str(first),
                                "--json"]))
-    data = _json(runner.invoke(main, ["refine", "GS3", "--initial", str(first), "--target",
+    data = json_output(runner.invoke(main, ["refine", "GS3", "--initial", str(first), "--target",
                                       "0.01", "--json"]))
     assert data["reached"]
 
@@ -51,9 +39,9 @@ def test_refine_rejects_cfr_ira_options_for_fpira(runner):
     assert result.stderr.startswith("efgkit: error: ") and "cfr+ira only" in result.stderr
 
 
-def test_refine_rejects_an_abstraction_file_for_another_game(runner, tmp_path):
+def test_refine_rejects_an_abstraction_file_for_another_game(runner, json_output, tmp_path):
     other = tmp_path / "other.h5"
-    _json(runner.invoke(main, ["refine", "kuhn", "--target", "0.5", "--out", str(other),
+    json_output(runner.invoke(main, ["refine", "kuhn", "--target", "0.5", "--out", str(other),
                                "--json"]))
     before = other.read_bytes()
     result = runner.invoke(main, ["refine", "GS3", "--initial", str(other)])
@@ -61,9 +49,9 @@ def test_refine_rejects_an_abstraction_file_for_another_game(runner, tmp_path):
     assert other.read_bytes() == before
 
 
-def test_tradeoff_writes_csv_and_plot(runner, tmp_path):
+def test_tradeoff_writes_csv_and_plot(runner, json_output, tmp_path):
     table, picture = tmp_path / "sweep.csv", tmp_path / "sweep.png"
-    data = _json(runner.invoke(main, ["tradeoff", "GS3", "--settings", "B5H20,fpira",
+    data = json_output(runner.invoke(main, ["tradeoff", "GS3", "--settings", "B5H20,fpira",
                                       "--seeds", "2", "--target", "0.05", "--csv", str(table),
                                       "--plot", str(picture), "--json"]))
     assert len(data["runs"]) == 3
