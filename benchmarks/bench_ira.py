@@ -1,8 +1,9 @@
 """Reproduce Čermák, Lisý & Bošanský's FPIRA / CFR+IRA experiments (results: docs/results-ira.md).
 
 Parts (``--part``):
-* ``small``  GP5, GS5, P222: B10H90 CFR+IRA (10 seeds) and FPIRA to NashConv 0.05 and 0.01
-* ``large``  GP6, GS6, P224: B100H900 CFR+IRA (5 seeds) to 0.05 (and 0.01 within a time cap)
+* ``small``  GP5, GS5, P222: B10H90 CFR+IRA (10 seeds) to NashConv 0.05 and 0.01
+* ``fpira``  GP5, GS5, P222: FPIRA to 0.05 (10-minute cap per game)
+* ``large``  GP6, GS6, P224: B100H900 CFR+IRA (5 seeds) to 0.05 (20-minute cap per run)
 * ``curves`` NashConv against iterations and wall time for CFR+ and CFR+IRA settings
   (k_h = 0 against k_h > 0, k_h + k_b = 100 against 1000), and abstraction size against
   NashConv, as PNG plots
@@ -10,8 +11,8 @@ Parts (``--part``):
 * ``overhead`` CFR+IRA's time per iteration against plain CFR+ on the same tree
 
 Every run happens in a fresh process (spawned), so its peak resident memory is its own.
-Results are appended as JSON lines to ``benchmarks/results/ira.jsonl``; ``--report``
-turns that file into docs/results-ira.md and the plots. ``--quick`` runs a seconds-long
+Results are appended as JSON lines to ``benchmarks/results/ira-<part>.jsonl``;
+``--report`` turns those files into docs/results-ira.md and the plots. ``--quick`` runs a seconds-long
 version of each part on small games and writes nothing.
 """
 
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RESULTS = ROOT / "benchmarks" / "results" / "ira.jsonl"
+RESULTS = ROOT / "benchmarks" / "results"  # one ira-<part>.jsonl per part
 DOCS = ROOT / "docs"
 
 PAPER_PERCENT_AT_005 = {
@@ -103,7 +104,7 @@ class _PlainCFRPlus:
                 2 * tree.num_infoset_actions, "map_entries": 0}
 
 
-def _jobs(part: str, quick: bool) -> list[dict]:
+def _jobs(part: str, quick: bool, seeds: int | None = None) -> list[dict]:
     def job(game, setting, seed=0, target=0.01, every=25, max_iterations=100_000,
             seconds_cap=600.0, **extra):
         return {"part": part, "game": game, "setting": setting, "seed": seed,
@@ -114,12 +115,14 @@ def _jobs(part: str, quick: bool) -> list[dict]:
         return [job("GS3", "B10H90", target=0.05, max_iterations=300, every=10),
                 job("kuhn", "FPIRA", target=0.05, max_iterations=300, every=10)]
     if part == "small":
-        games = ("GP5", "GS5", "P222")
-        return ([job(g, "B10H90", seed, seconds_cap=900) for g in games for seed in range(10)]
-                + [job(g, "FPIRA", target=0.05, every=100, seconds_cap=1200) for g in games])
+        return [job(g, "B10H90", seed, seconds_cap=900)
+                for g in ("GP5", "GS5", "P222") for seed in range(seeds or 10)]
+    if part == "fpira":
+        return [job(g, "FPIRA", target=0.05, every=100, seconds_cap=600)
+                for g in ("GP5", "GS5", "P222")]
     if part == "large":
-        return [job(g, "B100H900", seed, target=0.01, every=50, seconds_cap=1800)
-                for g in ("GP6", "GS6", "P224") for seed in range(5)]
+        return [job(g, "B100H900", seed, target=0.05, every=50, seconds_cap=1200)
+                for g in ("GP6", "GS6", "P224") for seed in range(seeds or 5)]
     if part == "curves":
         settings = ("CFR+", "B100H0", "B10H90", "B50H50", "B1000H0", "B100H900", "B500H500")
         return [job(g, s, 0, target=0.0, every=25, max_iterations=3000, seconds_cap=600)
@@ -137,15 +140,22 @@ def _jobs(part: str, quick: bool) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--part", action="append", default=[],
-                        choices=["small", "large", "curves", "qualitative", "overhead"])
+                        choices=["small", "fpira", "large", "curves", "qualitative", "overhead"])
+    parser.add_argument("--games", help="only these games (comma-separated)")
+    parser.add_argument("--seeds", type=int, help="seeds per CFR+IRA setting (default: the "
+                        "paper's 10 small, 5 large)")
+    parser.add_argument("--cpu", type=int, help="pin to this CPU (default: the last one)")
     parser.add_argument("--report", action="store_true", help="write docs/results-ira.md")
     parser.add_argument("--quick", action="store_true", help="seconds-long smoke run")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity") and not args.quick:
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
+        cpu = args.cpu if args.cpu is not None else sorted(os.sched_getaffinity(0))[-1]
+        os.sched_setaffinity(0, {cpu})
     context = multiprocessing.get_context("spawn")
     for part in args.part or (["small"] if args.quick else []):
-        for job in _jobs(part, args.quick):
+        for job in _jobs(part, args.quick, args.seeds):
+            if args.games and job["game"] not in args.games.split(","):
+                continue
             with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
                 record = pool.submit(_run, job).result()
             final = record["history"][-1]
@@ -155,8 +165,8 @@ def main() -> None:
                   f"({100 * final['abstract_infosets'] / record['original_infosets']:.1f}%), "
                   f"{final['seconds']:.1f} s, peak {record['peak_rss_mb']:.0f} MB", flush=True)
             if not args.quick:
-                RESULTS.parent.mkdir(exist_ok=True)
-                with RESULTS.open("a") as handle:
+                RESULTS.mkdir(exist_ok=True)
+                with (RESULTS / f"ira-{part}.jsonl").open("a") as handle:
                     handle.write(json.dumps(record) + "\n")
     if args.report:
         from ira_report import write_report

@@ -1,4 +1,4 @@
-"""Turn benchmarks/results/ira.jsonl (written by bench_ira.py) into docs/results-ira.md and PNGs.
+"""Turn benchmarks/results/ira-*.jsonl (written by bench_ira.py) into docs/results-ira.md and PNGs.
 
 Only the part between the ``<!-- generated:start -->`` and ``<!-- generated:end -->``
 markers is rewritten, so the hand-written discussion around it survives.
@@ -16,10 +16,9 @@ PAPER_FINAL_SIZES = {("kuhn", "FPIRA"): 12, ("kuhn(cards=5)", "FPIRA"): 17, ("GS
                      ("kuhn", "B10H90"): 11, ("kuhn(cards=5)", "B10H90"): 16, ("GS3", "B10H90"): 16}
 
 
-def _load(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def _load(folder: Path) -> list[dict]:
+    return [json.loads(line) for path in sorted(folder.glob("ira-*.jsonl"))
+            for line in path.read_text().splitlines() if line.strip()]
 
 
 def _first_below(history: list[dict], target: float) -> dict | None:
