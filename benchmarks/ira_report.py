@@ -25,14 +25,18 @@ def _first_below(history: list[dict], target: float) -> dict | None:
     return next((h for h in history if h["nash_conv"] <= target), None)
 
 
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+
+
 def _mean_se(values: list[float]) -> str:
     if not values:
         return "-"
     mean = sum(values) / len(values)
     if len(values) == 1:
-        return f"{mean:.3g}"
+        return _number(mean)
     variance = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
-    return f"{mean:.3g} ± {math.sqrt(variance / len(values)):.2g}"
+    return f"{_number(mean)} ± {_number(math.sqrt(variance / len(values)))}"
 
 
 def _reach_table(records: list[dict], paper: dict) -> list[str]:
