@@ -55,7 +55,9 @@ class FictitiousPlay:
 
     @property
     def nash_conv(self) -> float:
-        """NashConv of the average strategy before the last iteration (from its BRs)."""
+        """Sum of the last iteration's best-response values: the NashConv of the average
+        before that iteration with simultaneous updates (with alternating updates the two
+        responses face different averages, so use ``evaluate`` instead)."""
         return float(sum(self.best_response_values))
 
     def iterate(self, iterations: int = 1) -> FictitiousPlay:
