@@ -157,15 +157,14 @@ class CFRPlusIRA:
         else:
             # Whole sets in random order (GetRandomAbstractedSet), so members are compared
             # together and small sets are examined as often as large ones.
-            chosen, count = [], 0
-            for a in self.rng.permutation(sets):
-                members = self.map.members(a)
-                take = min(members.size, budget - count)
-                chosen.append(members if take == members.size
-                              else np.sort(self.rng.choice(members, take, replace=False)))
-                count += take
-                if count == budget:
-                    break
+            order = self.rng.permutation(sets)
+            filled = np.cumsum(self.map.abstract_size[order])
+            whole = int(np.searchsorted(filled, budget, side="right"))
+            chosen = [self.map.members(a) for a in order[:whole]]
+            missing = budget - (int(filled[whole - 1]) if whole else 0)
+            if missing:
+                members = self.map.members(order[whole])
+                chosen.append(np.sort(self.rng.choice(members, missing, replace=False)))
         sample = np.concatenate(chosen).astype(np.int32)
         self._samples[kind] = sample
         self._slots[kind, sample] = np.arange(sample.size, dtype=np.int32)
@@ -185,10 +184,11 @@ class CFRPlusIRA:
         if sample.size == 0:
             return
         gamma = near_best_action_sets(rows, valid, t)
-        abstract = self.map.abstract_of[sample].astype(np.int64)
-        distinct_pairs = np.unique(abstract * (int(gamma.max()) + 1) + gamma) // (int(gamma.max()) + 1)
-        sets, gammas_per_set = np.unique(distinct_pairs, return_counts=True)
-        for a in sets[gammas_per_set > 1].tolist():
+        abstract = self.map.abstract_of[sample]
+        order = np.lexsort((gamma, abstract))
+        same_set = abstract[order][1:] == abstract[order][:-1]
+        differs = same_set & (gamma[order][1:] != gamma[order][:-1])
+        for a in np.unique(abstract[order][1:][differs]).tolist():
             in_set = abstract == a
             members, member_gamma = sample[in_set], gamma[in_set]
             groups = [members[member_gamma == g] for g in np.unique(member_gamma)]
@@ -269,6 +269,8 @@ def near_best_action_sets(regrets: np.ndarray, valid: np.ndarray, t: int) -> np.
     tolerance = 1.0 / (5.0 * np.sqrt(t))
     best = np.where(valid, regrets, -np.inf).max(axis=1)
     within = valid & (regrets >= best[:, None] - tolerance)
+    if within.shape[1] <= 62:  # the set as a bit mask: equal sets, equal integers
+        return (within.astype(np.int64) << np.arange(within.shape[1], dtype=np.int64)).sum(axis=1)
     return np.unique(np.packbits(within, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
 
 
