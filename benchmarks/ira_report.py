@@ -148,9 +148,9 @@ def write_report(results: Path, docs: Path, paper: dict) -> None:
     for record in records:
         by_part[record["part"]].append(record)
     body = [START, ""]
-    if by_part["small"] or by_part["large"]:
+    if by_part["small"] or by_part["fpira"] or by_part["large"]:
         body += ["### Abstraction size, time and memory at NashConv 0.05 and 0.01", "",
-                 *_reach_table(by_part["small"] + by_part["large"], paper), ""]
+                 *_reach_table(by_part["small"] + by_part["fpira"] + by_part["large"], paper), ""]
     if by_part["qualitative"]:
         body += ["### Final abstraction sizes (NashConv target 0.001)", "",
                  *_qualitative(by_part["qualitative"]), ""]
