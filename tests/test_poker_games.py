@@ -184,9 +184,10 @@ def test_card_structure_describes_deck_and_showdown():
     assert (cards.num_ranks, cards.num_suits, cards.num_cards) == (3, 2, 6)
     assert cards.private_cards_per_player == 1 and cards.public_cards_per_round == (0, 1)
     assert [cards.rank_of(card) for card in range(6)] == [0, 0, 1, 1, 2, 2]
-    assert cards.showdown(2, 0, (1,)) == 1
-    assert cards.showdown(2, 0, (0,)) == -1
-    assert cards.showdown(1, 1, (0,)) == 0
+    # Cards Ks (4) and Js (0); a Qh (3) board pairs nobody, a Jh (1) board pairs the jack.
+    assert cards.showdown((4,), (0,), (3,)) == 1
+    assert cards.showdown((4,), (0,), (1,)) == -1
+    assert cards.showdown((2,), (3,), (0,)) == 0
     assert generic_poker().card_structure == CardStructure(4, 3, 1, (0, 1))
 
 

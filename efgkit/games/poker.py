@@ -1,14 +1,16 @@
-"""Limit poker with one private card and at most one board card: Kuhn, Leduc, generic poker Pbrc.
+"""Limit poker: Kuhn, Leduc and its wider decks, generic poker Pbrc, and two-card games.
 
 One engine, ``LimitPoker``, plays every member of the family. Each player antes and gets
-one private card; rounds of betting follow, a round may open with one public (board)
-card, and a round ends on check-check or a call. In every round player 0 acts first.
+``private_cards_per_player`` private cards; rounds of betting follow, a round may open
+with public (board) cards, and a round ends on check-check or a call. In every round
+player 0 acts first.
 A player facing no bet may check or bet one of the round's bet sizes; a player facing a
 bet may fold, call, or raise by one of the round's raise sizes (the raiser first matches,
-then adds the raise). A round allows ``max_bets_per_round`` aggressive actions (the bet
-and the raises). At the showdown equal private ranks tie, else a player whose private
-rank pairs the board wins, else the higher private rank wins; the winner gains the
-loser's whole contribution (ante included), and a folder loses its own contribution.
+then adds the raise). Round ``r`` allows ``max_bets_per_round[r]`` aggressive actions (the bet
+and the raises). At the showdown the best five-card poker hand of private and board cards
+wins (``hand_ranking.py``; with one private and one board card: a pair wins, else the
+higher private card); the winner gains the loser's whole contribution (ante included),
+and a folder loses its own contribution.
 
 The presets:
 
@@ -24,6 +26,10 @@ The presets:
   nodes, 936 infosets, value -0.085606424078 for player 0. With suit isomorphism the
   deal is by rank, as OpenSpiel does it (outcome = rank, probability by remaining
   copies), and infosets see ranks only: 288 infosets.
+* ``leduc_poker(ranks=13, suits=4)`` and other decks: Leduc's rules with more cards.
+* ``two_card_poker(ranks, suits, board)``: Leduc's betting with two private cards per
+  player and ``board`` public cards in round 2 (``twocard`` in specs); hands of five or
+  more cards rank as in hold'em.
 * ``generic_poker(bets, raises, cap)``: Čermák et al.'s Pbrc (Sec. 5.3.1, rules from the
   authors' GTLibrary code, seed_cermak.md §4.3.1): 4 ranks (T, J, Q, K) of 3 cards
   dealt by rank, ante 1, bets {2, ..., 2b} and raises {2, ..., 2r} doubled in round 2, ``cap``
@@ -31,9 +37,12 @@ The presets:
   "call", "raise2".., "fold" when facing a bet. P111 has 5,045 nodes and 504 infosets,
   P222 162,869 and 14,040, P224 3,006,005 and 252,504.
 
-Infoset keys read like ``"P1 card=Ks board=Qh bets=rc/cr"`` (the board part is absent in
-one-round games, ``bets=-`` before any action, rounds separated by ``/``); the public
-state is the same text without the player and card. ``LimitPoker.card_structure``
+Infoset keys read like ``"P1 card=Ks board=Qh bets=rc/cr"`` (``cards=AsKh`` with two
+private cards; the board part is absent in one-round games and lists each round's board
+cards separated by ``/``; ``bets=-`` before any action, rounds separated by ``/``); the
+public state is the same text without the player and card. Each chance node deals one
+player's whole hand, or one round's whole board, as a set of cards (outcomes are card
+combinations in lexicographic order). ``LimitPoker.card_structure``
 describes the deck and the showdown for card abstraction.
 
 ``compile()`` builds the tree fast: the betting part of the public tree (the "betting
@@ -45,6 +54,8 @@ the rest. The result is identical to ``build_tree(game)`` (same fingerprint).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
+from math import comb
 from typing import NamedTuple
 
 import numba
@@ -58,6 +69,7 @@ from efgkit.games.builder import (
     checked_node_limit,
     tree_from_preorder,
 )
+from efgkit.games.hand_ranking import evaluate, hand_value
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
 from efgkit.games.registry import GameEntry, Parameter
 from efgkit.games.tree import GameTree
@@ -79,8 +91,8 @@ class CardStructure:
 
     Cards are numbered ``rank * num_suits + suit`` (ranks ascending in strength). Every
     player holds ``private_cards_per_player`` cards and round ``r`` opens with
-    ``public_cards_per_round[r]`` board cards. The showdown rule here is defined for one
-    private card and at most one board card in all.
+    ``public_cards_per_round[r]`` board cards. The showdown compares the best five-card
+    hands (``hand_ranking.hand_value``).
     """
 
     num_ranks: int
@@ -94,14 +106,13 @@ class CardStructure:
                 f"a deck needs 2..{len(RANK_SYMBOLS)} ranks and 1..{len(SUIT_SYMBOLS)} suits, got "
                 f"{self.num_ranks} ranks and {self.num_suits} suits"
             )
-        if self.private_cards_per_player != 1 or sum(self.public_cards_per_round) > 1:
-            raise GameDefinitionError(
-                "the showdown is defined for one private card per player and at most one board card"
-            )
+        if self.private_cards_per_player < 1 or min(self.public_cards_per_round, default=0) < 0:
+            raise GameDefinitionError("every player needs a private card, and board card counts are >= 0")
         if not self.public_cards_per_round or self.public_cards_per_round[0] != 0:
             raise GameDefinitionError("the first betting round cannot open with a board card")
-        if self.num_suits * self.num_ranks < 3:
-            raise GameDefinitionError("the deck needs at least 3 cards")
+        dealt = 2 * self.private_cards_per_player + self.num_board_cards
+        if self.num_cards < dealt:
+            raise GameDefinitionError(f"the deck has {self.num_cards} cards but a deal needs {dealt}")
 
     @property
     def num_cards(self) -> int:
@@ -122,14 +133,11 @@ class CardStructure:
         rank = self.rank_name(self.rank_of(card))
         return rank if self.num_suits == 1 else rank + SUIT_SYMBOLS[card % self.num_suits]
 
-    def showdown(self, rank0: int, rank1: int, board_ranks: tuple[int, ...] = ()) -> int:
-        """+1 if player 0 wins the showdown, -1 if player 1 wins, 0 for a tie."""
-        if rank0 == rank1:
-            return 0
-        paired0, paired1 = rank0 in board_ranks, rank1 in board_ranks
-        if paired0 != paired1:
-            return 1 if paired0 else -1
-        return 1 if rank0 > rank1 else -1
+    def showdown(self, hand0: tuple[int, ...], hand1: tuple[int, ...], board: tuple[int, ...] = ()) -> int:
+        """+1 if player 0's cards win the showdown, -1 if player 1's do, 0 for a tie (card ids)."""
+        value0 = evaluate((*hand0, *board), self.num_ranks, self.num_suits)
+        value1 = evaluate((*hand1, *board), self.num_ranks, self.num_suits)
+        return (value0 > value1) - (value0 < value1)
 
 
 @dataclass(frozen=True)
@@ -184,13 +192,27 @@ class PokerState(NamedTuple):
     betting: Betting
 
 
+class InfosetCards(NamedTuple):
+    """What a player sees at an infoset: private and board cards (card ids) and the betting."""
+
+    private: tuple[int, ...]
+    board: tuple[int, ...]
+    betting: str
+    round: int
+
+
 class LimitPoker:
     """Rules of one limit-poker game (the Game protocol) plus its fast builder ``compile()``.
 
-    ``bet_sizes[r]`` and ``raise_sizes[r]`` list round ``r``'s sizes in ascending order.
+    ``bet_sizes[r]`` and ``raise_sizes[r]`` list round ``r``'s sizes in ascending order;
+    ``max_bets_per_round`` is one cap on aggressive actions for every round or one per round
+    (stored per round).
     With ``deal_by_rank`` a chance outcome is a rank, with probability proportional to
-    its remaining copies (Pbrc, OpenSpiel's suit-isomorphic Leduc); otherwise it is a
-    card, uniform over the remaining deck.
+    its remaining copies (Pbrc, OpenSpiel's suit-isomorphic Leduc; only for one card per
+    deal and hands of fewer than five cards, where suits never matter); otherwise it is
+    a set of cards (a player's hand, a round's board), uniform over the remaining deck.
+    Deal slots: 0 and 1 are the players' hands, then one per round that opens with board
+    cards; ``state.cards`` holds each dealt slot's outcome index.
     """
 
     def __init__(
@@ -202,13 +224,17 @@ class LimitPoker:
         ante: int,
         bet_sizes: tuple[tuple[int, ...], ...],
         raise_sizes: tuple[tuple[int, ...], ...],
-        max_bets_per_round: int,
+        max_bets_per_round: int | tuple[int, ...],
         style: ActionStyle,
     ) -> None:
         rounds = len(card_structure.public_cards_per_round)
-        if len(bet_sizes) != rounds or len(raise_sizes) != rounds:
-            raise GameDefinitionError(f"{spec}: bet and raise sizes must be given for all {rounds} rounds")
-        if any(not sizes for sizes in bet_sizes) or max_bets_per_round < 1 or ante < 0:
+        if isinstance(max_bets_per_round, int):
+            max_bets_per_round = (max_bets_per_round,) * rounds
+        if len(bet_sizes) != rounds or len(raise_sizes) != rounds or len(max_bets_per_round) != rounds:
+            raise GameDefinitionError(
+                f"{spec}: bet and raise sizes and bet caps must be given for all {rounds} rounds"
+            )
+        if any(not sizes for sizes in bet_sizes) or min(max_bets_per_round) < 1 or ante < 0:
             raise GameDefinitionError(f"{spec}: every round needs a bet size, and a bet must be allowed")
         self.spec = spec
         self.card_structure = card_structure
@@ -220,15 +246,27 @@ class LimitPoker:
         self.style = style
         self.num_rounds = rounds
         cards = card_structure
+        self.deal_sizes = (cards.private_cards_per_player,) * 2 + tuple(
+            n for n in cards.public_cards_per_round if n)
+        """Cards dealt by each chance slot: the two hands, then each board that opens a round."""
+        self.board_slot_round = tuple(r for r, n in enumerate(cards.public_cards_per_round) if n)
         if deal_by_rank:
+            if max(self.deal_sizes) > 1 or cards.private_cards_per_player + cards.num_board_cards >= 5:
+                raise GameDefinitionError(f"{spec}: dealing by rank needs one card per deal and hands "
+                                          f"under five cards (where suits cannot matter)")
             self.outcome_copies = (cards.num_suits,) * cards.num_ranks
-            self.outcome_rank = tuple(range(cards.num_ranks))
-            self.outcome_names = tuple(cards.rank_name(r) for r in range(cards.num_ranks))
+            outcome_cards = {1: tuple((rank * cards.num_suits,) for rank in range(cards.num_ranks))}
+            names = {1: tuple(cards.rank_name(r) for r in range(cards.num_ranks))}
         else:
-            self.outcome_copies = (1,) * cards.num_cards
-            self.outcome_rank = tuple(cards.rank_of(c) for c in range(cards.num_cards))
-            self.outcome_names = tuple(cards.card_name(c) for c in range(cards.num_cards))
-        self._outcome_of_name = {name: i for i, name in enumerate(self.outcome_names)}
+            outcome_cards = {size: tuple(combinations(range(cards.num_cards), size))
+                             for size in set(self.deal_sizes)}
+            names = {size: tuple("".join(cards.card_name(c) for c in combo) for combo in combos)
+                     for size, combos in outcome_cards.items()}
+        self.slot_outcome_cards = tuple(outcome_cards[size] for size in self.deal_sizes)
+        """Per deal slot, the cards of each outcome (a representative card per rank when by rank)."""
+        self.slot_outcome_names = tuple(names[size] for size in self.deal_sizes)
+        self.outcome_names = self.slot_outcome_names[0]
+        self._outcome_of_name = [{name: i for i, name in enumerate(slot)} for slot in self.slot_outcome_names]
         self._betting_texts: dict[tuple, str] = {}
 
     # ------------------------------------------------------------------ betting rules
@@ -237,7 +275,7 @@ class LimitPoker:
         round_index = len(betting.history) - 1
         actions = betting.history[-1]
         actor = len(actions) % 2
-        can_raise = sum(kind in _AGGRESSIVE for kind, _ in actions) < self.max_bets_per_round
+        can_raise = sum(kind in _AGGRESSIVE for kind, _ in actions) < self.max_bets_per_round[round_index]
         gtlibrary = self.style.order == "gtlibrary"
         if betting.contribution[actor] == betting.contribution[1 - actor]:
             bets = [(BET, size) for size in self.bet_sizes[round_index]] if can_raise else []
@@ -300,18 +338,28 @@ class LimitPoker:
     def legal_actions(self, state: PokerState) -> list[str]:
         return [self.action_label(action) for action in self.betting_actions(state.betting)]
 
+    def _dealt_cards(self, cards: tuple[int, ...]) -> list[int]:
+        return [card for slot, outcome in enumerate(cards) for card in self.slot_outcome_cards[slot][outcome]]
+
     def chance_outcomes(self, state: PokerState) -> list[tuple[str, float]]:
-        left = self.card_structure.num_cards - len(state.cards)
-        outcomes = []
-        for outcome, copies in enumerate(self.outcome_copies):
-            remaining = copies - state.cards.count(outcome)
-            if remaining > 0:
-                outcomes.append((self.outcome_names[outcome], remaining / left))
-        return outcomes
+        slot = len(state.cards)
+        names = self.slot_outcome_names[slot]
+        if self.deal_by_rank:
+            left = self.card_structure.num_cards - slot
+            outcomes = []
+            for outcome, copies in enumerate(self.outcome_copies):
+                remaining = copies - state.cards.count(outcome)
+                if remaining > 0:
+                    outcomes.append((names[outcome], remaining / left))
+            return outcomes
+        used = set(self._dealt_cards(state.cards))
+        probability = 1 / comb(self.card_structure.num_cards - len(used), self.deal_sizes[slot])
+        return [(names[outcome], probability) for outcome, combo in enumerate(self.slot_outcome_cards[slot])
+                if used.isdisjoint(combo)]
 
     def apply(self, state: PokerState, action: str) -> PokerState:
         if self.current_player(state) == CHANCE:
-            cards = (*state.cards, self._outcome_of_name[action])
+            cards = (*state.cards, self._outcome_of_name[len(state.cards)][action])
             betting = state.betting
             if betting.status == _BOARD_DUE:
                 betting = Betting((*betting.history, ()), betting.contribution, _ACTING)
@@ -327,13 +375,15 @@ class LimitPoker:
         folder = folder_of(betting)
         if folder >= 0:
             return float(contribution1 if folder == PLAYER1 else -contribution0)
-        ranks = [self.outcome_rank[outcome] for outcome in state.cards]
-        winner = self.card_structure.showdown(ranks[0], ranks[1], tuple(ranks[2:]))
+        hands = self.slot_outcome_cards[0][state.cards[0]], self.slot_outcome_cards[1][state.cards[1]]
+        board = tuple(self._dealt_cards(state.cards)[2 * self.deal_sizes[0]:])
+        winner = self.card_structure.showdown(*hands, board)
         return float(contribution1 if winner > 0 else -contribution0 if winner < 0 else 0)
 
     def infoset_key(self, state: PokerState) -> str:
         player = self.current_player(state)
-        return f"P{player} card={self.outcome_names[state.cards[player]]} {self.public_state_key(state)}"
+        field = "card" if self.deal_sizes[0] == 1 else "cards"
+        return f"P{player} {field}={self.outcome_names[state.cards[player]]} {self.public_state_key(state)}"
 
     def public_state_key(self, state: PokerState) -> str:
         if len(state.cards) < 2:
@@ -341,23 +391,52 @@ class LimitPoker:
         bets = f"bets={self.betting_text(state.betting)}"
         if not self.card_structure.num_board_cards:
             return bets
-        board = self.outcome_names[state.cards[2]] if len(state.cards) > 2 else "-"
-        return f"board={board} {bets}"
+        boards = [self.slot_outcome_names[slot][outcome] for slot, outcome in enumerate(state.cards)][2:]
+        return f"board={'/'.join(boards) or '-'} {bets}"
+
+    def infoset_cards(self, key: str) -> InfosetCards:
+        """The cards and betting an infoset key shows (the inverse of ``infoset_key``).
+
+        Card ids are ``rank * num_suits + suit``; when the deal is by rank the keys show
+        ranks only, and each rank is given a card of a suit not used yet in the key.
+        """
+        fields = dict(field.split("=", 1) for field in key.split(" ")[1:])
+        try:
+            names = [fields.get("card") or fields["cards"]]
+            if fields.get("board", "-") != "-":
+                names += fields["board"].split("/")
+            slots = [0, *range(2, len(names) + 1)]  # own hand, then the boards
+            outcomes = [self._outcome_of_name[slot][name] for slot, name in zip(slots, names, strict=True)]
+            betting = fields["bets"]
+        except KeyError:
+            raise GameDefinitionError(f"{self.spec}: {key!r} is not an infoset key of this game") from None
+        cards: list[int] = []
+        suits = self.card_structure.num_suits
+        for slot, outcome in zip(slots, outcomes, strict=True):
+            for card in self.slot_outcome_cards[slot][outcome]:
+                # By rank an outcome stands for its rank's first card; later copies take the next suits.
+                copies = sum(c // suits == card // suits for c in cards) if self.deal_by_rank else 0
+                cards.append(card + copies)
+        private = self.deal_sizes[0]
+        round_index = 0 if betting == "-" else betting.count("/")
+        return InfosetCards(tuple(cards[:private]), tuple(cards[private:]), betting, round_index)
 
     # ------------------------------------------------------------------ fast builder
     def num_nodes(self) -> int:
         """All nodes of the tree, counted without building it.
 
-        The subtree below a state has a shape fixed by the dealt cards (as a multiset),
-        the round, the status, the aggressive actions so far in the round and the last
-        action's kind, so one count per such shape suffices.
+        The subtree below a state has a shape fixed by the dealt cards (as a multiset;
+        only their number when every outcome is a single card), the round, the status, the
+        aggressive actions so far in the round and the last action's kind, so one count per
+        such shape suffices.
         """
         counts: dict[tuple, int] = {}
 
         def count(state: PokerState) -> int:
             actions = state.betting.history[-1]
+            dealt = tuple(sorted(state.cards)) if self.deal_by_rank else len(state.cards)
             shape = (
-                tuple(sorted(state.cards)), len(state.betting.history), state.betting.status,
+                dealt, len(state.betting.history), state.betting.status,
                 sum(kind in _AGGRESSIVE for kind, _ in actions), actions[-1][0] if actions else -1,
             )
             if shape not in counts:
@@ -381,12 +460,12 @@ class LimitPoker:
             skeleton = _BettingSkeleton(self)
             bar.update(1)
             arrays = allocate_preorder(total)
+            cards = self.card_structure
             written = _expand_deals(
                 skeleton.kind, skeleton.first_child, skeleton.num_children, skeleton.deal_slot,
-                skeleton.board_dealt, skeleton.folder, skeleton.contribution,
-                np.array(self.outcome_copies, np.int64), np.array(self.outcome_rank, np.int64),
-                self._showdown_table(), self.card_structure.num_cards, skeleton.max_depth,
-                *(arrays[name] for name, _ in PREORDER_FIELDS),
+                skeleton.boards_dealt, skeleton.folder, skeleton.contribution, *self._deal_tables(),
+                skeleton.board_radix, skeleton.num_board_codes, cards.num_ranks, cards.num_suits,
+                cards.num_cards, skeleton.max_depth, *(arrays[name] for name, _ in PREORDER_FIELDS),
             )
             assert written == total, "poker kernel and num_nodes disagree"
             bar.update(1)
@@ -402,16 +481,23 @@ class LimitPoker:
             bar.update(1)
         return tree
 
-    def _showdown_table(self) -> np.ndarray:
-        """int8 [rank0, rank1, board rank + 1 (0: no board)]: +1/-1/0 as ``showdown``."""
-        ranks = self.card_structure.num_ranks
-        table = np.zeros((ranks, ranks, ranks + 1), np.int8)
-        for rank0 in range(ranks):
-            for rank1 in range(ranks):
-                table[rank0, rank1, 0] = self.card_structure.showdown(rank0, rank1)
-                for board in range(ranks):
-                    table[rank0, rank1, board + 1] = self.card_structure.showdown(rank0, rank1, (board,))
-        return table
+    def _deal_tables(self) -> tuple:
+        """The deal slots as flat arrays for the kernel: per slot its first outcome, outcome
+        count, cards per outcome and probability of each outcome (dealing cards); per
+        outcome its copies (dealing ranks), cards and card mask; whether the deal is by rank."""
+        counts = np.array([len(outcomes) for outcomes in self.slot_outcome_cards], np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        sizes = np.array(self.deal_sizes, np.int64)
+        cards = np.zeros((int(counts.sum()), int(sizes.max())), np.int64)
+        rows = [combo for outcomes in self.slot_outcome_cards for combo in outcomes]
+        for row, combo in enumerate(rows):
+            cards[row, :len(combo)] = combo
+        masks = np.array([sum(1 << card for card in combo) for combo in rows], np.int64)
+        left = self.card_structure.num_cards - np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        probability = np.array([1 / comb(int(n), int(k)) for n, k in zip(left, sizes, strict=True)])
+        copies = np.array([copies for _ in sizes for copies in self.outcome_copies] if self.deal_by_rank
+                          else np.ones(len(rows)), np.int64)
+        return starts, counts, sizes, probability, self.deal_by_rank, copies, cards, masks
 
 
 class _BettingSkeleton:
@@ -420,12 +506,17 @@ class _BettingSkeleton:
     Betting never depends on the cards, so the full tree is this skeleton expanded over
     the deals. It is walked breadth-first through the game's protocol methods, following
     the first outcome at chance nodes, and keeps one representative state per node for
-    the readable keys.
+    the readable keys. Boards dealt so far are coded in mixed radix: board slot ``j``
+    contributes ``(outcome + 1) * board_radix[j]``, 0 while it is not dealt.
     """
 
     def __init__(self, game: LimitPoker) -> None:
         self.game = game
-        self.num_outcomes = len(game.outcome_copies)
+        self.num_private = len(game.slot_outcome_cards[0])
+        board_counts = [len(outcomes) + 1 for outcomes in game.slot_outcome_cards[2:]]
+        self.board_radix = np.array(np.cumprod([1, *board_counts])[:-1], np.int64)
+        self.board_counts = board_counts
+        self.num_board_codes = int(np.prod(board_counts)) if board_counts else 1
         states = [game.initial_state()]
         kinds, first_child, num_children, deal_slot = [], [], [], []
         for state in states:  # grows while it runs: breadth-first
@@ -446,7 +537,7 @@ class _BettingSkeleton:
         self.first_child = np.array(first_child, np.int64)
         self.num_children = np.array(num_children, np.int64)
         self.deal_slot = np.array(deal_slot, np.int64)
-        self.board_dealt = np.array([len(s.cards) > 2 for s in states], np.bool_)
+        self.boards_dealt = np.array([max(len(s.cards) - 2, 0) for s in states], np.int64)
         self.folder = np.array([folder_of(s.betting) for s in states], np.int8)
         self.contribution = np.array([s.betting.contribution for s in states], np.float64)
         depth = np.zeros(len(states), np.int64)
@@ -455,61 +546,83 @@ class _BettingSkeleton:
         self.max_depth = int(depth.max())
         self._labels: dict[int, list[str]] = {}
 
-    def _state_with_cards(self, skeleton_node: int, own: int, board: int) -> PokerState:
+    def _boards(self, board_code: int) -> list[int]:
+        boards = []
+        for radix, count in zip(self.board_radix.tolist(), self.board_counts, strict=True):
+            digit = board_code // radix % count
+            if digit == 0:
+                break
+            boards.append(digit - 1)
+        return boards
+
+    def _state_with_cards(self, skeleton_node: int, own: int, board_code: int) -> PokerState:
         """The representative state of a skeleton node with the given cards filled in."""
-        cards = [own, own]  # the opponent's card never shows in a key
-        if board >= 0:
-            cards.append(board)
+        cards = [own, own, *self._boards(board_code)]  # the opponent's cards never show in a key
         return PokerState(tuple(cards), self.states[skeleton_node].betting)
 
-    def _decode(self, code: int) -> tuple[int, int, int]:
-        base = self.num_outcomes + 1
-        skeleton_node, rest = divmod(code, self.num_outcomes * base)
-        own, board = divmod(rest, base)
-        return skeleton_node, own, board - 1
-
     def describe_infoset(self, code: int) -> str:
-        skeleton_node, own, board = self._decode(code)
-        return self.game.infoset_key(self._state_with_cards(skeleton_node, own, board))
+        skeleton_node, rest = divmod(code, self.num_private * self.num_board_codes)
+        own, board_code = divmod(rest, self.num_board_codes)
+        return self.game.infoset_key(self._state_with_cards(skeleton_node, own, board_code))
 
     def action_labels_of(self, code: int) -> list[str]:
-        skeleton_node = self._decode(code)[0]
+        skeleton_node = code // (self.num_private * self.num_board_codes)
         labels = self._labels.get(skeleton_node)
         if labels is None:
             labels = self._labels[skeleton_node] = self.game.legal_actions(self.states[skeleton_node])
         return labels
 
     def describe_public(self, code: int) -> str:
-        skeleton_node, board = divmod(code, self.num_outcomes + 1)
+        skeleton_node, board_code = divmod(code, self.num_board_codes)
         state = self.states[skeleton_node]
         if len(state.cards) >= 2:
-            state = self._state_with_cards(skeleton_node, 0, board - 1)
+            state = self._state_with_cards(skeleton_node, 0, board_code)
         return self.game.public_state_key(state)
 
 
 @numba.njit(cache=True)
+def _hand_of(player_slot, dealt, boards, slot_start, slot_size, outcome_cards, hand):
+    """Write a player's private cards and the dealt boards into ``hand``; returns the count."""
+    count = 0
+    row = slot_start[player_slot] + dealt[player_slot]
+    for k in range(slot_size[player_slot]):
+        hand[count] = outcome_cards[row, k]
+        count += 1
+    for slot in range(2, 2 + boards):
+        row = slot_start[slot] + dealt[slot]
+        for k in range(slot_size[slot]):
+            hand[count] = outcome_cards[row, k]
+            count += 1
+    return count
+
+
+@numba.njit(cache=True)
 def _expand_deals(
-    skeleton_kind, skeleton_first_child, skeleton_num_children, skeleton_deal_slot, skeleton_board_dealt,
-    skeleton_folder, skeleton_contribution, outcome_copies, outcome_rank, showdown_table, num_cards,
-    skeleton_depth, kind, depth, num_children, chance_prob, utility, infoset_code, public_code,
+    skeleton_kind, skeleton_first_child, skeleton_num_children, skeleton_deal_slot, skeleton_boards_dealt,
+    skeleton_folder, skeleton_contribution, slot_start, slot_count, slot_size, slot_probability,
+    deal_by_rank, outcome_copies, outcome_cards, outcome_mask, board_radix, num_board_codes, num_ranks,
+    num_suits, num_cards, skeleton_depth, kind, depth, num_children, chance_prob, utility, infoset_code,
+    public_code,
 ):
     """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
 
-    ``dealt[slot]`` holds the outcome of each deal slot (0: player 0's card, 1: player
-    1's, 2: the board) on the current path: a stack entry that deals a slot sets it when
-    popped, and everything popped before its next sibling lies in its subtree. Infoset
-    code = (skeleton node * outcomes + own card) * (outcomes + 1) + board + 1 (0 before
-    the board); public code = skeleton node * (outcomes + 1) + board + 1. Returns the
-    number of nodes written.
+    ``dealt[slot]`` holds the outcome of each deal slot (0: player 0's hand, 1: player
+    1's, then the boards) on the current path: a stack entry that deals a slot sets it
+    when popped, and everything popped before its next sibling lies in its subtree.
+    Infoset code = (skeleton node * private outcomes + own hand) * board codes + board
+    code; public code = skeleton node * board codes + board code. Returns the number of
+    nodes written.
     """
-    outcomes = outcome_copies.shape[0]
-    capacity = (skeleton_depth + 1) * max(outcomes, skeleton_num_children.max()) + 1
+    num_private = slot_count[0]
+    capacity = (skeleton_depth + 1) * max(slot_count.max(), skeleton_num_children.max()) + 1
     stack_node = np.empty(capacity, np.int64)
     stack_depth = np.empty(capacity, np.int64)
     stack_slot = np.empty(capacity, np.int64)
     stack_outcome = np.empty(capacity, np.int64)
     stack_prob = np.empty(capacity, np.float64)
-    dealt = np.full(3, -1, np.int64)
+    dealt = np.full(slot_count.shape[0], -1, np.int64)
+    hand0 = np.empty(outcome_cards.shape[1] * slot_count.shape[0], np.int64)
+    hand1 = np.empty_like(hand0)
     stack_node[0], stack_depth[0], stack_slot[0], stack_prob[0] = 0, 0, -1, 1.0
     top = 1
     count = 0
@@ -521,24 +634,36 @@ def _expand_deals(
         if stack_slot[top] >= 0:
             dealt[stack_slot[top]] = stack_outcome[top]
         node_kind = skeleton_kind[node]
-        board = dealt[2] + 1 if skeleton_board_dealt[node] else 0
+        boards = skeleton_boards_dealt[node]
+        board = 0
+        for j in range(boards):
+            board += (dealt[2 + j] + 1) * board_radix[j]
         children = 0
         value = 0.0
         code = -1
         if node_kind == 2:
             slot = skeleton_deal_slot[node]
-            left = num_cards - slot
-            for outcome in range(outcomes - 1, -1, -1):
-                remaining = outcome_copies[outcome]
-                for earlier in range(slot):
-                    if dealt[earlier] == outcome:
-                        remaining -= 1
+            used = 0
+            for earlier in range(slot):
+                used |= outcome_mask[slot_start[earlier] + dealt[earlier]]
+            for outcome in range(slot_count[slot] - 1, -1, -1):
+                if deal_by_rank:
+                    remaining = outcome_copies[slot_start[slot] + outcome]
+                    for earlier in range(slot):
+                        if dealt[earlier] == outcome:
+                            remaining -= 1
+                    probability = remaining / (num_cards - slot)
+                elif outcome_mask[slot_start[slot] + outcome] & used:
+                    remaining = 0
+                else:
+                    remaining = 1
+                    probability = slot_probability[slot]
                 if remaining > 0:
                     stack_node[top] = skeleton_first_child[node]
                     stack_depth[top] = node_depth + 1
                     stack_slot[top] = slot
                     stack_outcome[top] = outcome
-                    stack_prob[top] = remaining / left
+                    stack_prob[top] = probability
                     top += 1
                     children += 1
         elif node_kind == 3:
@@ -548,11 +673,13 @@ def _expand_deals(
             elif folder == 1:
                 value = skeleton_contribution[node, 1]
             else:
-                board_rank = outcome_rank[dealt[2]] + 1 if skeleton_board_dealt[node] else 0
-                winner = showdown_table[outcome_rank[dealt[0]], outcome_rank[dealt[1]], board_rank]
-                if winner > 0:
+                size = _hand_of(0, dealt, boards, slot_start, slot_size, outcome_cards, hand0)
+                _hand_of(1, dealt, boards, slot_start, slot_size, outcome_cards, hand1)
+                value0 = hand_value(hand0, size, num_ranks, num_suits)
+                value1 = hand_value(hand1, size, num_ranks, num_suits)
+                if value0 > value1:
                     value = skeleton_contribution[node, 1]
-                elif winner < 0:
+                elif value0 < value1:
                     value = -skeleton_contribution[node, 0]
         else:
             children = skeleton_num_children[node]
@@ -563,14 +690,14 @@ def _expand_deals(
                 stack_slot[top] = -1
                 stack_prob[top] = 1.0
                 top += 1
-            code = (node * outcomes + dealt[node_kind]) * (outcomes + 1) + board
+            code = (node * num_private + dealt[node_kind]) * num_board_codes + board
         kind[count] = node_kind
         depth[count] = node_depth
         num_children[count] = children
         chance_prob[count] = prob
         utility[count] = value
         infoset_code[count] = code
-        public_code[count] = node * (outcomes + 1) + board
+        public_code[count] = node * num_board_codes + board
         count += 1
     return count
 
@@ -601,11 +728,14 @@ def kuhn_poker(cards: int = 3) -> LimitPoker:
     )
 
 
-def leduc_poker(suit_isomorphism: bool = False) -> LimitPoker:
-    """OpenSpiel's ``leduc_poker`` (``suit_isomorphism`` as OpenSpiel's parameter)."""
+def leduc_poker(suit_isomorphism: bool = False, ranks: int = 3, suits: int = 2) -> LimitPoker:
+    """OpenSpiel's ``leduc_poker`` (``suit_isomorphism`` as OpenSpiel's parameter); ``ranks``
+    and ``suits`` widen the deck (``leduc(ranks=13,suits=4)`` deals from 52 cards)."""
+    _check_range("leduc", "ranks", ranks, 2, len(RANK_SYMBOLS))
+    _check_range("leduc", "suits", suits, 1, len(SUIT_SYMBOLS))
     return LimitPoker(
-        LEDUC.canonical_spec({"suit_isomorphism": suit_isomorphism}),
-        CardStructure(3, 2, 1, (0, 1)),
+        LEDUC.canonical_spec({"suit_isomorphism": suit_isomorphism, "ranks": ranks, "suits": suits}),
+        CardStructure(ranks, suits, 1, (0, 1)),
         deal_by_rank=suit_isomorphism,
         ante=1,
         bet_sizes=((2,), (4,)),
@@ -634,6 +764,35 @@ def generic_poker(bets: int = 1, raises: int = 1, cap: int = 1) -> LimitPoker:
     )
 
 
+def two_card_poker(ranks: int = 6, suits: int = 2, board: str = "1") -> LimitPoker:
+    """Leduc's betting with two private cards each: ``board`` lists the board cards that
+    open each round after the first ("1": one round-2 card; "3-1": a flop, then a turn).
+    Bets and raises are 2 in round 1 and 4 afterwards, two aggressive actions per round."""
+    _check_range("twocard", "ranks", ranks, 2, len(RANK_SYMBOLS))
+    _check_range("twocard", "suits", suits, 1, len(SUIT_SYMBOLS))
+    try:
+        boards = tuple(int(part) for part in board.split("-"))
+    except ValueError:
+        message = f"twocard: board={board!r} must be board cards per round, like 1 or 3-1"
+        raise GameSpecError(message) from None
+    if not boards or min(boards) < 1 or len(boards) > 3:
+        raise GameSpecError(f"twocard: board={board!r} needs 1 to 3 rounds of at least one card")
+    if 4 + sum(boards) > ranks * suits:
+        raise GameSpecError(
+            f"twocard: a {ranks}x{suits} deck cannot deal two hands and {sum(boards)} board cards")
+    sizes = ((2,), *(((4,),) * len(boards)))
+    return LimitPoker(
+        TWO_CARD.canonical_spec({"ranks": ranks, "suits": suits, "board": board}),
+        CardStructure(ranks, suits, 2, (0, *boards)),
+        deal_by_rank=False,
+        ante=1,
+        bet_sizes=sizes,
+        raise_sizes=sizes,
+        max_bets_per_round=2,
+        style=LEDUC_STYLE,
+    )
+
+
 KUHN = GameEntry(
     name="kuhn",
     summary="Kuhn poker: one card each from `cards` ranks, ante 1, bet 1 (OpenSpiel's kuhn_poker for 3)",
@@ -649,6 +808,9 @@ LEDUC = GameEntry(
         Parameter(
             "suit_isomorphism", bool, False, "deal and observe ranks only, as OpenSpiel's parameter"
         ),
+        Parameter("ranks", int, 3, "ranks in the deck (3: J, Q, K; 13: 2 to A)", minimum=2,
+                  maximum=len(RANK_SYMBOLS)),
+        Parameter("suits", int, 2, "cards of each rank", minimum=1, maximum=len(SUIT_SYMBOLS)),
     ),
     factory=leduc_poker,
 )
@@ -666,4 +828,15 @@ POKER = GameEntry(
     factory=generic_poker,
 )
 
-ENTRIES = (KUHN, LEDUC, POKER)
+TWO_CARD = GameEntry(
+    name="twocard",
+    summary="Leduc's betting with two private cards each and hold'em hand ranking (card abstraction studies)",
+    parameters=(
+        Parameter("ranks", int, 6, "ranks in the deck", minimum=2, maximum=len(RANK_SYMBOLS)),
+        Parameter("suits", int, 2, "cards of each rank", minimum=1, maximum=len(SUIT_SYMBOLS)),
+        Parameter("board", str, "1", "board cards opening each later round, '-'-separated (1, 3-1)"),
+    ),
+    factory=two_card_poker,
+)
+
+ENTRIES = (KUHN, LEDUC, POKER, TWO_CARD)

@@ -1,1 +1,4 @@
-"""abstraction/cards."""
+"""Card abstraction: exact hand-strength features, EMD clustering, buckets as InfosetMaps.
+
+See docs/card-abstraction.md.
+"""
