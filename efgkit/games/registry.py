@@ -2,7 +2,8 @@
 
 ``load_game(spec)`` is the one entry point: it parses the spec, makes the rules object
 and compiles it (with the game's fast builder when it has one, else the generic
-breadth-first builder). ``openspiel:<name>(params)`` imports an OpenSpiel game.
+breadth-first builder). ``openspiel:<name>(params)`` imports an OpenSpiel game,
+``efg:PATH`` reads a Gambit .efg file and ``acpc:PATH`` an ACPC game definition.
 """
 
 from __future__ import annotations
@@ -131,7 +132,8 @@ def resolve_spec(spec: str) -> tuple[GameEntry, dict[str, object]]:
     entry = games.get(name)
     if entry is None:
         known = ", ".join(sorted(games)) + "; aliases " + ", ".join(ALIASES)
-        raise GameSpecError(f"unknown game {name!r}; known games: {known}; or openspiel:<name>")
+        raise GameSpecError(f"unknown game {name!r}; known games: {known}; or openspiel:<name>, "
+                            f"efg:PATH, acpc:PATH")
     by_name = {p.name: p for p in entry.parameters}
     unknown = sorted(set(raw) - set(by_name))
     if unknown:
@@ -151,7 +153,7 @@ def make_game(spec: str) -> Game:
 
 def canonical_spec(spec: str) -> str:
     """The canonical spelling of a spec: aliases expanded, defaults dropped."""
-    if spec.startswith("openspiel:"):
+    if spec.startswith(("openspiel:", "efg:", "acpc:")):
         return spec
     entry, params = resolve_spec(spec)
     return entry.canonical_spec(params)
@@ -164,8 +166,14 @@ def load_game(spec: str, *, node_limit: int | None = None, progress: bool = Fals
 
         return import_openspiel_game(spec[len("openspiel:"):], node_limit=node_limit,
                                      progress=progress)
-    if spec.startswith(("efg:", "acpc:")):
-        raise GameSpecError(f"game spec {spec!r}: .efg and ACPC files are not supported yet")
+    if spec.startswith("efg:"):
+        from efgkit.interop.gambit_efg import load_efg
+
+        return load_efg(spec[len("efg:"):], node_limit=node_limit, progress=progress)
+    if spec.startswith("acpc:"):
+        from efgkit.interop.acpc import load_acpc
+
+        return load_acpc(spec[len("acpc:"):], node_limit=node_limit, progress=progress)
     game = make_game(spec)
     compile_fast = getattr(game, "compile", None)
     if compile_fast is not None:

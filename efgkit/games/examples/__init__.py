@@ -1,0 +1,1 @@
+"""Example games written against the Game protocol (see docs/new-game.md)."""
