@@ -134,3 +134,61 @@ def test_failed_save_leaves_existing_file_untouched(saved, kuhn_strategy):
 def test_save_replaces_an_existing_file(saved, kuhn_strategy):
     save_strategy(saved, kuhn_strategy, provenance={"algorithm": "lp"})
     assert load_strategy(saved)[1]["algorithm"] == "lp"
+
+
+def _write_schema_1(path, strategy, provenance):
+    """A file exactly as schema 1 wrote it: one content checksum over metadata and data."""
+    import hashlib
+    import json
+
+    from efgkit.storage.strategy_file import HISTORY_DTYPE
+
+    tree = strategy.tree
+    parameters = json.dumps(provenance["parameters"], sort_keys=True)
+    history = np.array(provenance["nash_conv_history"], dtype=HISTORY_DTYPE)
+    abstract_of = strategy.infoset_map.abstract_of.astype("<i4")
+    digest = hashlib.sha256()
+    for text in (tree.spec, tree.fingerprint, provenance["algorithm"], parameters,
+                 str(provenance["iterations"])):
+        digest.update(text.encode() + b"\x1f")
+    for array in (abstract_of, strategy.probabilities, history):
+        digest.update(array.tobytes())
+    with h5py.File(path, "w", libver=("v108", "v108")) as handle:
+        handle.attrs.update(format="efgkit-strategy", schema_version=1, efgkit_version="0.1.0",
+                            game_spec=tree.spec, tree_fingerprint=tree.fingerprint,
+                            content_sha256=digest.hexdigest())
+        handle.create_group("abstraction").create_dataset("abstract_of", data=abstract_of)
+        handle.create_group("strategy").create_dataset("probabilities", data=strategy.probabilities)
+        record = handle.create_group("provenance")
+        record.attrs.update(algorithm=provenance["algorithm"], parameters=parameters,
+                            iterations=provenance["iterations"])
+        record.create_dataset("nash_conv", data=history)
+
+
+def test_schema_1_files_are_still_read(tmp_path, kuhn, kuhn_strategy):
+    path = tmp_path / "v1.h5"
+    _write_schema_1(path, kuhn_strategy, PROVENANCE)
+    strategy, provenance = load_strategy(path, kuhn)
+    np.testing.assert_array_equal(strategy.probabilities, kuhn_strategy.probabilities)
+    assert {k: provenance[k] for k in PROVENANCE} == PROVENANCE
+    with h5py.File(path, "r+") as handle:
+        handle["strategy/probabilities"][0] = 0.0
+    _load_fails_and_leaves_file(path, kuhn, match="corrupted")
+
+
+def test_every_dataset_carries_its_checksum_and_any_change_is_caught(saved, kuhn):
+    with h5py.File(saved, "r") as handle:
+        names = []
+        handle.visititems(lambda name, item: names.append(name)
+                          if isinstance(item, h5py.Dataset) else None)
+        assert names and all(len(handle[name].attrs["sha256"]) == 64 for name in names)
+    with h5py.File(saved, "r+") as handle:
+        handle["provenance"].attrs["iterations"] = 21
+    _load_fails_and_leaves_file(saved, kuhn, match="metadata checksum")
+
+
+def test_datasets_are_contiguous_so_they_can_be_memory_mapped(saved):
+    with h5py.File(saved, "r") as handle:
+        dataset = handle["strategy/probabilities"]
+        assert dataset.chunks is None and dataset.compression is None
+        assert dataset.id.get_offset() is not None

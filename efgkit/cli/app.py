@@ -98,8 +98,9 @@ def main() -> None:
     """Small, provably good strategies for two-player zero-sum imperfect-information games.
 
     A GAME is a spec in OpenSpiel's style: leduc, kuhn(cards=4), poker(bets=2,raises=2,cap=4),
-    goofspiel(cards=5), pursuit(moves=5), an alias (P224, GS6, GP5, ...) or
-    openspiel:<name>(params). `efgkit games` lists them.
+    goofspiel(cards=5), pursuit(moves=5), an alias (P224, GS6, GP5, ...),
+    openspiel:<name>(params), a Gambit file efg:PATH or an ACPC game definition acpc:PATH.
+    `efgkit games` lists them.
     """
 
 

@@ -39,6 +39,8 @@ def games(as_json: bool) -> None:
             lines.append("    aliases: " + ", ".join(f"{a} = {s}" for a, s in aliases.items()))
     lines.append("openspiel:<name>(params): any two-player zero-sum OpenSpiel game "
                  "(needs open_spiel installed)")
+    lines.append("efg:PATH: a two-player zero-sum game in Gambit's .efg format")
+    lines.append("acpc:PATH: a limit poker game from an ACPC game definition (GAMEDEF ... END GAMEDEF)")
     emit(as_json, {"games": listing, "aliases": dict(ALIASES)}, lines)
 
 

@@ -24,6 +24,7 @@ from efgkit.cli.app import (
 )
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.storage.abstraction_file import is_card_abstraction_file, load_card_abstraction
 from efgkit.storage.strategy_file import atomic_output_path, load_strategy, save_strategy
 
 # --------------------------------------------------------------------------- refine
@@ -35,6 +36,8 @@ def _initial_abstraction(tree: GameTree, initial: str) -> InfosetMap:
         return InfosetMap.coarsest(tree)
     if initial == "identity":
         return InfosetMap.identity(tree)
+    if is_card_abstraction_file(initial):
+        return load_card_abstraction(initial, tree).infoset_map
     strategy, _ = load_strategy(initial, tree)
     return strategy.infoset_map
 
@@ -86,8 +89,8 @@ refine_options = [
     click.option("--delay", type=click.IntRange(min=0), default=100, show_default=True,
                  help="CFR+IRA: averaging delay (the paper's 100)."),
     click.option("--initial", default="coarsest", show_default=True,
-                 help="Initial abstraction: coarsest, identity, or a strategy file whose "
-                      "abstraction to start from."),
+                 help="Initial abstraction: coarsest, identity, a card abstraction file "
+                      "(efgkit cards --out), or a strategy file whose abstraction to start from."),
     click.option("--max-iterations", type=click.IntRange(min=0), default=100_000,
                  show_default=True, help="Give up after this many iterations."),
     click.option("--every", "-k", type=click.IntRange(min=1), default=10, show_default=True,

@@ -6,6 +6,7 @@ import inspect
 import math
 import sys
 import time
+from pathlib import Path
 
 import click
 from tqdm import tqdm
@@ -20,8 +21,10 @@ from efgkit.cli.app import (
     save_figure,
     show_progress,
     size_lines,
+    with_options,
 )
 from efgkit.errors import ParameterError
+from efgkit.games.registry import canonical_spec
 from efgkit.solvers import (
     BestResponse,
     CFRPlusSolver,
@@ -29,7 +32,14 @@ from efgkit.solvers import (
     DCFRSolver,
     FictitiousPlay,
     SequenceFormLP,
-    Strategy,
+)
+from efgkit.storage.checkpoint import Checkpoints
+from efgkit.storage.disk_solve import (
+    DiskSolver,
+    compile_working_file,
+    parse_size,
+    peak_rss,
+    working_file_matches,
 )
 from efgkit.storage.strategy_file import load_strategy, save_strategy
 
@@ -68,6 +78,45 @@ def _solver_options(ctx: click.Context, algorithm: str, iterations: int,
     return options
 
 
+STATE_OPTIONS = (
+    click.option("--state", type=click.Path(dir_okay=False), default=None, metavar="FILE.h5",
+                 help="Checkpoint file (a strategy file with the solver state): written "
+                      "atomically at every checkpoint and at the end (cfr, cfr+, dcfr)."),
+    click.option("--checkpoint-every", type=click.IntRange(min=1), default=None, metavar="K",
+                 help="Checkpoint every K iterations (needs --state)."),
+    click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+                 metavar="S", help="Checkpoint every S seconds of wall time (needs --state)."),
+    click.option("--resume", is_flag=True,
+                 help="Continue from the --state checkpoint, bit-identical to an uninterrupted "
+                      "run (from iteration 0 if no checkpoint was written yet)."),
+    click.option("--memory-limit", metavar="SIZE", default=None,
+                 help="Keep every solver array on disk (FILE.h5.work beside --state, "
+                      "memory-mapped; the game is compiled in a child process) and the resident "
+                      "memory under SIZE, e.g. 1GiB. NashConv is not evaluated during such a "
+                      "run: evaluate the --state file afterwards."),
+)
+
+
+def check_state_options(algorithm: str, state: str | None, checkpoint_every: int | None,
+                        checkpoint_seconds: float | None, resume: bool,
+                        memory_limit: str | None) -> None:
+    """Refuse checkpoint options that cannot apply, before any work is done."""
+    if state is None:
+        given = [name for name, value in (("--checkpoint-every", checkpoint_every),
+                                          ("--checkpoint-seconds", checkpoint_seconds),
+                                          ("--resume", resume), ("--memory-limit", memory_limit))
+                 if value]
+        if given:
+            raise ParameterError(f"{given[0]} needs --state FILE.h5 (where checkpoints go)")
+        return
+    if algorithm not in ("cfr", "cfr+", "dcfr"):
+        raise ParameterError(f"--state applies to cfr, cfr+ and dcfr (solvers with a state to "
+                             f"checkpoint), not {algorithm}")
+    check_writable(state, "--state")
+    if Path(state).exists() and not resume:
+        raise ParameterError(f"--state {state} exists; pass --resume to continue it or remove it")
+
+
 def _recorded_parameters(algorithm: str, solver) -> dict[str, object]:
     """The parameters a solver actually ran with (defaults included), for provenance."""
     if solver is None:
@@ -80,28 +129,37 @@ def _recorded_parameters(algorithm: str, solver) -> dict[str, object]:
     return recorded
 
 
-def _run_iterative(solver, evaluator: BestResponse, iterations: int, every: int,
-                   report) -> tuple[Strategy, list[dict]]:
-    """Iterate to ``iterations``, evaluating the average strategy every ``every`` iterations."""
-    history = []
+def _run_iterative(solver, evaluator: BestResponse | None, iterations: int, every: int,
+                   report, history: list[dict] | None = None,
+                   checkpoints: Checkpoints | None = None) -> list[dict]:
+    """Iterate to ``iterations``, evaluating the average strategy every ``every`` iterations.
+
+    ``history`` continues a resumed run's; ``checkpoints`` are written when due; without
+    an ``evaluator`` nothing is evaluated. Returns the NashConv history.
+    """
+    history = [] if history is None else history
     chunk = 1
-    with tqdm(total=iterations, unit="it", desc="solving", file=sys.stderr,
-              disable=not show_progress(), leave=False) as bar:
+    with tqdm(total=iterations, initial=solver.iteration, unit="it", desc="solving",
+              file=sys.stderr, disable=not show_progress(), leave=False) as bar:
         while solver.iteration < iterations:
             next_report = min((solver.iteration // every + 1) * every, iterations)
-            step = min(chunk, next_report - solver.iteration)
+            stop = next_report if checkpoints is None else min(
+                next_report, checkpoints.next_stop(solver.iteration))
+            step = min(chunk, stop - solver.iteration)
             started = time.perf_counter()
             solver.iterate(step)
             if time.perf_counter() - started < SLOW_CHUNK_SECONDS:
                 chunk *= 2
             bar.update(step)
-            if solver.iteration == next_report:
+            if evaluator is not None and solver.iteration == next_report:
                 nash_conv = evaluator.evaluate(solver.average_strategy()).nash_conv
                 history.append({"iteration": solver.iteration, "nash_conv": nash_conv})
                 bar.clear()
                 report(solver.iteration, nash_conv)
                 bar.refresh()
-    return solver.average_strategy(), history
+            if checkpoints is not None:
+                checkpoints.after_chunk(solver, history)
+    return history
 
 
 def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> None:
@@ -143,28 +201,58 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
               help="Write the final strategy to this HDF5 strategy file.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a log-log PNG of NashConv against iterations.")
+@click.option("--abstraction", "abstraction_file", metavar="ABS.h5",
+              type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Solve on this card abstraction (efgkit cards --out); NashConv is still exact "
+                   "in the full game.")
+@with_options(STATE_OPTIONS)
 @json_option
 @click.pass_context
 def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every: int,
           delay: int | None, alpha: float | None, beta: float | None, gamma: float | None,
-          out: str | None, plot: str | None, as_json: bool) -> None:
+          out: str | None, plot: str | None, abstraction_file: str | None, state: str | None,
+          checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
+          memory_limit: str | None, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
 
     Prints the game's sizes, NashConv (and NashConv/2, OpenSpiel's exploitability) of the
-    average strategy every K iterations, and the final game value for player 0.
+    average strategy every K iterations, and the final game value for player 0. With
+    --abstraction the solver's regrets and strategy live on the abstract infosets.
     """
     options = _solver_options(ctx, algorithm, iterations,
                               {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma})
     if plot is not None and (algorithm == "lp" or iterations == 0):
         raise ParameterError("--plot needs an iterative algorithm and --iterations >= 1")
+    if abstraction_file is not None and algorithm == "lp":
+        raise ParameterError("--algorithm lp solves the full game only; drop --abstraction")
     check_writable(out, "--out")
     check_writable(plot, "--plot")
+    check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume,
+                        memory_limit)
+    if memory_limit is not None:
+        refused = [f"--{name}" for name, value in (("out", out), ("plot", plot),
+                                                   ("abstraction", abstraction_file)) if value]
+        refused += ["--every"] if ctx.get_parameter_source("every") is not \
+            click.core.ParameterSource.DEFAULT else []
+        if refused:
+            raise ParameterError(f"{refused[0]} does not go with --memory-limit: a solve on disk "
+                                 f"runs the full game and evaluates nothing during the run (the "
+                                 f"--state file is a strategy file for efgkit evaluate)")
+        solve_on_disk(game, algorithm, options, iterations, state, checkpoint_every,
+                      checkpoint_seconds, resume, parse_size(memory_limit), as_json)
+        return
 
     tree, build_seconds = build_game(game)
     if not as_json:
         for line in size_lines(tree, build_seconds):
             click.echo(line)
-    evaluator = BestResponse(InfosetMap.identity(tree))
+    if abstraction_file is not None:
+        from efgkit.storage.abstraction_file import load_card_abstraction
+
+        infoset_map = load_card_abstraction(abstraction_file, tree).infoset_map
+    else:
+        infoset_map = InfosetMap.identity(tree)
+    evaluator = BestResponse(infoset_map)
 
     def report(iteration: int, nash_conv: float) -> None:
         if not as_json:
@@ -172,7 +260,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                        f"(NashConv/2 {nash_conv / 2:.6e})")
 
     started = time.perf_counter()
-    lp_value = solver = None
+    lp_value = solver = checkpoints = resumed_from = None
     if algorithm == "lp":
         if show_progress():
             click.echo("solving the sequence-form LP with HiGHS (no progress to show)", err=True)
@@ -180,7 +268,19 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         strategy, lp_value, history, iterations = solution.strategy, solution.game_value, [], 0
     else:
         solver = ITERATIVE_SOLVERS[algorithm](evaluator.infoset_map, **options)
-        strategy, history = _run_iterative(solver, evaluator, iterations, every, report)
+        history = None
+        if state is not None:
+            checkpoints = Checkpoints(state, algorithm=algorithm,
+                                      parameters=_recorded_parameters(algorithm, solver),
+                                      every=checkpoint_every, seconds=checkpoint_seconds)
+            if resume and Path(state).exists():
+                history = checkpoints.resume(solver, iterations)
+                resumed_from = solver.iteration
+                if not as_json:
+                    click.echo(f"resumed from {state} at iteration {resumed_from}")
+        history = _run_iterative(solver, evaluator, iterations, every, report, history,
+                                 checkpoints)
+        strategy = solver.average_strategy()
     seconds = time.perf_counter() - started
     parameters = _recorded_parameters(algorithm, solver)
     evaluation = evaluator.evaluate(strategy)
@@ -188,6 +288,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         history.append({"iteration": iterations, "nash_conv": evaluation.nash_conv})
         if algorithm != "lp":
             report(iterations, evaluation.nash_conv)
+    if checkpoints is not None:
+        checkpoints.write(solver, history)
 
     if out is not None:
         save_strategy(out, strategy, provenance={
@@ -202,10 +304,14 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         "game": tree.spec, "algorithm": algorithm, "parameters": parameters,
         "iterations": iterations, "seconds": seconds, "build_seconds": build_seconds,
         **evaluation.to_dict(), "history": history, "infosets": sizes["infosets"],
-        "histories": sizes["histories"],
+        "histories": sizes["histories"], "abstract_infosets": evaluator.infoset_map.num_abstract,
+        "abstraction": abstraction_file,
     }
     if lp_value is not None:
         data["lp_value"] = lp_value
+    if checkpoints is not None:
+        data.update(state=state, resumed_from_iteration=resumed_from,
+                    checkpoints_written=checkpoints.written)
     lines = [
         f"{algorithm}: solved in {seconds:.2f} s" if algorithm == "lp" else
         f"{algorithm}: {iterations} iterations in {seconds:.2f} s",
@@ -216,8 +322,64 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     ]
     if lp_value is not None:
         lines.append(f"LP value: {lp_value:.9f}")
+    if abstraction_file is not None:
+        lines.insert(0, f"on the abstraction {abstraction_file}: {evaluator.infoset_map.num_abstract:,} "
+                        f"abstract infosets of {sizes['infosets']:,} (NashConv measured in the full game)")
     lines += [f"strategy written to {out}"] if out else []
     lines += [f"plot written to {plot}"] if plot else []
+    lines += [f"solver state written to {state} ({checkpoints.written} checkpoint"
+              f"{'s' * (checkpoints.written != 1)} in {checkpoints.seconds_writing:.2f} s)"
+              ] if checkpoints else []
+    emit(as_json, data, lines)
+
+
+def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, state: str,
+                  checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
+                  memory_limit: int, as_json: bool) -> None:
+    """``solve --memory-limit``: a DiskSolver over ``STATE.work``, checkpointing to ``state``."""
+    spec = canonical_spec(game)
+    work = Path(f"{state}.work")
+    compiled = None
+    if not working_file_matches(work, spec):
+        if not as_json:
+            click.echo(f"compiling {spec} into {work} in a child process")
+        compiled = compile_working_file(spec, work)
+    solver = DiskSolver(work, variant=algorithm, memory_limit=memory_limit, **options)
+    checkpoints = Checkpoints(state, algorithm=algorithm,
+                              parameters=_recorded_parameters(algorithm, solver),
+                              every=checkpoint_every, seconds=checkpoint_seconds)
+    history = resumed_from = None
+    if resume and Path(state).exists():
+        history = checkpoints.resume(solver, iterations)
+        resumed_from = solver.iteration
+    started = time.perf_counter()
+    history = _run_iterative(solver, None, iterations, iterations, None, history, checkpoints)
+    seconds = time.perf_counter() - started
+    checkpoints.write(solver, history)
+    solver.close()
+    data = {
+        "game": spec, "algorithm": algorithm, "parameters": checkpoints.parameters,
+        "iterations": iterations, "seconds": seconds, "state": state,
+        "resumed_from_iteration": resumed_from, "checkpoints_written": checkpoints.written,
+        "working_file": str(work), "working_file_bytes": work.stat().st_size,
+        "state_bytes": Path(state).stat().st_size, "memory_limit_bytes": memory_limit,
+        "peak_rss_bytes": peak_rss(), "window_bytes": solver.window_bytes,
+        "compile_peak_rss_bytes": compiled and compiled["compile_peak_rss_bytes"],
+        **{key: solver.sizes[key] for key in ("histories", "infosets", "infoset_actions")},
+    }
+    lines = [
+        f"{algorithm} on {spec} with its arrays on disk: {iterations} iterations in "
+        f"{seconds:.2f} s" + (f" (resumed at iteration {resumed_from})" if resumed_from else ""),
+        f"working file {work}: {data['working_file_bytes'] / 2**20:,.1f} MiB; peak RSS "
+        f"{data['peak_rss_bytes'] / 2**20:,.1f} MiB, "
+        f"{'under' if data['peak_rss_bytes'] <= memory_limit else 'OVER'} the limit of "
+        f"{memory_limit / 2**20:,.1f} MiB",
+        f"solver state written to {state} ({checkpoints.written} checkpoint"
+        f"{'s' * (checkpoints.written != 1)}); NashConv: efgkit evaluate {spec} {state}",
+    ]
+    if compiled:
+        lines.insert(1, f"compiled in a child process (its peak RSS "
+                        f"{compiled['compile_peak_rss_bytes'] / 2**20:,.1f} MiB)")
     emit(as_json, data, lines)
 
 

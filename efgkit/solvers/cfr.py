@@ -162,8 +162,8 @@ def regret_matching(abstract_infosets, action_offset, regrets, edge_prob):
 
 
 @numba.njit(cache=True)
-def _values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, infoset_of,
-                        edge_prob, values, reach, player, instant, sample_slots, sample_regrets):
+def values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, infoset_of,
+                       edge_prob, values, reach, player, instant, sample_slots, sample_regrets):
     """Bottom-up values (player 0) and the player's counterfactual regrets, in one pass.
 
     When ``sample_slots`` is non-empty (shape (2, infosets)), an original infoset with
@@ -202,14 +202,35 @@ def update_player(t, player, variant, delay, alpha, beta, gamma,
                   regrets, average, instant, own_reach, edge_prob, values, reach,
                   sample_slots, sample_regrets):
     """One player's CFR/CFR+/DCFR update at iteration ``t`` (regrets, average, not matching)."""
+    clear_instant_regrets(player_abstract, action_offset, instant)
+    others_reach(nodes, kinds, first_child, num_children, prob_offset, edge_prob, player, reach)
+    values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, infoset_of,
+                       edge_prob, values, reach, player, instant, sample_slots, sample_regrets)
+    accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, player_infosets,
+                             player_abstract, parent_action, action_infoset, tree_action_offset,
+                             infoset_offset, infoset_num_actions, action_offset, regrets, average,
+                             instant, own_reach, edge_prob)
+
+
+@numba.njit(cache=True)
+def clear_instant_regrets(player_abstract, action_offset, instant):
     for j in range(player_abstract.shape[0]):
         a = player_abstract[j]
         for x in range(action_offset[a], action_offset[a + 1]):
             instant[x] = 0.0
-    others_reach(nodes, kinds, first_child, num_children, prob_offset, edge_prob, player, reach)
-    _values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, infoset_of,
-                        edge_prob, values, reach, player, instant, sample_slots, sample_regrets)
 
+
+@numba.njit(cache=True)
+def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, player_infosets,
+                             player_abstract, parent_action, action_infoset, tree_action_offset,
+                             infoset_offset, infoset_num_actions, action_offset, regrets, average,
+                             instant, own_reach, edge_prob):
+    """Iteration ``t``'s average-strategy contribution and cumulative regret update.
+
+    Works infoset by infoset, so a driver may call it on consecutive slices of
+    ``player_infosets`` / ``player_abstract`` (efgkit.storage.disk_solve does, to bound
+    its resident memory) with the same result as one call.
+    """
     # Average strategy: weight * own reach of each original infoset * current strategy.
     if variant == VARIANT_CFR_PLUS:
         weight = float(max(t - delay, 0))

@@ -1,22 +1,30 @@
-"""HDF5 strategy files: a Strategy, the InfosetMap it lives on, and how it was computed.
+"""HDF5 strategy files: a Strategy, its InfosetMap, how it was computed, and how to continue.
 
-The schema (version 1) is documented in docs/file-format.md. Files carry their own
-format name and schema version (as h5py/xarray users expect) and the game's canonical
-spec and tree fingerprint, so a reader refuses a file for another game, of a future
-version, or damaged, with a one-line FileFormatError instead of returning garbage.
-Writes go to a temporary file in the destination directory that replaces the
-destination only once complete (``os.replace``), so a failure never damages an
-existing file.
+Schema version 2 (docs/file-format.md) is the one schema of efgkit's strategy files: the
+strategy with its InfosetMap and provenance, and optionally the solver state that
+continues the run (a checkpoint: regrets, average accumulators, iteration counter, RNG
+state). Every dataset is contiguous, so it can be memory-mapped (``mapped_arrays``), and
+carries its own sha256; the root ``content_sha256`` covers every attribute and those
+digests. Version 1 files (no solver state, one checksum over the data) are still read.
+
+Files carry their own format name and schema version (as h5py/xarray users expect) and
+the game's canonical spec and tree fingerprint, so a reader refuses a file for another
+game, of a future version, or damaged, with a one-line FileFormatError instead of
+returning garbage. Writes go to a temporary file in the destination directory that
+replaces the destination only once complete and flushed (``os.replace``), so a failure
+or a kill never damages an existing file.
 """
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
 import os
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import h5py
@@ -28,9 +36,10 @@ from efgkit.errors import EfgkitError, FileFormatError, ParameterError
 from efgkit.games.registry import load_game
 from efgkit.games.tree import GameTree
 from efgkit.solvers.strategy import Strategy
+from efgkit.storage.mapped_arrays import create_file, slices, write_contiguous
 
 FORMAT = "efgkit-strategy"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 HISTORY_DTYPE = np.dtype([("iteration", "<i8"), ("nash_conv", "<f8")])
 PROVENANCE_KEYS = ("algorithm", "parameters", "iterations", "nash_conv_history")
 
@@ -40,7 +49,9 @@ def atomic_output_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path``, else vanishes.
 
     The temporary file lives in the same directory so ``os.replace`` is atomic, and it is
-    fsynced first, so a crash leaves either the old file or the complete new one.
+    fsynced first, so a crash leaves either the old file or the complete new one. A
+    process killed outright (SIGKILL) leaves its temporary behind, never in place of
+    ``path``; ``remove_stale_temporaries`` deletes such leftovers.
     """
     path = Path(path)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
@@ -49,13 +60,56 @@ def atomic_output_path(path: str | os.PathLike) -> Iterator[Path]:
         with open(temporary, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(temporary, path)
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)  # the rename itself survives a power cut
+        finally:
+            os.close(directory)
     finally:
         if temporary.exists():
             temporary.unlink()
 
 
+def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
+    """Delete temporaries of ``path`` left by writers that were killed (their process is gone)."""
+    path = Path(path)
+    removed = []
+    for candidate in path.parent.glob(f".{glob.escape(path.name)}.*.*.tmp"):
+        pid = candidate.name[len(path.name) + 2:].split(".")[0]
+        if pid.isdigit() and not _process_alive(int(pid)):
+            candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+@dataclass(eq=False)
+class SolverState:
+    """What a CFR-family solver needs to continue exactly where it stopped.
+
+    ``regrets`` and ``average_accumulator``: float64, one per abstract infoset-action
+    (numpy arrays or memory maps); ``iteration``: iterations done; ``rng_state``: the
+    solver's random generator state (JSON-serialisable, e.g. numpy's
+    ``bit_generator.state``), None for solvers that draw no random numbers.
+    """
+
+    regrets: np.ndarray
+    average_accumulator: np.ndarray
+    iteration: int
+    rng_state: dict | None = None
 
 
 def _checked_provenance(provenance: dict) -> tuple[str, str, int, np.ndarray]:
@@ -95,13 +149,130 @@ def _history_array(history: Sequence) -> np.ndarray:
     return np.array(rows, dtype=HISTORY_DTYPE)
 
 
-def _content_digest(game_spec: str, tree_fingerprint: str, abstract_of: np.ndarray,
-                    probabilities: np.ndarray, algorithm: str, parameters: str, iterations: int,
-                    history: np.ndarray) -> str:
-    """sha256 over everything a reader uses, so a flipped byte in the data cannot load silently.
+def _checked_rng_state(solver_state: SolverState) -> str:
+    try:
+        return json.dumps(solver_state.rng_state, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"the solver's rng_state must be JSON-serialisable: {exc}") from exc
 
-    HDF5 checksums its own metadata (libver v108 object headers); this covers the data.
+
+# ----------------------------------------------------------------------------- writing
+def _write_array(group: h5py.Group, name: str, array: np.ndarray, dtype: np.dtype | str,
+                 after_slice: Callable[[], None] | None = None) -> None:
+    """A contiguous dataset holding ``array`` (copied in slices) with its sha256 as attribute.
+
+    ``after_slice`` runs after each slice, e.g. to drop the pages of a memory-mapped source.
     """
+    digest = hashlib.sha256()
+
+    def written(block: np.ndarray) -> None:
+        digest.update(memoryview(block).cast("B"))
+        if after_slice is not None:
+            after_slice()
+
+    dataset = write_contiguous(group, name, array, dtype, written)
+    dataset.attrs["sha256"] = digest.hexdigest()
+
+
+def _attribute_text(value: object) -> str:
+    if isinstance(value, bytes):
+        value = value.decode()
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, np.generic):
+        value = value.item()
+    return json.dumps(value, sort_keys=True)
+
+
+def _manifest_digest(handle: h5py.File) -> str:
+    """sha256 over every attribute and every dataset's type, shape and sha256 attribute.
+
+    With the per-dataset digests this covers every byte a reader uses, while checking it
+    reads only metadata (a reader hashes a dataset's data when it reads that dataset).
+    """
+    lines = []
+
+    def describe(name: str, item: h5py.Group | h5py.Dataset) -> None:
+        for key in item.attrs:
+            if not (name == "" and key == "content_sha256"):
+                lines.append(f"/{name}@{key}={_attribute_text(item.attrs[key])}")
+        if isinstance(item, h5py.Dataset):
+            lines.append(f"/{name}:{item.dtype.descr}:{item.shape}")
+
+    describe("", handle)
+    handle.visititems(describe)
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
+
+
+def write_strategy_file(path: str | os.PathLike, *, game_spec: str, tree_fingerprint: str,
+                        abstract_of: np.ndarray, probabilities: np.ndarray, provenance: dict,
+                        solver_state: SolverState | None = None,
+                        after_slice: Callable[[], None] | None = None) -> None:
+    """Write a schema-2 file from plain arrays (which may be memory maps), atomically.
+
+    ``save_strategy`` is the usual entry point; this one serves solves whose arrays live
+    on disk and never become a Strategy in memory (``probabilities`` then only needs
+    ``shape`` and slicing). Arrays are copied in slices, calling ``after_slice`` after
+    each. Raises ParameterError for bad provenance and FileFormatError if the file cannot
+    be written; an existing file at ``path`` is left untouched in both cases.
+    """
+    algorithm, parameters, iterations, history = _checked_provenance(provenance)
+    rng_state = _checked_rng_state(solver_state) if solver_state is not None else None
+    try:
+        with atomic_output_path(path) as temporary:
+            with create_file(temporary) as handle:
+                handle.attrs["format"] = FORMAT
+                handle.attrs["schema_version"] = SCHEMA_VERSION
+                handle.attrs["efgkit_version"] = efgkit.__version__
+                handle.attrs["game_spec"] = game_spec
+                handle.attrs["tree_fingerprint"] = tree_fingerprint
+                _write_array(handle.create_group("abstraction"), "abstract_of", abstract_of, "<i4")
+                _write_array(handle.create_group("strategy"), "probabilities", probabilities,
+                             "<f8", after_slice)
+                record = handle.create_group("provenance")
+                record.attrs["algorithm"] = algorithm
+                record.attrs["parameters"] = parameters
+                record.attrs["iterations"] = iterations
+                _write_array(record, "nash_conv", history, HISTORY_DTYPE)
+                if solver_state is not None:
+                    state = handle.create_group("solver_state")
+                    state.attrs["iteration"] = int(solver_state.iteration)
+                    state.attrs["rng_state"] = rng_state
+                    for name in ("regrets", "average_accumulator"):
+                        _write_array(state, name, getattr(solver_state, name), "<f8", after_slice)
+                handle.attrs["content_sha256"] = _manifest_digest(handle)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write strategy file ({_one_line(exc)})") from exc
+
+
+def save_strategy(path: str | os.PathLike, strategy: Strategy, *, provenance: dict,
+                  solver_state: SolverState | None = None) -> None:
+    """Write ``strategy`` with its InfosetMap and provenance to an HDF5 file, atomically.
+
+    ``provenance`` holds ``algorithm`` (str, required), ``parameters`` (a JSON-serialisable
+    dict), ``iterations`` (int) and ``nash_conv_history`` ((iteration, nash_conv) pairs).
+    With ``solver_state`` the file is also a checkpoint that ``load_checkpoint`` resumes.
+    Raises ParameterError for bad provenance or state and FileFormatError if the file
+    cannot be written; an existing file at ``path`` is left untouched in both cases.
+    """
+    tree = strategy.tree
+    if solver_state is not None:
+        expected = (strategy.infoset_map.num_abstract_actions,)
+        for name in ("regrets", "average_accumulator"):
+            if np.shape(getattr(solver_state, name)) != expected:
+                raise ParameterError(f"solver state {name} has shape "
+                                     f"{np.shape(getattr(solver_state, name))}, expected {expected}")
+    write_strategy_file(path, game_spec=tree.spec, tree_fingerprint=tree.fingerprint,
+                        abstract_of=strategy.infoset_map.abstract_of,
+                        probabilities=strategy.probabilities, provenance=provenance,
+                        solver_state=solver_state)
+
+
+# ----------------------------------------------------------------------------- reading
+def _content_digest_v1(game_spec: str, tree_fingerprint: str, abstract_of: np.ndarray,
+                       probabilities: np.ndarray, algorithm: str, parameters: str,
+                       iterations: int, history: np.ndarray) -> str:
+    """Schema 1's single sha256 over the metadata fields and then the data."""
     digest = hashlib.sha256()
     for text in (game_spec, tree_fingerprint, algorithm, parameters, str(iterations)):
         digest.update(text.encode())
@@ -111,120 +282,164 @@ def _content_digest(game_spec: str, tree_fingerprint: str, abstract_of: np.ndarr
     return digest.hexdigest()
 
 
-def save_strategy(path: str | os.PathLike, strategy: Strategy, *, provenance: dict) -> None:
-    """Write ``strategy`` with its InfosetMap and provenance to an HDF5 file, atomically.
+@contextmanager
+def open_checked(path: str | os.PathLike) -> Iterator[tuple[h5py.File, int]]:
+    """Open a strategy file read-only after checking format, version and (v2) the manifest.
 
-    ``provenance`` holds ``algorithm`` (str, required), ``parameters`` (a JSON-serialisable
-    dict), ``iterations`` (int) and ``nash_conv_history`` ((iteration, nash_conv) pairs).
-    Raises ParameterError for bad provenance and FileFormatError if the file cannot be
-    written; an existing file at ``path`` is left untouched in both cases.
-    """
-    algorithm, parameters, iterations, history = _checked_provenance(provenance)
-    tree = strategy.tree
-    abstract_of = strategy.infoset_map.abstract_of.astype(np.int32)
-    probabilities = strategy.probabilities.astype(np.float64)
-    digest = _content_digest(tree.spec, tree.fingerprint, abstract_of, probabilities, algorithm,
-                             parameters, iterations, history)
-    try:
-        with atomic_output_path(path) as temporary:
-            # v108 object headers carry checksums, so damaged metadata is detected.
-            with h5py.File(temporary, "w-", libver=("v108", "v108")) as handle:
-                handle.attrs["format"] = FORMAT
-                handle.attrs["schema_version"] = SCHEMA_VERSION
-                handle.attrs["efgkit_version"] = efgkit.__version__
-                handle.attrs["game_spec"] = tree.spec
-                handle.attrs["tree_fingerprint"] = tree.fingerprint
-                handle.attrs["content_sha256"] = digest
-                handle.create_group("abstraction").create_dataset("abstract_of", data=abstract_of)
-                handle.create_group("strategy").create_dataset("probabilities", data=probabilities)
-                record = handle.create_group("provenance")
-                record.attrs["algorithm"] = algorithm
-                record.attrs["parameters"] = parameters
-                record.attrs["iterations"] = iterations
-                record.create_dataset("nash_conv", data=history)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write strategy file ({_one_line(exc)})") from exc
-
-
-def _read_raw(path: str | os.PathLike) -> dict:
-    """Everything the file holds, as plain Python / in-memory numpy objects."""
-    with h5py.File(path, "r") as handle:
-        attrs = handle.attrs
-        if attrs.get("format") != FORMAT:
-            raise FileFormatError(f"{path}: not an efgkit strategy file")
-        version = attrs["schema_version"]
-        if not isinstance(version, int | np.integer):
-            raise FileFormatError(f"{path}: schema_version {version!r} is not an integer")
-        if version > SCHEMA_VERSION:
-            raise FileFormatError(
-                f"{path}: strategy file schema version {int(version)} is newer than this efgkit "
-                f"({efgkit.__version__}) reads ({SCHEMA_VERSION}); upgrade efgkit"
-            )
-        if version < 1:
-            raise FileFormatError(f"{path}: invalid schema version {int(version)}")
-        record = handle["provenance"]
-        game_spec = str(attrs["game_spec"])
-        tree_fingerprint = str(attrs["tree_fingerprint"])
-        abstract_of = np.asarray(handle["abstraction/abstract_of"][()])
-        probabilities = np.asarray(handle["strategy/probabilities"][()])
-        history = np.asarray(record["nash_conv"][()])
-        algorithm = str(record.attrs["algorithm"])
-        parameters = str(record.attrs["parameters"])
-        iterations = int(record.attrs["iterations"])
-        if history.dtype != HISTORY_DTYPE:
-            raise FileFormatError(f"{path}: /provenance/nash_conv has dtype {history.dtype}")
-        if not np.issubdtype(abstract_of.dtype, np.integer):
-            raise FileFormatError(f"{path}: /abstraction/abstract_of has dtype {abstract_of.dtype}")
-        digest = _content_digest(game_spec, tree_fingerprint, abstract_of, probabilities,
-                                 algorithm, parameters, iterations, history)
-        if str(attrs["content_sha256"]) != digest:
-            raise FileFormatError(f"{path}: strategy file is corrupted (content checksum mismatch)")
-        return {
-            "game_spec": game_spec,
-            "tree_fingerprint": tree_fingerprint,
-            "abstract_of": abstract_of,
-            "probabilities": probabilities,
-            "provenance": {
-                "algorithm": algorithm,
-                "parameters": json.loads(parameters),
-                "iterations": iterations,
-                "nash_conv_history": [(int(i), float(v)) for i, v in history.tolist()],
-                "efgkit_version": str(attrs["efgkit_version"]),
-            },
-        }
-
-
-def load_strategy(path: str | os.PathLike, tree: GameTree | None = None) -> tuple[Strategy, dict]:
-    """Read a strategy file; returns the Strategy and its provenance dict.
-
-    With ``tree`` the file must be for that tree (same canonical spec and fingerprint);
-    without, the game is compiled from the stored spec. The provenance has the keys
-    ``save_strategy`` takes plus ``efgkit_version`` (of the writer). Every problem with the
-    file raises FileFormatError with a one-line message.
+    Yields the h5py file and its schema version. Raises FileFormatError (one line) for a
+    missing, foreign, future-version or damaged file; an OSError, KeyError, ValueError,
+    TypeError, AttributeError or RuntimeError raised while reading inside the block (a
+    missing attribute, an unreadable dataset) is reported the same way.
     """
     if not Path(path).is_file():
         raise FileFormatError(f"{path}: no such strategy file")
     try:
-        raw = _read_raw(path)
+        with h5py.File(path, "r") as handle:
+            attrs = handle.attrs
+            if attrs.get("format") != FORMAT:
+                raise FileFormatError(f"{path}: not an efgkit strategy file")
+            version = attrs["schema_version"]
+            if not isinstance(version, int | np.integer):
+                raise FileFormatError(f"{path}: schema_version {version!r} is not an integer")
+            if version > SCHEMA_VERSION:
+                raise FileFormatError(
+                    f"{path}: strategy file schema version {int(version)} is newer than this "
+                    f"efgkit ({efgkit.__version__}) reads ({SCHEMA_VERSION}); upgrade efgkit"
+                )
+            if version < 1:
+                raise FileFormatError(f"{path}: invalid schema version {int(version)}")
+            if version >= 2 and str(attrs.get("content_sha256")) != _manifest_digest(handle):
+                raise FileFormatError(
+                    f"{path}: strategy file is corrupted (metadata checksum mismatch)")
+            yield handle, int(version)
     except FileFormatError:
         raise
     except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
         raise FileFormatError(f"{path}: cannot read strategy file ({_one_line(exc)})") from exc
-    spec = raw["game_spec"]
+
+
+def dataset_checked(handle: h5py.File, name: str, dtype: np.dtype | str) -> h5py.Dataset:
+    """The dataset ``name`` after checking it exists, is one-dimensional and has ``dtype``."""
+    if name not in handle:
+        raise FileFormatError(f"{handle.filename}: /{name} is missing")
+    dataset = handle[name]
+    if not isinstance(dataset, h5py.Dataset) or dataset.ndim != 1:
+        raise FileFormatError(f"{handle.filename}: /{name} is not a one-dimensional dataset")
+    if dataset.dtype != np.dtype(dtype):
+        raise FileFormatError(f"{handle.filename}: /{name} has dtype {dataset.dtype}, "
+                              f"expected {np.dtype(dtype)}")
+    return dataset
+
+
+def verify_dataset(dataset: h5py.Dataset, data: np.ndarray | None = None) -> None:
+    """Check a dataset's data against its sha256 attribute (hashing in slices if not given)."""
+    digest = hashlib.sha256()
+    if data is not None:
+        digest.update(memoryview(np.ascontiguousarray(data)).cast("B"))
+    else:
+        for part in slices(dataset.shape[0], dataset.dtype.itemsize):
+            digest.update(memoryview(np.ascontiguousarray(dataset[part])).cast("B"))
+    if digest.hexdigest() != str(dataset.attrs.get("sha256")):
+        raise FileFormatError(
+            f"{dataset.file.filename}: strategy file is corrupted (checksum of {dataset.name})")
+
+
+def _read_verified(handle: h5py.File, name: str, dtype: np.dtype | str) -> np.ndarray:
+    dataset = dataset_checked(handle, name, dtype)
+    data = np.asarray(dataset[()])
+    verify_dataset(dataset, data)
+    return data
+
+
+def _provenance(handle: h5py.File, history: np.ndarray) -> dict:
+    record = handle["provenance"]
+    return {
+        "algorithm": str(record.attrs["algorithm"]),
+        "parameters": json.loads(str(record.attrs["parameters"])),
+        "iterations": int(record.attrs["iterations"]),
+        "nash_conv_history": [(int(i), float(v)) for i, v in history.tolist()],
+        "efgkit_version": str(handle.attrs["efgkit_version"]),
+    }
+
+
+def _read_v1(path: str | os.PathLike, handle: h5py.File) -> dict:
+    attrs = handle.attrs
+    record = handle["provenance"]
+    game_spec = str(attrs["game_spec"])
+    tree_fingerprint = str(attrs["tree_fingerprint"])
+    abstract_of = np.asarray(handle["abstraction/abstract_of"][()])
+    probabilities = np.asarray(handle["strategy/probabilities"][()])
+    history = np.asarray(record["nash_conv"][()])
+    if history.dtype != HISTORY_DTYPE:
+        raise FileFormatError(f"{path}: /provenance/nash_conv has dtype {history.dtype}")
+    if not np.issubdtype(abstract_of.dtype, np.integer):
+        raise FileFormatError(f"{path}: /abstraction/abstract_of has dtype {abstract_of.dtype}")
+    digest = _content_digest_v1(game_spec, tree_fingerprint, abstract_of, probabilities,
+                                str(record.attrs["algorithm"]), str(record.attrs["parameters"]),
+                                int(record.attrs["iterations"]), history)
+    if str(attrs["content_sha256"]) != digest:
+        raise FileFormatError(f"{path}: strategy file is corrupted (content checksum mismatch)")
+    return {"game_spec": game_spec, "tree_fingerprint": tree_fingerprint,
+            "abstract_of": abstract_of, "probabilities": probabilities,
+            "provenance": _provenance(handle, history), "solver_state": None}
+
+
+def _read_v2(handle: h5py.File, with_state: bool) -> dict:
+    history = _read_verified(handle, "provenance/nash_conv", HISTORY_DTYPE)
+    raw = {
+        "game_spec": str(handle.attrs["game_spec"]),
+        "tree_fingerprint": str(handle.attrs["tree_fingerprint"]),
+        "abstract_of": _read_verified(handle, "abstraction/abstract_of", "<i4"),
+        "probabilities": _read_verified(handle, "strategy/probabilities", "<f8"),
+        "provenance": _provenance(handle, history),
+        "solver_state": None,
+    }
+    if with_state and "solver_state" in handle:
+        state = handle["solver_state"]
+        raw["solver_state"] = SolverState(
+            regrets=_read_verified(handle, "solver_state/regrets", "<f8"),
+            average_accumulator=_read_verified(handle, "solver_state/average_accumulator", "<f8"),
+            iteration=int(state.attrs["iteration"]),
+            rng_state=json.loads(str(state.attrs["rng_state"])),
+        )
+    return raw
+
+
+def _read_raw(path: str | os.PathLike, with_state: bool) -> dict:
+    """Everything the file holds, as plain Python / in-memory numpy objects, checked."""
+    with open_checked(path) as (handle, version):
+        try:
+            return _read_v1(path, handle) if version == 1 else _read_v2(handle, with_state)
+        except FileFormatError:
+            raise
+        except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
+            raise FileFormatError(f"{path}: cannot read strategy file ({_one_line(exc)})") from exc
+
+
+def check_game(path: str | os.PathLike, game_spec: str, tree_fingerprint: str,
+               tree: GameTree | None) -> GameTree:
+    """The tree a file is for: ``tree`` after checking spec and fingerprint, or built from the spec."""
     if tree is None:
         try:
-            tree = load_game(spec)
+            tree = load_game(game_spec)
         except EfgkitError as exc:
             raise FileFormatError(
-                f"{path}: cannot build the file's game {spec!r} ({_one_line(exc)})"
+                f"{path}: cannot build the file's game {game_spec!r} ({_one_line(exc)})"
             ) from exc
-    if spec != tree.spec:
-        raise FileFormatError(f"{path}: strategy is for game {spec!r}, not {tree.spec!r}")
-    if raw["tree_fingerprint"] != tree.fingerprint:
+    if game_spec != tree.spec:
+        raise FileFormatError(f"{path}: strategy is for game {game_spec!r}, not {tree.spec!r}")
+    if tree_fingerprint != tree.fingerprint:
         raise FileFormatError(
-            f"{path}: strategy was computed on a different tree of {spec!r} (fingerprint "
+            f"{path}: strategy was computed on a different tree of {game_spec!r} (fingerprint "
             f"mismatch; the game's rules changed since the file was written)"
         )
+    return tree
+
+
+def _load(path: str | os.PathLike, tree: GameTree | None,
+          with_state: bool) -> tuple[Strategy, dict, SolverState | None]:
+    raw = _read_raw(path, with_state)
+    tree = check_game(path, raw["game_spec"], raw["tree_fingerprint"], tree)
     abstract_of = raw["abstract_of"]
     try:
         infoset_map = InfosetMap(tree, abstract_of)
@@ -235,4 +450,39 @@ def load_strategy(path: str | os.PathLike, tree: GameTree | None = None) -> tupl
         raise
     except EfgkitError as exc:
         raise FileFormatError(f"{path}: corrupted strategy file ({_one_line(exc)})") from exc
-    return strategy, raw["provenance"]
+    state = raw["solver_state"]
+    if state is not None:
+        expected = (infoset_map.num_abstract_actions,)
+        for name in ("regrets", "average_accumulator"):
+            if getattr(state, name).shape != expected:
+                raise FileFormatError(f"{path}: /solver_state/{name} has shape "
+                                      f"{getattr(state, name).shape}, expected {expected}")
+        if state.iteration < 0:
+            raise FileFormatError(f"{path}: /solver_state iteration {state.iteration} is negative")
+    return strategy, raw["provenance"], state
+
+
+def load_strategy(path: str | os.PathLike, tree: GameTree | None = None) -> tuple[Strategy, dict]:
+    """Read a strategy file (schema 1 or 2); returns the Strategy and its provenance dict.
+
+    With ``tree`` the file must be for that tree (same canonical spec and fingerprint);
+    without, the game is compiled from the stored spec. The provenance has the keys
+    ``save_strategy`` takes plus ``efgkit_version`` (of the writer). Every problem with the
+    file raises FileFormatError with a one-line message.
+    """
+    strategy, provenance, _ = _load(path, tree, with_state=False)
+    return strategy, provenance
+
+
+def load_checkpoint(path: str | os.PathLike,
+                    tree: GameTree | None = None) -> tuple[Strategy, dict, SolverState]:
+    """Read a checkpoint: the strategy, its provenance and the SolverState to resume from.
+
+    Checks everything ``load_strategy`` checks, plus the state arrays' checksums and
+    shapes; a file without solver state (written by ``--out``, or schema 1) is refused.
+    """
+    strategy, provenance, state = _load(path, tree, with_state=True)
+    if state is None:
+        raise FileFormatError(f"{path}: holds no solver state to resume from (a strategy "
+                              f"written without --state)")
+    return strategy, provenance, state

@@ -1,0 +1,232 @@
+"""`efgkit export` and `efgkit play`: a stored strategy as a compact file, and playing it."""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from pathlib import Path
+
+import click
+from tqdm import tqdm
+
+from efgkit.abstraction.infoset_map import InfosetMap
+from efgkit.cli.app import build_game, check_writable, emit, json_option, main, show_progress
+from efgkit.errors import FileFormatError, ParameterError
+from efgkit.games.playout import (
+    CompactPolicy,
+    UniformPolicy,
+    expected_payoff,
+    play_hand,
+    play_match,
+)
+from efgkit.games.tree import GameTree
+from efgkit.solvers import BestResponse
+from efgkit.storage.compact import export_compact
+from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy
+from efgkit.storage.policy_tables import json_table, openspiel_policy_table, write_json
+from efgkit.storage.strategy_file import load_strategy
+
+FORMATS = ("efgs", "json", "openspiel")
+FORMAT_OF_SUFFIX = {".efgs": "efgs", ".json": "json"}
+
+
+def _output_format(out: str, output_format: str | None) -> str:
+    if output_format is not None:
+        return output_format
+    suffix = Path(out).suffix.lower()
+    if suffix not in FORMAT_OF_SUFFIX:
+        raise ParameterError(f"--out {out}: cannot tell the format from {suffix or 'no suffix'!r}; "
+                             f"pass --format {' | '.join(FORMATS)}")
+    return FORMAT_OF_SUFFIX[suffix]
+
+
+@main.command()
+@click.argument("strategy_file", metavar="STRATEGY.h5", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Output file: .efgs (compact), .json, or any name with --format.")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
+              help="efgs: compact binary with quantized probabilities (docs/compact-format.md); "
+                   "json: {infoset key: {action: probability}} for inspection; openspiel: "
+                   "OpenSpiel's policy table {information state: [[action id, probability]]}, "
+                   "for pyspiel.TabularPolicy  [default: from the --out suffix]")
+@click.option("--bits", type=click.Choice(["16", "8", "4"]), default="8", show_default=True,
+              help="Bits per quantized probability (efgs); every infoset's values sum to "
+                   "2**bits - 1 exactly.")
+@click.option("--prune-unreachable", is_flag=True,
+              help="Leave out infosets the strategy itself never reaches (efgs).")
+@click.option("--with-keys", is_flag=True,
+              help="Also store the infoset keys, not only their hashes (efgs; larger file, "
+                   "readers confirm each lookup and can list the keys).")
+@json_option
+@click.pass_context
+def export(ctx: click.Context, strategy_file: str, out: str, output_format: str | None, bits: str,
+           prune_unreachable: bool, with_keys: bool, as_json: bool) -> None:
+    """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
+
+    Reports the file's size, bytes per infoset and the NashConv of the strategy before and
+    after quantization (the dequantized strategy evaluated exactly in the full game;
+    NashConv/2 is OpenSpiel's exploitability).
+    """
+    output_format = _output_format(out, output_format)
+    efgs_only = [f"--{name.replace('_', '-')}" for name in ("bits", "prune_unreachable", "with_keys")
+                 if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    if output_format != "efgs" and efgs_only:
+        raise ParameterError(f"{efgs_only[0]} applies to --format efgs only")
+    check_writable(out, "--out")
+    started = time.perf_counter()
+    strategy, _ = load_strategy(strategy_file)
+    tree = strategy.tree
+    before = BestResponse(strategy.infoset_map).evaluate(strategy)
+    after, pruned, max_error, quantization = before, 0, 0.0, None
+    if output_format == "efgs":
+        result = export_compact(strategy, out, bits=int(bits), prune_unreachable=prune_unreachable,
+                                with_keys=with_keys)
+        after = BestResponse(InfosetMap.identity(tree)).evaluate(result.dequantized)
+        size, written, pruned, max_error = (result.bytes, result.infosets, result.infosets_pruned,
+                                            result.max_abs_error)
+        quantization = int(bits)
+    elif output_format == "json":
+        size, written = write_json(out, json_table(strategy)), tree.num_infosets
+    else:
+        size, written = write_json(out, openspiel_policy_table(strategy)), tree.num_infosets
+    increase = (after.nash_conv - before.nash_conv) / before.nash_conv if before.nash_conv > 0 else (
+        0.0 if after.nash_conv == before.nash_conv else float("inf"))
+    data = {
+        "out": out, "format": output_format, "game": tree.spec, "bits": quantization,
+        "bytes": size, "infosets": written, "infosets_pruned": pruned,
+        "bytes_per_infoset": size / max(written, 1),
+        "nash_conv_before": before.nash_conv, "nash_conv_after": after.nash_conv,
+        "nash_conv_relative_increase": increase,
+        "exploitability_before": before.exploitability, "exploitability_after": after.exploitability,
+        "max_abs_error": max_error, "seconds": time.perf_counter() - started,
+    }
+    lines = [
+        f"wrote {out} ({output_format}{f', {bits}-bit' if quantization else ''}): {written:,} "
+        f"infosets{f' ({pruned:,} unreachable ones pruned)' if pruned else ''}, {size:,} bytes "
+        f"({data['bytes_per_infoset']:.2f} bytes per infoset)",
+        f"NashConv {before.nash_conv:.6e} before, {after.nash_conv:.6e} after "
+        f"({100 * increase:+.3f}%; NashConv/2, OpenSpiel's exploitability: "
+        f"{before.exploitability:.6e} -> {after.exploitability:.6e})",
+    ]
+    if quantization:
+        lines.append(f"largest change of a probability: {max_error:.3e} "
+                     f"(one quantization step is {1 / ((1 << quantization) - 1):.3e})")
+    emit(as_json, data, lines)
+
+
+# --------------------------------------------------------------------------- play
+def _open_compact(path: str, tree: GameTree) -> CompactPolicy:
+    try:
+        strategy = CompactStrategy(path)
+    except (CompactFormatError, OSError) as exc:
+        raise FileFormatError(" ".join(str(exc).split())) from exc
+    if strategy.spec != tree.spec or strategy.fingerprint != tree.fingerprint:
+        strategy.close()
+        raise FileFormatError(f"{path}: strategy is for game {strategy.spec!r}"
+                              f"{' (another version of its rules)' * (strategy.spec == tree.spec)}, "
+                              f"not {tree.spec!r}")
+    return CompactPolicy(strategy, path)
+
+
+class _Quit(Exception):
+    """The person at the keyboard ended the session."""
+
+
+class _Person:
+    """Asks at the terminal; shows only what the player knows (the infoset key)."""
+
+    name = "you"
+
+    def __init__(self, err: bool) -> None:
+        self.err = err
+
+    def action(self, key: str, labels: list[str], rng: random.Random) -> int:
+        click.echo(f"  you know: {key}", err=self.err)
+        click.echo("  actions: " + "  ".join(f"[{i}] {label}" for i, label in enumerate(labels)),
+                   err=self.err)
+        while True:
+            try:
+                answer = click.prompt("  your action", err=self.err).strip()
+            except click.Abort:
+                raise _Quit from None
+            if answer.lower() in ("q", "quit"):
+                raise _Quit
+            if answer.isdigit() and int(answer) < len(labels):
+                return int(answer)
+            if answer in labels:
+                return labels.index(answer)
+            click.echo(f"  choose 0-{len(labels) - 1} or an action's name (q quits)", err=self.err)
+
+
+def _play_interactively(tree: GameTree, bot: CompactPolicy, hands: int | None, seat: int | None,
+                        rng: random.Random, as_json: bool) -> dict:
+    person, total, played = _Person(err=as_json), 0.0, 0
+    while hands is None or played < hands:
+        yours = played % 2 if seat is None else seat
+        click.echo(f"hand {played + 1}: you are player {yours}", err=as_json)
+        try:
+            utility, moves = play_hand(tree, (person, bot) if yours == 0 else (bot, person), rng)
+        except _Quit:
+            break
+        payoff = utility if yours == 0 else -utility
+        total, played = total + payoff, played + 1
+        opponent_views = [move.key for move in moves if move.player != yours]
+        click.echo("  hand over: " + ", ".join(f"player {m.player} {m.label}" for m in moves),
+                   err=as_json)
+        if opponent_views:
+            click.echo(f"  the strategy knew: {opponent_views[-1]}", err=as_json)
+        click.echo(f"  you {'won' if payoff > 0 else 'lost' if payoff < 0 else 'tied'} "
+                   f"{abs(payoff):g}; total {total:+g} over {played} hand{'s' * (played != 1)}",
+                   err=as_json)
+    return {"mode": "interactive", "hands": played, "total_payoff": total,
+            "mean_payoff": total / played if played else None}
+
+
+@main.command()
+@click.argument("strategy_file", metavar="STRATEGY.efgs", type=click.Path(exists=True, dir_okay=False))
+@click.option("--game", "-g", "game", required=True, help="The game the strategy was exported for.")
+@click.option("--against", default=None, metavar="random|OTHER.efgs",
+              help="Play N hands against uniform random or another compact strategy and report "
+                   "the mean payoff; without it, you play against the strategy at the terminal.")
+@click.option("--hands", "-n", type=click.IntRange(min=1), default=None,
+              help="Hands to play  [default: 10000 with --against, until you quit otherwise]")
+@click.option("--seat", type=click.IntRange(0, 1), default=None,
+              help="Your seat when playing interactively  [default: alternate]")
+@click.option("--seed", type=int, default=None, help="Random seed (cards and mixed actions).")
+@json_option
+def play(strategy_file: str, game: str, against: str | None, hands: int | None, seat: int | None,
+         seed: int | None, as_json: bool) -> None:
+    """Play STRATEGY.efgs: against you at the terminal, or N hands --against random|OTHER.efgs.
+
+    Seats alternate. A match reports the strategy's mean payoff per hand with its 95%
+    confidence interval and the exact expected payoff the mean estimates.
+    """
+    if seat is not None and against is not None:
+        raise ParameterError("--seat is for interactive play; a match alternates seats")
+    tree, _ = build_game(game)
+    bot = _open_compact(strategy_file, tree)
+    rng = random.Random(seed)
+    if against is None:
+        data = {"game": tree.spec, "strategy": strategy_file, **_play_interactively(
+            tree, bot, hands, seat, rng, as_json)}
+        lines = [f"{data['hands']} hands, total {data['total_payoff']:+g} for you"]
+        emit(as_json, data, lines)
+        return
+    opponent = UniformPolicy() if against == "random" else _open_compact(against, tree)
+    hands = hands or 10000
+    with tqdm(total=hands, unit="hand", desc="playing", file=sys.stderr,
+              disable=not show_progress(), leave=False) as bar:
+        result = play_match(tree, bot, opponent, hands, seed=seed,
+                            progress=lambda done: bar.update(1))
+    exact = expected_payoff(tree, bot.behavior(tree), opponent.behavior(tree))
+    low, high = result.confidence_interval
+    data = {"game": tree.spec, "strategy": strategy_file, "opponent": against, "hands": hands,
+            "mean_payoff": result.mean, "standard_error": result.standard_error,
+            "ci95_low": low, "ci95_high": high, "expected_payoff": exact, "seed": seed}
+    lines = [
+        f"{strategy_file} against {against}, {hands:,} hands (seats alternating): mean payoff "
+        f"{result.mean:+.4f} per hand, 95% CI [{low:+.4f}, {high:+.4f}]",
+        f"exact expected payoff: {exact:+.4f} per hand",
+    ]
+    emit(as_json, data, lines)

@@ -1,0 +1,346 @@
+/* efgs: read a compact efgkit strategy (.efgs) in portable C99. See efgs.h and
+ * docs/compact-format.md. */
+#if defined(__unix__) || defined(__APPLE__)
+#define _POSIX_C_SOURCE 200809L
+#define EFGS_HAVE_MMAP 1
+#endif
+
+#include "efgs.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef EFGS_HAVE_MMAP
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
+#define HEADER_SIZE 114u
+#define HEADER_CRC_OFFSET 76u
+#define FLAG_KEYS 2u
+
+static const unsigned char MAGIC[8] = {'E', 'F', 'G', 'S', '\r', '\n', 0x1a, '\n'};
+
+static uint32_t read_u16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+
+static uint32_t read_u32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t read_u64(const unsigned char *p) {
+    return (uint64_t)read_u32(p) | (uint64_t)read_u32(p + 4) << 32;
+}
+
+static uint32_t crc32_update(uint32_t crc, const unsigned char *data, size_t length) {
+    size_t i;
+    int bit;
+    crc = ~crc;
+    for (i = 0; i < length; i++) {
+        crc ^= data[i];
+        for (bit = 0; bit < 8; bit++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+/* ---- BLAKE2b (RFC 7693), enough of it for 8-byte digests of short keys ---------------- */
+
+static const uint64_t BLAKE2B_IV[8] = {
+    0x6A09E667F3BCC908ull, 0xBB67AE8584CAA73Bull, 0x3C6EF372FE94F82Bull, 0xA54FF53A5F1D36F1ull,
+    0x510E527FADE682D1ull, 0x9B05688C2B3E6C1Full, 0x1F83D9ABFB41BD6Bull, 0x5BE0CD19137E2179ull};
+
+static const unsigned char BLAKE2B_SIGMA[12][16] = {
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+    {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4},
+    {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
+    {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13},
+    {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
+    {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11},
+    {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
+    {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5},
+    {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3}};
+
+#define ROTR64(x, n) (((x) >> (n)) | ((x) << (64 - (n))))
+#define BLAKE2B_G(a, b, c, d, x, y)            \
+    do {                                       \
+        v[a] = v[a] + v[b] + (x);              \
+        v[d] = ROTR64(v[d] ^ v[a], 32);        \
+        v[c] = v[c] + v[d];                    \
+        v[b] = ROTR64(v[b] ^ v[c], 24);        \
+        v[a] = v[a] + v[b] + (y);              \
+        v[d] = ROTR64(v[d] ^ v[a], 16);        \
+        v[c] = v[c] + v[d];                    \
+        v[b] = ROTR64(v[b] ^ v[c], 63);        \
+    } while (0)
+
+static void blake2b_compress(uint64_t h[8], const unsigned char block[128], uint64_t counted, int last) {
+    uint64_t v[16], m[16];
+    int i;
+    for (i = 0; i < 8; i++) {
+        v[i] = h[i];
+        v[i + 8] = BLAKE2B_IV[i];
+    }
+    v[12] ^= counted; /* the 128-bit byte counter's high half stays 0 for keys < 2^64 bytes */
+    if (last) v[14] = ~v[14];
+    for (i = 0; i < 16; i++) m[i] = read_u64(block + 8 * i);
+    for (i = 0; i < 12; i++) {
+        const unsigned char *s = BLAKE2B_SIGMA[i];
+        BLAKE2B_G(0, 4, 8, 12, m[s[0]], m[s[1]]);
+        BLAKE2B_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
+        BLAKE2B_G(2, 6, 10, 14, m[s[4]], m[s[5]]);
+        BLAKE2B_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
+        BLAKE2B_G(0, 5, 10, 15, m[s[8]], m[s[9]]);
+        BLAKE2B_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
+        BLAKE2B_G(2, 7, 8, 13, m[s[12]], m[s[13]]);
+        BLAKE2B_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
+    }
+    for (i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
+}
+
+/* BLAKE2b with an 8-byte digest of (seed as 8 little-endian bytes, then the key): the
+ * digest's bytes read little-endian are h[0]. */
+uint64_t efgs_key_hash(const char *key, size_t key_length, uint64_t seed) {
+    uint64_t h[8];
+    unsigned char block[128];
+    size_t total = key_length + 8u, done = 0, fill, i;
+    for (i = 0; i < 8; i++) h[i] = BLAKE2B_IV[i];
+    h[0] ^= 0x01010000ull ^ 8u; /* digest length 8, no key, fanout and depth 1 */
+    for (;;) {
+        for (fill = 0; fill < 128 && done + fill < total; fill++) {
+            size_t at = done + fill;
+            block[fill] = at < 8 ? (unsigned char)(seed >> (8 * at)) : (unsigned char)key[at - 8];
+        }
+        done += fill;
+        if (done == total) {
+            memset(block + fill, 0, 128 - fill);
+            blake2b_compress(h, block, (uint64_t)done, 1);
+            return h[0];
+        }
+        blake2b_compress(h, block, (uint64_t)done, 0);
+    }
+}
+
+/* Does [offset, offset + length) lie inside [start, size)? Written so nothing overflows. */
+static int inside(uint64_t offset, uint64_t length, uint64_t start, uint64_t size) {
+    return offset >= start && offset <= size && length <= size - offset;
+}
+
+int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
+    const unsigned char *bytes = (const unsigned char *)data;
+    uint64_t header_end, stored_size, value_bytes, n;
+    uint32_t crc;
+    memset(reader, 0, sizeof *reader);
+    if (size < HEADER_SIZE || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
+    if (read_u16(bytes + 8) > EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
+    reader->spec_length = read_u16(bytes + 112);
+    header_end = HEADER_SIZE + reader->spec_length;
+    stored_size = read_u64(bytes + 64);
+    if (stored_size != size || header_end > size) return EFGS_ERROR_TRUNCATED;
+    crc = crc32_update(0, bytes, HEADER_CRC_OFFSET);
+    crc = crc32_update(crc, bytes + HEADER_CRC_OFFSET + 4, (size_t)header_end - HEADER_CRC_OFFSET - 4);
+    if (crc != read_u32(bytes + HEADER_CRC_OFFSET)) return EFGS_ERROR_CORRUPTED;
+
+    reader->bits = bytes[10];
+    reader->flags = bytes[11];
+    if (reader->bits != 4 && reader->bits != 8 && reader->bits != 16) return EFGS_ERROR_FORMAT;
+    reader->total = (1u << reader->bits) - 1u;
+    reader->num_infosets = read_u32(bytes + 12);
+    reader->num_values = read_u64(bytes + 16);
+    reader->seed = read_u64(bytes + 24);
+    n = reader->num_infosets;
+    value_bytes = (reader->num_values / 8u) * reader->bits +
+                  ((reader->num_values % 8u) * reader->bits + 7u) / 8u;
+    if (!inside(read_u64(bytes + 32), 8u * n, header_end, size) ||
+        !inside(read_u64(bytes + 40), 4u * (n + 1u), header_end, size) ||
+        !inside(read_u64(bytes + 48), value_bytes, header_end, size))
+        return EFGS_ERROR_FORMAT;
+    reader->hashes_offset = (size_t)read_u64(bytes + 32);
+    reader->starts_offset = (size_t)read_u64(bytes + 40);
+    reader->values_offset = (size_t)read_u64(bytes + 48);
+    if (reader->flags & FLAG_KEYS) {
+        if (!inside(read_u64(bytes + 56), 4u * (n + 1u), header_end, size)) return EFGS_ERROR_FORMAT;
+        reader->keys_offset = (size_t)read_u64(bytes + 56);
+    }
+    reader->data = bytes;
+    reader->size = size;
+    reader->fingerprint = bytes + 80;
+    reader->spec = (const char *)bytes + HEADER_SIZE;
+    if (read_u32(bytes + reader->starts_offset + 4u * n) != reader->num_values) {
+        reader->data = NULL;
+        return EFGS_ERROR_FORMAT;
+    }
+    return EFGS_OK;
+}
+
+int efgs_open_file(efgs_reader *reader, const char *path) {
+    int status;
+    void *data;
+    size_t size;
+#ifdef EFGS_HAVE_MMAP
+    struct stat info;
+    int fd = open(path, O_RDONLY);
+    memset(reader, 0, sizeof *reader);
+    if (fd < 0) return EFGS_ERROR_IO;
+    if (fstat(fd, &info) != 0) {
+        close(fd);
+        return EFGS_ERROR_IO;
+    }
+    if (info.st_size < (off_t)HEADER_SIZE) { /* too short to be a compact strategy (or empty) */
+        close(fd);
+        return EFGS_ERROR_FORMAT;
+    }
+    size = (size_t)info.st_size;
+    data = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (data == MAP_FAILED) return EFGS_ERROR_IO;
+    status = efgs_open_memory(reader, data, size);
+    if (status != EFGS_OK) munmap(data, size);
+#else
+    long length;
+    FILE *file = fopen(path, "rb");
+    memset(reader, 0, sizeof *reader);
+    if (file == NULL) return EFGS_ERROR_IO;
+    if (fseek(file, 0, SEEK_END) != 0 || (length = ftell(file)) < 0 || fseek(file, 0, SEEK_SET) != 0) {
+        fclose(file);
+        return EFGS_ERROR_IO;
+    }
+    size = (size_t)length;
+    data = malloc(size ? size : 1u);
+    if (data == NULL || fread(data, 1, size, file) != size) {
+        free(data);
+        fclose(file);
+        return EFGS_ERROR_IO;
+    }
+    fclose(file);
+    status = efgs_open_memory(reader, data, size);
+    if (status != EFGS_OK) free(data);
+#endif
+    if (status == EFGS_OK) reader->mapped = 1;
+    return status;
+}
+
+void efgs_close(efgs_reader *reader) {
+    if (reader->mapped && reader->data != NULL) {
+#ifdef EFGS_HAVE_MMAP
+        munmap((void *)reader->data, reader->size);
+#else
+        free((void *)reader->data);
+#endif
+    }
+    memset(reader, 0, sizeof *reader);
+}
+
+static int key_matches(const efgs_reader *reader, uint64_t position, const char *key, size_t length) {
+    const unsigned char *offsets = reader->data + reader->keys_offset;
+    uint64_t blob = reader->keys_offset + 4u * ((uint64_t)reader->num_infosets + 1u);
+    uint32_t lo = read_u32(offsets + 4u * position), hi = read_u32(offsets + 4u * position + 4u);
+    if (lo > hi || !inside(blob + lo, hi - lo, blob, reader->size)) return 0;
+    return hi - lo == length && memcmp(reader->data + blob + lo, key, length) == 0;
+}
+
+int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length) {
+    uint64_t wanted = efgs_key_hash(key, key_length, reader->seed);
+    const unsigned char *hashes = reader->data + reader->hashes_offset;
+    uint64_t lo = 0, hi = reader->num_infosets;
+    while (lo < hi) { /* first position whose hash is >= wanted */
+        uint64_t middle = lo + (hi - lo) / 2u;
+        if (read_u64(hashes + 8u * middle) < wanted) lo = middle + 1u; else hi = middle;
+    }
+    if (lo == reader->num_infosets || read_u64(hashes + 8u * lo) != wanted) return EFGS_ERROR_NOT_FOUND;
+    if ((reader->flags & FLAG_KEYS) && !key_matches(reader, lo, key, key_length)) return EFGS_ERROR_NOT_FOUND;
+    return (int64_t)lo;
+}
+
+static uint32_t value_at(const efgs_reader *reader, uint64_t j) {
+    const unsigned char *values = reader->data + reader->values_offset;
+    if (reader->bits == 8) return values[j];
+    if (reader->bits == 16) return read_u16(values + 2u * j);
+    return (values[j >> 1] >> (4u * (unsigned)(j & 1u))) & 15u;
+}
+
+/* The value range [lo, hi) of the row at ``position``. */
+static int row_bounds(const efgs_reader *reader, uint64_t position, uint32_t *lo, uint32_t *hi) {
+    const unsigned char *starts = reader->data + reader->starts_offset + 4u * position;
+    *lo = read_u32(starts);
+    *hi = read_u32(starts + 4u);
+    return *lo <= *hi && *hi <= reader->num_values ? EFGS_OK : EFGS_ERROR_CORRUPTED;
+}
+
+int efgs_quantized(const efgs_reader *reader, const char *key, size_t key_length,
+                   uint32_t *weights, int capacity) {
+    int64_t position = efgs_find(reader, key, key_length);
+    uint32_t lo, hi, j;
+    uint64_t sum = 0;
+    if (position < 0) return (int)position;
+    if (row_bounds(reader, (uint64_t)position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+    if (hi - lo > (uint32_t)capacity) return EFGS_ERROR_CAPACITY;
+    for (j = lo; j < hi; j++) sum += weights[j - lo] = value_at(reader, j);
+    return sum == reader->total ? (int)(hi - lo) : EFGS_ERROR_CORRUPTED;
+}
+
+int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_length,
+                       double *probabilities, int capacity) {
+    int64_t position = efgs_find(reader, key, key_length);
+    uint32_t lo, hi, j, weight;
+    uint64_t sum = 0;
+    if (position < 0) return (int)position;
+    if (row_bounds(reader, (uint64_t)position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+    if (hi - lo > (uint32_t)capacity) return EFGS_ERROR_CAPACITY;
+    for (j = lo; j < hi; j++) {
+        weight = value_at(reader, j);
+        sum += weight;
+        probabilities[j - lo] = (double)weight / (double)reader->total;
+    }
+    return sum == reader->total ? (int)(hi - lo) : EFGS_ERROR_CORRUPTED;
+}
+
+int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length, uint64_t random_bits) {
+    int64_t position = efgs_find(reader, key, key_length);
+    uint32_t lo, hi, j, weight;
+    uint64_t draw = random_bits % reader->total;
+    if (position < 0) return (int)position;
+    if (row_bounds(reader, (uint64_t)position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+    for (j = lo; j < hi; j++) {
+        weight = value_at(reader, j);
+        if (draw < weight) return (int)(j - lo);
+        draw -= weight;
+    }
+    return EFGS_ERROR_CORRUPTED;
+}
+
+int efgs_verify(const efgs_reader *reader) {
+    size_t header_end = HEADER_SIZE + reader->spec_length;
+    const unsigned char *hashes = reader->data + reader->hashes_offset;
+    uint64_t position, previous = 0, current, sum;
+    uint32_t lo, hi, j;
+    if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 72))
+        return EFGS_ERROR_CORRUPTED;
+    for (position = 0; position < reader->num_infosets; position++) {
+        current = read_u64(hashes + 8u * position);
+        if (position > 0 && current <= previous) return EFGS_ERROR_CORRUPTED;
+        previous = current;
+        if (row_bounds(reader, position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+        for (sum = 0, j = lo; j < hi; j++) sum += value_at(reader, j);
+        if (sum != reader->total) return EFGS_ERROR_CORRUPTED;
+    }
+    return EFGS_OK;
+}
+
+const char *efgs_status_message(int status) {
+    switch (status) {
+    case EFGS_OK: return "ok";
+    case EFGS_ERROR_IO: return "cannot open or read the file";
+    case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
+    case EFGS_ERROR_VERSION: return "written by a newer compact format version";
+    case EFGS_ERROR_TRUNCATED: return "file is truncated";
+    case EFGS_ERROR_CORRUPTED: return "file is corrupted";
+    case EFGS_ERROR_NOT_FOUND: return "no such infoset key";
+    case EFGS_ERROR_CAPACITY: return "output array too short for the row";
+    default: return "unknown status";
+    }
+}

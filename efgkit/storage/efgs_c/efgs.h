@@ -1,0 +1,88 @@
+/*
+ * efgs: read a compact efgkit strategy (.efgs) in portable C99.
+ *
+ * The format is documented byte by byte in docs/compact-format.md; efgkit writes it with
+ * `efgkit export STRATEGY.h5 --bits {16,8,4} --out FILE.efgs`. A reader holds no memory
+ * of its own: it reads the file's bytes in place, from a buffer the caller owns (the
+ * file copied into flash, say) or from the file mapped by efgs_open_file. Nothing is
+ * allocated after opening, and a lookup is a hash, a binary search and one row read.
+ *
+ *     efgs_reader reader;
+ *     if (efgs_open_file(&reader, "leduc.efgs") != EFGS_OK) ...
+ *     double p[8];
+ *     int n = efgs_probabilities(&reader, key, strlen(key), p, 8);   // n actions, or < 0
+ *     int a = efgs_sample(&reader, key, strlen(key), random_64_bits); // an action index
+ *     efgs_close(&reader);
+ *
+ * Integers in the file are little-endian and are read byte by byte, so the reader works
+ * on any host byte order and alignment.
+ */
+#ifndef EFGS_H
+#define EFGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EFGS_FORMAT_VERSION 1
+
+enum efgs_status {
+    EFGS_OK = 0,
+    EFGS_ERROR_IO = -1,          /* the file cannot be opened, mapped or read */
+    EFGS_ERROR_FORMAT = -2,      /* not a compact strategy, or inconsistent sizes/offsets */
+    EFGS_ERROR_VERSION = -3,     /* written by a newer format version */
+    EFGS_ERROR_TRUNCATED = -4,   /* shorter than its header says */
+    EFGS_ERROR_CORRUPTED = -5,   /* a CRC mismatch or a row not summing to the total */
+    EFGS_ERROR_NOT_FOUND = -6,   /* no such infoset key (not in the game, or pruned) */
+    EFGS_ERROR_CAPACITY = -7     /* the output array is shorter than the row */
+};
+
+typedef struct efgs_reader {
+    const unsigned char *data;  /* the whole file */
+    size_t size;
+    unsigned bits;              /* 16, 8 or 4 */
+    unsigned flags;             /* 1: unreachable infosets pruned, 2: keys stored */
+    uint32_t total;             /* every row sums to this: 2^bits - 1 */
+    uint32_t num_infosets;
+    uint64_t num_values;
+    uint64_t seed;
+    size_t hashes_offset, starts_offset, values_offset, keys_offset;
+    const char *spec;           /* the game spec, NOT zero-terminated */
+    size_t spec_length;
+    const unsigned char *fingerprint;  /* 32 bytes: sha256 of the game tree */
+    int mapped;                 /* 1 if efgs_open_file mapped or loaded the data */
+} efgs_reader;
+
+/* Open a file already in memory (not copied: it must outlive the reader). */
+int efgs_open_memory(efgs_reader *reader, const void *data, size_t size);
+/* Open a file: mapped with mmap on POSIX systems, else read into one malloc'd buffer. */
+int efgs_open_file(efgs_reader *reader, const char *path);
+void efgs_close(efgs_reader *reader);
+
+/* Position of an infoset in the table, or EFGS_ERROR_NOT_FOUND. */
+int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length);
+/* The quantized weights (summing to reader->total) of an infoset's actions, in the game's
+ * action order. Returns the number of actions or a negative efgs_status. */
+int efgs_quantized(const efgs_reader *reader, const char *key, size_t key_length,
+                   uint32_t *weights, int capacity);
+/* The same as probabilities weight / total. */
+int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_length,
+                       double *probabilities, int capacity);
+/* An action drawn with probability weight / total, from 64 random bits the caller supplies. */
+int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length,
+                uint64_t random_bits);
+/* Read the whole file: payload CRC, sorted hashes, every row summing to the total. */
+int efgs_verify(const efgs_reader *reader);
+
+/* The 64-bit key hash: BLAKE2b, 8-byte digest, of (seed as 8 little-endian bytes, key). */
+uint64_t efgs_key_hash(const char *key, size_t key_length, uint64_t seed);
+const char *efgs_status_message(int status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EFGS_H */

@@ -1,0 +1,107 @@
+/* efgs_query: look up infoset keys in a compact strategy with the C reader.
+ *
+ *   efgs_query FILE.efgs < keys          one line per key: "<key>\t<w1> <w2> ..." (quantized
+ *                                        weights) or "<key>\tmissing"
+ *   efgs_query --verify FILE.efgs        check the whole file; prints "ok" or the problem
+ *   efgs_query --bench FILE.efgs R < keys   time R rounds of lookups of every key; prints
+ *                                        nanoseconds per efgs_probabilities call
+ *
+ * Build: cc -std=c99 -O2 efgs.c efgs_query.c -o efgs_query
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "efgs.h"
+
+#define MAX_ACTIONS 256
+#define MAX_KEY 4096
+
+static int fail(const char *path, int status) {
+    fprintf(stderr, "efgs_query: %s: %s\n", path, efgs_status_message(status));
+    return 2;
+}
+
+static size_t chomp(char *line) {
+    size_t length = strlen(line);
+    while (length > 0 && (line[length - 1] == '\n' || line[length - 1] == '\r')) line[--length] = '\0';
+    return length;
+}
+
+static int bench(efgs_reader *reader, long rounds) {
+    char line[MAX_KEY];
+    char **keys = NULL;
+    size_t count = 0, capacity = 0, i;
+    long round;
+    double probabilities[MAX_ACTIONS], checksum = 0.0;
+    clock_t started;
+    while (fgets(line, sizeof line, stdin) != NULL) {
+        size_t length = chomp(line);
+        if (count == capacity) {
+            capacity = capacity ? 2 * capacity : 1024;
+            keys = (char **)realloc(keys, capacity * sizeof *keys);
+            if (keys == NULL) return 2;
+        }
+        keys[count] = (char *)malloc(length + 1);
+        if (keys[count] == NULL) return 2;
+        memcpy(keys[count++], line, length + 1);
+    }
+    if (count == 0) return 2;
+    started = clock();
+    for (round = 0; round < rounds; round++)
+        for (i = 0; i < count; i++)
+            if (efgs_probabilities(reader, keys[i], strlen(keys[i]), probabilities, MAX_ACTIONS) > 0)
+                checksum += probabilities[0];
+    printf("%.1f ns per lookup (%lu keys x %ld rounds, checksum %.3f)\n",
+           1e9 * (double)(clock() - started) / CLOCKS_PER_SEC / ((double)count * (double)rounds),
+           (unsigned long)count, rounds, checksum);
+    for (i = 0; i < count; i++) free(keys[i]);
+    free(keys);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    efgs_reader reader;
+    char line[MAX_KEY];
+    uint32_t weights[MAX_ACTIONS];
+    const char *path;
+    int status, n, k;
+    if (argc == 3 && strcmp(argv[1], "--verify") == 0) {
+        if ((status = efgs_open_file(&reader, argv[2])) != EFGS_OK) return fail(argv[2], status);
+        status = efgs_verify(&reader);
+        efgs_close(&reader);
+        if (status != EFGS_OK) return fail(argv[2], status);
+        printf("ok\n");
+        return 0;
+    }
+    if (argc == 4 && strcmp(argv[1], "--bench") == 0) {
+        if ((status = efgs_open_file(&reader, argv[2])) != EFGS_OK) return fail(argv[2], status);
+        status = bench(&reader, atol(argv[3]));
+        efgs_close(&reader);
+        return status;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: efgs_query [--verify | --bench FILE ROUNDS] FILE.efgs < keys\n");
+        return 2;
+    }
+    path = argv[1];
+    if ((status = efgs_open_file(&reader, path)) != EFGS_OK) return fail(path, status);
+    while (fgets(line, sizeof line, stdin) != NULL) {
+        size_t length = chomp(line);
+        n = efgs_quantized(&reader, line, length, weights, MAX_ACTIONS);
+        if (n == EFGS_ERROR_NOT_FOUND) {
+            printf("%s\tmissing\n", line);
+            continue;
+        }
+        if (n < 0) {
+            efgs_close(&reader);
+            return fail(path, n);
+        }
+        printf("%s\t", line);
+        for (k = 0; k < n; k++) printf(k ? " %lu" : "%lu", (unsigned long)weights[k]);
+        printf("\n");
+    }
+    efgs_close(&reader);
+    return 0;
+}

@@ -1,0 +1,296 @@
+"""Compact export: exact quantization, the Python and C readers agree with the exported
+strategy on every infoset, damaged files are refused, and JSON/OpenSpiel exports."""
+
+import ctypes
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from efgkit.abstraction.infoset_map import InfosetMap
+from efgkit.cli import main
+from efgkit.games import load_game
+from efgkit.solvers import BestResponse, CFRPlusSolver
+from efgkit.storage import compact_reader
+from efgkit.storage.compact import export_compact, key_hashes, quantize, reachable_infosets
+from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy, header_crc, key_hash
+from efgkit.storage.strategy_file import save_strategy
+
+C_SOURCES = Path(compact_reader.__file__).parent / "efgs_c"
+VARIANTS = [(16, False, False), (8, False, False), (4, False, False), (8, True, True),
+            (4, True, False)]
+
+
+@pytest.fixture(scope="module")
+def leduc():
+    return load_game("leduc")
+
+
+@pytest.fixture(scope="module")
+def leduc_strategy(leduc):
+    return CFRPlusSolver(leduc).iterate(200).average_strategy()
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory, leduc_strategy):
+    folder = tmp_path_factory.mktemp("efgs")
+    return {variant: export_compact(leduc_strategy, folder / f"{variant}.efgs", bits=variant[0],
+                                    prune_unreachable=variant[1], with_keys=variant[2])
+            for variant in VARIANTS}
+
+
+@pytest.fixture(scope="module")
+def query_tool(tmp_path_factory):
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler on this machine")
+    folder = tmp_path_factory.mktemp("c")
+    sources = [str(C_SOURCES / "efgs.c")]
+    subprocess.run([compiler, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2",
+                    *sources, str(C_SOURCES / "efgs_query.c"), "-o", str(folder / "efgs_query")],
+                   check=True)
+    subprocess.run([compiler, "-std=c99", "-O2", "-shared", "-fPIC", *sources, "-o",
+                    str(folder / "libefgs.so")], check=True)
+    return folder
+
+
+# ---------------------------------------------------------------------- quantization
+rows = st.lists(st.floats(0.0, 1.0), min_size=1, max_size=7).filter(lambda r: sum(r) > 0)
+
+
+@given(st.lists(rows, min_size=1, max_size=6), st.sampled_from([16, 8, 4]))
+@settings(max_examples=200, deadline=None)
+def test_quantized_rows_sum_exactly_to_the_total_and_move_less_than_a_step(raw_rows, bits):
+    probabilities = np.concatenate([np.array(r) / sum(r) for r in raw_rows])
+    offsets = np.concatenate([[0], np.cumsum([len(r) for r in raw_rows])])
+    weights = quantize(probabilities, offsets, bits)
+    total = (1 << bits) - 1
+    assert np.all(np.add.reduceat(weights, offsets[:-1]) == total)
+    assert np.all(np.abs(weights / total - probabilities) < 1 / total)
+
+
+def test_ties_between_equal_remainders_go_to_the_lower_action():
+    weights = quantize(np.array([1 / 3, 1 / 3, 1 / 3]), np.array([0, 3]), 8)
+    assert weights.tolist() == [85, 85, 85]
+    weights = quantize(np.array([0.5, 0.5]), np.array([0, 2]), 8)
+    assert weights.tolist() == [128, 127]
+
+
+def test_key_hash_is_blake2b_of_seed_and_key():
+    import hashlib
+
+    expected = hashlib.blake2b((7).to_bytes(8, "little") + "é key".encode(), digest_size=8)
+    assert key_hash("é key", 7) == int.from_bytes(expected.digest(), "little")
+    assert key_hashes(["é key", ""], 7).tolist() == [key_hash("é key", 7), key_hash("", 7)]
+
+
+def test_c_key_hash_equals_the_python_one_across_block_boundaries(query_tool):
+    library = ctypes.CDLL(str(query_tool / "libefgs.so"))
+    library.efgs_key_hash.restype = ctypes.c_uint64
+    library.efgs_key_hash.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
+    rng = random.Random(0)
+    for length in [*range(0, 260), 1000]:
+        data = bytes(rng.randrange(256) for _ in range(length))
+        seed = rng.randrange(2**64)
+        assert library.efgs_key_hash(data, length, seed) == key_hash(data, seed), length
+
+
+# ---------------------------------------------------------------------- readers
+def _expected_rows(leduc, export):
+    behavior = export.dequantized.behavior()
+    offsets = leduc.infoset_action_offset
+    total = (1 << export.bits) - 1
+    return {key: tuple(int(round(x * total)) for x in behavior[offsets[i]:offsets[i + 1]])
+            for i, key in enumerate(leduc.infoset_keys)}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_python_reader_returns_the_exported_rows_on_every_infoset(leduc, exports, variant):
+    export = exports[variant]
+    expected = _expected_rows(leduc, export)
+    with CompactStrategy(export.path) as strategy:
+        strategy.verify()
+        assert (strategy.spec, strategy.fingerprint, strategy.bits) == (
+            "leduc", leduc.fingerprint, variant[0])
+        assert len(strategy) == export.infosets
+        found = {key: strategy.quantized(key) for key in leduc.infoset_keys if key in strategy}
+        assert len(found) == export.infosets
+        assert all(found[key] == expected[key] for key in found)
+        assert all(sum(p) == pytest.approx(1.0) for p in map(strategy.probabilities, found))
+        assert "no such infoset" not in strategy
+        with pytest.raises(KeyError):
+            strategy.quantized("no such infoset")
+        if variant[2]:
+            assert sorted(strategy.keys()) == sorted(found)
+
+
+def test_pruning_leaves_out_exactly_the_unreached_infosets(leduc, exports):
+    pruned = exports[(8, True, True)]
+    full = exports[(8, False, False)]
+    reached = reachable_infosets(leduc, full.dequantized.behavior())
+    assert pruned.infosets == reached.sum() < leduc.num_infosets
+    with CompactStrategy(pruned.path) as strategy:
+        assert [key in strategy for key in leduc.infoset_keys] == reached.tolist()
+    evaluator = BestResponse(InfosetMap.identity(leduc))
+    assert evaluator.evaluate(pruned.dequantized).nash_conv == pytest.approx(
+        evaluator.evaluate(full.dequantized).nash_conv, abs=1e-12)
+
+
+def test_python_sampling_follows_the_quantized_weights(leduc, exports):
+    key = leduc.infoset_keys[0]
+    with CompactStrategy(exports[(8, False, False)].path) as strategy:
+        weights = np.array(strategy.quantized(key))
+        rng = random.Random(3)
+        draws = np.bincount([strategy.sample(key, rng) for _ in range(20000)],
+                            minlength=len(weights))
+    expected = 20000 * weights / weights.sum()
+    assert np.all(np.abs(draws - expected) <= 4 * np.sqrt(expected + 1))
+
+
+def test_python_reader_needs_no_numpy(exports):
+    script = (
+        "import importlib.util, sys; sys.modules['numpy'] = None\n"
+        f"spec = importlib.util.spec_from_file_location('reader', {compact_reader.__file__!r})\n"
+        "reader = importlib.util.module_from_spec(spec); spec.loader.exec_module(reader)\n"
+        f"s = reader.CompactStrategy({exports[(8, False, False)].path!r}); s.verify()\n"
+        "print(len(s), s.spec)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.split() == [str(exports[(8, False, False)].infosets), "leduc"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_c_reader_agrees_with_the_python_reader_on_every_infoset(leduc, exports, query_tool,
+                                                                 variant):
+    path = exports[variant].path
+    keys = leduc.infoset_keys + ["no such infoset", "P0 card=Js board=- bets=-x"]
+    result = subprocess.run([str(query_tool / "efgs_query"), path], input="\n".join(keys) + "\n",
+                            capture_output=True, text=True, check=True)
+    with CompactStrategy(path) as strategy:
+        expected = [f"{key}\t" + (" ".join(map(str, strategy.quantized(key))) if key in strategy
+                                  else "missing") for key in keys]
+    assert result.stdout.splitlines() == expected
+    verified = subprocess.run([str(query_tool / "efgs_query"), "--verify", path],
+                              capture_output=True, text=True)
+    assert verified.stdout == "ok\n"
+
+
+def test_c_sampling_maps_every_random_draw_to_its_action(leduc, exports, query_tool):
+    library = ctypes.CDLL(str(query_tool / "libefgs.so"))
+    library.efgs_sample.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                                    ctypes.c_uint64]
+    reader = ctypes.create_string_buffer(1024)  # larger than struct efgs_reader
+    assert library.efgs_open_file(reader, exports[(8, False, False)].path.encode()) == 0
+    with CompactStrategy(exports[(8, False, False)].path) as strategy:
+        for key in leduc.infoset_keys[:40]:
+            cumulative = np.cumsum(strategy.quantized(key))
+            encoded = key.encode()
+            actions = [library.efgs_sample(reader, encoded, len(encoded), draw)
+                       for draw in range(255)]
+            assert actions == np.searchsorted(cumulative, np.arange(255), side="right").tolist()
+    library.efgs_close(reader)
+
+
+# ---------------------------------------------------------------------- damaged files
+def _damaged(tmp_path, source, change):
+    data = bytearray(Path(source).read_bytes())
+    change(data)
+    path = tmp_path / "damaged.efgs"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _set_version(data):
+    data[8] = 2
+    data[76:80] = header_crc(bytes(data[:114 + data[112]])).to_bytes(4, "little")
+
+
+@pytest.mark.parametrize("change, message, c_message", [
+    (lambda d: d.__delitem__(slice(len(d) - 10, None)), "truncated", "truncated"),
+    (lambda d: d.__setitem__(0, ord("X")), "not a compact", "not a compact"),
+    (lambda d: d.__setitem__(20, d[20] ^ 1), "header is corrupted", "corrupted"),
+    (_set_version, "newer", "newer"),
+])
+def test_damaged_files_are_refused_by_both_readers(tmp_path, exports, query_tool, change, message,
+                                                   c_message):
+    path = _damaged(tmp_path, exports[(8, False, False)].path, change)
+    with pytest.raises(CompactFormatError, match=message):
+        CompactStrategy(str(path))
+    result = subprocess.run([str(query_tool / "efgs_query"), str(path)], input="",
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and c_message in result.stderr
+
+
+def test_a_changed_probability_is_caught_on_lookup_and_by_verify(tmp_path, leduc, exports,
+                                                               query_tool):
+    export = exports[(8, False, False)]
+    with CompactStrategy(export.path) as strategy:
+        values_at, key = strategy._values_at, leduc.infoset_keys[0]
+        position = strategy._index(key)
+        start = strategy._starts[position]
+    path = _damaged(tmp_path, export.path, lambda d: d.__setitem__(values_at + start, 0))
+    with CompactStrategy(str(path)) as strategy:
+        with pytest.raises(CompactFormatError, match="does not sum"):
+            strategy.quantized(key)
+        with pytest.raises(CompactFormatError, match="payload CRC"):
+            strategy.verify()
+    result = subprocess.run([str(query_tool / "efgs_query"), "--verify", str(path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "corrupted" in result.stderr
+
+
+# ---------------------------------------------------------------------- command line
+def test_export_json_reports_size_and_nash_conv_change(tmp_path, leduc_strategy):
+    save_strategy(tmp_path / "s.h5", leduc_strategy, provenance={"algorithm": "cfr+"})
+    result = CliRunner().invoke(main, ["export", str(tmp_path / "s.h5"), "--bits", "16", "--out",
+                                       str(tmp_path / "s.efgs"), "--json"])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["bytes"] == (tmp_path / "s.efgs").stat().st_size
+    assert data["infosets"] == 936
+    before = BestResponse(leduc_strategy.infoset_map).evaluate(leduc_strategy).nash_conv
+    assert data["nash_conv_before"] == pytest.approx(before, rel=1e-12)
+    assert abs(data["nash_conv_after"] - before) < 0.01 * before  # 16 bits: well under 1%
+
+
+def test_export_refuses_efgs_options_for_other_formats(tmp_path, leduc_strategy):
+    save_strategy(tmp_path / "s.h5", leduc_strategy, provenance={"algorithm": "cfr+"})
+    result = CliRunner().invoke(main, ["export", str(tmp_path / "s.h5"), "--bits", "4", "--out",
+                                       str(tmp_path / "s.json")])
+    assert result.exit_code == 2 and "--bits applies to --format efgs" in result.stderr
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_json_export_holds_every_probability_exactly(tmp_path, leduc, leduc_strategy):
+    save_strategy(tmp_path / "s.h5", leduc_strategy, provenance={"algorithm": "cfr+"})
+    result = CliRunner().invoke(main, ["export", str(tmp_path / "s.h5"), "--out",
+                                       str(tmp_path / "s.json")])
+    assert result.exit_code == 0, result.stderr
+    table = json.loads((tmp_path / "s.json").read_text())
+    assert table["game"] == "leduc" and table["tree_fingerprint"] == leduc.fingerprint
+    for key in leduc.infoset_keys[::50]:
+        assert table["infosets"][key] == leduc_strategy.probabilities_of(key)
+
+
+def test_openspiel_export_loads_as_a_tabular_policy_with_the_same_nash_conv(tmp_path,
+                                                                           leduc_strategy):
+    pyspiel = pytest.importorskip("pyspiel")
+    save_strategy(tmp_path / "s.h5", leduc_strategy, provenance={"algorithm": "cfr+"})
+    result = CliRunner().invoke(main, ["export", str(tmp_path / "s.h5"), "--format", "openspiel",
+                                       "--out", str(tmp_path / "policy.json"), "--json"])
+    assert result.exit_code == 0, result.stderr
+    table = json.loads((tmp_path / "policy.json").read_text())
+    policy = pyspiel.TabularPolicy({state: [tuple(pair) for pair in actions]
+                                    for state, actions in table.items()})
+    ours = json.loads(result.stdout)["nash_conv_before"]
+    assert pyspiel.nash_conv(pyspiel.load_game("leduc_poker"), policy) == pytest.approx(ours,
+                                                                                        rel=1e-9)
