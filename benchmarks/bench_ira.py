@@ -104,7 +104,7 @@ class _PlainCFRPlus:
                 2 * tree.num_infoset_actions, "map_entries": 0}
 
 
-def _jobs(part: str, quick: bool, seeds: int | None = None) -> list[dict]:
+def _jobs(part: str, quick: bool, seeds: int | None = None, first_seed: int = 0) -> list[dict]:
     def job(game, setting, seed=0, target=0.01, every=25, max_iterations=100_000,
             seconds_cap=600.0, **extra):
         return {"part": part, "game": game, "setting": setting, "seed": seed,
@@ -116,13 +116,13 @@ def _jobs(part: str, quick: bool, seeds: int | None = None) -> list[dict]:
                 job("kuhn", "FPIRA", target=0.05, max_iterations=300, every=10)]
     if part == "small":
         return [job(g, "B10H90", seed, seconds_cap=900)
-                for g in ("GP5", "GS5", "P222") for seed in range(seeds or 10)]
+                for g in ("GP5", "GS5", "P222") for seed in range(first_seed, seeds or 10)]
     if part == "fpira":
         return [job(g, "FPIRA", target=0.05, every=100, seconds_cap=600)
                 for g in ("GP5", "GS5", "P222")]
     if part == "large":
         return [job(g, "B100H900", seed, target=0.05, every=50, seconds_cap=1200)
-                for g in ("GP6", "GS6", "P224") for seed in range(seeds or 5)]
+                for g in ("GP6", "GS6", "P224") for seed in range(first_seed, seeds or 5)]
     if part == "curves":
         settings = ("CFR+", "B100H0", "B10H90", "B50H50", "B1000H0", "B100H900", "B500H500")
         return [job(g, s, 0, target=0.0, every=25, max_iterations=3000, seconds_cap=600)
@@ -142,8 +142,10 @@ def main() -> None:
     parser.add_argument("--part", action="append", default=[],
                         choices=["small", "fpira", "large", "curves", "qualitative", "overhead"])
     parser.add_argument("--games", help="only these games (comma-separated)")
-    parser.add_argument("--seeds", type=int, help="seeds per CFR+IRA setting (default: the "
+    parser.add_argument("--seeds", type=int, help="run seeds below this number (default: the "
                         "paper's 10 small, 5 large)")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="start at this seed (to add seeds to an earlier run)")
     parser.add_argument("--cpu", type=int, help="pin to this CPU (default: the last one)")
     parser.add_argument("--report", action="store_true", help="write docs/results-ira.md")
     parser.add_argument("--quick", action="store_true", help="seconds-long smoke run")
@@ -153,7 +155,7 @@ def main() -> None:
         os.sched_setaffinity(0, {cpu})
     context = multiprocessing.get_context("spawn")
     for part in args.part or (["small"] if args.quick else []):
-        for job in _jobs(part, args.quick, args.seeds):
+        for job in _jobs(part, args.quick, args.seeds, args.first_seed):
             if args.games and job["game"] not in args.games.split(","):
                 continue
             with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
