@@ -178,7 +178,9 @@ def _write_docs(table: str) -> None:
         "Peers: OpenSpiel's C++ `CFRPlusSolver` and `nash_conv` through pyspiel; LiteEFG's "
         "CFR+ baseline graph on `OpenSpielEnv(leduc_poker)` (one `update_graph` + "
         "`update_strategy` per iteration, as in its `train`). All solve the same 936-infoset "
-        "Leduc. An efgkit iteration updates both players (alternating), like the peers'.\n"
+        "Leduc. An efgkit iteration updates both players (alternating), like the peers'.\n\n"
+        "Storage (memory-mapped files, compact readers, quantization, checkpoints, solves on "
+        "disk): [benchmarks-storage.md](benchmarks-storage.md).\n"
     )
     DOCS.parent.mkdir(exist_ok=True)
     DOCS.write_text(text)
