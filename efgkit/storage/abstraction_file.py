@@ -32,7 +32,7 @@ from efgkit.abstraction.cards.bucketing import RECALLS, CardAbstraction, poker_r
 from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import EfgkitError, FileFormatError
 from efgkit.games.tree import GameTree
-from efgkit.storage.strategy_file import _one_line, atomic_output_path
+from efgkit.storage.strategy_file import atomic_output_path, one_line
 
 FORMAT = "efgkit-card-abstraction"
 SCHEMA_VERSION = 1
@@ -79,7 +79,7 @@ def save_card_abstraction(path: str | os.PathLike, abstraction: CardAbstraction,
                     group.create_dataset(f"round_{round_index}", data=labels.astype(np.int32))
                 handle.create_group("abstraction").create_dataset("abstract_of", data=abstract_of)
     except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write card abstraction file ({_one_line(exc)})") from exc
+        raise FileFormatError(f"{path}: cannot write card abstraction file ({one_line(exc)})") from exc
     return infoset_map
 
 
@@ -124,7 +124,7 @@ def load_card_abstraction(path: str | os.PathLike, tree: GameTree) -> StoredAbst
     except FileFormatError:
         raise
     except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
-        raise FileFormatError(f"{path}: cannot read card abstraction file ({_one_line(exc)})") from exc
+        raise FileFormatError(f"{path}: cannot read card abstraction file ({one_line(exc)})") from exc
     if raw["game_spec"] != tree.spec:
         raise FileFormatError(
             f"{path}: the card abstraction is for game {raw['game_spec']!r}, not {tree.spec!r}")
@@ -144,5 +144,5 @@ def load_card_abstraction(path: str | os.PathLike, tree: GameTree) -> StoredAbst
     except FileFormatError:
         raise
     except EfgkitError as exc:
-        raise FileFormatError(f"{path}: corrupted card abstraction file ({_one_line(exc)})") from exc
+        raise FileFormatError(f"{path}: corrupted card abstraction file ({one_line(exc)})") from exc
     return StoredAbstraction(infoset_map, abstraction, raw["recall"])

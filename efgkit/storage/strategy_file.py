@@ -92,7 +92,8 @@ def _process_alive(pid: int) -> bool:
     return True
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """An exception's message folded onto one line, for FileFormatError messages."""
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
@@ -242,7 +243,7 @@ def write_strategy_file(path: str | os.PathLike, *, game_spec: str, tree_fingerp
                         _write_array(state, name, getattr(solver_state, name), "<f8", after_slice)
                 handle.attrs["content_sha256"] = _manifest_digest(handle)
     except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write strategy file ({_one_line(exc)})") from exc
+        raise FileFormatError(f"{path}: cannot write strategy file ({one_line(exc)})") from exc
 
 
 def save_strategy(path: str | os.PathLike, strategy: Strategy, *, provenance: dict,
@@ -315,7 +316,7 @@ def open_checked(path: str | os.PathLike) -> Iterator[tuple[h5py.File, int]]:
     except FileFormatError:
         raise
     except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
-        raise FileFormatError(f"{path}: cannot read strategy file ({_one_line(exc)})") from exc
+        raise FileFormatError(f"{path}: cannot read strategy file ({one_line(exc)})") from exc
 
 
 def dataset_checked(handle: h5py.File, name: str, dtype: np.dtype | str) -> h5py.Dataset:
@@ -413,7 +414,7 @@ def _read_raw(path: str | os.PathLike, with_state: bool) -> dict:
         except FileFormatError:
             raise
         except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
-            raise FileFormatError(f"{path}: cannot read strategy file ({_one_line(exc)})") from exc
+            raise FileFormatError(f"{path}: cannot read strategy file ({one_line(exc)})") from exc
 
 
 def check_game(path: str | os.PathLike, game_spec: str, tree_fingerprint: str,
@@ -424,7 +425,7 @@ def check_game(path: str | os.PathLike, game_spec: str, tree_fingerprint: str,
             tree = load_game(game_spec)
         except EfgkitError as exc:
             raise FileFormatError(
-                f"{path}: cannot build the file's game {game_spec!r} ({_one_line(exc)})"
+                f"{path}: cannot build the file's game {game_spec!r} ({one_line(exc)})"
             ) from exc
     if game_spec != tree.spec:
         raise FileFormatError(f"{path}: strategy is for game {game_spec!r}, not {tree.spec!r}")
@@ -449,7 +450,7 @@ def _load(path: str | os.PathLike, tree: GameTree | None,
     except FileFormatError:
         raise
     except EfgkitError as exc:
-        raise FileFormatError(f"{path}: corrupted strategy file ({_one_line(exc)})") from exc
+        raise FileFormatError(f"{path}: corrupted strategy file ({one_line(exc)})") from exc
     state = raw["solver_state"]
     if state is not None:
         expected = (infoset_map.num_abstract_actions,)
