@@ -30,6 +30,7 @@ from efgkit.abstraction.refinement import RefinementRecord, run_refinement
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.solvers.best_response import BestResponse, Evaluation
+from efgkit.solvers.fictitious_play import mix_realization_weighted
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import own_infoset_reach
 
@@ -105,10 +106,8 @@ class FPIRA:
         reach_average = np.zeros(tree.num_infosets)
         own_infoset_reach(infosets, tree.infoset_parent_action, tree.action_infoset, offsets,
                           m.infoset_offset, self.average, reach_average)
-        target = np.zeros(m.capacity_actions)  # the best response, on the abstraction
-        target[m.infoset_offset[reachable] + actions[reachable]] = 1.0
-        hat = self._mixed_in_abstraction(player, infosets, reach_average, reach_response,
-                                         target, mixing)
+        hat = mix_realization_weighted(self.average, m, player, infosets, actions,
+                                       reach_average, reach_response, mixing)
         tilde = self.behavior()
         for infoset in reachable.tolist():
             lo, hi = offsets[infoset], offsets[infoset + 1]
@@ -127,26 +126,6 @@ class FPIRA:
             self.average = hat
         self._updates[player] += 1
         return delta
-
-    def _mixed_in_abstraction(self, player, infosets, reach_average, reach_response, target,
-                              mixing) -> np.ndarray:
-        """Lemma 1 on the abstract sets of ``player``, with summed member reach."""
-        m = self.map
-        sets = m.abstract_infosets_of(player)
-        owner = m.abstract_of[infosets]
-        set_average = np.bincount(owner, weights=reach_average[infosets], minlength=m.num_abstract)
-        set_response = np.bincount(owner, weights=reach_response[infosets],
-                                   minlength=m.num_abstract)
-        denominator = (1 - mixing) * set_average[sets] + mixing * set_response[sets]
-        step = np.where(denominator > 0,
-                        mixing * set_response[sets] / np.where(denominator > 0, denominator, 1),
-                        0.0)
-        counts = m.abstract_num_actions[sets]
-        flat = (np.repeat(m.abstract_action_offset[sets], counts)
-                + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
-        hat = self.average.copy()
-        hat[flat] += np.repeat(step, counts) * (target[flat] - self.average[flat])
-        return hat
 
     def _delta(self, player: int, tilde: np.ndarray, hat: np.ndarray) -> float:
         """Alg. 5: max over opponent pure strategies of |u(b-tilde) - u(b-hat)|."""

@@ -90,31 +90,9 @@ class FictitiousPlay:
         own_infoset_reach(infosets, tree.infoset_parent_action, tree.action_infoset,
                           tree.infoset_action_offset, tree.infoset_action_offset, pure,
                           reach_response)
-        abstract_reach_average = np.bincount(m.abstract_of[infosets],
-                                             weights=reach_average[infosets],
-                                             minlength=m.num_abstract)
-        abstract_reach_response = np.bincount(m.abstract_of[infosets],
-                                              weights=reach_response[infosets],
-                                              minlength=m.num_abstract)
-        # b'(J, a): members' best-response actions weighted by their reach under b'.
-        response_mass = np.bincount(
-            m.infoset_offset[infosets] + actions[infosets],
-            weights=reach_response[infosets], minlength=m.num_abstract_actions,
-        )
-        denominator = (1.0 - mixing) * abstract_reach_average + mixing * abstract_reach_response
-        with np.errstate(invalid="ignore", divide="ignore"):
-            coefficient = np.where(denominator > 0, mixing * abstract_reach_response / denominator,
-                                   0.0)
-            response = np.where(
-                np.repeat(abstract_reach_response, m.abstract_num_actions) > 0,
-                response_mass / np.repeat(np.maximum(abstract_reach_response, 1e-300),
-                                          m.abstract_num_actions),
-                0.0,
-            )
+        self.average = mix_realization_weighted(self.average, m, player, infosets, actions,
+                                                reach_average, reach_response, mixing)
         owned = np.repeat(m.abstract_player == player, m.abstract_num_actions)
-        step = np.repeat(coefficient, m.abstract_num_actions)
-        self.average = np.where(owned, self.average + step * (response - self.average),
-                                self.average)
         self.best_responses[owned[m.abstract_action_of]] = pure[owned[m.abstract_action_of]]
 
     def average_strategy(self) -> Strategy:
@@ -123,3 +101,38 @@ class FictitiousPlay:
     def current_strategy(self) -> Strategy:
         """The last iteration's pure best responses, on the original (identity) infosets."""
         return Strategy.from_behavior(self.infoset_map.tree, self.best_responses.copy())
+
+
+def mix_realization_weighted(average: np.ndarray, infoset_map, player: int, infosets: np.ndarray,
+                             actions: np.ndarray, reach_average: np.ndarray,
+                             reach_response: np.ndarray, mixing: float) -> np.ndarray:
+    """Lemma 1 on ``player``'s abstract infosets: the average after mixing in a pure best
+    response with weight ``mixing``.
+
+    ``infosets`` are the player's original infosets, ``actions`` the best response's action
+    at each, ``reach_*`` each original infoset's own reach under the average and under the
+    best response. An abstract infoset's reach is the sum of its members'; its best-response
+    distribution is its members' actions weighted by their reach under the best response
+    (a single action when the best response is representable, as FPIRA ensures). Works on
+    an InfosetMap or a RefinableMap (only the map's used abstract infosets are read).
+    """
+    m = infoset_map
+    owner = m.abstract_of[infosets]
+    set_average = np.bincount(owner, weights=reach_average[infosets], minlength=m.num_abstract)
+    set_response = np.bincount(owner, weights=reach_response[infosets], minlength=m.num_abstract)
+    response_mass = np.bincount(m.infoset_offset[infosets] + actions[infosets],
+                                weights=reach_response[infosets], minlength=average.shape[0])
+    sets = m.abstract_infosets_of(player)
+    counts = m.abstract_num_actions[sets]
+    flat = (np.repeat(m.abstract_action_offset[sets], counts)
+            + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
+    denominator = (1.0 - mixing) * set_average[sets] + mixing * set_response[sets]
+    reached = np.repeat(set_response[sets] > 0, counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        step = np.repeat(np.where(denominator > 0, mixing * set_response[sets] / denominator, 0.0),
+                         counts)
+        response = np.where(reached, response_mass[flat] / np.repeat(set_response[sets], counts),
+                            0.0)
+    mixed = average.copy()
+    mixed[flat] += step * (response - average[flat])
+    return mixed
