@@ -16,6 +16,7 @@ from efgkit.solvers import (
     Strategy,
     evaluate,
 )
+from efgkit.solvers.strategy import normalize_per_infoset
 from efgkit.solvers.traversal import ProfileLayout
 
 SEEDS = st.integers(0, 100_000)
@@ -76,9 +77,8 @@ def test_abstract_strategy_evaluates_like_its_per_infoset_copy(seed, strategy_se
     rng = np.random.default_rng(strategy_seed)
     abstraction = random_partition(tree, rng)
     weights = rng.random(abstraction.num_abstract_actions) + 1e-3
-    sums = np.repeat(np.add.reduceat(weights, abstraction.abstract_action_offset[:-1]),
-                     abstraction.abstract_num_actions)
-    abstract = Strategy(abstraction, weights / sums)
+    abstract = Strategy(abstraction,
+                        normalize_per_infoset(weights, abstraction.abstract_action_offset))
     copy = Strategy.from_behavior(tree, abstract.behavior())
     a, b = evaluate(abstract), evaluate(copy)
     assert np.isclose(a.nash_conv, b.nash_conv, atol=1e-12)
