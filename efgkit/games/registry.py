@@ -70,9 +70,9 @@ def _format_value(value: object) -> str:
 
 def registered_games() -> dict[str, GameEntry]:
     """Every built-in game family by name."""
-    from efgkit.games import goofspiel, poker, pursuit
+    from efgkit.games import coin_toss, goofspiel, poker, pursuit
 
-    entries = [*poker.ENTRIES, *goofspiel.ENTRIES, *pursuit.ENTRIES]
+    entries = [*poker.ENTRIES, *goofspiel.ENTRIES, *pursuit.ENTRIES, *coin_toss.ENTRIES]
     return {entry.name: entry for entry in entries}
 
 

@@ -105,6 +105,12 @@ class BestResponse:
         )
         return float(value), actions
 
+    def action_values(self) -> np.ndarray:
+        """float64 per original flat action: its counterfactual best-response value from the
+        last best-response call (the responder's utility, terminals weighted as in that
+        call; 0 for the other player's actions). Re-solving reads constraints from it."""
+        return self._leaf[1:] + self._child[1:]
+
     def evaluate(self, strategy: Strategy | np.ndarray) -> Evaluation:
         """NashConv, NashConv/2, game value and both best-response values of a profile."""
         self._load(strategy)
