@@ -1,0 +1,1 @@
+"""Texas hold'em scale card abstraction: evaluator, hand isomorphism, features, buckets."""
