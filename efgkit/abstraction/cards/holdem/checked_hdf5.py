@@ -1,0 +1,138 @@
+"""Self-checking HDF5 files for the hold'em feature store and bucket files.
+
+The house conventions of ``efgkit.storage.strategy_file``: a file names its ``format`` and
+``schema_version``; every dataset carries the sha256 of its bytes (checked when it is
+read); the root ``content_sha256`` covers every attribute and every dataset's type,
+shape and digest, so a reader checks the metadata without reading the data. Problems
+are one-line FileFormatErrors. Writers use ``efgkit.storage.strategy_file.atomic_output_path``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+import efgkit
+from efgkit.errors import FileFormatError
+from efgkit.storage.mapped_arrays import create_contiguous, slices
+from efgkit.storage.strategy_file import one_line
+
+COMPRESSED_CHUNK_BYTES = 1 << 20
+
+
+def _digest_of(dataset_or_array) -> str:
+    digest = hashlib.sha256()
+    rows = dataset_or_array.shape[0]
+    row_items = int(np.prod(dataset_or_array.shape[1:], dtype=np.int64))
+    row_bytes = max(1, row_items * dataset_or_array.dtype.itemsize)
+    for part in slices(rows, row_bytes):
+        digest.update(memoryview(np.ascontiguousarray(dataset_or_array[part])).cast("B"))
+    return digest.hexdigest()
+
+
+def write_dataset(group: h5py.Group, name: str, array: np.ndarray, *, compressed: bool) -> h5py.Dataset:
+    """Store ``array`` with its sha256: chunked and compressed (LZF after byte shuffling), or
+    contiguous so that it can be memory-mapped."""
+    array = np.asarray(array)
+    if compressed and array.size:
+        row_bytes = max(1, array.dtype.itemsize * int(np.prod(array.shape[1:], dtype=np.int64)))
+        chunk_rows = int(min(array.shape[0], max(1, COMPRESSED_CHUNK_BYTES // row_bytes)))
+        dataset = group.create_dataset(name, data=array, chunks=(chunk_rows, *array.shape[1:]),
+                                       compression="lzf", shuffle=True)
+    elif array.ndim == 1 and array.size:
+        dataset = create_contiguous(group, name, array.shape, array.dtype)
+        for part in slices(array.shape[0], array.dtype.itemsize):
+            dataset[part] = array[part]
+    else:
+        dataset = group.create_dataset(name, data=array)
+    dataset.attrs["sha256"] = _digest_of(array)
+    return dataset
+
+
+def read_dataset(group: h5py.Group, name: str) -> np.ndarray:
+    """The dataset's data after checking it against its sha256."""
+    if name not in group:
+        raise FileFormatError(f"{group.file.filename}: {group.name}/{name} is missing")
+    dataset = group[name]
+    data = np.asarray(dataset[()])
+    if _digest_of(data) != str(dataset.attrs.get("sha256")):
+        raise FileFormatError(f"{group.file.filename}: file is corrupted (checksum of {dataset.name})")
+    return data
+
+
+def verify_dataset(dataset: h5py.Dataset) -> None:
+    """Check a dataset against its sha256, reading it in slices."""
+    if _digest_of(dataset) != str(dataset.attrs.get("sha256")):
+        raise FileFormatError(f"{dataset.file.filename}: file is corrupted (checksum of {dataset.name})")
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bytes):
+        value = value.decode()
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, np.generic):
+        value = value.item()
+    return json.dumps(value, sort_keys=True)
+
+
+def manifest_digest(handle: h5py.File) -> str:
+    """sha256 over every attribute and every dataset's dtype, shape and sha256 attribute."""
+    lines = []
+
+    def describe(name: str, item: h5py.Group | h5py.Dataset) -> None:
+        for key in item.attrs:
+            if not (name == "" and key == "content_sha256"):
+                lines.append(f"/{name}@{key}={_text(item.attrs[key])}")
+        if isinstance(item, h5py.Dataset):
+            lines.append(f"/{name}:{item.dtype.descr}:{item.shape}")
+
+    describe("", handle)
+    handle.visititems(describe)
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
+
+
+def stamp(handle: h5py.File, file_format: str, schema_version: int) -> None:
+    """Name the format and version; call ``seal`` once everything is written."""
+    handle.attrs["format"] = file_format
+    handle.attrs["schema_version"] = schema_version
+    handle.attrs["efgkit_version"] = efgkit.__version__
+
+
+def seal(handle: h5py.File) -> None:
+    handle.attrs["content_sha256"] = manifest_digest(handle)
+
+
+@contextmanager
+def open_checked(path: str | os.PathLike, file_format: str, schema_version: int,
+                 what: str) -> Iterator[h5py.File]:
+    """Open ``path`` read-only after checking its format, version and manifest; ``what`` names
+    the kind of file in messages. Errors while reading inside the block become one-line
+    FileFormatErrors too."""
+    if not Path(path).is_file():
+        raise FileFormatError(f"{path}: no such {what}")
+    try:
+        with h5py.File(path, "r") as handle:
+            if handle.attrs.get("format") != file_format:
+                raise FileFormatError(f"{path}: not an efgkit {what}")
+            version = handle.attrs.get("schema_version")
+            if not isinstance(version, int | np.integer) or version < 1:
+                raise FileFormatError(f"{path}: invalid schema version {version!r}")
+            if version > schema_version:
+                raise FileFormatError(f"{path}: {what} schema version {int(version)} is newer than "
+                                      f"this efgkit ({efgkit.__version__}) reads ({schema_version}); "
+                                      f"upgrade efgkit")
+            if str(handle.attrs.get("content_sha256")) != manifest_digest(handle):
+                raise FileFormatError(f"{path}: {what} is corrupted (metadata checksum mismatch)")
+            yield handle
+    except FileFormatError:
+        raise
+    except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
+        raise FileFormatError(f"{path}: cannot read {what} ({one_line(exc)})") from exc

@@ -1,0 +1,140 @@
+"""Where the hold'em pipeline's chunks run: in this process, or on a dask.distributed cluster.
+
+``ChunkRunner(scheduler=None, workers=0)`` runs every chunk here, one after another;
+``workers=N`` starts a LocalCluster of N single-threaded worker processes on this machine;
+``scheduler="tcp://host:8786"`` connects to a running cluster (``dask scheduler`` plus
+``dask worker`` processes that can import efgkit). Chunk functions are pure top-level
+functions of plain arrays, and results always come back in chunk order, so the
+pipeline's output is the same bit for bit wherever the chunks ran.
+
+Clustering maps the same point chunks again at every Lloyd iteration; a read-only array
+argument of a megabyte or more (a slice of a non-writeable array, whose content cannot
+change) is sent to the cluster once and reused while its array lives, so an iteration ships
+the centres and per-point state only, not the points (about 3 s per GB saved here).
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from efgkit.errors import ParameterError
+from efgkit.storage.strategy_file import one_line
+
+CONNECT_TIMEOUT = "20s"
+SCATTER_MIN_BYTES = 1 << 20
+
+
+def _read_only_owner(array: np.ndarray) -> np.ndarray | None:
+    """The array owning ``array``'s memory if no array on the way can write it, else None."""
+    while True:
+        if array.flags.writeable:
+            return None
+        if not isinstance(array.base, np.ndarray):
+            return array
+        array = array.base
+
+
+class ChunkRunner:
+    """Runs chunk functions locally or on Dask (see the module docstring); a context manager
+    that shuts down the cluster it started."""
+
+    def __init__(self, scheduler: str | None = None, workers: int = 0) -> None:
+        if workers < 0:
+            raise ParameterError(f"--workers must be 0 (no Dask, this process) or more, got {workers}")
+        self.scheduler, self.workers = scheduler, workers
+        self._client = self._cluster = None
+        self._scattered: dict[tuple, tuple[weakref.ref, object]] = {}
+        if scheduler is None and workers == 0:
+            return
+        from distributed import Client, LocalCluster
+
+        try:
+            if scheduler is not None:
+                self._client = Client(scheduler, timeout=CONNECT_TIMEOUT)
+            else:
+                self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                             dashboard_address=":0", silence_logs=logging.ERROR)
+                self._client = Client(self._cluster)
+        except (OSError, TimeoutError, ValueError) as exc:
+            self.close()
+            where = f"--scheduler {scheduler}" if scheduler else f"a LocalCluster of {workers} workers"
+            raise ParameterError(f"cannot start Dask on {where}: {one_line(exc)}") from exc
+
+    @property
+    def description(self) -> str:
+        if self._client is None:
+            return "this process"
+        if self.scheduler is not None:
+            return f"Dask cluster {self.scheduler} ({len(self._client.scheduler_info()['workers'])} workers)"
+        return f"Dask LocalCluster ({self.workers} worker processes)"
+
+    @property
+    def parallelism(self) -> int:
+        """How many chunks run at once."""
+        if self._client is None:
+            return 1
+        return max(1, sum(w.get("nthreads", 1) for w in self._client.scheduler_info()["workers"].values()))
+
+    def share(self, value):
+        """``value`` as an argument for many chunks: sent to every worker once on Dask."""
+        if self._client is None:
+            return value
+        return self._client.scatter(value, broadcast=True)
+
+    def _argument(self, value, used: set):
+        """A read-only array of SCATTER_MIN_BYTES or more as a future of its copy on the cluster
+        (scattered on first use), anything else as itself."""
+        if not isinstance(value, np.ndarray) or value.nbytes < SCATTER_MIN_BYTES:
+            return value
+        owner = _read_only_owner(value)
+        if owner is None:
+            return value
+        key = (id(owner), value.__array_interface__["data"][0], value.shape, value.strides, value.dtype.str)
+        entry = self._scattered.get(key)
+        if entry is None or entry[0]() is not owner:
+            entry = (weakref.ref(owner), self._client.scatter(value, hash=False))
+            self._scattered[key] = entry
+        used.add(key)
+        return entry[1]
+
+    def imap(self, function: Callable, arguments: Sequence[tuple]) -> Iterator:
+        """``function(*a)`` for every ``a`` in ``arguments``, yielded in order; on Dask a few
+        chunks per worker are in flight at a time, so results never pile up in memory."""
+        if self._client is None:
+            for chunk in arguments:
+                yield function(*chunk)
+            return
+        in_flight: deque = deque()
+        window = 3 * self.parallelism
+        used: set = set()
+        for chunk in arguments:
+            shipped = [self._argument(value, used) for value in chunk]
+            in_flight.append(self._client.submit(function, *shipped, pure=False))
+            if len(in_flight) >= window:
+                yield in_flight.popleft().result()
+        while in_flight:
+            yield in_flight.popleft().result()
+        self._scattered = {key: entry for key, entry in self._scattered.items() if key in used}
+
+    def map_chunks(self, function: Callable, arguments: Sequence[tuple]) -> list:
+        """The ``map_chunks`` of efgkit's clustering estimators: every chunk, results in order."""
+        return list(self.imap(function, arguments))
+
+    def close(self) -> None:
+        self._scattered = {}
+        if self._client is not None:
+            self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+        self._client = self._cluster = None
+
+    def __enter__(self) -> ChunkRunner:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

@@ -1,0 +1,164 @@
+"""`efgkit holdem-abstraction`: Texas hold'em card buckets (features, EMD clustering, Dask), and lookups."""
+
+from __future__ import annotations
+
+import click
+
+from efgkit.cli.app import check_writable, emit, json_option, main, save_figure, show_progress
+from efgkit.errors import ParameterError
+
+
+def _bucket_counts(text: str) -> tuple[int, int, int, int]:
+    try:
+        counts = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise ParameterError(f"--buckets {text!r}: give four positive integers, "
+                             f"e.g. 169,1000,1000,1000") from None
+    if len(counts) != 4 or min(counts) < 1:
+        raise ParameterError(f"--buckets {text!r}: give four positive integers (preflop,flop,turn,river), "
+                             f"e.g. 169,1000,1000,1000")
+    return counts  # type: ignore[return-value]
+
+
+@main.command("holdem-abstraction")
+@click.argument("cards", nargs=-1)
+@click.option("--buckets", "-b", default="169,1000,1000,1000", show_default=True,
+              help="Buckets per street: preflop,flop,turn,river (preflop 169 keeps every class).")
+@click.option("--flop", type=click.Choice(["emd", "pa"]), default="emd", show_default=True,
+              help="emd: k-means of strength histograms with exact EMD; pa: potential-aware (histograms "
+                   "over turn buckets, GS14's greedy EMD).")
+@click.option("--river", type=click.Choice(["ochs", "ehs"]), default="ochs", show_default=True,
+              help="ochs: L2 k-means of strength against 8 opponent clusters; ehs: 1-D k-means of E[HS].")
+@click.option("--bins", type=click.IntRange(min=2), default=50, show_default=True,
+              help="Bins of the hand-strength histograms.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every clustering.")
+@click.option("--ranks", type=click.IntRange(5, 13), default=13, show_default=True,
+              help="Ranks in the deck: 13 is the standard deck, fewer keep the top ranks (8: 7 to ace).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on this dask.distributed scheduler (tcp://host:8786) instead of a LocalCluster.")
+@click.option("--workers", type=click.IntRange(min=0), default=2, show_default=True,
+              help="Worker processes of the LocalCluster started when no --scheduler is given; 0 runs "
+                   "everything in this process without Dask.")
+@click.option("--features", type=click.Path(dir_okay=False), default=None,
+              help="Feature file (HDF5): streets already in it are reused, new ones are added as they "
+                   "finish, so a stopped run resumes.")
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Bucket file to write (HDF5).")
+@click.option("--plot", type=str, default=None, metavar="PNG-PREFIX",
+              help="Write PREFIX-<street>.png: the bucket centroids of every street.")
+@click.option("--lookup", type=click.Path(dir_okay=False), default=None, metavar="BUCKETS.h5",
+              help="Look up the bucket of CARDS (hole cards, then the board: AsKd 7h8h9c) in this file.")
+@json_option
+def holdem_abstraction(cards: tuple[str, ...], buckets: str, flop: str, river: str, bins: int, seed: int,
+                       ranks: int, scheduler: str | None, workers: int, features: str | None, out: str | None,
+                       plot: str | None, lookup: str | None, as_json: bool) -> None:
+    """Build Texas hold'em card buckets, or look one up.
+
+    Building: every street's features are computed exactly over canonical (suit-isomorphic)
+    hands, chunked by canonical board on a Dask cluster (a LocalCluster by default), then
+    clustered: preflop classes, flop and turn strength histograms with exact EMD k-means
+    (or a potential-aware flop), river OCHS with L2 k-means. The bucket file holds every
+    canonical hand's bucket, the centroids and the parameters.
+
+    Lookup: efgkit holdem-abstraction --lookup BUCKETS.h5 AsKd 7h8h9c
+    """
+    if lookup is not None:
+        _lookup(lookup, cards, as_json)
+        return
+    if cards:
+        raise ParameterError(f"cards {' '.join(cards)} are only for --lookup BUCKETS.h5")
+    if out is None:
+        raise ParameterError("give --out BUCKETS.h5 (or --lookup BUCKETS.h5 CARDS to look up a hand)")
+    from efgkit.abstraction.cards.holdem.executor import ChunkRunner
+    from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
+
+    check_writable(out, "--out")
+    check_writable(features, "--features")
+    plots = {} if plot is None else {street: f"{plot}-{street}.png" for street in
+                                     ("preflop", "flop", "turn", "river")}
+    for path in plots.values():
+        check_writable(path, "--plot")
+    options = AbstractionOptions(buckets=_bucket_counts(buckets), flop=flop, river=river, bins=bins,
+                                 num_ranks=ranks, seed=seed)
+    options.check()
+    with ChunkRunner(scheduler=scheduler, workers=0 if scheduler else workers) as runner:
+        summary = build_abstraction(options, out, features=features, runner=runner, progress=show_progress())
+    if plots:
+        _write_plots(out, plots)
+    summary["plots"] = list(plots.values())
+    lines = [f"hold'em buckets ({ranks}-rank deck) on {summary['runner']}, {summary['seconds']:.1f} s:"]
+    for street, facts in summary["streets"].items():
+        lines.append(
+            f"  {street:7s} {facts['canonical_hands']:>12,} canonical hands -> "
+            f"{facts['buckets']:>6,} buckets "
+            f"({facts['method']}), features {facts['feature_seconds']:.1f} s"
+            f"{' (reused)' if facts['features_reused'] else ''}, "
+            f"clustering {facts['cluster_seconds']:.1f} s, "
+            f"within-cluster mean {facts['distance']} {facts['within_cluster_mean_distance']:.4f}")
+    lines.append(f"bucket file written to {out}")
+    lines += [f"features in {features}"] if features else []
+    lines += [f"plots written to {', '.join(plots.values())}"] if plots else []
+    emit(as_json, summary, lines)
+
+
+def _lookup(path: str, cards: tuple[str, ...], as_json: bool) -> None:
+    from efgkit.abstraction.cards.holdem.bucket_file import BucketLookup
+    from efgkit.abstraction.cards.holdem.deck import ROUND_NAMES, round_of_board
+
+    if not cards:
+        raise ParameterError("--lookup needs the hole cards and the board, e.g. AsKd 7h8h9c")
+    with BucketLookup(path) as table:
+        hole, board = table.deck.parse(cards[0]), table.deck.parse("".join(cards[1:]))
+        round_index = round_of_board(board.size)
+        bucket = table.bucket(round_index, hole, board)
+        street = ROUND_NAMES[round_index]
+        hole_text, board_text = table.deck.format(hole), table.deck.format(board)
+        data = {"file": path, "hole": hole_text, "board": board_text, "round": street, "bucket": bucket,
+                "num_buckets": table.num_buckets(round_index), "num_ranks": table.deck.num_ranks}
+    emit(as_json, data, [f"{hole_text} {board_text}".strip() + f": {street} bucket {bucket} of "
+                         f"{data['num_buckets']} ({path})"])
+
+
+def _write_plots(path: str, plots: dict[str, str]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import h5py
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    with h5py.File(path, "r") as handle:
+        for street, png in plots.items():
+            centroids = np.asarray(handle[street]["centroids"])
+            method = str(handle[street].attrs["method"])
+            shown = np.unique(np.linspace(0, centroids.shape[0] - 1, min(12, centroids.shape[0])).astype(int))
+            figure, axis = plt.subplots(figsize=(7, 4))
+            colours = plt.cm.viridis(np.linspace(0, 1, shown.size))
+            river_ochs = street == "river" and centroids.shape[1] > 1 and method.startswith("ochs")
+            for colour, bucket in zip(colours, shown, strict=True):
+                if centroids.shape[1] == 1:
+                    axis.axvline(centroids[bucket, 0], color=colour, label=f"bucket {bucket}")
+                elif river_ochs:
+                    axis.plot(np.arange(centroids.shape[1]), centroids[bucket], marker="o", color=colour,
+                              label=f"bucket {bucket}")
+                else:
+                    bins = centroids.shape[1]
+                    support = np.arange(bins) if method.startswith("potential") else (
+                        (np.arange(bins) + 0.5) / bins)
+                    axis.step(support, centroids[bucket], where="mid", color=colour, label=f"bucket {bucket}")
+            if centroids.shape[1] == 1:
+                axis.set_xlabel("E[HS]")
+            elif river_ochs:
+                axis.set_xlabel("opponent cluster (weakest to strongest)")
+                axis.set_ylabel("strength against the cluster")
+            elif method.startswith("potential"):
+                axis.set_xlabel("turn bucket (by E[HS])")
+                axis.set_ylabel("probability")
+            else:
+                axis.set_xlabel("final hand strength (river E[HS])")
+                axis.set_ylabel("probability")
+            axis.set_title(f"{street}: {shown.size} of {centroids.shape[0]} bucket centroids ({method})")
+            axis.legend(fontsize=6, ncol=2)
+            axis.grid(True, alpha=0.3)
+            figure.tight_layout()
+            save_figure(figure, png, "--plot")
