@@ -185,7 +185,7 @@ def _attribute_text(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _manifest_digest(handle: h5py.File) -> str:
+def manifest_digest(handle: h5py.File) -> str:
     """sha256 over every attribute and every dataset's type, shape and sha256 attribute.
 
     With the per-dataset digests this covers every byte a reader uses, while checking it
@@ -241,7 +241,7 @@ def write_strategy_file(path: str | os.PathLike, *, game_spec: str, tree_fingerp
                     state.attrs["rng_state"] = rng_state
                     for name in ("regrets", "average_accumulator"):
                         _write_array(state, name, getattr(solver_state, name), "<f8", after_slice)
-                handle.attrs["content_sha256"] = _manifest_digest(handle)
+                handle.attrs["content_sha256"] = manifest_digest(handle)
     except OSError as exc:
         raise FileFormatError(f"{path}: cannot write strategy file ({one_line(exc)})") from exc
 
@@ -309,7 +309,7 @@ def open_checked(path: str | os.PathLike) -> Iterator[tuple[h5py.File, int]]:
                 )
             if version < 1:
                 raise FileFormatError(f"{path}: invalid schema version {int(version)}")
-            if version >= 2 and str(attrs.get("content_sha256")) != _manifest_digest(handle):
+            if version >= 2 and str(attrs.get("content_sha256")) != manifest_digest(handle):
                 raise FileFormatError(
                     f"{path}: strategy file is corrupted (metadata checksum mismatch)")
             yield handle, int(version)

@@ -10,7 +10,6 @@ are one-line FileFormatErrors. Writers use ``efgkit.storage.strategy_file.atomic
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +21,7 @@ import numpy as np
 import efgkit
 from efgkit.errors import FileFormatError
 from efgkit.storage.mapped_arrays import create_contiguous, slices
-from efgkit.storage.strategy_file import one_line
+from efgkit.storage.strategy_file import manifest_digest, one_line
 
 COMPRESSED_CHUNK_BYTES = 1 << 20
 
@@ -71,32 +70,6 @@ def verify_dataset(dataset: h5py.Dataset) -> None:
     """Check a dataset against its sha256, reading it in slices."""
     if _digest_of(dataset) != str(dataset.attrs.get("sha256")):
         raise FileFormatError(f"{dataset.file.filename}: file is corrupted (checksum of {dataset.name})")
-
-
-def _text(value: object) -> str:
-    if isinstance(value, bytes):
-        value = value.decode()
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, np.generic):
-        value = value.item()
-    return json.dumps(value, sort_keys=True)
-
-
-def manifest_digest(handle: h5py.File) -> str:
-    """sha256 over every attribute and every dataset's dtype, shape and sha256 attribute."""
-    lines = []
-
-    def describe(name: str, item: h5py.Group | h5py.Dataset) -> None:
-        for key in item.attrs:
-            if not (name == "" and key == "content_sha256"):
-                lines.append(f"/{name}@{key}={_text(item.attrs[key])}")
-        if isinstance(item, h5py.Dataset):
-            lines.append(f"/{name}:{item.dtype.descr}:{item.shape}")
-
-    describe("", handle)
-    handle.visititems(describe)
-    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
 
 
 def stamp(handle: h5py.File, file_format: str, schema_version: int) -> None:
