@@ -74,3 +74,17 @@ class RandomPublicGame:
 
 def random_public_tree(seed: int, max_depth: int = 3) -> GameTree:
     return build_tree(RandomPublicGame(seed, max_depth))
+
+
+def first_public_subgames(tree: GameTree) -> list:
+    """The subgames at the public states right after the first public action (none terminal)."""
+    from efgkit.resolve import SubgameError, subgame_at
+
+    subgames = []
+    for key in tree.public_state_keys:
+        if key.startswith("public=") and key != "public=" and "." not in key:
+            try:
+                subgames.append(subgame_at(tree, key))
+            except SubgameError:  # a terminal public state
+                continue
+    return subgames

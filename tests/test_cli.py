@@ -5,10 +5,9 @@ import pytest
 
 from efgkit.cli import main
 
-COMMANDS = ("games", "info", "solve", "evaluate", "refine", "tradeoff")
+COMMANDS = ("games", "info", "solve", "evaluate", "refine", "tradeoff", "cards", "convert", "export", "play",
+            "resolve", "holdem-abstraction")
 KUHN_VALUE = -1 / 18
-
-
 
 
 def _assert_one_line_error(result) -> None:
@@ -17,6 +16,10 @@ def _assert_one_line_error(result) -> None:
     lines = result.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("efgkit: error: "), result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_command_list_above_is_every_registered_command():
+    assert set(COMMANDS) == set(main.commands)
 
 
 @pytest.mark.parametrize("command", COMMANDS)

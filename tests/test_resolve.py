@@ -5,7 +5,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from random_games import random_behavior
-from random_public_games import random_public_tree
+from random_public_games import first_public_subgames, random_public_tree
 
 from efgkit.abstraction.cards.clustering import cluster_cards
 from efgkit.abstraction.infoset_map import InfosetMap
@@ -182,22 +182,11 @@ def test_resolving_a_near_nash_leduc_profile_keeps_it_near_nash(leduc):
     assert result.after.nash_conv < result.before.nash_conv + 5e-3
 
 
-def _first_public_subgames(tree):
-    subgames = []
-    for key in tree.public_state_keys:
-        if key.startswith("public=") and key != "public=" and "." not in key:
-            try:
-                subgames.append(subgame_at(tree, key))
-            except SubgameError:  # a terminal public state
-                continue
-    return subgames
-
-
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 10**6))
 def test_safe_gadgets_never_raise_exploitability_on_random_games(seed):
     tree = random_public_tree(seed)
-    subgames = _first_public_subgames(tree)
+    subgames = first_public_subgames(tree)
     assume(subgames)
     blueprint = Strategy.from_behavior(tree, random_behavior(tree, np.random.default_rng(seed)))
     for gadget, constraints in (("resolve", "br"), ("maxmargin", "br"), ("reach-maxmargin", "br"),
@@ -218,7 +207,7 @@ def test_unsafe_resolving_can_raise_exploitability_on_random_games():
     raised = 0
     for seed in range(16):  # seed 12: unsafe raises NashConv from 2.06 to 2.63
         tree = random_public_tree(seed)
-        subgames = _first_public_subgames(tree)
+        subgames = first_public_subgames(tree)
         if not subgames:
             continue
         blueprint = Strategy.from_behavior(tree, random_behavior(tree, np.random.default_rng(seed)))

@@ -11,10 +11,12 @@ Typical use::
 The pieces are usable on their own: ``BlueprintValues(blueprint).constraints(subgame,
 player, "br")`` gives the constraint values, ``resolve_gadget(constraints)`` etc. build a
 gadget GameTree that any solver solves, ``Gadget.resolved_behavior`` maps its solution
-back, and ``splice`` puts it into the blueprint.
+back, and ``splice`` puts it into the blueprint. ``ContinualResolver(blueprint).run()`` plays
+DeepStack-style continual re-solving down every public path and evaluates the result.
 """
 
 from efgkit.resolve.constraints import CONSTRAINT_KINDS, BlueprintValues, RootConstraints
+from efgkit.resolve.continual import ContinualResolver, ContinualResult, PublicTree
 from efgkit.resolve.gadgets import (
     GADGETS,
     Gadget,
@@ -24,7 +26,7 @@ from efgkit.resolve.gadgets import (
     resolve_gadget,
     unsafe_gadget,
 )
-from efgkit.resolve.resolver import SOLVERS, Resolver, ResolveResult, SubgameReport
+from efgkit.resolve.resolver import GIFT_BOUNDS, SOLVERS, Resolver, ResolveResult, SubgameReport
 from efgkit.resolve.splice import splice
 from efgkit.resolve.subgame import (
     AugmentedInfosets,
@@ -36,7 +38,8 @@ from efgkit.resolve.subgame import (
 )
 
 __all__ = [
-    "CONSTRAINT_KINDS", "GADGETS", "SOLVERS", "AugmentedInfosets", "BlueprintValues", "Gadget",
+    "CONSTRAINT_KINDS", "GADGETS", "SOLVERS", "AugmentedInfosets", "BlueprintValues", "ContinualResolver",
+    "ContinualResult", "GIFT_BOUNDS", "Gadget", "PublicTree",
     "ResolveResult", "Resolver", "RootConstraints", "Subgame", "SubgameError", "SubgameReport",
     "coinflip_gadget", "extract_subgame", "maxmargin_gadget", "public_state_id", "resolve_gadget",
     "round_subgames", "splice", "subgame_at", "unsafe_gadget",

@@ -30,10 +30,13 @@ a reach is needed in this scale (the paper's division appears because its values
 normalised). *Split* (the safe version): each gift is shared among all augmented infosets
 of the given subgames whose path contains ``(I', a')``, in proportion to their reach
 ``π_{-o}(I)`` ("splitting gifts by reach"; terminal-only continuations get no share).
-*Not split*: every infoset gets the whole gift (the paper's heuristic). We use the trunk's
-CBV-based gifts, not the "minimum reachable payoff" lower bound (the paper's §5.2 second
-fix), so the guarantee is "no worse than the blueprint" when all subgames that share a gift
-are re-solved with split gifts.
+*Not split*: every infoset gets the whole gift (the paper's heuristic). By default the gifts
+are the trunk's CBV-based ones, so the guarantee is "no worse than the blueprint" when all
+subgames that share a gift are re-solved with split gifts. With ``lower_bound`` the best
+alternative's value is replaced by a lower bound that no re-solving can take away, the
+paper's "minimum reachable payoff" (§5.2, second fix): ``Σ_{h∈I'} π_{-o}(h) · min_{z below
+h·b} u_o(z)`` for each action ``b`` (exact when ``b`` ends the game, e.g. a fold), so
+``g(I', a') = max(0, max_b LB(I', b) - CBV(I', a'))``.
 
 The opponent's own blueprint reach of each element (``opponent_reach``, Burch's q_I of the
 coin-flip gadget) is the product of its blueprint probabilities along that same path.
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numba
 import numpy as np
 
 from efgkit.errors import ParameterError
@@ -118,6 +122,7 @@ class BlueprintValues:
         self.others_reach = [layout.others_reach(p).copy() for p in (0, 1)]
         self.behavior = blueprint.behavior()
         self._full_action_values: list[np.ndarray | None] = [None, None]
+        self._min_payoff_action_values: list[np.ndarray | None] = [None, None]
         self._is_terminal = tree.node_kind == TERMINAL
 
     def full_action_values(self, player: int) -> np.ndarray:
@@ -126,6 +131,25 @@ class BlueprintValues:
             self.best_response.best_response_to_weights(player, self.others_reach[player])
             self._full_action_values[player] = self.best_response.action_values().copy()
         return self._full_action_values[player]
+
+    def min_payoff_action_values(self, player: int) -> np.ndarray:
+        """Per flat action of ``player``: Σ_{h∈I} π_{-p}(h) · (the least utility for ``player``
+        of any terminal below h·a), a lower bound on the action's counterfactual value whatever
+        anyone plays below it."""
+        if self._min_payoff_action_values[player] is None:
+            tree = self.tree
+            sign = 1.0 if player == 0 else -1.0
+            least = _least_payoff_below(tree.node_kind, tree.node_first_child, tree.node_num_children,
+                                        sign * tree.node_utility)
+            own = np.flatnonzero(tree.node_kind == player)
+            counts = tree.node_num_children[own].astype(np.int64)
+            k = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+            children = np.repeat(tree.node_first_child[own], counts) + k
+            actions = np.repeat(tree.infoset_action_offset[tree.node_infoset[own]], counts) + k
+            values = np.zeros(tree.num_infoset_actions)
+            np.add.at(values, actions, np.repeat(self.others_reach[player][own], counts) * least[children])
+            self._min_payoff_action_values[player] = values
+        return self._min_payoff_action_values[player]
 
     def opponent_path(self, subgame: Subgame, opponent: int, root: int) -> list[int]:
         """The opponent's flat actions before a root, latest first."""
@@ -206,12 +230,13 @@ class BlueprintValues:
         return values
 
     def gifts(self, constraints: list[RootConstraints], split: bool = True,
-              last_action_only: bool = False) -> list[np.ndarray]:
+              last_action_only: bool = False, lower_bound: bool = False) -> list[np.ndarray]:
         """Brown & Sandholm's gifts per element of each subgame (unnormalised, >= 0).
 
         All ``constraints`` must be for the same re-solving player; with ``split`` every
         gift is shared by reach among the elements of these subgames below its action;
-        ``last_action_only`` takes only the opponent's last action before the root.
+        ``last_action_only`` takes only the opponent's last action before the root;
+        ``lower_bound`` values the best alternative by its minimum reachable payoff.
         """
         players = {c.player for c in constraints}
         if len(players) > 1:
@@ -220,6 +245,7 @@ class BlueprintValues:
             return []
         opponent = constraints[0].opponent
         action_values = self.full_action_values(opponent)
+        alternatives = self.min_payoff_action_values(opponent) if lower_bound else action_values
         tree = self.tree
         offsets = tree.infoset_action_offset
         paths = []
@@ -242,7 +268,7 @@ class BlueprintValues:
             for e, path in enumerate(element_paths):
                 for action in path:
                     infoset = tree.action_infoset[action]
-                    lost = action_values[offsets[infoset]:offsets[infoset + 1]].max() - action_values[action]
+                    lost = alternatives[offsets[infoset]:offsets[infoset + 1]].max() - action_values[action]
                     if lost <= 0.0:
                         continue
                     if split:
@@ -252,3 +278,20 @@ class BlueprintValues:
                         gift[e] += lost
             result.append(gift)
         return result
+
+
+@numba.njit(cache=True)
+def _least_payoff_below(kind, first_child, num_children, utility):
+    """float64 per node: the least ``utility`` of any terminal at or below it (bottom-up over
+    the breadth-first order)."""
+    least = np.empty(kind.shape[0])
+    for node in range(kind.shape[0] - 1, -1, -1):
+        if kind[node] == TERMINAL:
+            least[node] = utility[node]
+            continue
+        start = first_child[node]
+        value = least[start]
+        for k in range(1, num_children[node]):
+            value = min(value, least[start + k])
+        least[node] = value
+    return least

@@ -41,6 +41,7 @@ from efgkit.solvers.sequence_form_lp import SequenceFormLP
 from efgkit.solvers.strategy import Strategy
 
 SOLVERS = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "lp": SequenceFormLP}
+GIFT_BOUNDS = ("cbv", "min-payoff")
 
 
 @dataclass(frozen=True)
@@ -96,13 +97,15 @@ class Resolver:
     checkpoint; for small gadgets and exact safety checks); ``iterations`` per gadget;
     ``p``: the coin-flip probability;
     ``split_gifts``: reach-maxmargin gifts shared by reach (safe) or given whole;
+    ``gift_bound``: the best alternative's value in a gift, "cbv" (the trunk's best-response
+    value) or "min-payoff" (its minimum reachable payoff, Brown & Sandholm's lower bound);
     ``checkpoints``: extra iteration counts at which the spliced strategy is evaluated;
     ``players``: which players re-solve; ``progress(done, total)`` after each gadget.
     """
 
     def __init__(self, blueprint: Strategy, *, gadget: str = "resolve", constraints: str = "br",
                  solver: str = "cfr+", iterations: int = 1000, p: float = 0.5,
-                 split_gifts: bool = True, checkpoints: Sequence[int] = (),
+                 split_gifts: bool = True, gift_bound: str = "cbv", checkpoints: Sequence[int] = (),
                  players: Sequence[int] = (0, 1),
                  progress: Callable[[int, int], None] | None = None) -> None:
         if gadget not in GADGETS:
@@ -114,6 +117,8 @@ class Resolver:
             raise ParameterError(f"solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
         if iterations < 1:
             raise ParameterError(f"iterations must be >= 1, got {iterations}")
+        if gift_bound not in GIFT_BOUNDS:
+            raise ParameterError(f"gift_bound must be one of {', '.join(GIFT_BOUNDS)}, got {gift_bound!r}")
         if not 0.0 <= p <= 1.0:
             raise ParameterError(f"the coin-flip probability p must be in [0, 1], got {p}")
         if any(c < 1 or c > iterations for c in checkpoints):
@@ -127,6 +132,7 @@ class Resolver:
         self.iterations = int(iterations)
         self.p = float(p)
         self.split_gifts = split_gifts
+        self.gift_bound = gift_bound
         self.checkpoints = sorted({*map(int, checkpoints), self.iterations})
         self.players = tuple(dict.fromkeys(players))
         self.progress = progress
@@ -143,7 +149,8 @@ class Resolver:
             return
         constraints = values.constraints_for(list(subgames), player, self.constraints)
         if self.gadget == "reach-maxmargin":
-            gifts = values.gifts(constraints, split=self.split_gifts)
+            gifts = values.gifts(constraints, split=self.split_gifts,
+                                 lower_bound=self.gift_bound == "min-payoff")
             constraints = [c.raised_by(g, f"{c.kind}+gifts") for c, g in zip(constraints, gifts,
                                                                                strict=True)]
         build = {

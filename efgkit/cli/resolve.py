@@ -1,0 +1,149 @@
+"""`efgkit resolve`: safe (or unsafe) re-solving of a stored blueprint's subgames."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from tqdm import tqdm
+
+from efgkit.cli.app import build_game, check_writable, emit, json_option, main, save_figure, show_progress
+from efgkit.errors import ParameterError
+from efgkit.resolve import GADGETS, GIFT_BOUNDS, SOLVERS, Resolver, round_subgames, subgame_at
+from efgkit.storage.strategy_file import load_strategy, save_strategy
+
+PLOT_CHECKPOINTS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
+
+
+def plot_checkpoints(iterations: int) -> list[int]:
+    """Log-spaced iteration counts below ``iterations`` at which a plotted run is evaluated."""
+    return [c for c in PLOT_CHECKPOINTS if c < iterations]
+
+
+@main.command()
+@click.argument("game")
+@click.argument("blueprint_file", metavar="BLUEPRINT.h5", type=click.Path(exists=True, dir_okay=False))
+@click.option("--gadget", "-g", type=click.Choice(GADGETS), default="resolve", show_default=True,
+              help="unsafe: both players free under the blueprint's reach; resolve: Burch's "
+                   "terminate/follow gadget; maxmargin: maximise the minimum margin; reach-maxmargin: "
+                   "maxmargin with the opponent's gifts; coinflip: resolve, but with probability p the "
+                   "opponent enters with its blueprint reach.")
+@click.option("--p", "p", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
+              help="coinflip: probability that the opponent is forced to follow its blueprint.")
+@click.option("--constraints", "-c", type=click.Choice(["br", "selfplay", "deepstack"]), default="br",
+              show_default=True,
+              help="The opponent's values at the subgame roots: br (counterfactual best response to "
+                   "the blueprint, safe), selfplay (the blueprint's own values, Brown & Sandholm's "
+                   "'Estimated'), deepstack (br plus the gift of the opponent's last action).")
+@click.option("--round", "round_number", type=click.IntRange(min=2), default=None,
+              help="Re-solve every subgame of this round (those after its public chance event) "
+                   "[default: 2].")
+@click.option("--subgame", "subgame_key", default=None,
+              help="Re-solve only the subgame at this public state (key as in the game's public "
+                   "states, e.g. 'board=Qs bets=cc/' in Leduc).")
+@click.option("--solver", "-s", type=click.Choice(list(SOLVERS)), default="cfr+", show_default=True,
+              help="Solver of every gadget (lp: an exact equilibrium; small games).")
+@click.option("--iterations", "-n", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Solver iterations per gadget.")
+@click.option("--player", type=click.Choice(["both", "0", "1"]), default="both", show_default=True,
+              help="Which player's strategy is re-solved.")
+@click.option("--split-gifts/--no-split-gifts", default=True, show_default=True,
+              help="reach-maxmargin: share each gift by reach (safe) or give it whole to every subgame.")
+@click.option("--gift-bound", type=click.Choice(GIFT_BOUNDS), default="cbv", show_default=True,
+              help="reach-maxmargin: value the opponent's best alternative by its best-response value "
+                   "against the blueprint (cbv) or by its minimum reachable payoff (min-payoff, a bound "
+                   "no re-solving can take away; Brown & Sandholm's choice).")
+@click.option("--out", "-o", type=click.Path(dir_okay=False), required=True,
+              help="Write the refined strategy (blueprint with the re-solved subgames) here.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Write a PNG of exploitability against gadget iterations (evaluated at "
+                   "10, 20, 50, ... iterations).")
+@json_option
+def resolve(game: str, blueprint_file: str, gadget: str, p: float, constraints: str,
+            round_number: int | None, subgame_key: str | None, solver: str, iterations: int,
+            player: str, split_gifts: bool, gift_bound: str, out: str, plot: str | None,
+            as_json: bool) -> None:
+    """Re-solve subgames of the strategy in BLUEPRINT.h5 for GAME and splice them back.
+
+    Every subgame is re-solved once per player against the original blueprint with the
+    chosen gadget, its solution replaces the blueprint there, and the result is evaluated
+    exactly in the full game (NashConv before and after). With --constraints br the
+    resolve, maxmargin and reach-maxmargin (split gifts) gadgets never make the strategy
+    more exploitable, up to the gadget solver's error.
+    """
+    if round_number is not None and subgame_key is not None:
+        raise ParameterError("give either --round or --subgame, not both")
+    check_writable(out, "--out")
+    check_writable(plot, "--plot")
+    tree, _ = build_game(game)
+    blueprint, provenance = load_strategy(blueprint_file, tree)
+    if subgame_key is not None:
+        if subgame_key not in tree.public_state_keys:
+            examples = ", ".join(repr(k) for k in tree.public_state_keys[-3:]) or "none"
+            raise ParameterError(f"--subgame: game {tree.spec!r} has no public state {subgame_key!r} "
+                                 f"(some of its public states: {examples})")
+        subgames = [subgame_at(tree, subgame_key)]
+        which = f"subgame {subgame_key!r}"
+    else:
+        round_number = 2 if round_number is None else round_number
+        subgames = round_subgames(tree, round_number)
+        which = f"round {round_number}"
+    players = (0, 1) if player == "both" else (int(player),)
+    checkpoints = plot_checkpoints(iterations) if plot is not None and solver != "lp" else []
+    total = len(subgames) * (1 if gadget == "unsafe" else len(players))
+    with tqdm(total=total, unit="gadget", desc="re-solving", file=sys.stderr,
+              disable=not show_progress(), leave=False) as bar:
+        result = Resolver(blueprint, gadget=gadget, constraints=constraints, solver=solver,
+                          iterations=iterations, p=p, split_gifts=split_gifts, gift_bound=gift_bound,
+                          checkpoints=checkpoints,
+                          players=players, progress=lambda done, _: bar.update(done - bar.n)
+                          ).resolve(subgames)
+    parameters = {"gadget": gadget, "constraints": constraints, "solver": solver, "p": p,
+                  "split_gifts": split_gifts, "gift_bound": gift_bound, "players": list(players),
+                  "subgames": which, "blueprint_algorithm": provenance["algorithm"]}
+    history = [{"iteration": n, "nash_conv": e.nash_conv} for n, e in result.history]
+    save_strategy(out, result.strategy, provenance={
+        "algorithm": "resolve", "parameters": parameters, "iterations": iterations,
+        "nash_conv_history": history})
+    if plot is not None:
+        _write_plot(plot, tree.spec, gadget, constraints, result)
+    summary = result.to_dict()
+    data = {
+        "game": tree.spec, "blueprint": blueprint_file, **parameters, "iterations": iterations,
+        **summary, "num_subgames": len(subgames),
+        "skipped": sum(r.skipped for r in result.subgames),
+        "abstract_infosets": result.strategy.infoset_map.num_abstract, "out": out, "plot": plot,
+    }
+    before, after = result.before, result.after
+    change = 100.0 * (after.nash_conv - before.nash_conv) / before.nash_conv if before.nash_conv > 0 else 0.0
+    lines = [
+        f"{gadget} re-solving ({constraints} constraints) of {which} of {tree.spec}: {len(subgames)} "
+        f"subgame{'s' * (len(subgames) != 1)} x player{'s' * (len(players) > 1)} "
+        f"{', '.join(map(str, players))}, {iterations} {solver} iterations each, {result.seconds:.2f} s",
+        f"before: NashConv {before.nash_conv:.6f}  (NashConv/2, exploitability: {before.exploitability:.6f})",
+        f"after:  NashConv {after.nash_conv:.6f}  (NashConv/2, exploitability: {after.exploitability:.6f}); "
+        f"{change:+.1f}%",
+        f"refined strategy written to {out}",
+    ]
+    lines += [f"plot written to {plot}"] if plot else []
+    emit(as_json, data, lines)
+
+
+def _write_plot(path: str, spec: str, gadget: str, constraints: str, result) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 4))
+    iterations = [n for n, _ in result.history]
+    axes.semilogx(iterations, [e.exploitability for _, e in result.history], marker="o", markersize=3,
+                  label=f"{gadget} ({constraints})")
+    axes.axhline(result.before.exploitability, color="grey", linestyle="--", label="blueprint")
+    axes.set_xlabel("gadget solver iterations")
+    axes.set_ylabel("exploitability (NashConv / 2)")
+    axes.set_title(f"re-solving {spec}")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    save_figure(figure, path, "--plot")

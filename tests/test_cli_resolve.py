@@ -1,0 +1,96 @@
+"""`efgkit resolve`: JSON keys, the refined file, Coin Toss through the command line, bad input."""
+
+import numpy as np
+import pytest
+
+from efgkit.abstraction.cards.clustering import cluster_cards
+from efgkit.abstraction.infoset_map import InfosetMap
+from efgkit.cli import main
+from efgkit.games import load_game
+from efgkit.solvers import CFRPlusSolver, Strategy, evaluate
+from efgkit.storage.strategy_file import load_strategy, save_strategy
+
+PROVENANCE = {"algorithm": "cfr+", "parameters": {}, "iterations": 0, "nash_conv_history": []}
+
+
+@pytest.fixture(scope="module")
+def leduc_blueprint(tmp_path_factory):
+    """Burch's abstract Leduc equilibrium (J: Q/K, K: J/Q merged), about 0.382 chips/game."""
+    tree = load_game("leduc")
+    infoset_map = cluster_cards(tree.game.card_structure, "ehs", [3, 3], random_state=0).infoset_map(
+        tree, "perfect")
+    path = tmp_path_factory.mktemp("blueprint") / "leduc.h5"
+    save_strategy(path, CFRPlusSolver(infoset_map).iterate(1000).average_strategy(), provenance=PROVENANCE)
+    return path
+
+
+@pytest.fixture(scope="module")
+def coin_toss_trunk(tmp_path_factory):
+    """Brown & Sandholm's Coin Toss trunk: play 80% with heads, 30% with tails; guess (1/2, 1/4, 1/4)."""
+    tree = load_game("coin_toss")
+    path = tmp_path_factory.mktemp("blueprint") / "coin_toss.h5"
+    save_strategy(path, Strategy.from_behavior(tree, np.array([0.2, 0.8, 0.7, 0.3, 0.5, 0.25, 0.25])),
+                  provenance=PROVENANCE)
+    return path
+
+
+def test_resolve_round_two_of_leduc_lowers_exploitability_and_writes_the_refined_strategy(
+        runner, json_output, leduc_blueprint, tmp_path):
+    out, picture = tmp_path / "refined.h5", tmp_path / "curve.png"
+    data = json_output(runner.invoke(main, ["resolve", "leduc", str(leduc_blueprint), "--solver", "cfr",
+                                            "-n", "200", "--out", str(out), "--plot", str(picture),
+                                            "--json"]))
+    assert data["num_subgames"] == 30 and len(data["subgames"]) == 60 and data["skipped"] == 0
+    assert (data["gadget"], data["constraints"], data["gift_bound"]) == ("resolve", "br", "cbv")
+    assert data["nash_conv_before"] == pytest.approx(2 * 0.382, abs=0.01)
+    assert data["nash_conv_after"] < data["nash_conv_before"] - 0.1  # Burch: 0.33 chips/game or less
+    assert data["exploitability_after"] == pytest.approx(data["nash_conv_after"] / 2)
+    assert [h["iterations"] for h in data["history"]] == [10, 20, 50, 100, 200]
+    assert data["seconds"] > 0 and picture.read_bytes()[:4] == b"\x89PNG"
+    refined, provenance = load_strategy(out)
+    assert provenance["algorithm"] == "resolve" and provenance["parameters"]["gadget"] == "resolve"
+    assert evaluate(refined).nash_conv == pytest.approx(data["nash_conv_after"], abs=1e-12)
+
+
+def test_resolve_one_subgame_with_maxmargin_gives_coin_tosss_five_eighths(runner, json_output,
+                                                                        coin_toss_trunk, tmp_path):
+    out = tmp_path / "refined.h5"
+    data = json_output(runner.invoke(main, ["resolve", "coin_toss", str(coin_toss_trunk), "--subgame",
+                                            "played", "--gadget", "maxmargin", "--solver", "lp",
+                                            "--player", "1", "--out", str(out), "--json"]))
+    assert data["num_subgames"] == 1 and data["players"] == [1]
+    guess = load_strategy(out)[0].probabilities_of("P1 played")
+    assert (guess["heads"], guess["tails"], guess["forfeit"]) == pytest.approx((5 / 8, 3 / 8, 0), abs=1e-7)
+
+
+def test_resolve_text_output_names_both_exploitabilities(runner, coin_toss_trunk, tmp_path):
+    result = runner.invoke(main, ["resolve", "coin_toss", str(coin_toss_trunk), "--subgame", "played",
+                                  "--gadget", "unsafe", "-n", "50", "--out", str(tmp_path / "r.h5")])
+    assert result.exit_code == 0, result.stderr
+    assert "before: NashConv" in result.stdout and "NashConv/2" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["kuhn", "LEDUC"], "not 'kuhn'"),                                   # blueprint for another game
+        (["leduc", "LEDUC", "--subgame", "board=Qs bets=zz"], "no public state"),
+        (["leduc", "LEDUC", "--round", "3"], "no public chance event before round 3"),
+        (["leduc", "LEDUC", "--round", "1"], "--round"),
+        (["leduc", "LEDUC", "--gadget", "coinflip", "--p", "1.5"], "--p"),
+        (["leduc", "LEDUC", "--round", "2", "--subgame", "board=Qs bets=cc/"], "either --round or --subgame"),
+        (["kuhn", "KUHN"], "no public chance event"),                        # no rounds to re-solve
+        (["coin_toss", "COIN", "--subgame", "sold"], "must not be a terminal history"),
+    ],
+)
+def test_resolve_rejects_bad_input_in_one_line_and_leaves_the_output_alone(
+        runner, leduc_blueprint, coin_toss_trunk, tmp_path, arguments, message):
+    kuhn = tmp_path / "kuhn.h5"
+    save_strategy(kuhn, Strategy.uniform(InfosetMap.identity(load_game("kuhn"))), provenance=PROVENANCE)
+    files = {"LEDUC": str(leduc_blueprint), "KUHN": str(kuhn), "COIN": str(coin_toss_trunk)}
+    out = tmp_path / "existing.h5"
+    out.write_bytes(b"precious")
+    result = runner.invoke(main, ["resolve", *[files.get(a, a) for a in arguments], "--out", str(out)])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("efgkit: error: ") and message in result.stderr
+    assert out.read_bytes() == b"precious"
