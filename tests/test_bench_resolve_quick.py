@@ -14,6 +14,8 @@ def test_resolve_benchmark_quick_mode_runs_every_part_and_writes_its_report():
     )
     assert "coin toss maxmargin (lp): P2" in result.stdout
     assert "burch cfr resolve, BR constraints" in result.stdout
+    assert "burch cfr distributional (Hedge), self-play" in result.stdout
+    assert "Estimated + Distributional (threshold)" in result.stdout
     assert "continual kuhn" in result.stdout and "speed: 30 subgames" in result.stdout
     report = Path(result.stdout.strip().splitlines()[-1].removeprefix("report written to "))
     text = report.read_text()

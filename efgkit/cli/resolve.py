@@ -27,14 +27,20 @@ def plot_checkpoints(iterations: int) -> list[int]:
               help="unsafe: both players free under the blueprint's reach; resolve: Burch's "
                    "terminate/follow gadget; maxmargin: maximise the minimum margin; reach-maxmargin: "
                    "maxmargin with the opponent's gifts; coinflip: resolve, but with probability p the "
-                   "opponent enters with its blueprint reach.")
+                   "opponent enters with its blueprint reach; distributional / distributional-hedge: "
+                   "resolve with Normal alternative payoffs (Brown & Sandholm §6.1; not safe), the "
+                   "opponent entering by Theorem 4's threshold rule or by Hedge (App. B).")
 @click.option("--p", "p", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
               help="coinflip: probability that the opponent is forced to follow its blueprint.")
+@click.option("--spread", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
+              help="distributional gadgets: standard deviation of each alternative payoff as a multiple "
+                   "of |blueprint value - best-response value| at that infoset (0: a point mass).")
 @click.option("--constraints", "-c", type=click.Choice(["br", "selfplay", "deepstack"]), default="br",
               show_default=True,
               help="The opponent's values at the subgame roots: br (counterfactual best response to "
                    "the blueprint, safe), selfplay (the blueprint's own values, Brown & Sandholm's "
-                   "'Estimated'), deepstack (br plus the gift of the opponent's last action).")
+                   "'Estimated'; with a distributional gadget, 'Estimated + Distributional'), deepstack "
+                   "(br plus the gift of the opponent's last action).")
 @click.option("--round", "round_number", type=click.IntRange(min=2), default=None,
               help="Re-solve every subgame of this round (those after its public chance event) "
                    "[default: 2].")
@@ -59,7 +65,7 @@ def plot_checkpoints(iterations: int) -> list[int]:
               help="Write a PNG of exploitability against gadget iterations (evaluated at "
                    "10, 20, 50, ... iterations).")
 @json_option
-def resolve(game: str, blueprint_file: str, gadget: str, p: float, constraints: str,
+def resolve(game: str, blueprint_file: str, gadget: str, p: float, spread: float, constraints: str,
             round_number: int | None, subgame_key: str | None, solver: str, iterations: int,
             player: str, split_gifts: bool, gift_bound: str, out: str, plot: str | None,
             as_json: bool) -> None:
@@ -95,10 +101,10 @@ def resolve(game: str, blueprint_file: str, gadget: str, p: float, constraints: 
               disable=not show_progress(), leave=False) as bar:
         result = Resolver(blueprint, gadget=gadget, constraints=constraints, solver=solver,
                           iterations=iterations, p=p, split_gifts=split_gifts, gift_bound=gift_bound,
-                          checkpoints=checkpoints,
+                          spread=spread, checkpoints=checkpoints,
                           players=players, progress=lambda done, _: bar.update(done - bar.n)
                           ).resolve(subgames)
-    parameters = {"gadget": gadget, "constraints": constraints, "solver": solver, "p": p,
+    parameters = {"gadget": gadget, "constraints": constraints, "solver": solver, "p": p, "spread": spread,
                   "split_gifts": split_gifts, "gift_bound": gift_bound, "players": list(players),
                   "subgames": which, "blueprint_algorithm": provenance["algorithm"]}
     history = [{"iteration": n, "nash_conv": e.nash_conv} for n, e in result.history]

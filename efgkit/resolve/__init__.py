@@ -11,12 +11,20 @@ Typical use::
 The pieces are usable on their own: ``BlueprintValues(blueprint).constraints(subgame,
 player, "br")`` gives the constraint values, ``resolve_gadget(constraints)`` etc. build a
 gadget GameTree that any solver solves, ``Gadget.resolved_behavior`` maps its solution
-back, and ``splice`` puts it into the blueprint. ``ContinualResolver(blueprint).run()`` plays
+back, and ``splice`` puts it into the blueprint. ``DistributionalSolver`` solves a re-solve
+gadget with Normal alternative payoffs (Brown & Sandholm §6.1). ``ContinualResolver(blueprint).run()`` plays
 DeepStack-style continual re-solving down every public path and evaluates the result.
 """
 
 from efgkit.resolve.constraints import CONSTRAINT_KINDS, BlueprintValues, RootConstraints
 from efgkit.resolve.continual import ContinualResolver, ContinualResult, PublicTree
+from efgkit.resolve.distributional import (
+    DistributionalSolver,
+    distributional_gadget,
+    distributional_spread,
+    follow_probability,
+    hedge_follow_probability,
+)
 from efgkit.resolve.gadgets import (
     GADGETS,
     Gadget,
@@ -39,8 +47,9 @@ from efgkit.resolve.subgame import (
 
 __all__ = [
     "CONSTRAINT_KINDS", "GADGETS", "SOLVERS", "AugmentedInfosets", "BlueprintValues", "ContinualResolver",
-    "ContinualResult", "GIFT_BOUNDS", "Gadget", "PublicTree",
+    "ContinualResult", "DistributionalSolver", "GIFT_BOUNDS", "Gadget", "PublicTree",
     "ResolveResult", "Resolver", "RootConstraints", "Subgame", "SubgameError", "SubgameReport",
-    "coinflip_gadget", "extract_subgame", "maxmargin_gadget", "public_state_id", "resolve_gadget",
+    "coinflip_gadget", "distributional_gadget", "distributional_spread", "extract_subgame",
+    "follow_probability", "hedge_follow_probability", "maxmargin_gadget", "public_state_id", "resolve_gadget",
     "round_subgames", "splice", "subgame_at", "unsafe_gadget",
 ]

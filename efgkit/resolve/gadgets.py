@@ -50,7 +50,8 @@ from efgkit.resolve.constraints import RootConstraints
 from efgkit.resolve.subgame import Subgame, SubgameError
 from efgkit.solvers.strategy import Strategy
 
-GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin", "coinflip")
+GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin", "coinflip", "distributional",
+           "distributional-hedge")  # the last two: resolve/distributional.py
 TERMINATE, FOLLOW = "terminate", "follow"
 
 

@@ -11,7 +11,10 @@ one run).
 
 Brown & Sandholm's "Estimated" technique is ``gadget="resolve", constraints="selfplay"``
 (the blueprint's own counterfactual values as alternative payoffs); Burch's self-play
-experiment is the same thing. Distributional alternative payoffs are not implemented.
+experiment is the same thing. "Estimated + Distributional" is ``gadget="distributional"``
+(Theorem 4's threshold rule) or ``"distributional-hedge"`` (Appendix B, the paper's choice) with
+``constraints="selfplay"``: alternative payoffs ``Normal(alt(I), spread · s(I))``
+(distributional.py), solved by CFR with the opponent's head choice set by the rule.
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ import numpy as np
 from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError
 from efgkit.resolve.constraints import CONSTRAINT_KINDS, BlueprintValues
+from efgkit.resolve.distributional import (
+    ITERATIVE_SOLVERS,
+    DistributionalSolver,
+    distributional_gadget,
+    distributional_spread,
+)
 from efgkit.resolve.gadgets import (
     GADGETS,
     Gadget,
@@ -36,11 +45,10 @@ from efgkit.resolve.gadgets import (
 from efgkit.resolve.splice import splice
 from efgkit.resolve.subgame import Subgame, SubgameError
 from efgkit.solvers.best_response import BestResponse, Evaluation
-from efgkit.solvers.cfr import CFRPlusSolver, CFRSolver, DCFRSolver
 from efgkit.solvers.sequence_form_lp import SequenceFormLP
 from efgkit.solvers.strategy import Strategy
 
-SOLVERS = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "lp": SequenceFormLP}
+SOLVERS = {**ITERATIVE_SOLVERS, "lp": SequenceFormLP}
 GIFT_BOUNDS = ("cbv", "min-payoff")
 
 
@@ -99,13 +107,16 @@ class Resolver:
     ``split_gifts``: reach-maxmargin gifts shared by reach (safe) or given whole;
     ``gift_bound``: the best alternative's value in a gift, "cbv" (the trunk's best-response
     value) or "min-payoff" (its minimum reachable payoff, Brown & Sandholm's lower bound);
+    ``spread``: distributional gadgets, the factor on Brown & Sandholm's ``s(I) = |blueprint
+    cfv(I) - CBV(I)|`` (0: a point mass at the constraint value);
     ``checkpoints``: extra iteration counts at which the spliced strategy is evaluated;
     ``players``: which players re-solve; ``progress(done, total)`` after each gadget.
     """
 
     def __init__(self, blueprint: Strategy, *, gadget: str = "resolve", constraints: str = "br",
                  solver: str = "cfr+", iterations: int = 1000, p: float = 0.5,
-                 split_gifts: bool = True, gift_bound: str = "cbv", checkpoints: Sequence[int] = (),
+                 split_gifts: bool = True, gift_bound: str = "cbv", spread: float = 1.0,
+                 checkpoints: Sequence[int] = (),
                  players: Sequence[int] = (0, 1),
                  progress: Callable[[int, int], None] | None = None) -> None:
         if gadget not in GADGETS:
@@ -121,6 +132,12 @@ class Resolver:
             raise ParameterError(f"gift_bound must be one of {', '.join(GIFT_BOUNDS)}, got {gift_bound!r}")
         if not 0.0 <= p <= 1.0:
             raise ParameterError(f"the coin-flip probability p must be in [0, 1], got {p}")
+        if not spread >= 0.0 or spread == float("inf"):
+            raise ParameterError(f"spread must be a finite number >= 0, got {spread}")
+        if gadget.startswith("distributional") and solver not in ITERATIVE_SOLVERS:
+            raise ParameterError(f"the {gadget} gadget is solved by CFR iterations (Brown & Sandholm "
+                                 f"Theorem 4): solver must be one of {', '.join(ITERATIVE_SOLVERS)}, "
+                                 f"got {solver!r}")
         if any(c < 1 or c > iterations for c in checkpoints):
             raise ParameterError(f"checkpoints must lie in 1..{iterations}, got {list(checkpoints)}")
         if not players or any(q not in (0, 1) for q in players):
@@ -133,6 +150,7 @@ class Resolver:
         self.p = float(p)
         self.split_gifts = split_gifts
         self.gift_bound = gift_bound
+        self.spread = float(spread)
         self.checkpoints = sorted({*map(int, checkpoints), self.iterations})
         self.players = tuple(dict.fromkeys(players))
         self.progress = progress
@@ -158,6 +176,8 @@ class Resolver:
             "maxmargin": maxmargin_gadget,
             "reach-maxmargin": lambda c: maxmargin_gadget(c, kind="reach-maxmargin"),
             "coinflip": lambda c: coinflip_gadget(c, self.p),
+            "distributional": distributional_gadget,
+            "distributional-hedge": lambda c: distributional_gadget(c, kind="distributional-hedge"),
         }[self.gadget]
         for c in constraints:
             yield build(c) if c.total_reach > 0 else None
@@ -212,7 +232,12 @@ class Resolver:
             for checkpoint in self.checkpoints:
                 parts[checkpoint].extend(gadget.resolved_behavior(average, p) for p in players)
         else:
-            solver = SOLVERS[self.solver](identity)
+            if self.gadget.startswith("distributional"):
+                spread = self.spread * distributional_spread(self.values, subgame, players[0])
+                rule = "hedge" if self.gadget == "distributional-hedge" else "threshold"
+                solver = DistributionalSolver(gadget, spread, rule=rule, solver=self.solver)
+            else:
+                solver = SOLVERS[self.solver](identity)
             for checkpoint in self.checkpoints:
                 solver.iterate(checkpoint - solver.iteration)
                 average = solver.average_strategy()

@@ -13,7 +13,8 @@ Regrets and average accumulators live on the abstraction (one entry per abstract
 infoset-action); the whole original tree is traversed every iteration and an abstract
 infoset's regret is the sum of its members' counterfactual regrets (Čermák et al. §4.3).
 One iteration updates both players; with alternating updates player 0 goes first and
-player 1 responds to player 0's new strategy.
+player 1 responds to player 0's new strategy. ``hold_strategy`` lets a driver dictate the play
+of chosen infosets (regret matching skips them), e.g. a response rule at a gadget's head.
 """
 
 from __future__ import annotations
@@ -71,14 +72,43 @@ class CFRSolver:
         self._parent_action = parent_action
         self._player_infosets = [tree.infosets_of(p) for p in (0, 1)]
         self._player_abstract = [infoset_map.abstract_infosets_of(p) for p in (0, 1)]
+        self._matched_abstract = list(self._player_abstract)  # all but the held infosets
+        self._held = np.zeros(0, np.int32)
+        self._held_actions = np.zeros(0, np.int64)
         self._variant_code = {"cfr": VARIANT_CFR, "cfr+": VARIANT_CFR_PLUS,
                               "dcfr": VARIANT_DCFR}[self.variant]
         for player in (0, 1):
             self._match(player)
 
     def _match(self, player: int) -> None:
-        regret_matching(self._player_abstract[player], self.infoset_map.abstract_action_offset,
+        regret_matching(self._matched_abstract[player], self.infoset_map.abstract_action_offset,
                          self.regrets, self.layout.edge_prob)
+
+    def hold_strategy(self, abstract_infosets: np.ndarray, probabilities: np.ndarray) -> None:
+        """Play ``probabilities`` (float64, the held infosets' actions one after another) at
+        ``abstract_infosets`` in the following iterations instead of regret matching; their
+        regrets and average strategy still accumulate. Each call replaces the held set (an
+        empty call releases every infoset back to regret matching)."""
+        infosets = np.asarray(abstract_infosets, dtype=np.int32)
+        offsets = self.infoset_map.abstract_action_offset
+        if infosets.size and (infosets.min() < 0 or infosets.max() >= self.infoset_map.num_abstract):
+            raise ParameterError(f"held infosets must lie in 0..{self.infoset_map.num_abstract - 1}")
+        counts = offsets[infosets + 1] - offsets[infosets]
+        probabilities = np.asarray(probabilities, dtype=np.float64)
+        if probabilities.shape != (int(counts.sum()),):
+            raise ParameterError(f"held probabilities must be {int(counts.sum())} numbers (one per "
+                                 f"action of the held infosets), got shape {probabilities.shape}")
+        if not np.array_equal(infosets, self._held):
+            held = np.zeros(self.infoset_map.num_abstract, dtype=bool)
+            held[infosets] = True
+            self._matched_abstract = [a[~held[a]] for a in self._player_abstract]
+            self._held = infosets
+            starts = np.repeat(offsets[infosets], counts)
+            self._held_actions = starts + np.arange(starts.shape[0]) - np.repeat(np.cumsum(counts) - counts,
+                                                                                  counts)
+            for player in (0, 1):
+                self._match(player)
+        self.layout.edge_prob[self._held_actions] = probabilities
 
     def iterate(self, iterations: int = 1) -> CFRSolver:
         """Run ``iterations`` full iterations (both players updated in each)."""
@@ -92,6 +122,7 @@ class CFRSolver:
             *self.layout.passes, self.layout.internal_infoset,
             self._player_infosets[0], self._player_infosets[1],
             self._player_abstract[0], self._player_abstract[1],
+            self._matched_abstract[0], self._matched_abstract[1],
             self._parent_action, tree.action_infoset, tree.infoset_action_offset,
             m.infoset_offset,
             tree.infoset_num_actions, m.abstract_action_offset,
@@ -269,7 +300,7 @@ def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, play
 @numba.njit(cache=True)
 def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, gamma,
                     nodes, kinds, first_child, num_children, prob_offset, infoset_of,
-                    infosets0, infosets1, abstract0, abstract1,
+                    infosets0, infosets1, abstract0, abstract1, matched0, matched1,
                     parent_action, action_infoset, tree_action_offset, infoset_offset,
                     infoset_num_actions, action_offset,
                     regrets, average, instant, own_reach, edge_prob, values, reach):
@@ -287,7 +318,7 @@ def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, 
                           action_offset, regrets, average, instant, own_reach, edge_prob,
                           values, reach, no_slots, no_rows)
             if alternating:
-                regret_matching(abstract, action_offset, regrets, edge_prob)
+                regret_matching(matched0 if player == 0 else matched1, action_offset, regrets, edge_prob)
         if not alternating:
-            regret_matching(abstract0, action_offset, regrets, edge_prob)
-            regret_matching(abstract1, action_offset, regrets, edge_prob)
+            regret_matching(matched0, action_offset, regrets, edge_prob)
+            regret_matching(matched1, action_offset, regrets, edge_prob)

@@ -1,0 +1,225 @@
+"""Distributional alternative payoffs (Brown & Sandholm 2017 §6.1, Theorem 4, Appendix B).
+
+The opponent's alternative payoff at each head infoset ``I`` becomes a random variable
+``X(I) ~ Normal(alt(I), s(I))`` that the opponent observes and the re-solver does not.
+The infinite game this defines is solved on the ordinary re-solve gadget (Burch's
+terminate/follow tree): the opponent's terminate/follow choice at ``I`` is no longer free
+but set on every iteration by a response rule, while CFR (any variant) updates everything
+else, the opponent below ``follow`` included (``CFRSolver.hold_strategy`` dictates the head).
+
+* ``rule="threshold"`` (Theorem 4): follow with probability ``P(X(I) < v^t(I))``
+  ``= Φ((v^t(I) - alt(I)) / s(I))``, ``v^t(I)`` the opponent's normalised counterfactual
+  value of following under the current profile (a best response for every draw, as in
+  CFR-BR). ``s(I) = 0`` is a best response to the mean: the re-solve gadget solved by
+  CFR-BR at the head.
+* ``rule="hedge"`` (Appendix B, Eq. 3): every draw ``x`` runs Hedge over (terminate,
+  follow) on cumulative values, terminate earning ``x`` per iteration and follow ``v^τ(I)``;
+  integrated over ``X`` the follow probability on iteration ``t`` is
+  ``∫ f(x) e^{η V} / (e^{η (t-1) x} + e^{η V}) dx`` with ``V = Σ_{τ<t} v^τ(I)``, computed by
+  Gauss-Hermite quadrature. ``η_t = sqrt(ln 2) / (3 sqrt(VAR_t · t))`` (Brown, Kroer &
+  Sandholm 2017, as the paper cites), ``VAR_t`` the observed variance of ``v^τ(I)`` over
+  the iterations so far (floored at 1e-12: a constant follow value makes Hedge a best
+  response). The paper leaves open whether "observed value" is cumulative or averaged;
+  cumulative is Hedge's own definition.
+
+Values are normalised per infoset as in ``RootConstraints.normalized``: ``alt(I) = c_I /
+π_{-o}(I)``. The spread follows the paper's heuristic, ``s(I) = |blueprint cfv(I) - CBV(I)|``
+(the blueprint's own counterfactual value against its counterfactual best-response value,
+both computed exactly in the full game; ``distributional_spread``), times a ``spread``
+factor. Nothing here is safe: as ``s -> 0`` the solution tends to the re-solve gadget's
+(max-min margin while all margins are positive); as ``s`` grows it maximises the
+(reach-weighted) sum of margins.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from scipy.special import expit, ndtr
+
+from efgkit.abstraction.infoset_map import InfosetMap
+from efgkit.errors import ParameterError
+from efgkit.games.protocol import CHANCE
+from efgkit.resolve.constraints import BlueprintValues, RootConstraints
+from efgkit.resolve.gadgets import FOLLOW, TERMINATE, Gadget, coinflip_gadget
+from efgkit.resolve.subgame import Subgame
+from efgkit.solvers.cfr import CFRPlusSolver, CFRSolver, DCFRSolver
+from efgkit.solvers.strategy import Strategy
+from efgkit.solvers.traversal import bottom_up_values
+
+RULES = ("threshold", "hedge")
+ITERATIVE_SOLVERS = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver}
+VARIANCE_FLOOR = 1e-12
+LOGISTIC_POINTS = np.linspace(-36.0, 36.0, 289)  # trapezoidal rule for E over a standard logistic
+LOGISTIC_WEIGHTS = 0.25 * expit(LOGISTIC_POINTS) * expit(-LOGISTIC_POINTS)
+
+
+def follow_probability(follow_values: np.ndarray, means: np.ndarray, sds: np.ndarray) -> np.ndarray:
+    """Theorem 4's rule, per head infoset: ``P(X < v) = Φ((v - mean) / sd)`` for ``X ~
+    Normal(mean, sd)``; ``sd = 0`` gives 1 where ``v > mean`` and 0 otherwise (float64 arrays
+    of one shape)."""
+    v, mean, sd = (np.asarray(a, dtype=np.float64) for a in (follow_values, means, sds))
+    z = np.divide(v - mean, sd, out=np.zeros(np.broadcast_shapes(v.shape, mean.shape, sd.shape)),
+                  where=sd > 0)
+    return np.where(sd > 0, ndtr(z), (v > mean).astype(np.float64))
+
+
+def hedge_learning_rate(iteration: int, variance: np.ndarray) -> np.ndarray:
+    """Hedge's η on ``iteration`` (1-based) for two actions: ``sqrt(ln 2) / (3 sqrt(VAR t))``."""
+    return np.sqrt(np.log(2.0)) / (3.0 * np.sqrt(np.maximum(variance, VARIANCE_FLOOR) * iteration))
+
+
+def hedge_follow_probability(cumulative_follow: np.ndarray, observations: int, means: np.ndarray,
+                             sds: np.ndarray, eta: np.ndarray, nodes: int = 40) -> np.ndarray:
+    """Eq. (3): ``∫ f(x) e^{η V} / (e^{η n x} + e^{η V}) dx`` per head infoset, ``f`` the
+    Normal(mean, sd) density, ``V`` the cumulative follow value over ``n = observations``
+    iterations (float64 arrays of one shape, not broadcast).
+
+    With ``a = η n`` and ``b = V / n`` the integrand is ``expit(a (b - x))``, so the integral is
+    ``P(X + L/a < b)`` for a standard logistic ``L`` independent of ``X``. It is computed over
+    whichever variable the other smooths: ``nodes``-point Gauss-Hermite over ``X`` when
+    ``sd · a <= 2`` (the sigmoid is not much steeper than the density is wide), otherwise
+    ``E_L[Φ((b - mean - L/a) / sd)]`` by the trapezoidal rule over ``L`` (step 1/4 on
+    [-36, 36]; a steep sigmoid under a wide density would fall between Hermite nodes)."""
+    hermite_x, hermite_w = _hermite(nodes)
+    mean, sd, total, rate = (np.asarray(a, dtype=np.float64)[..., None]
+                             for a in (means, sds, cumulative_follow, eta))
+    if observations == 0:
+        return expit(rate[..., 0] * total[..., 0])
+    slope = rate * observations
+    threshold = total / observations
+    over_x = expit(slope * (threshold - mean - np.sqrt(2.0) * sd * hermite_x)) @ hermite_w
+    steep = (sd * slope > 2.0)[..., 0]
+    if not steep.any():
+        return over_x
+    z = np.divide(threshold - mean - LOGISTIC_POINTS / slope, sd,
+                  out=np.zeros(np.broadcast_shapes(sd.shape, LOGISTIC_POINTS.shape)), where=sd > 0)
+    return np.where(steep, ndtr(z) @ LOGISTIC_WEIGHTS, over_x)
+
+
+@functools.cache
+def _hermite(nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss-Hermite points and weights for E over Normal(0, 1) of ``g(sqrt(2) x)``."""
+    points, weights = np.polynomial.hermite.hermgauss(nodes)
+    return points, weights / np.sqrt(np.pi)
+
+
+def distributional_spread(values: BlueprintValues, subgame: Subgame, player: int) -> np.ndarray:
+    """Brown & Sandholm's ``s(I)``: ``|blueprint cfv(I) - CBV(I)|``, normalised, per element of
+    the opponent's augmented infosets (float64; 0 where the element is unreachable)."""
+    selfplay = values.constraints(subgame, player, "selfplay").normalized()
+    best_response = values.constraints(subgame, player, "br").normalized()
+    return np.abs(selfplay - best_response)
+
+
+def distributional_gadget(constraints: RootConstraints, kind: str = "distributional") -> Gadget:
+    """The re-solve gadget (its terminate payoffs are the means ``alt(I)``); the distribution
+    enters only through ``DistributionalSolver``'s follow probabilities."""
+    return coinflip_gadget(constraints, 0.0, kind=kind)
+
+
+class DistributionalSolver:
+    """CFR on a re-solve-shaped gadget with the opponent's head choice set by ``rule``.
+
+    ``spread`` (float64 per element of ``gadget.constraints``, >= 0): the standard deviation
+    ``s(I)`` of each alternative payoff, normalised; the means are
+    ``gadget.constraints.normalized()``. ``solver``: "cfr", "cfr+" or "dcfr"; ``nodes``: the
+    Gauss-Hermite points of the Hedge integral. ``iterate(n)``, ``average_strategy()`` as for
+    the CFR solvers; ``follow_probabilities_`` is the head play of the last iteration.
+    """
+
+    def __init__(self, gadget: Gadget, spread: np.ndarray, *, rule: str = "threshold",
+                 solver: str = "cfr+", nodes: int = 40) -> None:
+        constraints = gadget.constraints
+        if constraints is None or gadget.tree.node_kind[0] != CHANCE or not _is_resolve_shaped(gadget):
+            raise ParameterError(f"distributional payoffs need a re-solve gadget (terminate/follow at "
+                                 f"every root), got a {gadget.kind!r} gadget")
+        if rule not in RULES:
+            raise ParameterError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
+        if solver not in ITERATIVE_SOLVERS:
+            raise ParameterError(f"the distributional gadget is solved by CFR iterations (Theorem 4): "
+                                 f"solver must be one of {', '.join(ITERATIVE_SOLVERS)}, got {solver!r}")
+        spread = np.asarray(spread, dtype=np.float64)
+        elements = constraints.elements
+        if spread.shape != (elements.num_elements,) or not np.all(np.isfinite(spread)) or np.any(spread < 0):
+            raise ParameterError(f"spread must be {elements.num_elements} non-negative numbers (one "
+                                 f"per opponent head infoset), got {spread!r}")
+        if nodes < 1:
+            raise ParameterError(f"nodes must be >= 1, got {nodes}")
+        tree = gadget.tree
+        self.gadget, self.rule, self.nodes = gadget, rule, int(nodes)
+        self.means = constraints.normalized()
+        self.spread = spread
+        self.solver = ITERATIVE_SOLVERS[solver](InfosetMap.identity(tree))
+        heads = tree.node_first_child[0] + np.arange(constraints.subgame.num_roots)
+        self._element = elements.element_of_root
+        self._follow_child = tree.node_first_child[heads] + 1
+        self._weight = tree.node_chance_prob[heads]
+        element_weight = np.bincount(self._element, weights=self._weight, minlength=elements.num_elements)
+        # Gadget leaves are scaled by k: dividing by (weight of I) * k gives normalised values.
+        self._normaliser = element_weight * constraints.total_reach
+        self._sign = 1.0 if constraints.opponent == 0 else -1.0
+        self.head_infosets = np.zeros(elements.num_elements, dtype=np.int32)
+        self.head_infosets[self._element] = tree.node_infoset[heads]
+        self._values = tree.node_utility.copy()
+        self._cumulative = np.zeros(elements.num_elements)
+        self._mean_follow = np.zeros(elements.num_elements)
+        self._squares = np.zeros(elements.num_elements)
+        self.follow_probabilities_ = np.full(elements.num_elements, 0.5)
+
+    @property
+    def iteration(self) -> int:
+        return self.solver.iteration
+
+    def follow_values(self) -> np.ndarray:
+        """The opponent's normalised counterfactual value of ``follow`` at every head infoset
+        under the current profile (float64 per element; the mean where unreachable)."""
+        layout = self.solver.layout
+        bottom_up_values(*layout.passes, layout.edge_prob, self._values)
+        follow = self._sign * self._values[self._follow_child]
+        total = np.bincount(self._element, weights=self._weight * follow, minlength=self.means.shape[0])
+        return np.divide(total, self._normaliser, out=self.means.copy(), where=self._normaliser > 0)
+
+    def iterate(self, iterations: int = 1) -> DistributionalSolver:
+        """Run ``iterations`` CFR iterations, each with the head play set by the rule first."""
+        if iterations < 0:
+            raise ParameterError(f"iterations must be >= 0, got {iterations}")
+        for _ in range(iterations):
+            follow = self._head_play(self.follow_values())
+            self.follow_probabilities_ = follow
+            self.solver.hold_strategy(self.head_infosets, np.column_stack([1.0 - follow, follow]).ravel())
+            self.solver.iterate(1)
+        return self
+
+    def _head_play(self, values: np.ndarray) -> np.ndarray:
+        if self.rule == "threshold":
+            return follow_probability(values, self.means, self.spread)
+        seen = self.solver.iteration  # observations before this iteration
+        variance = self._squares / seen if seen > 1 else np.zeros_like(values)
+        eta = hedge_learning_rate(seen + 1, variance)
+        follow = hedge_follow_probability(self._cumulative, seen, self.means, self.spread, eta, self.nodes)
+        # Welford's running mean and sum of squared deviations of the observed follow values.
+        self._cumulative += values
+        delta = values - self._mean_follow
+        self._mean_follow += delta / (seen + 1)
+        self._squares += delta * (values - self._mean_follow)
+        return follow
+
+    def current_strategy(self) -> Strategy:
+        return self.solver.current_strategy()
+
+    def average_strategy(self) -> Strategy:
+        return self.solver.average_strategy()
+
+
+def _is_resolve_shaped(gadget: Gadget) -> bool:
+    """Every child of the root is an opponent node whose actions are (terminate, follow)."""
+    tree = gadget.tree
+    heads = tree.node_first_child[0] + np.arange(tree.node_num_children[0])
+    if heads.shape[0] != gadget.subgame.num_roots or np.any(tree.node_kind[heads] != 1 - gadget.player):
+        return False
+    labels = tree.action_labels
+    offsets = tree.infoset_action_offset
+    return all(labels[offsets[i]:offsets[i + 1]] == [TERMINATE, FOLLOW]
+               for i in np.unique(tree.node_infoset[heads]))
