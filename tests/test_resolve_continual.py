@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from random_games import random_behavior
 from random_public_games import random_public_tree
@@ -76,6 +76,7 @@ def test_self_play_values_also_converge_on_leduc(leduc, leduc_equilibrium):
 @given(st.integers(0, 10**6))
 def test_exact_continual_resolving_never_raises_exploitability_on_random_games(seed):
     tree = random_public_tree(seed)
+    assume(tree.num_infosets > 0)  # chance alone: refused (tested below)
     blueprint = Strategy.from_behavior(tree, random_behavior(tree, np.random.default_rng(seed)))
     before = evaluate(blueprint)
     after = ContinualResolver(blueprint, solver="lp").run().evaluation
@@ -87,3 +88,10 @@ def test_continual_resolver_rejects_bad_parameters(leduc_equilibrium):
     for bad in ({"solver": "magic"}, {"iterations": 0}, {"values": "oracle"}):
         with pytest.raises(ParameterError):
             ContinualResolver(leduc_equilibrium, **bad)
+
+
+def test_continual_resolver_refuses_a_game_without_decisions():
+    tree = random_public_tree(160707)  # this seed draws a game of chance alone
+    assert tree.num_infosets == 0
+    with pytest.raises(ParameterError, match="no decisions"):
+        ContinualResolver(Strategy.from_behavior(tree, np.zeros(0)))
