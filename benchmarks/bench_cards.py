@@ -73,8 +73,8 @@ def _buckets(schedule, rounds):
 
 def run_burch(quick: bool) -> list[dict]:
     from efgkit.abstraction.cards.clustering import cluster_cards
-    from efgkit.games import load_game
     from efgkit.solvers import BestResponse, CFRPlusSolver
+    from efgkit.specs import load_game
 
     tree = load_game("leduc")
     abstraction = cluster_cards(tree.game.card_structure, "ehs", [3, 3], random_state=0)
@@ -100,9 +100,9 @@ def run_burch(quick: bool) -> list[dict]:
 
 def run_sweep(quick: bool) -> list[dict]:
     from efgkit.abstraction.cards.clustering import cluster_cards
-    from efgkit.abstraction.infoset_map import InfosetMap
-    from efgkit.games import load_game
+    from efgkit.maps.infoset_map import InfosetMap
     from efgkit.solvers import BestResponse, CFRPlusSolver
+    from efgkit.specs import load_game
 
     rows = []
     games = {"leduc": SWEEP["leduc"][:3]} if quick else SWEEP
@@ -171,9 +171,9 @@ def run_sweep(quick: bool) -> list[dict]:
 def run_ira(quick: bool) -> list[dict]:
     from efgkit.abstraction.cards.clustering import cluster_cards
     from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA
-    from efgkit.abstraction.infoset_map import InfosetMap
     from efgkit.abstraction.refinement import run_refinement
-    from efgkit.games import load_game
+    from efgkit.maps.infoset_map import InfosetMap
+    from efgkit.specs import load_game
 
     rows = []
     runs = {"leduc": (0.5, 1, 500)} if quick else IRA_RUNS
@@ -223,7 +223,7 @@ def run_speed(quick: bool) -> list[dict]:
     from efgkit.abstraction.cards.kmeans import EMDKMeans
     from efgkit.abstraction.cards.potential_aware import next_round_histograms
     from efgkit.abstraction.cards.situations import CardSituations
-    from efgkit.games.registry import make_game
+    from efgkit.specs import make_game
 
     rows = []
     for spec in ["leduc"] if quick else SPEED_GAMES:

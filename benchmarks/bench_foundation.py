@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 from markdown_sections import update_section
 
-from efgkit.games import load_game
 from efgkit.solvers import BestResponse, CFRPlusSolver
+from efgkit.specs import load_game
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 

@@ -42,10 +42,10 @@ def _run(job: dict) -> dict:
     """One refinement run in this (fresh) process; returns its record."""
     from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA
     from efgkit.abstraction.fpira import FPIRA
-    from efgkit.abstraction.infoset_map import InfosetMap
     from efgkit.abstraction.refinement import run_refinement
-    from efgkit.games import load_game
+    from efgkit.maps.infoset_map import InfosetMap
     from efgkit.solvers import BestResponse, CFRPlusSolver
+    from efgkit.specs import load_game
 
     tree = load_game(job["game"])
     rss_after_build = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

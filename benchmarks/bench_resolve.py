@@ -101,9 +101,9 @@ def _burch_blueprint(tree, iterations: int = 2000):
 
 # --------------------------------------------------------------------------- parts
 def run_coin(quick: bool) -> list[dict]:
-    from efgkit.games import load_game
     from efgkit.resolve import Resolver, subgame_at
     from efgkit.solvers import Strategy, evaluate
+    from efgkit.specs import load_game
 
     tree = load_game("coin_toss")
     trunk = Strategy.from_behavior(tree, np.array(COIN_TOSS_TRUNK))
@@ -128,8 +128,8 @@ def _coin_row(guess: dict, evaluation) -> dict:
 
 
 def run_burch(quick: bool) -> list[dict]:
-    from efgkit.games import load_game
     from efgkit.resolve import Resolver, round_subgames
+    from efgkit.specs import load_game
 
     tree = load_game("leduc")
     blueprint = _burch_blueprint(tree, 300 if quick else 2000)
@@ -155,9 +155,9 @@ def run_burch(quick: bool) -> list[dict]:
 
 def run_large(quick: bool) -> list[dict]:
     from efgkit.abstraction.cards.clustering import cluster_cards
-    from efgkit.games import load_game
     from efgkit.resolve import Resolver, round_subgames
     from efgkit.solvers import CFRPlusSolver, evaluate
+    from efgkit.specs import load_game
 
     spec, buckets = ("leduc", (3,)) if quick else (LARGE_SPEC, LARGE_BUCKETS)
     tree = load_game(spec)
@@ -189,10 +189,10 @@ def run_large(quick: bool) -> list[dict]:
 
 
 def run_continual(quick: bool) -> list[dict]:
-    from efgkit.abstraction.infoset_map import InfosetMap
-    from efgkit.games import load_game
+    from efgkit.maps.infoset_map import InfosetMap
     from efgkit.resolve.continual import ContinualResolver
     from efgkit.solvers import CFRPlusSolver, evaluate
+    from efgkit.specs import load_game
 
     spec = "kuhn" if quick else "leduc"
     tree = load_game(spec)
@@ -223,8 +223,8 @@ def run_continual(quick: bool) -> list[dict]:
 
 
 def run_speed(quick: bool) -> list[dict]:
-    from efgkit.games import load_game
     from efgkit.resolve import Resolver, round_subgames
+    from efgkit.specs import load_game
 
     tree = load_game("leduc")
     blueprint = _burch_blueprint(tree, 300 if quick else 2000)

@@ -32,22 +32,15 @@ from pathlib import Path
 
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
-from efgkit.games import load_game
+from efgkit.io.mapped_arrays import MappedFile
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import BestResponse, CFRPlusSolver, Strategy
+from efgkit.specs import load_game
 from efgkit.storage import compact_reader
 from efgkit.storage.checkpoint import resume, write_checkpoint
 from efgkit.storage.compact import export_compact, quantize
-from efgkit.storage.compact_reader import (
-    HEADER,
-    MAGIC,
-    VERSION,
-    CompactStrategy,
-    header_crc,
-    key_hash,
-)
+from efgkit.storage.compact_reader import HEADER, MAGIC, VERSION, CompactStrategy, header_crc, key_hash
 from efgkit.storage.disk_solve import DiskSolver, build_working_file, current_rss
-from efgkit.storage.mapped_arrays import MappedFile
 from efgkit.storage.strategy_file import open_checked, write_strategy_file
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-storage.md"
@@ -268,7 +261,7 @@ def disk_speed_rows(folder: Path, spec: str, iterations: int) -> list[tuple]:
     memory.iterate(iterations)
     in_memory = (time.process_time() - started) / iterations
     work = folder / "speed.work"
-    build_working_file(spec, str(work))
+    build_working_file(load_game, spec, str(work))
     del tree, memory
     rows = [(spec, "in memory (CFRPlusSolver)", "-", f"{in_memory:.4f}", "1.00")]
     for label, headroom in (("room to spare (8 GiB above)", 8 << 30),

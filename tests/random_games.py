@@ -13,10 +13,10 @@ import random
 
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.games.builder import build_tree
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
 
 
 class RandomGame:

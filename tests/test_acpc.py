@@ -10,17 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from efgkit.errors import EfgkitError, FileFormatError, GameDefinitionError, TreeTooLargeError
-from efgkit.games import load_game
 from efgkit.games.poker import CardStructure
 from efgkit.games.tree import GameTree
-from efgkit.interop.acpc import (
-    game_definition,
-    limit_poker,
-    load_acpc,
-    parse_gamedef,
-    write_acpc,
-)
+from efgkit.interop.acpc import game_definition, limit_poker, load_acpc, parse_gamedef, write_acpc
 from efgkit.solvers import SequenceFormLP
+from efgkit.specs import load_game
 
 LEDUC_GAMEDEF = """# Leduc hold'em as in the CFR+ release (seed_burch.md 6.2)
 GAMEDEF

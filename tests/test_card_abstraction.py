@@ -17,10 +17,10 @@ from efgkit.abstraction.cards.kmeans import EMDKMeans
 from efgkit.abstraction.cards.percentile import PercentileBuckets
 from efgkit.abstraction.cards.situations import CardSituations
 from efgkit.errors import AbstractionError, FileFormatError
-from efgkit.games import load_game
 from efgkit.games.hand_ranking import hand_category, hand_value
 from efgkit.games.poker import CardStructure, leduc_poker
 from efgkit.solvers import BestResponse, CFRPlusSolver
+from efgkit.specs import load_game
 from efgkit.storage.abstraction_file import load_card_abstraction, save_card_abstraction
 
 

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.cli import main
 from efgkit.errors import FileFormatError, ParameterError
-from efgkit.games import load_game
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import CFRPlusSolver, CFRSolver, DCFRSolver
+from efgkit.specs import load_game
 from efgkit.storage.checkpoint import Checkpoints, resume, write_checkpoint
 from efgkit.storage.strategy_file import load_checkpoint, load_strategy, save_strategy
 

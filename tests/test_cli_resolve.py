@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 from efgkit.abstraction.cards.clustering import cluster_cards
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.cli import main
-from efgkit.games import load_game
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import CFRPlusSolver, Strategy, evaluate
+from efgkit.specs import load_game
 from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 PROVENANCE = {"algorithm": "cfr+", "parameters": {}, "iterations": 0, "nash_conv_history": []}
@@ -47,7 +47,7 @@ def test_resolve_round_two_of_leduc_lowers_exploitability_and_writes_the_refined
     assert data["exploitability_after"] == pytest.approx(data["nash_conv_after"] / 2)
     assert [h["iterations"] for h in data["history"]] == [10, 20, 50, 100, 200]
     assert data["seconds"] > 0 and picture.read_bytes()[:4] == b"\x89PNG"
-    refined, provenance = load_strategy(out)
+    refined, provenance = load_strategy(out, load_game("leduc"))
     assert provenance["algorithm"] == "resolve" and provenance["parameters"]["gadget"] == "resolve"
     assert evaluate(refined).nash_conv == pytest.approx(data["nash_conv_after"], abs=1e-12)
 
@@ -59,7 +59,7 @@ def test_resolve_one_subgame_with_maxmargin_gives_coin_tosss_five_eighths(runner
                                             "played", "--gadget", "maxmargin", "--solver", "lp",
                                             "--player", "1", "--out", str(out), "--json"]))
     assert data["num_subgames"] == 1 and data["players"] == [1]
-    guess = load_strategy(out)[0].probabilities_of("P1 played")
+    guess = load_strategy(out, load_game("coin_toss"))[0].probabilities_of("P1 played")
     assert (guess["heads"], guess["tails"], guess["forfeit"]) == pytest.approx((5 / 8, 3 / 8, 0), abs=1e-7)
 
 

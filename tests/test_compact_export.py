@@ -15,10 +15,10 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.cli import main
-from efgkit.games import load_game
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import BestResponse, CFRPlusSolver
+from efgkit.specs import load_game
 from efgkit.storage import compact_reader
 from efgkit.storage.compact import export_compact, key_hashes, quantize, reachable_infosets
 from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy, header_crc, key_hash

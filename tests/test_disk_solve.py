@@ -10,11 +10,11 @@ from click.testing import CliRunner
 
 from efgkit.cli import main
 from efgkit.errors import FileFormatError, ParameterError
-from efgkit.games import load_game
+from efgkit.io.mapped_arrays import MappedFile, create_contiguous, create_file
 from efgkit.solvers import CFRPlusSolver, CFRSolver, DCFRSolver
+from efgkit.specs import load_game
 from efgkit.storage.checkpoint import resume, write_checkpoint
 from efgkit.storage.disk_solve import DiskSolver, build_working_file, current_rss, parse_size
-from efgkit.storage.mapped_arrays import MappedFile, create_contiguous, create_file
 from efgkit.storage.strategy_file import load_checkpoint
 
 TINY_WINDOWS = 20_000  # bytes: dozens of windows on Leduc
@@ -29,7 +29,7 @@ def leduc():
 @pytest.fixture(scope="module")
 def working_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("work") / "leduc.work"
-    build_working_file("leduc", str(path))
+    build_working_file(load_game, "leduc", str(path))
     return path
 
 

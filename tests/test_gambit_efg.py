@@ -7,18 +7,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from random_games import random_tree
 
-from efgkit.abstraction.infoset_map import InfosetMap
-from efgkit.errors import (
-    EfgkitError,
-    FileFormatError,
-    GameDefinitionError,
-    TreeTooLargeError,
-)
-from efgkit.games import load_game
+from efgkit.errors import EfgkitError, FileFormatError, GameDefinitionError, TreeTooLargeError
 from efgkit.games.tree import GameTree
 from efgkit.interop.gambit_efg import efg_text, load_efg, parse_efg, write_efg
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import BestResponse, SequenceFormLP, Strategy
 from efgkit.solvers.strategy import normalize_per_infoset
+from efgkit.specs import load_game
 
 KUHN_VALUE = -1 / 18
 STRUCTURE_ARRAYS = (

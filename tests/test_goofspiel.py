@@ -3,9 +3,10 @@
 import pytest
 
 from efgkit.errors import GameSpecError, TreeTooLargeError
-from efgkit.games import build_tree, canonical_spec, load_game
+from efgkit.games import build_tree
 from efgkit.games.goofspiel import Goofspiel, num_nodes
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
+from efgkit.specs import canonical_spec, load_game
 
 
 def _follow(tree, labels):

@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from efgkit.abstraction.infoset_map import InfosetMap
-from efgkit.games import load_game
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import (
     BestResponse,
     CFRPlusSolver,
@@ -15,6 +14,7 @@ from efgkit.solvers import (
     Strategy,
     evaluate,
 )
+from efgkit.specs import load_game
 
 KUHN_VALUE = -1.0 / 18.0
 LEDUC_VALUE = -0.085606424078

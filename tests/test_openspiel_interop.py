@@ -11,7 +11,6 @@ pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python.algorithms import cfr as openspiel_cfr  # noqa: E402
 from open_spiel.python.algorithms import exploitability  # noqa: E402
 
-from efgkit.abstraction.infoset_map import InfosetMap  # noqa: E402
 from efgkit.errors import (  # noqa: E402
     GameDefinitionError,
     GameSpecError,
@@ -19,7 +18,6 @@ from efgkit.errors import (  # noqa: E402
     StrategyError,
     TreeTooLargeError,
 )
-from efgkit.games import load_game  # noqa: E402
 from efgkit.interop.openspiel import (  # noqa: E402
     compile_openspiel_game,
     from_tabular_policy,
@@ -28,9 +26,11 @@ from efgkit.interop.openspiel import (  # noqa: E402
     openspiel_infoset_correspondence,
     to_tabular_policy,
 )
+from efgkit.maps.infoset_map import InfosetMap  # noqa: E402
 from efgkit.solvers.best_response import evaluate  # noqa: E402
 from efgkit.solvers.cfr import CFRPlusSolver  # noqa: E402
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset  # noqa: E402
+from efgkit.specs import load_game  # noqa: E402
 
 GOOFSPIEL_4 = "goofspiel(imp_info=True,num_cards=4,points_order=descending)"
 GOOFSPIEL_3_RANDOM = "goofspiel(imp_info=True,num_cards=3)"

@@ -9,15 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from efgkit.cli import main
-from efgkit.games import load_game
-from efgkit.games.playout import (
-    CompactPolicy,
-    UniformPolicy,
-    expected_payoff,
-    play_hand,
-    play_match,
-)
+from efgkit.play.playout import CompactPolicy, UniformPolicy, expected_payoff, play_hand, play_match
 from efgkit.solvers import CFRPlusSolver, SequenceFormLP
+from efgkit.specs import load_game
 from efgkit.storage.compact import export_compact
 from efgkit.storage.compact_reader import CompactStrategy
 

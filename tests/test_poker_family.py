@@ -3,9 +3,10 @@
 import pytest
 
 from efgkit.errors import GameSpecError
-from efgkit.games import build_tree, load_game
+from efgkit.games import build_tree
 from efgkit.games.poker import leduc_poker, two_card_poker
 from efgkit.games.protocol import TERMINAL
+from efgkit.specs import load_game
 
 
 @pytest.mark.parametrize(
@@ -27,7 +28,7 @@ def test_fast_compile_equals_generic_builder_for_the_wider_family(game):
      ("twocard(ranks=4,board=1-1)", 2_022_329, None)],
 )
 def test_research_games_are_large_but_countable(spec, nodes, infosets):
-    from efgkit.games.registry import make_game
+    from efgkit.specs import make_game
 
     game = make_game(spec)
     assert game.num_nodes() == nodes

@@ -3,10 +3,11 @@
 import pytest
 
 from efgkit.errors import GameSpecError, TreeTooLargeError
-from efgkit.games import build_tree, canonical_spec, load_game
+from efgkit.games import build_tree
 from efgkit.games.poker import CardStructure, generic_poker, kuhn_poker, leduc_poker
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
 from efgkit.solvers.sequence_form_lp import SequenceFormLP
+from efgkit.specs import canonical_spec, load_game
 
 LEDUC_VALUE = -0.085606424078
 

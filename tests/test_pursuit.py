@@ -165,7 +165,7 @@ def test_spec_and_parameter_checks():
 
 def test_aliases_resolve_to_pursuit():
     pytest.importorskip("efgkit.games.poker", reason="the registry imports every game module")
-    from efgkit.games.registry import make_game
+    from efgkit.specs import make_game
 
     assert make_game("GP5").spec == "pursuit(moves=5)"
     assert make_game("GP6").spec == "pursuit(moves=6)"

@@ -7,16 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_games import random_tree
 
-from efgkit.abstraction.cfr_plus_ira import (
-    CFRPlusIRA,
-    exceeds_regret_bound,
-    near_best_action_sets,
-)
+from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA, exceeds_regret_bound, near_best_action_sets
 from efgkit.abstraction.fpira import FPIRA
-from efgkit.abstraction.infoset_map import InfosetMap
-from efgkit.abstraction.refinable_map import RefinableMap
-from efgkit.games import load_game
+from efgkit.maps.infoset_map import InfosetMap
+from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers import CFRPlusSolver, FictitiousPlay, Strategy, evaluate
+from efgkit.specs import load_game
 
 
 @pytest.mark.parametrize("spec, expected", [("GS3", 6), ("GS5", 10), ("P222", 22),

@@ -8,9 +8,8 @@ from random_games import random_behavior
 from random_public_games import first_public_subgames, random_public_tree
 
 from efgkit.abstraction.cards.clustering import cluster_cards
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError, StrategyError
-from efgkit.games import load_game
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve import (
     BlueprintValues,
     Resolver,
@@ -25,6 +24,7 @@ from efgkit.resolve import (
     subgame_at,
 )
 from efgkit.solvers import BestResponse, CFRPlusSolver, SequenceFormLP, Strategy
+from efgkit.specs import load_game
 from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 # Brown & Sandholm's Coin Toss trunk (seed_brown.md §2): player 0 plays 80% with heads and

@@ -8,12 +8,12 @@ from random_games import random_behavior
 from random_public_games import random_public_tree
 
 from efgkit.abstraction.cards.clustering import cluster_cards
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError
-from efgkit.games import load_game
 from efgkit.games.protocol import CHANCE, TERMINAL
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.continual import ContinualResolver, PublicTree
 from efgkit.solvers import CFRPlusSolver, SequenceFormLP, Strategy, evaluate
+from efgkit.specs import load_game
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,9 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from efgkit.abstraction.cards.clustering import cluster_cards
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.cli import main
 from efgkit.errors import ParameterError
-from efgkit.games import load_game
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve import (
     BlueprintValues,
     DistributionalSolver,
@@ -28,6 +27,7 @@ from efgkit.resolve import (
     subgame_at,
 )
 from efgkit.solvers import BestResponse, CFRPlusSolver, CFRSolver, SequenceFormLP, Strategy, evaluate
+from efgkit.specs import load_game
 from efgkit.storage.strategy_file import save_strategy
 
 COIN_TOSS_TRUNK = [0.2, 0.8, 0.7, 0.3, 0.5, 0.25, 0.25]  # as in test_resolve.py (seed_brown.md §2)

@@ -8,9 +8,9 @@ from random_games import random_behavior
 from random_public_games import first_public_subgames, random_public_tree
 
 from efgkit.errors import ParameterError
-from efgkit.games import load_game
 from efgkit.resolve import BlueprintValues, Resolver, round_subgames, subgame_at
 from efgkit.solvers import Strategy, evaluate
+from efgkit.specs import load_game
 
 
 def test_coin_toss_heads_gift_is_exact_because_selling_ends_the_game():

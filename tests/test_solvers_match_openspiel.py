@@ -2,8 +2,8 @@
 
 import pytest
 
-from efgkit.games import load_game
 from efgkit.solvers import CFRPlusSolver, CFRSolver, evaluate
+from efgkit.specs import load_game
 
 pyspiel = pytest.importorskip("pyspiel")
 

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from random_games import random_behavior, random_partition, random_tree
 
-from efgkit.abstraction.infoset_map import InfosetMap
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import (
     BestResponse,
     CFRPlusSolver,

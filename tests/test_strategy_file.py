@@ -4,10 +4,11 @@ import h5py
 import numpy as np
 import pytest
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import FileFormatError, ParameterError
-from efgkit.games import load_game
+from efgkit.io.checked_hdf5 import manifest_digest
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import CFRPlusSolver
+from efgkit.specs import game_of_strategy_file, load_game
 from efgkit.storage.strategy_file import SCHEMA_VERSION, load_strategy, save_strategy
 
 PROVENANCE = {
@@ -52,10 +53,20 @@ def test_round_trip_keeps_strategy_map_and_provenance(saved, kuhn, kuhn_strategy
     assert provenance["efgkit_version"]
 
 
-def test_round_trip_without_tree_builds_the_stored_game(saved, kuhn):
-    strategy, _ = load_strategy(saved)
-    assert strategy.tree.spec == "kuhn"
-    assert strategy.tree.fingerprint == kuhn.fingerprint
+def test_game_of_strategy_file_builds_the_stored_game(saved, kuhn):
+    tree = game_of_strategy_file(saved)
+    assert (tree.spec, tree.fingerprint) == ("kuhn", kuhn.fingerprint)
+    assert load_strategy(saved, tree)[0].tree is tree
+
+
+def test_game_read_from_a_file_is_never_built_on_the_files_say_so(tmp_path, kuhn_strategy):
+    path = tmp_path / "forged.h5"
+    save_strategy(path, kuhn_strategy, provenance={"algorithm": "lp"})
+    with h5py.File(path, "r+") as handle:
+        handle.attrs["game_spec"] = "acpc:/etc/shadow"
+        handle.attrs["content_sha256"] = manifest_digest(handle)
+    with pytest.raises(FileFormatError, match="name it yourself with --game"):
+        game_of_strategy_file(path)
 
 
 def test_round_trip_of_an_abstract_strategy(tmp_path, kuhn):
@@ -92,9 +103,9 @@ def test_garbage_file_is_refused(tmp_path):
     _load_fails_and_leaves_file(path)
 
 
-def test_missing_file_is_refused(tmp_path):
+def test_missing_file_is_refused(tmp_path, kuhn):
     with pytest.raises(FileFormatError):
-        load_strategy(tmp_path / "absent.h5")
+        load_strategy(tmp_path / "absent.h5", kuhn)
 
 
 def test_damaged_probabilities_are_refused(saved):
@@ -131,9 +142,9 @@ def test_failed_save_leaves_existing_file_untouched(saved, kuhn_strategy):
     assert sorted(p.name for p in saved.parent.iterdir()) == ["kuhn.h5"]
 
 
-def test_save_replaces_an_existing_file(saved, kuhn_strategy):
+def test_save_replaces_an_existing_file(saved, kuhn_strategy, kuhn):
     save_strategy(saved, kuhn_strategy, provenance={"algorithm": "lp"})
-    assert load_strategy(saved)[1]["algorithm"] == "lp"
+    assert load_strategy(saved, kuhn)[1]["algorithm"] == "lp"
 
 
 def _write_schema_1(path, strategy, provenance):

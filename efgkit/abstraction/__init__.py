@@ -1,5 +1,1 @@
-"""Information abstractions: InfosetMap (and, later, coarsest/FPIRA/CFR+IRA refinement, card buckets)."""
-
-from efgkit.abstraction.infoset_map import InfosetMap
-
-__all__ = ["InfosetMap"]
+"""Abstraction builders: card buckets, the coarsest imperfect-recall map, FPIRA, CFR+IRA."""

@@ -34,11 +34,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
-from efgkit.abstraction.refinable_map import RefinableMap
 from efgkit.abstraction.refinement import RefinementRecord, run_refinement
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
+from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers.best_response import BestResponse, Evaluation
 from efgkit.solvers.cfr import VARIANT_CFR_PLUS, regret_matching, update_player
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset

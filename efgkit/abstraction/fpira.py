@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
-from efgkit.abstraction.refinable_map import RefinableMap
 from efgkit.abstraction.refinement import RefinementRecord, run_refinement
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
+from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers.best_response import BestResponse, Evaluation
 from efgkit.solvers.fictitious_play import mix_realization_weighted
 from efgkit.solvers.strategy import Strategy

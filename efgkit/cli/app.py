@@ -20,9 +20,9 @@ from pathlib import Path
 import click
 
 from efgkit.errors import EfgkitError, ParameterError
-from efgkit.games.registry import load_game
 from efgkit.games.tree import GameTree
-from efgkit.storage.strategy_file import atomic_output_path
+from efgkit.io.atomic import atomic_output_path
+from efgkit.specs import load_game
 
 
 class _EfgkitGroup(click.Group):

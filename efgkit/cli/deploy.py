@@ -10,18 +10,13 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.cli.app import build_game, check_writable, emit, json_option, main, show_progress
 from efgkit.errors import FileFormatError, ParameterError
-from efgkit.games.playout import (
-    CompactPolicy,
-    UniformPolicy,
-    expected_payoff,
-    play_hand,
-    play_match,
-)
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
+from efgkit.play.playout import CompactPolicy, UniformPolicy, expected_payoff, play_hand, play_match
 from efgkit.solvers import BestResponse
+from efgkit.specs import game_of_strategy_file
 from efgkit.storage.compact import export_compact
 from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy
 from efgkit.storage.policy_tables import json_table, openspiel_policy_table, write_json
@@ -58,10 +53,13 @@ def _output_format(out: str, output_format: str | None) -> str:
 @click.option("--with-keys", is_flag=True,
               help="Also store the infoset keys, not only their hashes (efgs; larger file, "
                    "readers confirm each lookup and can list the keys).")
+@click.option("--game", "-g", "game", default=None,
+              help="The strategy's game [default: the built-in game the file names; a game read "
+                   "from a file (efg:, acpc:) must be given here].")
 @json_option
 @click.pass_context
 def export(ctx: click.Context, strategy_file: str, out: str, output_format: str | None, bits: str,
-           prune_unreachable: bool, with_keys: bool, as_json: bool) -> None:
+           prune_unreachable: bool, with_keys: bool, game: str | None, as_json: bool) -> None:
     """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
 
     Reports the file's size, bytes per infoset and the NashConv of the strategy before and
@@ -75,8 +73,8 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
         raise ParameterError(f"{efgs_only[0]} applies to --format efgs only")
     check_writable(out, "--out")
     started = time.perf_counter()
-    strategy, _ = load_strategy(strategy_file)
-    tree = strategy.tree
+    tree = build_game(game)[0] if game is not None else game_of_strategy_file(strategy_file)
+    strategy, _ = load_strategy(strategy_file, tree)
     before = BestResponse(strategy.infoset_map).evaluate(strategy)
     after, pruned, max_error, quantization = before, 0, 0.0, None
     if output_format == "efgs":

@@ -6,9 +6,9 @@ import json
 
 import click
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.cli.app import build_game, emit, json_option, main, size_lines
-from efgkit.games.registry import ALIASES, registered_games
+from efgkit.maps.infoset_map import InfosetMap
+from efgkit.specs import ALIASES, registered_games
 
 
 # --------------------------------------------------------------------------- games

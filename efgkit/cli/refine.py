@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.cli.app import (
     build_game,
     check_writable,
@@ -24,8 +23,10 @@ from efgkit.cli.app import (
 )
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.io.atomic import atomic_output_path
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.storage.abstraction_file import is_card_abstraction_file, load_card_abstraction
-from efgkit.storage.strategy_file import atomic_output_path, load_strategy, save_strategy
+from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 # --------------------------------------------------------------------------- refine
 REFINERS = ("cfr+ira", "fpira")

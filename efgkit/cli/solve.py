@@ -11,7 +11,6 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.cli.app import (
     build_game,
     check_writable,
@@ -24,15 +23,9 @@ from efgkit.cli.app import (
     with_options,
 )
 from efgkit.errors import ParameterError
-from efgkit.games.registry import canonical_spec
-from efgkit.solvers import (
-    BestResponse,
-    CFRPlusSolver,
-    CFRSolver,
-    DCFRSolver,
-    FictitiousPlay,
-    SequenceFormLP,
-)
+from efgkit.maps.infoset_map import InfosetMap
+from efgkit.solvers import BestResponse, CFRPlusSolver, CFRSolver, DCFRSolver, FictitiousPlay, SequenceFormLP
+from efgkit.specs import canonical_spec, load_game
 from efgkit.storage.checkpoint import Checkpoints
 from efgkit.storage.disk_solve import (
     DiskSolver,
@@ -343,7 +336,7 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
     if not working_file_matches(work, spec):
         if not as_json:
             click.echo(f"compiling {spec} into {work} in a child process")
-        compiled = compile_working_file(spec, work)
+        compiled = compile_working_file(load_game, spec, work)
     solver = DiskSolver(work, variant=algorithm, memory_limit=memory_limit, **options)
     checkpoints = Checkpoints(state, algorithm=algorithm,
                               parameters=_recorded_parameters(algorithm, solver),

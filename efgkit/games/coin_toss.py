@@ -17,8 +17,8 @@ state ``played``.
 
 from __future__ import annotations
 
+from efgkit.games.parameters import GameEntry
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
-from efgkit.games.registry import GameEntry
 
 SELL_VALUE = 0.5
 GUESS_VALUE = 1.0

@@ -40,8 +40,8 @@ from tqdm import tqdm
 
 from efgkit.errors import GameSpecError
 from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
+from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
-from efgkit.games.registry import GameEntry, Parameter
 from efgkit.games.tree import GameTree
 
 MIN_CARDS = 1

@@ -63,15 +63,10 @@ import numpy as np
 from tqdm import tqdm
 
 from efgkit.errors import GameDefinitionError, GameSpecError
-from efgkit.games.builder import (
-    PREORDER_FIELDS,
-    allocate_preorder,
-    checked_node_limit,
-    tree_from_preorder,
-)
+from efgkit.games.builder import PREORDER_FIELDS, allocate_preorder, checked_node_limit, tree_from_preorder
 from efgkit.games.hand_ranking import evaluate, hand_value
+from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
-from efgkit.games.registry import GameEntry, Parameter
 from efgkit.games.tree import GameTree
 
 RANK_SYMBOLS = "23456789TJQKA"

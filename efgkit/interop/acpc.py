@@ -54,7 +54,7 @@ from efgkit.errors import FileFormatError, GameDefinitionError
 from efgkit.games.poker import LEDUC_STYLE, CardStructure, LimitPoker
 from efgkit.games.tree import GameTree
 from efgkit.interop.gambit_efg import read_text
-from efgkit.storage.strategy_file import atomic_output_path
+from efgkit.io.atomic import atomic_output_path
 
 SPEC_PREFIX = "acpc:"
 MAX_ROUNDS = 4

@@ -52,7 +52,7 @@ from efgkit.errors import FileFormatError, GameDefinitionError, TreeTooLargeErro
 from efgkit.games.builder import PROBABILITY_TOLERANCE, node_limit_from_env, tree_from_preorder
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
-from efgkit.storage.strategy_file import atomic_output_path
+from efgkit.io.atomic import atomic_output_path
 
 SPEC_PREFIX = "efg:"
 ZERO_SUM_TOLERANCE = 1e-9

@@ -32,15 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from efgkit.errors import (
-    GameDefinitionError,
-    GameSpecError,
-    OptionalDependencyError,
-    StrategyError,
-)
+from efgkit.errors import GameDefinitionError, GameSpecError, OptionalDependencyError, StrategyError
 from efgkit.games.builder import build_tree
 from efgkit.games.protocol import CHANCE, KIND_NAMES, TERMINAL
-from efgkit.games.registry import canonical_spec
 from efgkit.games.tree import GameTree
 from efgkit.solvers.strategy import Strategy
 
@@ -300,10 +294,7 @@ def openspiel_game_of(tree: GameTree) -> Any:
         return tree.game.openspiel_game
     if tree.spec.startswith(SPEC_PREFIX):
         return load_openspiel_game(tree.spec[len(SPEC_PREFIX):])
-    try:
-        load_string = NATIVE_COUNTERPARTS.get(canonical_spec(tree.spec))
-    except GameSpecError:
-        load_string = None
+    load_string = NATIVE_COUNTERPARTS.get(tree.spec)  # a tree's spec is canonical
     if load_string is None:
         known = ", ".join(NATIVE_COUNTERPARTS)
         raise GameSpecError(

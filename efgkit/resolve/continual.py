@@ -37,10 +37,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import BlueprintValues, RootConstraints
 from efgkit.resolve.gadgets import resolve_gadget
 from efgkit.resolve.resolver import SOLVERS

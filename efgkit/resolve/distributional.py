@@ -38,9 +38,9 @@ import functools
 import numpy as np
 from scipy.special import expit, ndtr
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError
 from efgkit.games.protocol import CHANCE
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import BlueprintValues, RootConstraints
 from efgkit.resolve.gadgets import FOLLOW, TERMINATE, Gadget, coinflip_gadget
 from efgkit.resolve.subgame import Subgame

@@ -41,11 +41,11 @@ from functools import cached_property
 
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError
 from efgkit.games.builder import tree_from_preorder
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import RootConstraints
 from efgkit.resolve.subgame import Subgame, SubgameError
 from efgkit.solvers.strategy import Strategy

@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import CONSTRAINT_KINDS, BlueprintValues
 from efgkit.resolve.distributional import (
     ITERATIVE_SOLVERS,

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import StrategyError
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy
 
 

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 import numba
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import StrategyError
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import ProfileLayout
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
 from efgkit.solvers.traversal import ProfileLayout, others_reach, own_infoset_reach
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import own_infoset_reach

@@ -20,9 +20,9 @@ import numpy as np
 import scipy.optimize
 import scipy.sparse as sp
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
 from efgkit.solvers.traversal import ProfileLayout
 

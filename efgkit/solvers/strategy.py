@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import StrategyError
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
 
 PROBABILITY_TOLERANCE = 1e-6
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.games.protocol import CHANCE, TERMINAL
+from efgkit.maps.infoset_map import InfosetMap
 
 
 class ProfileLayout:
@@ -28,8 +28,7 @@ class ProfileLayout:
         tree = infoset_map.tree
         self.tree = tree
         self.infoset_map = infoset_map
-        self.num_strategy_entries = getattr(infoset_map, "capacity_actions",
-                                            infoset_map.num_abstract_actions)
+        self.num_strategy_entries = infoset_map.capacity_actions
         self.edge_prob = np.concatenate(
             [np.zeros(self.num_strategy_entries), tree.node_chance_prob]
         )

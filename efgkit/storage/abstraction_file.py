@@ -29,10 +29,11 @@ import numpy as np
 
 import efgkit
 from efgkit.abstraction.cards.bucketing import RECALLS, CardAbstraction, poker_rules
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import EfgkitError, FileFormatError
 from efgkit.games.tree import GameTree
-from efgkit.storage.strategy_file import atomic_output_path, one_line
+from efgkit.io.atomic import atomic_output_path
+from efgkit.io.error_text import one_line
+from efgkit.maps.infoset_map import InfosetMap
 
 FORMAT = "efgkit-card-abstraction"
 SCHEMA_VERSION = 1

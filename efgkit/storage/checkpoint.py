@@ -25,13 +25,9 @@ from collections.abc import Callable
 import numpy as np
 
 from efgkit.errors import FileFormatError, ParameterError
+from efgkit.io.atomic import remove_stale_temporaries
 from efgkit.solvers.cfr import CFRSolver
-from efgkit.storage.strategy_file import (
-    SolverState,
-    load_checkpoint,
-    remove_stale_temporaries,
-    save_strategy,
-)
+from efgkit.storage.strategy_file import SolverState, load_checkpoint, save_strategy
 
 
 class Checkpoints:

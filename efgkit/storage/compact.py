@@ -27,18 +27,10 @@ import numpy as np
 
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.io.atomic import atomic_output_path
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import own_infoset_reach
-from efgkit.storage.compact_reader import (
-    FLAG_KEYS,
-    FLAG_PRUNED,
-    HEADER,
-    MAGIC,
-    VERSION,
-    header_crc,
-    key_hash,
-)
-from efgkit.storage.strategy_file import atomic_output_path
+from efgkit.storage.compact_reader import FLAG_KEYS, FLAG_PRUNED, HEADER, MAGIC, VERSION, header_crc, key_hash
 
 BITS = (16, 8, 4)
 MAX_SEED_TRIES = 64

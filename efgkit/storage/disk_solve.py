@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
@@ -36,6 +37,9 @@ import numpy as np
 
 import efgkit
 from efgkit.errors import FileFormatError, ParameterError
+from efgkit.games.tree import GameTree
+from efgkit.io.atomic import atomic_output_path
+from efgkit.io.mapped_arrays import MappedFile, create_file, slices, write_contiguous
 from efgkit.solvers.cfr import (
     VARIANT_CFR,
     VARIANT_CFR_PLUS,
@@ -47,11 +51,9 @@ from efgkit.solvers.cfr import (
 )
 from efgkit.solvers.strategy import normalize_per_infoset
 from efgkit.solvers.traversal import others_reach
-from efgkit.storage.mapped_arrays import MappedFile, create_file, slices, write_contiguous
 from efgkit.storage.strategy_file import (
     HISTORY_DTYPE,
     SolverState,
-    atomic_output_path,
     dataset_checked,
     open_checked,
     verify_dataset,
@@ -103,19 +105,20 @@ def peak_rss() -> int:
     raise OSError("/proc/self/status has no VmHWM line")
 
 
-def _build_and_measure(spec: str, path: str) -> dict:
+def _build_and_measure(load_game: Callable[[str], GameTree], spec: str, path: str) -> dict:
     """``build_working_file`` plus the building process's own peak RSS (runs in the child)."""
-    return {**build_working_file(spec, path), "compile_peak_rss_bytes": peak_rss()}
+    return {**build_working_file(load_game, spec, path), "compile_peak_rss_bytes": peak_rss()}
 
 
 # ----------------------------------------------------------------------------- working file
-def build_working_file(spec: str, path: str) -> dict:
-    """Compile ``spec`` and write every array a CFR solve touches to ``path`` (atomically).
+def build_working_file(load_game: Callable[[str], GameTree], spec: str, path: str) -> dict:
+    """Compile ``spec`` with ``load_game`` and write every array a CFR solve touches to ``path``.
 
-    Runs in a child process (``compile_working_file``): it holds the whole tree.
+    Written atomically. Runs in a child process (``compile_working_file``): it holds the
+    whole tree. ``load_game`` is ``efgkit.specs.load_game`` (passed in: spec loading is a
+    floor above storage).
     """
-    from efgkit.abstraction.infoset_map import InfosetMap
-    from efgkit.games.registry import load_game
+    from efgkit.maps.infoset_map import InfosetMap
     from efgkit.solvers.traversal import ProfileLayout
 
     tree = load_game(spec)
@@ -149,7 +152,7 @@ def build_working_file(spec: str, path: str) -> dict:
     return {"game": tree.spec, **sizes, "bytes": os.path.getsize(path)}
 
 
-def compile_working_file(spec: str, path: str | os.PathLike) -> dict:
+def compile_working_file(load_game: Callable[[str], GameTree], spec: str, path: str | os.PathLike) -> dict:
     """``build_working_file`` in a fresh child process; adds the child's peak RSS (bytes).
 
     The child's errors (a bad spec, a game too large) come back as themselves; a child
@@ -157,7 +160,7 @@ def compile_working_file(spec: str, path: str | os.PathLike) -> dict:
     """
     try:
         with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
-            return pool.submit(_build_and_measure, spec, str(path)).result()
+            return pool.submit(_build_and_measure, load_game, spec, str(path)).result()
     except BrokenProcessPool as exc:
         raise FileFormatError(f"{path}: compiling {spec} failed: the child process died "
                               f"(out of memory?)") from exc

@@ -14,8 +14,8 @@ import json
 import os
 
 from efgkit.errors import FileFormatError
+from efgkit.io.atomic import atomic_output_path
 from efgkit.solvers.strategy import Strategy
-from efgkit.storage.strategy_file import atomic_output_path
 
 JSON_FORMAT = "efgkit-strategy-json"
 

@@ -17,11 +17,9 @@ or a kill never damages an existing file.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import os
-import secrets
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,70 +29,19 @@ import h5py
 import numpy as np
 
 import efgkit
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import EfgkitError, FileFormatError, ParameterError
-from efgkit.games.registry import load_game
 from efgkit.games.tree import GameTree
+from efgkit.io.atomic import atomic_output_path
+from efgkit.io.checked_hdf5 import manifest_digest
+from efgkit.io.error_text import one_line
+from efgkit.io.mapped_arrays import create_file, slices, write_contiguous
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy
-from efgkit.storage.mapped_arrays import create_file, slices, write_contiguous
 
 FORMAT = "efgkit-strategy"
 SCHEMA_VERSION = 2
 HISTORY_DTYPE = np.dtype([("iteration", "<i8"), ("nash_conv", "<f8")])
 PROVENANCE_KEYS = ("algorithm", "parameters", "iterations", "nash_conv_history")
-
-
-@contextmanager
-def atomic_output_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it replaces ``path``, else vanishes.
-
-    The temporary file lives in the same directory so ``os.replace`` is atomic, and it is
-    fsynced first, so a crash leaves either the old file or the complete new one. A
-    process killed outright (SIGKILL) leaves its temporary behind, never in place of
-    ``path``; ``remove_stale_temporaries`` deletes such leftovers.
-    """
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        yield temporary
-        with open(temporary, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-        directory = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)  # the rename itself survives a power cut
-        finally:
-            os.close(directory)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
-
-
-def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
-    """Delete temporaries of ``path`` left by writers that were killed (their process is gone)."""
-    path = Path(path)
-    removed = []
-    for candidate in path.parent.glob(f".{glob.escape(path.name)}.*.*.tmp"):
-        pid = candidate.name[len(path.name) + 2:].split(".")[0]
-        if pid.isdigit() and not _process_alive(int(pid)):
-            candidate.unlink(missing_ok=True)
-            removed.append(candidate)
-    return removed
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception's message folded onto one line, for FileFormatError messages."""
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 @dataclass(eq=False)
@@ -173,36 +120,6 @@ def _write_array(group: h5py.Group, name: str, array: np.ndarray, dtype: np.dtyp
 
     dataset = write_contiguous(group, name, array, dtype, written)
     dataset.attrs["sha256"] = digest.hexdigest()
-
-
-def _attribute_text(value: object) -> str:
-    if isinstance(value, bytes):
-        value = value.decode()
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if isinstance(value, np.generic):
-        value = value.item()
-    return json.dumps(value, sort_keys=True)
-
-
-def manifest_digest(handle: h5py.File) -> str:
-    """sha256 over every attribute and every dataset's type, shape and sha256 attribute.
-
-    With the per-dataset digests this covers every byte a reader uses, while checking it
-    reads only metadata (a reader hashes a dataset's data when it reads that dataset).
-    """
-    lines = []
-
-    def describe(name: str, item: h5py.Group | h5py.Dataset) -> None:
-        for key in item.attrs:
-            if not (name == "" and key == "content_sha256"):
-                lines.append(f"/{name}@{key}={_attribute_text(item.attrs[key])}")
-        if isinstance(item, h5py.Dataset):
-            lines.append(f"/{name}:{item.dtype.descr}:{item.shape}")
-
-    describe("", handle)
-    handle.visititems(describe)
-    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
 
 
 def write_strategy_file(path: str | os.PathLike, *, game_spec: str, tree_fingerprint: str,
@@ -417,16 +334,21 @@ def _read_raw(path: str | os.PathLike, with_state: bool) -> dict:
             raise FileFormatError(f"{path}: cannot read strategy file ({one_line(exc)})") from exc
 
 
-def check_game(path: str | os.PathLike, game_spec: str, tree_fingerprint: str,
-               tree: GameTree | None) -> GameTree:
-    """The tree a file is for: ``tree`` after checking spec and fingerprint, or built from the spec."""
-    if tree is None:
+def stored_game(path: str | os.PathLike) -> tuple[str, str]:
+    """The (canonical game spec, tree fingerprint) a strategy file names, from checked metadata.
+
+    A caller builds the game itself (``efgkit.specs.game_of_strategy_file`` decides which
+    stored specs are safe to build) and passes the tree to ``load_strategy``.
+    """
+    with open_checked(path) as (handle, _):
         try:
-            tree = load_game(game_spec)
-        except EfgkitError as exc:
-            raise FileFormatError(
-                f"{path}: cannot build the file's game {game_spec!r} ({one_line(exc)})"
-            ) from exc
+            return str(handle.attrs["game_spec"]), str(handle.attrs["tree_fingerprint"])
+        except KeyError as exc:
+            raise FileFormatError(f"{path}: cannot read strategy file ({one_line(exc)})") from exc
+
+
+def check_game(path: str | os.PathLike, game_spec: str, tree_fingerprint: str, tree: GameTree) -> GameTree:
+    """``tree`` after checking that the file's spec and fingerprint are its own."""
     if game_spec != tree.spec:
         raise FileFormatError(f"{path}: strategy is for game {game_spec!r}, not {tree.spec!r}")
     if tree_fingerprint != tree.fingerprint:
@@ -437,7 +359,7 @@ def check_game(path: str | os.PathLike, game_spec: str, tree_fingerprint: str,
     return tree
 
 
-def _load(path: str | os.PathLike, tree: GameTree | None,
+def _load(path: str | os.PathLike, tree: GameTree,
           with_state: bool) -> tuple[Strategy, dict, SolverState | None]:
     raw = _read_raw(path, with_state)
     tree = check_game(path, raw["game_spec"], raw["tree_fingerprint"], tree)
@@ -463,11 +385,10 @@ def _load(path: str | os.PathLike, tree: GameTree | None,
     return strategy, raw["provenance"], state
 
 
-def load_strategy(path: str | os.PathLike, tree: GameTree | None = None) -> tuple[Strategy, dict]:
+def load_strategy(path: str | os.PathLike, tree: GameTree) -> tuple[Strategy, dict]:
     """Read a strategy file (schema 1 or 2); returns the Strategy and its provenance dict.
 
-    With ``tree`` the file must be for that tree (same canonical spec and fingerprint);
-    without, the game is compiled from the stored spec. The provenance has the keys
+    The file must be for ``tree`` (same canonical spec and fingerprint). The provenance has the keys
     ``save_strategy`` takes plus ``efgkit_version`` (of the writer). Every problem with the
     file raises FileFormatError with a one-line message.
     """
@@ -475,8 +396,7 @@ def load_strategy(path: str | os.PathLike, tree: GameTree | None = None) -> tupl
     return strategy, provenance
 
 
-def load_checkpoint(path: str | os.PathLike,
-                    tree: GameTree | None = None) -> tuple[Strategy, dict, SolverState]:
+def load_checkpoint(path: str | os.PathLike, tree: GameTree) -> tuple[Strategy, dict, SolverState]:
     """Read a checkpoint: the strategy, its provenance and the SolverState to resume from.
 
     Checks everything ``load_strategy`` checks, plus the state arrays' checksums and

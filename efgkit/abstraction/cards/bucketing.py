@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from efgkit.abstraction.cards.situations import CardSituations
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import CardStructure, LimitPoker
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import InfosetMap
 
 RECALLS = ("imperfect", "perfect")
 

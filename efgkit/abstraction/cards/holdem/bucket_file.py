@@ -30,19 +30,14 @@ from pathlib import Path
 import numba
 import numpy as np
 
-from efgkit.abstraction.cards.holdem.checked_hdf5 import (
-    open_checked,
-    seal,
-    stamp,
-    verify_dataset,
-    write_dataset,
-)
 from efgkit.abstraction.cards.holdem.deck import BOARD_CARDS_BY_ROUND, HOLE_CARDS, ROUND_NAMES, Deck
 from efgkit.abstraction.cards.holdem.features import hand_indexer
 from efgkit.abstraction.cards.holdem.isomorphism import index_hand
 from efgkit.errors import AbstractionError, FileFormatError, ParameterError
-from efgkit.storage.mapped_arrays import MappedFile, create_file
-from efgkit.storage.strategy_file import atomic_output_path, one_line
+from efgkit.io.atomic import atomic_output_path
+from efgkit.io.checked_hdf5 import open_checked, seal, stamp, verify_dataset, write_dataset
+from efgkit.io.error_text import one_line
+from efgkit.io.mapped_arrays import MappedFile, create_file
 
 FORMAT = "efgkit-holdem-buckets"
 SCHEMA_VERSION = 1

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from efgkit.errors import ParameterError
-from efgkit.storage.strategy_file import one_line
+from efgkit.io.error_text import one_line
 
 CONNECT_TIMEOUT = "20s"
 SCATTER_MIN_BYTES = 1 << 20

@@ -30,15 +30,10 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from efgkit.abstraction.cards.holdem.checked_hdf5 import (
-    open_checked,
-    read_dataset,
-    seal,
-    stamp,
-    write_dataset,
-)
 from efgkit.errors import FileFormatError
-from efgkit.storage.strategy_file import atomic_output_path, one_line
+from efgkit.io.atomic import atomic_output_path
+from efgkit.io.checked_hdf5 import open_checked, read_dataset, seal, stamp, write_dataset
+from efgkit.io.error_text import one_line
 
 FORMAT = "efgkit-holdem-features"
 SCHEMA_VERSION = 1

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from efgkit.abstraction.infoset_map import InfosetMap
 from efgkit.errors import AbstractionError
+from efgkit.maps.infoset_map import InfosetMap
 
 
 class RefinableMap:

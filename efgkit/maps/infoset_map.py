@@ -78,6 +78,11 @@ class InfosetMap:
     def num_abstract_actions(self) -> int:
         return int(self.abstract_action_offset[-1])
 
+    @property
+    def capacity_actions(self) -> int:
+        """Length of per-abstract-action solver arrays: a fixed map needs no spare room."""
+        return self.num_abstract_actions
+
     @cached_property
     def is_identity(self) -> bool:
         return self.num_abstract == self.tree.num_infosets

@@ -1,5 +1,8 @@
 """Game specs in OpenSpiel's style (``goofspiel(cards=5)``), aliases, and the game registry.
 
+Spec loading sits above the games, interop and storage floors: game modules declare
+their ``GameEntry`` (``games/parameters.py``) and never import this module.
+
 ``load_game(spec)`` is the one entry point: it parses the spec, makes the rules object
 and compiles it (with the game's fast builder when it has one, else the generic
 breadth-first builder). ``openspiel:<name>(params)`` imports an OpenSpiel game,
@@ -8,14 +11,15 @@ breadth-first builder). ``openspiel:<name>(params)`` imports an OpenSpiel game,
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 
-from efgkit.errors import GameSpecError
+from efgkit.errors import EfgkitError, FileFormatError, GameSpecError
 from efgkit.games.builder import build_tree
+from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import Game
 from efgkit.games.tree import GameTree
+from efgkit.io.error_text import one_line
 
 ALIASES = {
     "P111": "poker(bets=1,raises=1,cap=1)",
@@ -28,44 +32,6 @@ ALIASES = {
     "GP5": "pursuit(moves=5)",
     "GP6": "pursuit(moves=6)",
 }
-
-
-@dataclass(frozen=True)
-class Parameter:
-    name: str
-    kind: type
-    default: object
-    help: str
-    minimum: int | None = None
-    maximum: int | None = None
-
-
-@dataclass(frozen=True)
-class GameEntry:
-    """A registered game family: its parameters and a factory for the rules object.
-
-    ``factory(**params)`` returns a Game; if that object has a ``compile(node_limit,
-    progress)`` method it is used instead of the generic builder.
-    """
-
-    name: str
-    summary: str
-    parameters: tuple[Parameter, ...]
-    factory: Callable[..., Game]
-
-    def canonical_spec(self, params: dict[str, object]) -> str:
-        shown = [
-            f"{p.name}={_format_value(params[p.name])}"
-            for p in self.parameters
-            if params[p.name] != p.default
-        ]
-        return f"{self.name}({','.join(shown)})" if shown else self.name
-
-
-def _format_value(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def registered_games() -> dict[str, GameEntry]:
@@ -179,3 +145,27 @@ def load_game(spec: str, *, node_limit: int | None = None, progress: bool = Fals
     if compile_fast is not None:
         return compile_fast(node_limit=node_limit, progress=progress)
     return build_tree(game, node_limit=node_limit, progress=progress)
+
+
+BUILT_FROM_FILES = ("efg:", "acpc:")
+
+
+def game_of_strategy_file(path: str | os.PathLike, *, node_limit: int | None = None) -> GameTree:
+    """Build the game a strategy file names, for commands given only the file.
+
+    The file is untrusted: a spec that reads a file (``efg:``, ``acpc:``) is never opened
+    on its say-so, so the user names such games with ``--game``. The tree's fingerprint
+    is checked when the strategy is loaded.
+    """
+    from efgkit.storage.strategy_file import stored_game
+
+    game_spec, _ = stored_game(path)
+    if game_spec.startswith(BUILT_FROM_FILES):
+        raise FileFormatError(f"{path}: the strategy is for {game_spec!r}, a game read from a file; "
+                              f"name it yourself with --game")
+    try:
+        return load_game(game_spec, node_limit=node_limit)
+    except EfgkitError as exc:
+        raise FileFormatError(
+            f"{path}: cannot build the file's game {game_spec!r} ({one_line(exc)})"
+        ) from exc

@@ -1,15 +1,16 @@
-"""Self-checking HDF5 files for the hold'em feature store and bucket files.
+"""Self-checking HDF5 files: the one integrity scheme of every efgkit HDF5 file.
 
-The house conventions of ``efgkit.storage.strategy_file``: a file names its ``format`` and
+A file names its ``format`` and
 ``schema_version``; every dataset carries the sha256 of its bytes (checked when it is
 read); the root ``content_sha256`` covers every attribute and every dataset's type,
 shape and digest, so a reader checks the metadata without reading the data. Problems
-are one-line FileFormatErrors. Writers use ``efgkit.storage.strategy_file.atomic_output_path``.
+are one-line FileFormatErrors. Writers use ``efgkit.io.atomic.atomic_output_path``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,10 +21,40 @@ import numpy as np
 
 import efgkit
 from efgkit.errors import FileFormatError
-from efgkit.storage.mapped_arrays import create_contiguous, slices
-from efgkit.storage.strategy_file import manifest_digest, one_line
+from efgkit.io.error_text import one_line
+from efgkit.io.mapped_arrays import create_contiguous, slices
 
 COMPRESSED_CHUNK_BYTES = 1 << 20
+
+
+def _attribute_text(value: object) -> str:
+    if isinstance(value, bytes):
+        value = value.decode()
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, np.generic):
+        value = value.item()
+    return json.dumps(value, sort_keys=True)
+
+
+def manifest_digest(handle: h5py.File) -> str:
+    """sha256 over every attribute and every dataset's type, shape and sha256 attribute.
+
+    With the per-dataset digests this covers every byte a reader uses, while checking it
+    reads only metadata (a reader hashes a dataset's data when it reads that dataset).
+    """
+    lines = []
+
+    def describe(name: str, item: h5py.Group | h5py.Dataset) -> None:
+        for key in item.attrs:
+            if not (name == "" and key == "content_sha256"):
+                lines.append(f"/{name}@{key}={_attribute_text(item.attrs[key])}")
+        if isinstance(item, h5py.Dataset):
+            lines.append(f"/{name}:{item.dtype.descr}:{item.shape}")
+
+    describe("", handle)
+    handle.visititems(describe)
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
 
 
 def _digest_of(dataset_or_array) -> str:

@@ -147,7 +147,7 @@ def expected_payoff(tree: GameTree, behavior: np.ndarray, opponent_behavior: np.
 
     Each argument is a float64 probability per original infoset-action of ``tree``.
     """
-    from efgkit.abstraction.infoset_map import InfosetMap
+    from efgkit.maps.infoset_map import InfosetMap
 
     layout = ProfileLayout(InfosetMap.identity(tree))
     owner = np.repeat(tree.infoset_player, tree.infoset_num_actions)

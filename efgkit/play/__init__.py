@@ -1,0 +1,1 @@
+"""Playing strategies against each other: sampled playouts and matches."""
