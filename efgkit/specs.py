@@ -31,6 +31,7 @@ ALIASES = {
     "GS6": "goofspiel(cards=6)",
     "GP5": "pursuit(moves=5)",
     "GP6": "pursuit(moves=6)",
+    "HULHE": "holdem",
 }
 
 

@@ -14,7 +14,7 @@ from efgkit.games.poker import CardStructure
 from efgkit.games.tree import GameTree
 from efgkit.interop.acpc import game_definition, limit_poker, load_acpc, parse_gamedef, write_acpc
 from efgkit.solvers import SequenceFormLP
-from efgkit.specs import load_game
+from efgkit.specs import load_game, make_game
 
 LEDUC_GAMEDEF = """# Leduc hold'em as in the CFR+ release (seed_burch.md 6.2)
 GAMEDEF
@@ -111,8 +111,11 @@ def test_written_definition_reads_back_as_the_same_game(spec, tmp_path):
         {"numRounds": 3, "numSuits": 1, "numRanks": 5, "raiseSize": "1 2 2", "maxRaises": "2 1 2",
          "firstPlayer": "1 1 1", "numBoardCards": "0 0 1"},
         {"numHoleCards": 2, "maxRaises": "1 2"},
+        {"blind": "2 1", "firstPlayer": "2 1", "raiseSize": "2 2", "maxRaises": "3 2"},
+        {"numRounds": 3, "blind": "4 2", "firstPlayer": "2 1 1", "raiseSize": "2 2 4",
+         "maxRaises": "2 2 2", "numBoardCards": "0 1 0", "numSuits": 2, "numRanks": 3},
     ],
-    ids=["per-round-caps", "three-rounds", "two-hole-cards"],
+    ids=["per-round-caps", "three-rounds", "two-hole-cards", "blinds", "reverse-blinds-three-rounds"],
 )
 def test_values_match_openspiels_universal_poker(fields, tmp_path):
     pyspiel = pytest.importorskip("pyspiel")
@@ -142,8 +145,6 @@ def test_values_match_openspiels_universal_poker(fields, tmp_path):
         ({"limit": "nolimit"}, 3, "no-limit betting is not supported"),
         ({"numPlayers": "numPlayers = 3", "blind": "blind = 1 1 1"}, 4, "3 players are not supported"),
         ({"numBoardCards": "numBoardCards = 1 0"}, 13, "the first betting round cannot open with a board"),
-        ({"blind": "blind = 2 1"}, 6, "unequal blinds 2 1 are not supported"),
-        ({"firstPlayer": "firstPlayer = 2 1"}, 8, "firstPlayer must be 1 in every round"),
         ({"maxRaises": None}, 13, "maxRaises is missing"),
         ({"maxRaises": "maxRaises = 0 2"}, 9, "maxRaises must be from 1 to 62"),
         ({"maxRaises": "maxRaises = 2 63"}, 9, "maxRaises must be from 1 to 62"),
@@ -177,9 +178,13 @@ END GAMEDEF
 """
 
 
-def test_heads_up_limit_holdem_is_refused_for_its_blinds():
-    with pytest.raises(GameDefinitionError, match=r"^hulhe.game:5: unequal blinds 10 5"):
-        limit_poker(parse_gamedef(HULHE_GAMEDEF, "hulhe.game"), "acpc:hulhe.game", "hulhe.game")
+def test_heads_up_limit_holdem_definition_is_the_holdem_game():
+    game = limit_poker(parse_gamedef(HULHE_GAMEDEF, "hulhe.game"), "acpc:hulhe.game", "hulhe.game")
+    holdem = make_game("holdem")
+    for field in ("blinds", "first_player", "bet_sizes", "raise_sizes", "max_bets_per_round",
+                  "card_structure", "num_rounds"):
+        assert getattr(game, field) == getattr(holdem, field), field
+    assert (game.blinds, game.first_player) == ((10, 5), (1, 0, 0, 0))
 
 
 def test_two_hole_cards_are_played_or_refused_at_their_line():

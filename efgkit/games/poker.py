@@ -2,15 +2,17 @@
 
 One engine, ``LimitPoker``, plays every member of the family. Each player antes and gets
 ``private_cards_per_player`` private cards; rounds of betting follow, a round may open
-with public (board) cards, and a round ends on check-check or a call. In every round
-player 0 acts first.
+with public (board) cards, and a round ends on check-check or a call. Unless the game
+names a first player per round, player 0 acts first in every round.
 A player facing no bet may check or bet one of the round's bet sizes; a player facing a
 bet may fold, call, or raise by one of the round's raise sizes (the raiser first matches,
 then adds the raise). Round ``r`` allows ``max_bets_per_round[r]`` aggressive actions (the bet
 and the raises). At the showdown the best five-card poker hand of private and board cards
 wins (``hand_ranking.py``; with one private and one board card: a pair wins, else the
 higher private card); the winner gains the loser's whole contribution (ante included),
-and a folder loses its own contribution.
+and a folder loses its own contribution. Limit hold'em variants add blinds (unequal
+starting contributions) and a first player per round; a round then ends on a call or a
+check that is not its first action (the big blind keeps its option after a limp).
 
 The presets:
 
@@ -176,11 +178,6 @@ class Betting(NamedTuple):
     status: int
 
 
-def folder_of(betting: Betting) -> int:
-    """The player who folded (the last to act), or -1 when nobody has."""
-    return (len(betting.history[-1]) - 1) % 2 if betting.status == _FOLDED else -1
-
-
 class PokerState(NamedTuple):
     cards: tuple[int, ...]
     """Dealt outcomes in deal order: player 0's card, player 1's card, the board card."""
@@ -201,7 +198,8 @@ class LimitPoker:
 
     ``bet_sizes[r]`` and ``raise_sizes[r]`` list round ``r``'s sizes in ascending order;
     ``max_bets_per_round`` is one cap on aggressive actions for every round or one per round
-    (stored per round).
+    (stored per round). ``blinds`` are the players' starting contributions (default: the
+    ante each); ``first_player[r]`` acts first in round ``r`` (default: player 0).
     With ``deal_by_rank`` a chance outcome is a rank, with probability proportional to
     its remaining copies (Pbrc, OpenSpiel's suit-isomorphic Leduc; only for one card per
     deal and hands of fewer than five cards, where suits never matter); otherwise it is
@@ -221,6 +219,8 @@ class LimitPoker:
         raise_sizes: tuple[tuple[int, ...], ...],
         max_bets_per_round: int | tuple[int, ...],
         style: ActionStyle,
+        blinds: tuple[int, int] | None = None,
+        first_player: tuple[int, ...] | None = None,
     ) -> None:
         rounds = len(card_structure.public_cards_per_round)
         if isinstance(max_bets_per_round, int):
@@ -231,7 +231,15 @@ class LimitPoker:
             )
         if any(not sizes for sizes in bet_sizes) or min(max_bets_per_round) < 1 or ante < 0:
             raise GameDefinitionError(f"{spec}: every round needs a bet size, and a bet must be allowed")
+        blinds = (ante, ante) if blinds is None else tuple(blinds)
+        first_player = (0,) * rounds if first_player is None else tuple(first_player)
+        if (len(blinds) != 2 or min(blinds) < 0 or len(first_player) != rounds
+                or not set(first_player) <= {0, 1}):
+            raise GameDefinitionError(f"{spec}: blinds are two chip counts >= 0 and the first player "
+                                      f"(0 or 1) is given for all {rounds} rounds")
         self.spec = spec
+        self.blinds = (int(blinds[0]), int(blinds[1]))
+        self.first_player = first_player
         self.card_structure = card_structure
         self.deal_by_rank = deal_by_rank
         self.ante = ante
@@ -265,11 +273,21 @@ class LimitPoker:
         self._betting_texts: dict[tuple, str] = {}
 
     # ------------------------------------------------------------------ betting rules
+    def actor(self, betting: Betting) -> int:
+        """The player to act in the current round (the last one to act once it has ended)."""
+        return (self.first_player[len(betting.history) - 1] + len(betting.history[-1])) % 2
+
+    def folder_of(self, betting: Betting) -> int:
+        """The player who folded (the last to act), or -1 when nobody has."""
+        if betting.status != _FOLDED:
+            return -1
+        return (self.first_player[len(betting.history) - 1] + len(betting.history[-1]) - 1) % 2
+
     def betting_actions(self, betting: Betting) -> list[tuple[int, int]]:
         """The legal (kind, amount) actions of the player to act, in the style's order."""
         round_index = len(betting.history) - 1
         actions = betting.history[-1]
-        actor = len(actions) % 2
+        actor = self.actor(betting)
         can_raise = sum(kind in _AGGRESSIVE for kind, _ in actions) < self.max_bets_per_round[round_index]
         gtlibrary = self.style.order == "gtlibrary"
         if betting.contribution[actor] == betting.contribution[1 - actor]:
@@ -283,10 +301,12 @@ class LimitPoker:
     def after_action(self, betting: Betting, action: tuple[int, int]) -> Betting:
         kind, amount = action
         actions = betting.history[-1]
-        actor = len(actions) % 2
+        actor = self.actor(betting)
         contribution = list(betting.contribution)
         history = (*betting.history[:-1], (*actions, action))
-        closes = kind == CALL or (kind == CHECK and bool(actions) and actions[-1][0] == CHECK)
+        # A call or check closes the round unless it is the round's first action (a limp
+        # in front of the big blind's option, or the first check).
+        closes = kind in (CALL, CHECK) and bool(actions)
         if kind == FOLD:
             return Betting(history, betting.contribution, _FOLDED)
         if kind == CALL:
@@ -320,14 +340,14 @@ class LimitPoker:
 
     # ------------------------------------------------------------------ Game protocol
     def initial_state(self) -> PokerState:
-        return PokerState((), Betting(((),), (self.ante, self.ante), _ACTING))
+        return PokerState((), Betting(((),), self.blinds, _ACTING))
 
     def current_player(self, state: PokerState) -> int:
         status = state.betting.status
         if len(state.cards) < 2 or status == _BOARD_DUE:
             return CHANCE
         if status == _ACTING:
-            return PLAYER1 if len(state.betting.history[-1]) % 2 else PLAYER0
+            return PLAYER1 if self.actor(state.betting) else PLAYER0
         return TERMINAL
 
     def legal_actions(self, state: PokerState) -> list[str]:
@@ -367,7 +387,7 @@ class LimitPoker:
     def terminal_utility(self, state: PokerState) -> float:
         betting = state.betting
         contribution0, contribution1 = betting.contribution
-        folder = folder_of(betting)
+        folder = self.folder_of(betting)
         if folder >= 0:
             return float(contribution1 if folder == PLAYER1 else -contribution0)
         hands = self.slot_outcome_cards[0][state.cards[0]], self.slot_outcome_cards[1][state.cards[1]]
@@ -533,7 +553,7 @@ class _BettingSkeleton:
         self.num_children = np.array(num_children, np.int64)
         self.deal_slot = np.array(deal_slot, np.int64)
         self.boards_dealt = np.array([max(len(s.cards) - 2, 0) for s in states], np.int64)
-        self.folder = np.array([folder_of(s.betting) for s in states], np.int8)
+        self.folder = np.array([game.folder_of(s.betting) for s in states], np.int8)
         self.contribution = np.array([s.betting.contribution for s in states], np.float64)
         depth = np.zeros(len(states), np.int64)
         for node in range(len(states)):
@@ -788,6 +808,51 @@ def two_card_poker(ranks: int = 6, suits: int = 2, board: str = "1") -> LimitPok
     )
 
 
+HOLDEM_BOARD_CARDS = (0, 3, 1, 1)
+
+
+def _per_round(name: str, text: str, rounds: int, minimum: int) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in text.split("-"))
+    except ValueError:
+        raise GameSpecError(f"holdem: {name}={text!r} must be numbers per round, like 10-10-20-20") from None
+    if len(values) < rounds or min(values[:rounds]) < minimum:
+        raise GameSpecError(f"holdem: {name}={text!r} needs {rounds} values of at least {minimum}")
+    return values[:rounds]
+
+
+def holdem(ranks: int = 13, rounds: int = 4, blinds: str = "10-5", bets: str = "10-10-20-20",
+           caps: str = "3-4-4-4") -> LimitPoker:
+    """Heads-up limit Texas hold'em as the ACPC plays it (``holdem.limit.2p.reverse_blinds``).
+
+    Two hole cards, boards of 3, 1, 1 cards, ``ranks`` top ranks of four suits. Player 0 is
+    the big blind (ACPC player 1, ``blinds`` big then small), the small blind acts first
+    pre-flop and the big blind after; ``bets`` are each round's bet and raise size and
+    ``caps`` its raises (ACPC ``maxRaises``; the blinds are not raises). ``rounds`` keeps the
+    first rounds only (fewer rounds end in a showdown on the board dealt so far).
+    """
+    _check_range("holdem", "ranks", ranks, 2, len(RANK_SYMBOLS))
+    _check_range("holdem", "rounds", rounds, 1, len(HOLDEM_BOARD_CARDS))
+    big, small = _per_round("blinds", blinds, 2, 0)
+    sizes = tuple((size,) for size in _per_round("bets", bets, rounds, 1))
+    max_raises = _per_round("caps", caps, rounds, 1)
+    if 4 + sum(HOLDEM_BOARD_CARDS[:rounds]) > 4 * ranks:
+        raise GameSpecError(f"holdem: {ranks} ranks of 4 suits cannot deal two hands and a board")
+    return LimitPoker(
+        HOLDEM.canonical_spec({"ranks": ranks, "rounds": rounds, "blinds": blinds, "bets": bets,
+                               "caps": caps}),
+        CardStructure(ranks, 4, 2, HOLDEM_BOARD_CARDS[:rounds]),
+        deal_by_rank=False,
+        ante=min(big, small),
+        bet_sizes=sizes,
+        raise_sizes=sizes,
+        max_bets_per_round=max_raises,
+        style=LEDUC_STYLE,
+        blinds=(big, small),
+        first_player=(1, *(0,) * (rounds - 1)),
+    )
+
+
 KUHN = GameEntry(
     name="kuhn",
     summary="Kuhn poker: one card each from `cards` ranks, ante 1, bet 1 (OpenSpiel's kuhn_poker for 3)",
@@ -834,4 +899,19 @@ TWO_CARD = GameEntry(
     factory=two_card_poker,
 )
 
-ENTRIES = (KUHN, LEDUC, POKER, TWO_CARD)
+HOLDEM = GameEntry(
+    name="holdem",
+    summary="heads-up limit Texas hold'em as the ACPC plays it (reverse blinds); reduced decks and rounds",
+    parameters=(
+        Parameter("ranks", int, 13, "top ranks of four suits in the deck", minimum=2,
+                  maximum=len(RANK_SYMBOLS)),
+        Parameter("rounds", int, 4, "betting rounds (pre-flop, flop, turn, river)", minimum=1,
+                  maximum=len(HOLDEM_BOARD_CARDS)),
+        Parameter("blinds", str, "10-5", "big blind (player 0) and small blind (player 1)"),
+        Parameter("bets", str, "10-10-20-20", "bet and raise size per round"),
+        Parameter("caps", str, "3-4-4-4", "raises per round (the blinds are not raises)"),
+    ),
+    factory=holdem,
+)
+
+ENTRIES = (KUHN, LEDUC, POKER, TWO_CARD, HOLDEM)

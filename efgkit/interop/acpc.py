@@ -19,7 +19,10 @@ starting with ``#`` ignored. Leduc hold'em (seed_burch.md §6.2) reads ::
     END GAMEDEF
 
 A definition becomes a ``LimitPoker`` (efgkit/games/poker.py), so the tree keeps its
-``card_structure`` and card abstraction works on it. The mapping: blinds are the ante,
+``card_structure`` and card abstraction works on it. The mapping: ACPC player ``i`` is
+efgkit's player ``i - 1``; ``blind`` gives the players' starting contributions (equal
+blinds are an ante) and ``firstPlayer`` who opens each round (heads-up limit hold'em,
+``holdem.limit.2p.reverse_blinds.game``, is efgkit's ``holdem``),
 ``raiseSize[r]`` is round r's one bet and raise size (a raise first matches, as in ACPC),
 ``maxRaises[r]`` caps round r's aggressive actions (ACPC counts the opening bet as a
 raise, as the engine does), cards are dealt uniformly without replacement, player 0's
@@ -31,8 +34,7 @@ engine (3 ranks are J, Q, K, where the ACPC server deals Q, K, A: the ranking is
 same). So Leduc's definition gives efgkit's ``leduc`` node for node.
 
 What efgkit cannot play is refused with the line of the field: no-limit betting, other
-than two players, unequal blinds (the big blind's option to raise after a call), a first
-player other than player 1, a round without bets (``maxRaises`` 0), a missing
+than two players, a round without bets (``maxRaises`` 0), a missing
 ``maxRaises``, more than 62 raises in a round (the server's 64-action limit would then
 bind), a stack small enough to force an all-in, and any deck or deal that the engine's
 ``CardStructure`` refuses (its message says why; e.g. hole and board cards beyond what
@@ -236,12 +238,6 @@ def limit_poker(definition: GameDefinition, spec: str, source: str = "<gamedef>"
     if d.num_players != 2:
         raise refuse("numPlayers", f"{d.num_players} players are not supported; efgkit solves "
                                    f"two-player games")
-    if d.blind[0] != d.blind[1]:
-        raise refuse("blind", f"unequal blinds {d.blind[0]} {d.blind[1]} are not supported; efgkit's "
-                              f"poker engine starts every round with equal contributions (an ante)")
-    if any(player != 1 for player in d.first_player):
-        raise refuse("firstPlayer", "firstPlayer must be 1 in every round; efgkit's poker engine lets "
-                                    "player 1 (efgkit's player 0) open every round")
     if d.max_raises is None:
         raise refuse("end", "maxRaises is missing; without it raises are limited only by the "
                                 "stack, which efgkit's poker engine does not model")
@@ -265,8 +261,10 @@ def limit_poker(definition: GameDefinition, spec: str, source: str = "<gamedef>"
                             f"{d.num_suits} suits are not supported by efgkit's poker engine: "
                             f"{exc}") from None
     sizes = tuple((size,) for size in d.raise_size)
-    return LimitPoker(spec, cards, deal_by_rank=False, ante=d.blind[0], bet_sizes=sizes,
-                      raise_sizes=sizes, max_bets_per_round=d.max_raises, style=LEDUC_STYLE)
+    return LimitPoker(spec, cards, deal_by_rank=False, ante=min(d.blind), bet_sizes=sizes,
+                      raise_sizes=sizes, max_bets_per_round=d.max_raises, style=LEDUC_STYLE,
+                      blinds=(d.blind[0], d.blind[1]),
+                      first_player=tuple(player - 1 for player in d.first_player))
 
 
 def load_acpc(path: str | os.PathLike, *, node_limit: int | None = None,
@@ -305,8 +303,9 @@ def game_definition(game: LimitPoker) -> GameDefinition:
         sizes.append(bets[0])
     rounds = game.num_rounds
     return GameDefinition(
-        betting="limit", num_players=2, num_rounds=rounds, blind=(game.ante, game.ante),
-        raise_size=tuple(sizes), first_player=(1,) * rounds, max_raises=tuple(game.max_bets_per_round),
+        betting="limit", num_players=2, num_rounds=rounds, blind=game.blinds,
+        raise_size=tuple(sizes), first_player=tuple(player + 1 for player in game.first_player),
+        max_raises=tuple(game.max_bets_per_round),
         num_suits=cards.num_suits, num_ranks=cards.num_ranks,
         num_hole_cards=cards.private_cards_per_player,
         num_board_cards=tuple(cards.public_cards_per_round),
