@@ -1,0 +1,1 @@
+"""The public-tree vector engine for the limit-poker family (docs/poker-engine.md)."""

@@ -1,0 +1,50 @@
+"""Exact best response, NashConv and game value in the full (unabstracted) poker game.
+
+Johanson et al. 2011: one bottom-up pass per player over the public tree with the
+opponent's reach vectors, maximising at every (public node, hand) of the responder —
+the information sets of the unabstracted game, whatever abstraction the strategy was
+computed on. Values include chance, so the root total is the responder's expected
+utility; NashConv is the sum of both players' best-response values (efgkit's convention,
+docs/conventions.md) and NashConv/2 OpenSpiel's exploitability.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from efgkit.errors import StrategyError
+from efgkit.poker.layout import StrategyLayout
+from efgkit.poker.vector_cfr import (
+    MODE_BEST_RESPONSE,
+    MODE_EXPECTED,
+    reach_pass,
+    tree_view,
+    value_pass,
+    workspace,
+)
+
+
+class PokerEvaluation(NamedTuple):
+    best_response_values: tuple[float, float]
+    game_value: float
+    nash_conv: float
+    exploitability: float
+
+
+def evaluate_strategy(layout: StrategyLayout, strategy: np.ndarray) -> PokerEvaluation:
+    """Best-response values of both players against ``strategy`` (float64 per layout action)."""
+    strategy = np.ascontiguousarray(strategy, np.float64)
+    if strategy.shape != (layout.num_actions,):
+        raise StrategyError(f"the strategy has shape {strategy.shape}, the layout "
+                            f"{layout.num_actions} actions")
+    tree = layout.tree
+    view, rows, work = tree_view(tree), layout.view(), workspace(tree)
+    reach_pass(view, rows, strategy, work.reach)
+    unused = np.zeros(0)
+    responses = tuple(float(value_pass(view, rows, strategy, p, MODE_BEST_RESPONSE, work, unused))
+                      for p in (0, 1))
+    game_value = float(value_pass(view, rows, strategy, 0, MODE_EXPECTED, work, unused))
+    nash_conv = responses[0] + responses[1]
+    return PokerEvaluation(responses, game_value, nash_conv, nash_conv / 2)

@@ -1,0 +1,230 @@
+"""The public tree of a limit-poker game: betting sequences x boards, hands as a vector.
+
+Burch's thesis Algorithm 3 and Johanson et al. 2011 ("Accelerating best response
+calculation in large extensive games"): a node of the public tree is what both players
+see (the betting so far and the board cards); each player's private hand is not a tree
+node but an index into vectors of length ``num_hands`` (every combination of
+``hole_cards`` cards of the deck, in lexicographic order). A hand that shares a card with
+the board has reach 0 below that board; card removal between the two players' hands is
+handled at the terminals by inclusion-exclusion (``terminal_values.py``).
+
+Nodes are stored breadth first (parents before children, children contiguous) as flat
+arrays:
+
+* ``kind`` int8: 0 / 1 the player to act, ``CHANCE`` a board deal, ``FOLD`` or
+  ``SHOWDOWN`` a terminal;
+* ``first_child`` int64, ``num_children`` int32; ``betting`` int32, the node's betting
+  sequence (card independent, numbered in order of first appearance); ``round`` int8;
+* ``board`` int32: index into ``board_cards`` / ``board_mask`` of the cards on the table;
+* ``contribution`` float64 (nodes, 2): chips each player has put in; ``folder`` int8;
+* ``chance_weight`` float64: the probability of the deal of any one pair of compatible
+  hands and of this node's board (1 / (C(n,k) C(n-k,k)) times 1 / C(left, b) per board deal),
+  so vector values are counterfactual values with chance included, exactly as the
+  GameTree solvers compute them.
+
+Memory is proportional to the public nodes times the hands, never to the histories.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from math import comb
+
+import numpy as np
+
+from efgkit.errors import GameDefinitionError
+from efgkit.games.hand_ranking import hand_value
+from efgkit.games.poker import Betting, LimitPoker, PokerState
+from efgkit.games.protocol import CHANCE as PROTOCOL_CHANCE
+from efgkit.games.protocol import TERMINAL as PROTOCOL_TERMINAL
+
+CHANCE = 2
+FOLD = 3
+SHOWDOWN = 4
+MAX_HOLE_CARDS = 2
+_ACTING = 0  # LimitPoker's status of a state whose player is to act
+
+
+class PublicTree:
+    """The whole public tree of ``game`` (every board), built by walking its betting rules.
+
+    ``game`` is a ``LimitPoker`` (kuhn, leduc, twocard, the Pbrc games, holdem, ACPC limit
+    definitions). Games dealt by rank are played card by card here (the same distribution);
+    their information sets see ranks only, which ``StrategyLayout.from_infoset_map`` follows.
+    """
+
+    def __init__(self, game: LimitPoker, *, max_nodes: int = 5_000_000) -> None:
+        cards = game.card_structure
+        if cards.private_cards_per_player > MAX_HOLE_CARDS:
+            raise GameDefinitionError(f"{game.spec}: the poker engine plays hands of at most "
+                                      f"{MAX_HOLE_CARDS} hole cards")
+        self.game = game
+        self.num_cards = cards.num_cards
+        self.hole_cards = cards.private_cards_per_player
+        combos = list(combinations(range(self.num_cards), self.hole_cards))
+        self.hand_cards = np.array(combos, np.int64)
+        self.hand_mask = np.array([sum(1 << c for c in combo) for combo in combos], np.int64)
+        self.num_hands = len(combos)
+        self._board_index: dict[tuple[int, ...], int] = {}
+        self.board_cards: list[tuple[int, ...]] = []
+        self.board_slots: list[tuple[int, ...]] = []  # the LimitPoker outcome of each board deal
+        self._build(game, max_nodes)
+        self.board_mask = np.array([sum(1 << c for c in board) for board in self.board_cards], np.int64)
+        self._valid_hands()
+        self._showdown_order()
+
+    def _valid_hands(self) -> None:
+        """``valid_start[b]`` .. ``valid_start[b + 1]`` index ``valid_list`` (int64): the hands
+        sharing no card with board ``b``."""
+        parts = [np.flatnonzero((self.hand_mask & mask) == 0) for mask in self.board_mask.tolist()]
+        self.valid_start = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+        self.valid_list = np.concatenate(parts).astype(np.int64)
+
+    # ------------------------------------------------------------------ building
+    def _board_id(self, board: tuple[int, ...], slots: tuple[int, ...]) -> int:
+        index = self._board_index.get(board)
+        if index is None:
+            index = self._board_index[board] = len(self.board_cards)
+            self.board_cards.append(board)
+            self.board_slots.append(slots)
+        return index
+
+    def _deals(self, game: LimitPoker, board: tuple[int, ...],
+               slot: int) -> list[tuple[tuple[int, ...], int]]:
+        """Every card-level deal of board slot ``slot`` after ``board``: (cards, outcome index)."""
+        size = game.deal_sizes[slot]
+        outcome_of = {combo: i for i, combo in enumerate(game.slot_outcome_cards[slot])}
+        suits = game.card_structure.num_suits
+        deals = []
+        for combo in combinations([c for c in range(self.num_cards) if c not in board], size):
+            outcome = combo[0] // suits if game.deal_by_rank else outcome_of[combo]
+            deals.append((combo, outcome))
+        return deals
+
+    def _build(self, game: LimitPoker, max_nodes: int) -> None:
+        n, k = self.num_cards, self.hole_cards
+        hole_weight = 1.0 / (comb(n, k) * comb(n - k, k))
+        betting_ids: dict[tuple, int] = {}
+        root = PokerState((0, 0), Betting(((),), game.blinds, _ACTING))
+        # queue entries: (state, board cards, board slot outcomes, chance weight)
+        queue = [(root, (), (), hole_weight)]
+        kind, first_child, num_children, betting, rounds, board = [], [], [], [], [], []
+        contribution, folder, chance_weight, labels = [], [], [], []
+        head = 0
+        while head < len(queue):
+            state, cards, slots, weight = queue[head]
+            head += 1
+            if len(queue) > max_nodes:
+                raise GameDefinitionError(f"{game.spec}: the public tree has more than {max_nodes:,} "
+                                          f"nodes; solve it with public chance sampling")
+            player = game.current_player(state)
+            history = state.betting.history
+            betting.append(betting_ids.setdefault(history, len(betting_ids)))
+            rounds.append(len(history) - 1)
+            board.append(self._board_id(cards, slots))
+            contribution.append(state.betting.contribution)
+            first_child.append(len(queue))
+            children: list = []
+            if player == PROTOCOL_CHANCE:
+                kind.append(CHANCE)
+                slot = 2 + len(slots)
+                left = n - 2 * k - len(cards)
+                deal_weight = weight / comb(left, game.deal_sizes[slot])
+                for combo, outcome in self._deals(game, cards, slot):
+                    child = game.apply(state, game.slot_outcome_names[slot][outcome])
+                    children.append((child, cards + combo, slots + (outcome,), deal_weight))
+                folder.append(-1)
+                labels.append(())
+            elif player == PROTOCOL_TERMINAL:
+                fold = game.folder_of(state.betting)
+                kind.append(FOLD if fold >= 0 else SHOWDOWN)
+                folder.append(fold)
+                labels.append(())
+            else:
+                kind.append(player)
+                actions = game.legal_actions(state)
+                children = [(game.apply(state, label), cards, slots, weight) for label in actions]
+                folder.append(-1)
+                labels.append(tuple(actions))
+            num_children.append(len(children))
+            chance_weight.append(weight)
+            queue.extend(children)
+        self.kind = np.array(kind, np.int8)
+        self.first_child = np.array(first_child, np.int64)
+        self.num_children = np.array(num_children, np.int32)
+        self.betting = np.array(betting, np.int32)
+        self.round = np.array(rounds, np.int8)
+        self.board = np.array(board, np.int32)
+        self.contribution = np.array(contribution, np.float64).reshape(-1, 2)
+        self.folder = np.array(folder, np.int8)
+        self.chance_weight = np.array(chance_weight, np.float64)
+        self.action_labels = labels
+        self.betting_histories = list(betting_ids)
+        self.num_nodes = len(kind)
+        self.num_bettings = len(betting_ids)
+        self.decision_nodes = np.flatnonzero(self.kind <= 1).astype(np.int64)
+        self.decision_index = np.full(self.num_nodes, -1, np.int64)
+        self.decision_index[self.decision_nodes] = np.arange(self.decision_nodes.shape[0])
+
+    def _showdown_order(self) -> None:
+        """Per board seen at a showdown: its valid hands sorted by strength, and the strengths.
+
+        ``showdown_start[b]`` .. ``showdown_start[b + 1]`` index ``showdown_hands`` (int64) and
+        ``showdown_strength`` (int64, ascending) for board ``b``; boards without a showdown
+        have an empty range.
+        """
+        cards = self.game.card_structure
+        boards = set(self.board[self.kind == SHOWDOWN].tolist())
+        starts = np.zeros(len(self.board_cards) + 1, np.int64)
+        hands_parts, strength_parts = [], []
+        for b in range(len(self.board_cards)):
+            if b in boards:
+                valid = np.flatnonzero((self.hand_mask & self.board_mask[b]) == 0)
+                strengths = _strengths(self.hand_cards[valid], np.array(self.board_cards[b], np.int64),
+                                       cards.num_ranks, cards.num_suits)
+                order = np.argsort(strengths, kind="stable")
+                hands_parts.append(valid[order])
+                strength_parts.append(strengths[order])
+                starts[b + 1] = starts[b] + valid.shape[0]
+            else:
+                starts[b + 1] = starts[b]
+        self.showdown_start = starts
+        self.showdown_hands = np.concatenate(hands_parts or [np.zeros(0, np.int64)]).astype(np.int64)
+        self.showdown_strength = np.concatenate(strength_parts or [np.zeros(0, np.int64)]).astype(np.int64)
+
+    # ------------------------------------------------------------------ queries
+    def valid_hands(self, node: int) -> np.ndarray:
+        """Hands (indices) that do not share a card with the board at ``node``."""
+        board = self.board[node]
+        return self.valid_list[self.valid_start[board]:self.valid_start[board + 1]]
+
+    def hand_outcome(self, hand: int) -> int:
+        """The LimitPoker deal outcome (slot 0) of a hand: its rank when dealt by rank."""
+        combo = tuple(self.hand_cards[hand].tolist())
+        if self.game.deal_by_rank:
+            return combo[0] // self.game.card_structure.num_suits
+        return self.game.slot_outcome_cards[0].index(combo)
+
+    def sizes(self) -> dict[str, int]:
+        return {"public_nodes": self.num_nodes, "decision_nodes": int(self.decision_nodes.shape[0]),
+                "betting_sequences": self.num_bettings, "boards": len(self.board_cards),
+                "hands": self.num_hands, "bytes": self.nbytes}
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.kind, self.first_child, self.num_children, self.betting, self.round, self.board,
+                  self.contribution, self.folder, self.chance_weight, self.hand_cards, self.hand_mask,
+                  self.board_mask, self.valid_start, self.valid_list, self.showdown_start,
+                  self.showdown_hands, self.showdown_strength)
+        return int(sum(a.nbytes for a in arrays))
+
+
+def _strengths(hand_cards: np.ndarray, board: np.ndarray, num_ranks: int, num_suits: int) -> np.ndarray:
+    """int64 showdown value (``hand_ranking.hand_value``) of each hand with the board."""
+    out = np.zeros(hand_cards.shape[0], np.int64)
+    cards = np.zeros(hand_cards.shape[1] + board.shape[0], np.int64)
+    cards[hand_cards.shape[1]:] = board
+    for i in range(hand_cards.shape[0]):
+        cards[:hand_cards.shape[1]] = hand_cards[i]
+        out[i] = hand_value(cards, cards.shape[0], num_ranks, num_suits)
+    return out

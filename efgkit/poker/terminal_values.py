@@ -1,0 +1,144 @@
+"""Counterfactual values at fold and showdown terminals in O(hands), with card removal.
+
+Johanson et al. 2011 §4: at a terminal, the value of each of a player's hands is a sum
+over the opponent's hands that share no card with it, weighted by the opponent's reach.
+Summing per card (``card_sum[c]``: reach of the opponent hands holding card ``c``) and
+correcting by inclusion-exclusion gives every hand's sum in O(hands): with ``k`` hole
+cards, hands compatible with ``h`` = all - sum over h's cards of card_sum + (k - 1) * h's
+own reach (the one hand sharing every card with ``h`` is ``h`` itself, counted ``k`` times).
+At a showdown the same sums run over hands sorted by strength, strictly below (wins) and
+strictly above (losses); ties pay nothing.
+
+Arguments: ``opponent_reach`` float64 (hands,), 0 for hands that meet the board;
+``hand_cards`` int64 (hands, k); ``card_sum`` float64 (cards,) scratch, all zero on entry
+and on return; ``out`` float64 (hands,) receives the values of the player's hands (0 for
+hands that meet the board).
+"""
+
+from __future__ import annotations
+
+import numba
+
+
+@numba.njit(cache=True)
+def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
+    """``out[h] = payoff * (reach of the opponent's hands compatible with h)`` for the hands
+    ``valid_hands`` (int64, those sharing no card with the board); 0 for the others."""
+    k = hand_cards.shape[1]
+    out[:] = 0.0
+    total = 0.0
+    if k == 1:  # a one-card hand meets only itself
+        for x in range(valid_hands.shape[0]):
+            total += opponent_reach[valid_hands[x]]
+        for x in range(valid_hands.shape[0]):
+            h = valid_hands[x]
+            out[h] = payoff * (total - opponent_reach[h])
+        return
+    for x in range(valid_hands.shape[0]):
+        h = valid_hands[x]
+        r = opponent_reach[h]
+        total += r
+        for j in range(k):
+            card_sum[hand_cards[h, j]] += r
+    for x in range(valid_hands.shape[0]):
+        h = valid_hands[x]
+        compatible = total + (k - 1) * opponent_reach[h]
+        for j in range(k):
+            compatible -= card_sum[hand_cards[h, j]]
+        out[h] = payoff * compatible
+    for x in range(valid_hands.shape[0]):
+        for j in range(k):
+            card_sum[hand_cards[valid_hands[x], j]] = 0.0
+
+
+@numba.njit(cache=True)
+def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
+                    lose_payoff, out):
+    """``out[h] = win_payoff * (compatible reach below h) - lose_payoff * (compatible reach above h)``.
+
+    ``sorted_hands`` int64 (m,): the hands valid on this board, ascending ``strength``
+    int64 (m,); every other hand gets 0.
+    """
+    out[:] = 0.0
+    m = sorted_hands.shape[0]
+    k = hand_cards.shape[1]
+    if k == 1:
+        _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_payoff, out)
+        return
+    below = 0.0
+    start = 0
+    while start < m:
+        end = start
+        while end < m and strength[end] == strength[start]:
+            end += 1
+        for x in range(start, end):
+            h = sorted_hands[x]
+            wins = below
+            for j in range(k):
+                wins -= card_sum[hand_cards[h, j]]
+            out[h] = win_payoff * wins
+        for x in range(start, end):
+            h = sorted_hands[x]
+            r = opponent_reach[h]
+            below += r
+            for j in range(k):
+                card_sum[hand_cards[h, j]] += r
+        start = end
+    _clear(card_sum, hand_cards, sorted_hands)
+    above = 0.0
+    end = m
+    while end > 0:
+        start = end
+        while start > 0 and strength[start - 1] == strength[end - 1]:
+            start -= 1
+        for x in range(start, end):
+            h = sorted_hands[x]
+            losses = above
+            for j in range(k):
+                losses -= card_sum[hand_cards[h, j]]
+            out[h] -= lose_payoff * losses
+        for x in range(start, end):
+            h = sorted_hands[x]
+            r = opponent_reach[h]
+            above += r
+            for j in range(k):
+                card_sum[hand_cards[h, j]] += r
+        end = start
+    _clear(card_sum, hand_cards, sorted_hands)
+
+
+@numba.njit(cache=True)
+def _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_payoff, out):
+    """``showdown_values`` for one-card hands: no other hand shares a hand's card."""
+    m = sorted_hands.shape[0]
+    below = 0.0
+    start = 0
+    while start < m:
+        end = start
+        group = 0.0
+        while end < m and strength[end] == strength[start]:
+            group += opponent_reach[sorted_hands[end]]
+            out[sorted_hands[end]] = win_payoff * below
+            end += 1
+        below += group
+        start = end
+    above = 0.0
+    end = m
+    while end > 0:
+        start = end
+        group = 0.0
+        while start > 0 and strength[start - 1] == strength[end - 1]:
+            start -= 1
+            group += opponent_reach[sorted_hands[start]]
+            out[sorted_hands[start]] -= lose_payoff * above
+        above += group
+        end = start
+
+
+@numba.njit(cache=True)
+def _clear(card_sum, hand_cards, hands):
+    """Zero ``card_sum`` at the cards of ``hands`` (cheaper than the whole deck)."""
+    for x in range(hands.shape[0]):
+        for j in range(hand_cards.shape[1]):
+            card_sum[hand_cards[hands[x], j]] = 0.0
+

@@ -1,0 +1,331 @@
+"""Vector CFR, CFR+ and DCFR over a poker public tree (Burch's thesis Algorithm 3).
+
+Each pass carries one vector per player over all hands instead of one number per
+history: a top-down pass computes both players' reach of every (public node, hand), a
+bottom-up pass the updating player's counterfactual values (chance included), its
+instantaneous regrets and its average-strategy contribution. The conventions are those
+of ``efgkit.solvers.cfr.CFRSolver`` (alternating updates, player 0 first; CFR+ with
+regret-matching+ and linear averaging after a delay; DCFR(alpha, beta, gamma)), so on any
+game a GameTree can hold the regrets and averages are the GameTree solver's, on the same
+InfosetMap (tests/test_poker_engine.py checks it to 1e-9).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from efgkit.errors import ParameterError
+from efgkit.poker.layout import StrategyLayout
+from efgkit.poker.public_tree import CHANCE, FOLD, SHOWDOWN, PublicTree
+from efgkit.poker.terminal_values import fold_values, showdown_values
+from efgkit.solvers.strategy import normalize_per_infoset
+
+VARIANTS = {"cfr": 0, "cfr+": 1, "dcfr": 2}
+MODE_REGRETS, MODE_BEST_RESPONSE, MODE_EXPECTED = 0, 1, 2
+
+
+class TreeView(NamedTuple):
+    """The public tree's arrays (see ``PublicTree``): node arrays of shape (nodes,) or
+    (nodes, 2); ``hand_cards`` int64 (hands, k); ``hand_mask`` / ``board_mask`` int64;
+    ``showdown_*`` the per-board strength orders."""
+
+    kind: np.ndarray
+    first_child: np.ndarray
+    num_children: np.ndarray
+    board: np.ndarray
+    contribution: np.ndarray
+    folder: np.ndarray
+    chance_weight: np.ndarray
+    hand_cards: np.ndarray
+    hand_mask: np.ndarray
+    board_mask: np.ndarray
+    valid_start: np.ndarray
+    valid_list: np.ndarray
+    showdown_start: np.ndarray
+    showdown_hands: np.ndarray
+    showdown_strength: np.ndarray
+
+
+class Workspace(NamedTuple):
+    """Buffers: ``reach`` float64 (nodes, 2, hands), ``values`` float64 (nodes, hands),
+    ``card_sum`` float64 (cards,), zero between uses."""
+
+    reach: np.ndarray
+    values: np.ndarray
+    card_sum: np.ndarray
+
+
+def tree_view(tree: PublicTree) -> TreeView:
+    return TreeView(tree.kind, tree.first_child, tree.num_children, tree.board, tree.contribution,
+                    tree.folder, tree.chance_weight, tree.hand_cards, tree.hand_mask, tree.board_mask,
+                    tree.valid_start, tree.valid_list, tree.showdown_start, tree.showdown_hands,
+                    tree.showdown_strength)
+
+
+def workspace(tree: PublicTree) -> Workspace:
+    return Workspace(np.zeros((tree.num_nodes, 2, tree.num_hands)),
+                     np.zeros((tree.num_nodes, tree.num_hands)), np.zeros(tree.num_cards))
+
+
+@numba.njit(cache=True)
+def reach_pass(tree, layout, strategy, reach):
+    """Top-down: ``reach[node, p, h]``, player p's own reach times (for hands meeting the
+    board) zero. ``strategy`` float64 (actions,) by ``layout.action_offset``."""
+    hands = tree.hand_mask.shape[0]
+    reach[0, :, :] = 1.0
+    for node in range(tree.kind.shape[0]):
+        kind = tree.kind[node]
+        first = tree.first_child[node]
+        if kind <= 1:
+            d = layout.decision_index[node]
+            for k in range(tree.num_children[node]):
+                child = first + k
+                for h in range(hands):
+                    reach[child, 1 - kind, h] = reach[node, 1 - kind, h]
+                    row = layout.rows[d, h]
+                    own = 0.0
+                    if row >= 0:
+                        own = reach[node, kind, h] * strategy[layout.action_offset[row] + k]
+                    reach[child, kind, h] = own
+        elif kind == CHANCE:
+            for k in range(tree.num_children[node]):
+                child = first + k
+                mask = tree.board_mask[tree.board[child]]
+                for h in range(hands):
+                    keep = (tree.hand_mask[h] & mask) == 0
+                    for p in range(2):
+                        reach[child, p, h] = reach[node, p, h] if keep else 0.0
+
+
+@numba.njit(cache=True)
+def value_pass(tree, layout, strategy, player, mode, work, instant):
+    """Bottom-up: ``work.values[node, h]``, player ``player``'s counterfactual values.
+
+    ``mode``: MODE_REGRETS adds the player's instantaneous regrets to ``instant`` (float64
+    (actions,)); MODE_BEST_RESPONSE maximises at the player's nodes (a best response in
+    the unabstracted game: every (node, hand) is an information set); MODE_EXPECTED
+    follows ``strategy``. Returns the root's total (the player's value).
+    """
+    hands = tree.hand_mask.shape[0]
+    values = work.values
+    for node in range(tree.kind.shape[0] - 1, -1, -1):
+        kind = tree.kind[node]
+        first = tree.first_child[node]
+        m = tree.num_children[node]
+        if kind == FOLD:
+            board = tree.board[node]
+            folder = tree.folder[node]
+            payoff = -tree.contribution[node, player] if folder == player else tree.contribution[node, folder]
+            fold_values(work.reach[node, 1 - player], tree.hand_cards,
+                        tree.valid_list[tree.valid_start[board]:tree.valid_start[board + 1]], work.card_sum,
+                        payoff * tree.chance_weight[node], values[node])
+        elif kind == SHOWDOWN:
+            board = tree.board[node]
+            lo = tree.showdown_start[board]
+            hi = tree.showdown_start[board + 1]
+            weight = tree.chance_weight[node]
+            showdown_values(work.reach[node, 1 - player], tree.hand_cards, tree.showdown_hands[lo:hi],
+                            tree.showdown_strength[lo:hi], work.card_sum,
+                            tree.contribution[node, 1 - player] * weight,
+                            tree.contribution[node, player] * weight, values[node])
+        elif kind != player:
+            for h in range(hands):
+                total = 0.0
+                for k in range(m):
+                    total += values[first + k, h]
+                values[node, h] = total
+        else:
+            d = layout.decision_index[node]
+            for h in range(hands):
+                row = layout.rows[d, h]
+                if row < 0:
+                    values[node, h] = 0.0
+                    continue
+                offset = layout.action_offset[row]
+                if mode == MODE_BEST_RESPONSE:
+                    best = values[first, h]
+                    for k in range(1, m):
+                        best = max(best, values[first + k, h])
+                    values[node, h] = best
+                    continue
+                total = 0.0
+                for k in range(m):
+                    total += strategy[offset + k] * values[first + k, h]
+                values[node, h] = total
+                if mode == MODE_REGRETS:
+                    for k in range(m):
+                        instant[offset + k] += values[first + k, h] - total
+    root = 0.0
+    for h in range(hands):
+        root += values[0, h]
+    return root
+
+
+@numba.njit(cache=True)
+def accumulate_average(tree, layout, strategy, player, weight, reach, average):
+    """Add ``weight`` x own reach x strategy of the player's (node, hand) pairs to ``average``
+    (each original infoset once: ``layout.slot_weight``)."""
+    for node in range(tree.kind.shape[0]):
+        if tree.kind[node] != player:
+            continue
+        d = layout.decision_index[node]
+        for h in range(tree.hand_mask.shape[0]):
+            row = layout.rows[d, h]
+            w = weight * reach[node, player, h] * layout.slot_weight[d, h]
+            if row >= 0 and w != 0.0:
+                offset = layout.action_offset[row]
+                for k in range(tree.num_children[node]):
+                    average[offset + k] += w * strategy[offset + k]
+
+
+class Settings(NamedTuple):
+    """``variant`` (0 CFR, 1 CFR+, 2 DCFR), CFR+'s averaging ``delay``, DCFR's exponents."""
+
+    variant: int
+    delay: int
+    alpha: float
+    beta: float
+    gamma: float
+
+
+class SolverState(NamedTuple):
+    """float64 (actions,) each: cumulative ``regrets``, ``average`` accumulator, current
+    ``strategy`` (regret matching of the regrets), ``instant`` regrets of one pass."""
+
+    regrets: np.ndarray
+    average: np.ndarray
+    strategy: np.ndarray
+    instant: np.ndarray
+
+
+@numba.njit(cache=True)
+def update_rows(rows, action_offset, settings, t, state):
+    """Iteration ``t``'s cumulative regrets of ``rows`` (int64): + instant, then clipped (CFR+)
+    or discounted (DCFR, which also discounts the average); regret matching into the
+    strategy; clears the instant regrets."""
+    positive_discount = negative_discount = average_discount = 1.0
+    if settings.variant == 2:
+        ta = float(t) ** settings.alpha
+        tb = float(t) ** settings.beta
+        positive_discount = ta / (ta + 1.0)
+        negative_discount = tb / (tb + 1.0)
+        average_discount = (t / (t + 1.0)) ** settings.gamma
+    regrets, strategy = state.regrets, state.strategy
+    for j in range(rows.shape[0]):
+        lo = action_offset[rows[j]]
+        hi = action_offset[rows[j] + 1]
+        positive = 0.0
+        for x in range(lo, hi):
+            r = regrets[x] + state.instant[x]
+            state.instant[x] = 0.0
+            if settings.variant == 1:
+                r = max(r, 0.0)
+            elif settings.variant == 2:
+                r *= positive_discount if r > 0.0 else negative_discount
+                state.average[x] *= average_discount
+            regrets[x] = r
+            if r > 0.0:
+                positive += r
+        for x in range(lo, hi):
+            if positive > 0.0:
+                strategy[x] = regrets[x] / positive if regrets[x] > 0.0 else 0.0
+            else:
+                strategy[x] = 1.0 / (hi - lo)
+
+
+@numba.njit(cache=True)
+def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state, work):
+    """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1)."""
+    for it in range(iterations):
+        t = done + it + 1
+        weight = float(max(t - settings.delay, 0)) if settings.variant == 1 else 1.0
+        for player in range(2):
+            reach_pass(tree, layout, state.strategy, work.reach)
+            value_pass(tree, layout, state.strategy, player, MODE_REGRETS, work, state.instant)
+            if weight > 0.0:
+                accumulate_average(tree, layout, state.strategy, player, weight, work.reach, state.average)
+            update_rows(rows0 if player == 0 else rows1, layout.action_offset, settings, t, state)
+
+
+class VectorCFR:
+    """CFR (``'cfr'``), CFR+ (``'cfr+'``) or DCFR (``'dcfr'``) on a public tree.
+
+    ``layout``: a ``StrategyLayout`` (default lossless). Same parameters and state as
+    ``efgkit.solvers.CFRSolver``: ``regrets`` and ``average_accumulator`` per row action,
+    ``iteration``; ``delay`` is CFR+'s averaging delay, ``alpha``/``beta``/``gamma`` DCFR's.
+    """
+
+    def __init__(self, tree: PublicTree, layout: StrategyLayout | None = None, *, variant: str = "cfr+",
+                 delay: int = 0, alpha: float | None = None, beta: float | None = None,
+                 gamma: float | None = None) -> None:
+        if variant not in VARIANTS:
+            raise ParameterError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
+        if variant != "dcfr" and (alpha, beta, gamma) != (None, None, None):
+            raise ParameterError(f"alpha, beta and gamma are DCFR's parameters, not {variant}'s")
+        if variant != "cfr+" and delay:
+            raise ParameterError(f"delay is CFR+'s averaging delay, not {variant}'s")
+        if delay < 0:
+            raise ParameterError(f"delay must be >= 0, got {delay}")
+        self.tree = tree
+        self.layout = layout if layout is not None else StrategyLayout.lossless(tree)
+        if self.layout.tree is not tree:
+            raise ParameterError("the layout is for another public tree")
+        self.variant = variant
+        self.delay = int(delay)
+        self.alpha = 1.5 if alpha is None else float(alpha)
+        self.beta = 0.0 if beta is None else float(beta)
+        self.gamma = 2.0 if gamma is None else float(gamma)
+        actions = self.layout.num_actions
+        self.regrets = np.zeros(actions)
+        self.average_accumulator = np.zeros(actions)
+        self.strategy = np.zeros(actions)
+        self.iteration = 0
+        self._state = SolverState(self.regrets, self.average_accumulator, self.strategy, np.zeros(actions))
+        self._settings = Settings(VARIANTS[variant], self.delay, self.alpha, self.beta, self.gamma)
+        self._tree_view = tree_view(tree)
+        self._layout_view = self.layout.view()
+        self._work = workspace(tree)
+        self._rematch()
+
+    def _rematch(self) -> None:
+        """Regret matching of every row (the instant regrets are zero between iterations)."""
+        plain = Settings(VARIANTS["cfr"], 0, 0.0, 0.0, 0.0)
+        for rows in self.layout.rows_of_player:
+            update_rows(rows, self.layout.action_offset, plain, 1, self._state)
+
+    def iterate(self, iterations: int = 1) -> VectorCFR:
+        """Run ``iterations`` iterations (both players, alternating, player 0 first)."""
+        if iterations < 0:
+            raise ParameterError(f"iterations must be >= 0, got {iterations}")
+        rows0, rows1 = self.layout.rows_of_player
+        run_iterations(self._tree_view, self._layout_view, self._settings, rows0, rows1, self.iteration,
+                       iterations, self._state, self._work)
+        self.iteration += iterations
+        return self
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays that, with ``iteration``, determine the solver's future (checkpoints)."""
+        return {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
+
+    def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray, iteration: int) -> None:
+        """Continue from ``state_arrays`` taken at ``iteration``."""
+        for name, array in (("regrets", regrets), ("average_accumulator", average_accumulator)):
+            if np.shape(array) != self.regrets.shape:
+                raise ParameterError(f"{name} has shape {np.shape(array)}, expected {self.regrets.shape}")
+            if not np.all(np.isfinite(array)):
+                raise ParameterError(f"{name} holds values that are not finite")
+        self.regrets[:] = regrets
+        self.average_accumulator[:] = average_accumulator
+        self.iteration = int(iteration)
+        self._rematch()
+
+    def average_strategy(self) -> np.ndarray:
+        """Average strategy per row action (uniform where nothing accumulated)."""
+        return normalize_per_infoset(self.average_accumulator, self.layout.action_offset)
+
+    def current_strategy(self) -> np.ndarray:
+        return self.strategy.copy()
+
