@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import numba
 
+CANCELLATION = 1e-12
+"""Relative size below which an inclusion-exclusion difference is rounding residue."""
+
 
 @numba.njit(cache=True)
 def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
@@ -45,7 +48,7 @@ def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
         compatible = total + (k - 1) * opponent_reach[h]
         for j in range(k):
             compatible -= card_sum[hand_cards[h, j]]
-        out[h] = payoff * compatible
+        out[h] = payoff * _cancelled(compatible, total)
     for x in range(valid_hands.shape[0]):
         for j in range(k):
             card_sum[hand_cards[valid_hands[x], j]] = 0.0
@@ -76,7 +79,7 @@ def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum
             wins = below
             for j in range(k):
                 wins -= card_sum[hand_cards[h, j]]
-            out[h] = win_payoff * wins
+            out[h] = win_payoff * _cancelled(wins, below)
         for x in range(start, end):
             h = sorted_hands[x]
             r = opponent_reach[h]
@@ -96,7 +99,7 @@ def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum
             losses = above
             for j in range(k):
                 losses -= card_sum[hand_cards[h, j]]
-            out[h] -= lose_payoff * losses
+            out[h] -= lose_payoff * _cancelled(losses, above)
         for x in range(start, end):
             h = sorted_hands[x]
             r = opponent_reach[h]
@@ -105,6 +108,17 @@ def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum
                 card_sum[hand_cards[h, j]] += r
         end = start
     _clear(card_sum, hand_cards, sorted_hands)
+
+
+@numba.njit(cache=True, inline="always")
+def _cancelled(difference, total):
+    """``difference`` of sums of ``total``'s parts, 0 when within their rounding error.
+
+    Inclusion-exclusion leaves a residue of order 1e-16 x total where the true sum is 0
+    (every compatible hand unreachable); direct sums give exactly 0 there, and CFR's
+    regret matching is discontinuous at 0, so the residue is dropped.
+    """
+    return 0.0 if abs(difference) <= CANCELLATION * total else difference
 
 
 @numba.njit(cache=True)
