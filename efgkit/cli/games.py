@@ -7,8 +7,12 @@ import json
 import click
 
 from efgkit.cli.app import build_game, emit, json_option, main, size_lines
+from efgkit.errors import GameSpecError
+from efgkit.games.builder import node_limit_from_env
+from efgkit.games.poker import LimitPoker
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.specs import ALIASES, registered_games
+from efgkit.poker.size import poker_game_size
+from efgkit.specs import ALIASES, make_game, registered_games
 
 
 # --------------------------------------------------------------------------- games
@@ -51,7 +55,20 @@ def games(as_json: bool) -> None:
               help="Refuse to build trees with more nodes than this.")
 @json_option
 def info(game: str, node_limit: int | None, as_json: bool) -> None:
-    """Sizes of GAME: histories, nodes by kind, infosets, and the coarsest abstraction."""
+    """Sizes of GAME: histories, nodes by kind, infosets, and the coarsest abstraction.
+
+    Limit-poker games are counted from their rules first; one too large to build (heads-up
+    limit hold'em) is reported from the count alone, with its public tree's size.
+    """
+    counted = counted_poker_size(game)
+    limit = node_limit_from_env() if node_limit is None else node_limit
+    if counted is not None and counted["histories"] > limit:
+        emit(as_json, {**counted, "built": False}, [
+            f"game {counted['game']}: {counted['histories']:.4g} histories, {counted['infosets']:.4g} "
+            f"infosets (counted from the rules; over the node limit of {limit:,}, so not built)",
+            *_public_tree_lines(counted),
+        ])
+        return
     tree, build_seconds = build_game(game, node_limit)
     sizes = tree.sizes()
     coarsest = InfosetMap.coarsest(tree).num_abstract
@@ -63,4 +80,26 @@ def info(game: str, node_limit: int | None, as_json: bool) -> None:
         f"coarsest abstraction (player, own-sequence length, #actions): "
         f"{coarsest:,} abstract infosets",
     ]
+    if counted is not None:
+        data["public_tree"] = {key: counted[key]
+                               for key in ("betting_sequences", "public_tree_nodes", "hands")}
+        lines += _public_tree_lines(counted)
     emit(as_json, data, lines)
+
+
+def counted_poker_size(spec: str) -> dict | None:
+    """``poker_game_size`` of a built-in limit-poker spec (with its canonical name), else None."""
+    try:
+        rules = make_game(spec)
+    except GameSpecError:
+        return None
+    if not isinstance(rules, LimitPoker):
+        return None
+    return {"game": rules.spec, **poker_game_size(rules)}
+
+
+def _public_tree_lines(counted: dict) -> list[str]:
+    vector_bytes = counted["public_tree_nodes"] * counted["hands"] * 8
+    return [f"public tree (poker engine): {counted['betting_sequences']:,} betting sequences, "
+            f"{counted['public_tree_nodes']:.4g} nodes x {counted['hands']:,} hands "
+            f"({vector_bytes:.3g} bytes per float64 vector over the whole tree)"]
