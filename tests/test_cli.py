@@ -54,7 +54,12 @@ def test_info_json_has_the_sizes(runner, json_output):
 
 
 def test_info_node_limit_is_a_clear_error(runner):
-    _assert_one_line_error(runner.invoke(main, ["info", "leduc", "--node-limit", "10"]))
+    _assert_one_line_error(runner.invoke(main, ["info", "GS4", "--node-limit", "10"]))
+
+
+def test_info_of_a_poker_game_over_the_node_limit_is_counted_not_built(runner, json_output):
+    data = json_output(runner.invoke(main, ["info", "leduc", "--node-limit", "10", "--json"]))
+    assert (data["built"], data["histories"], data["infosets"]) == (False, 9457, 936)
 
 
 @pytest.mark.parametrize("algorithm", ["cfr", "cfr+", "dcfr", "fp"])

@@ -38,6 +38,7 @@ from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 ITERATIVE_SOLVERS = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "fp": FictitiousPlay}
 ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
+ENGINES = ("tree", "public-tree")
 CFR_DEFAULTS = {name: parameter.default for name, parameter
                 in inspect.signature(CFRSolver.__init__).parameters.items()}
 SLOW_CHUNK_SECONDS = 0.25
@@ -198,14 +199,18 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
               type=click.Path(exists=True, dir_okay=False), default=None,
               help="Solve on this card abstraction (efgkit cards --out); NashConv is still exact "
                    "in the full game.")
+@click.option("--engine", type=click.Choice(ENGINES), default="tree", show_default=True,
+              help="tree: the compiled GameTree; public-tree: the poker engine (betting x boards, "
+                   "hands as vectors) for limit-poker games, with cfr, cfr+ or dcfr; the same "
+                   "iterates, checkpoints and strategy files.")
 @with_options(STATE_OPTIONS)
 @json_option
 @click.pass_context
 def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every: int,
           delay: int | None, alpha: float | None, beta: float | None, gamma: float | None,
-          out: str | None, plot: str | None, abstraction_file: str | None, state: str | None,
-          checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
-          memory_limit: str | None, as_json: bool) -> None:
+          out: str | None, plot: str | None, abstraction_file: str | None, engine: str,
+          state: str | None, checkpoint_every: int | None, checkpoint_seconds: float | None,
+          resume: bool, memory_limit: str | None, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
 
     Prints the game's sizes, NashConv (and NashConv/2, OpenSpiel's exploitability) of the
@@ -222,6 +227,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     check_writable(plot, "--plot")
     check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume,
                         memory_limit)
+    if engine == "public-tree" and (algorithm not in ("cfr", "cfr+", "dcfr") or memory_limit is not None):
+        raise ParameterError("--engine public-tree runs cfr, cfr+ and dcfr in memory (no --memory-limit)")
     if memory_limit is not None:
         refused = [f"--{name}" for name, value in (("out", out), ("plot", plot),
                                                    ("abstraction", abstraction_file)) if value]
@@ -245,7 +252,17 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         infoset_map = load_card_abstraction(abstraction_file, tree).infoset_map
     else:
         infoset_map = InfosetMap.identity(tree)
-    evaluator = BestResponse(infoset_map)
+    if engine == "public-tree":
+        from efgkit.poker.solver import PublicTreeBestResponse, PublicTreeCFR, public_layout
+
+        layout = public_layout(infoset_map)
+        evaluator = PublicTreeBestResponse(infoset_map, layout)
+        if not as_json:
+            sizes = layout.tree.sizes()
+            click.echo(f"public tree: {sizes['public_nodes']:,} nodes x {sizes['hands']:,} hands, "
+                       f"{sizes['bytes']:,} bytes")
+    else:
+        evaluator = BestResponse(infoset_map)
 
     def report(iteration: int, nash_conv: float) -> None:
         if not as_json:
@@ -260,7 +277,10 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         solution = SequenceFormLP(tree).solve()
         strategy, lp_value, history, iterations = solution.strategy, solution.game_value, [], 0
     else:
-        solver = ITERATIVE_SOLVERS[algorithm](evaluator.infoset_map, **options)
+        if engine == "public-tree":
+            solver = PublicTreeCFR(infoset_map, variant=algorithm, layout=layout, **options)
+        else:
+            solver = ITERATIVE_SOLVERS[algorithm](evaluator.infoset_map, **options)
         history = None
         if state is not None:
             checkpoints = Checkpoints(state, algorithm=algorithm,
@@ -294,7 +314,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
 
     sizes = tree.sizes()
     data = {
-        "game": tree.spec, "algorithm": algorithm, "parameters": parameters,
+        "game": tree.spec, "algorithm": algorithm, "engine": engine, "parameters": parameters,
         "iterations": iterations, "seconds": seconds, "build_seconds": build_seconds,
         **evaluation.to_dict(), "history": history, "infosets": sizes["infosets"],
         "histories": sizes["histories"], "abstract_infosets": evaluator.infoset_map.num_abstract,
@@ -380,16 +400,23 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
 @main.command()
 @click.argument("game")
 @click.argument("strategy_file", metavar="STRATEGY.h5", type=click.Path(exists=True, dir_okay=False))
+@click.option("--engine", type=click.Choice(ENGINES), default="tree", show_default=True,
+              help="Compute the best responses on the GameTree or on the poker engine's public tree.")
 @json_option
-def evaluate(game: str, strategy_file: str, as_json: bool) -> None:
+def evaluate(game: str, strategy_file: str, engine: str, as_json: bool) -> None:
     """Exact NashConv, best-response values and game value of a stored strategy for GAME."""
     tree, _ = build_game(game)
     strategy, provenance = load_strategy(strategy_file, tree)
     started = time.perf_counter()
-    evaluation = BestResponse(strategy.infoset_map).evaluate(strategy)
+    if engine == "public-tree":
+        from efgkit.poker.solver import PublicTreeBestResponse
+
+        evaluation = PublicTreeBestResponse(strategy.infoset_map).evaluate(strategy)
+    else:
+        evaluation = BestResponse(strategy.infoset_map).evaluate(strategy)
     seconds = time.perf_counter() - started
     data = {
-        "game": tree.spec, **evaluation.to_dict(), "seconds": seconds,
+        "game": tree.spec, "engine": engine, **evaluation.to_dict(), "seconds": seconds,
         "algorithm": provenance["algorithm"], "iterations": provenance["iterations"],
         "abstract_infosets": strategy.infoset_map.num_abstract,
     }

@@ -82,14 +82,16 @@ def write_checkpoint(path: str | os.PathLike, solver, *, algorithm: str, paramet
                      history: list[dict]) -> None:
     """Write ``solver``'s average strategy and full state to ``path``, atomically.
 
-    ``solver`` is a CFRSolver or a solver whose arrays live on disk (``DiskSolver``).
+    ``solver`` holds its state in memory (``state_arrays()``: CFRSolver, the poker engine's
+    PublicTreeCFR) or on disk (``DiskSolver``, which saves itself).
     """
     provenance = {"algorithm": algorithm, "parameters": parameters,
                   "iterations": solver.iteration, "nash_conv_history": history}
-    if not isinstance(solver, CFRSolver):
+    if not _in_memory(solver):
         solver.save(path, provenance)
         return
-    state = SolverState(regrets=solver.regrets, average_accumulator=solver.average_accumulator,
+    arrays = solver.state_arrays()
+    state = SolverState(regrets=arrays["regrets"], average_accumulator=arrays["average_accumulator"],
                         iteration=solver.iteration)
     save_strategy(path, solver.average_strategy(), solver_state=state, provenance=provenance)
 
@@ -103,7 +105,7 @@ def resume(path: str | os.PathLike, solver, *, algorithm: str, parameters: dict,
     or ParameterError says which. Stale temporaries of killed writers are removed.
     """
     remove_stale_temporaries(path)
-    if isinstance(solver, CFRSolver):
+    if _in_memory(solver):
         strategy, provenance, state = load_checkpoint(path, solver.infoset_map.tree)
         if not np.array_equal(strategy.infoset_map.abstract_of, solver.infoset_map.abstract_of):
             raise FileFormatError(f"{path}: checkpoint is on another abstraction of the game")
@@ -126,3 +128,8 @@ def _check_resumable(path: str | os.PathLike, provenance: dict, iteration: int, 
     if iteration > iterations:
         raise ParameterError(f"{path}: checkpoint is at iteration {iteration}, beyond "
                              f"--iterations {iterations}")
+
+
+def _in_memory(solver) -> bool:
+    """Whether ``solver`` hands out its state arrays (else it saves and restores itself)."""
+    return callable(getattr(solver, "state_arrays", None))

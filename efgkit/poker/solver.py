@@ -1,0 +1,83 @@
+"""The public-tree engine behind efgkit's solver interface, on any InfosetMap of a poker tree.
+
+``PublicTreeCFR`` has ``CFRSolver``'s face (``iterate``, ``iteration``, ``average_strategy``
+and ``current_strategy`` as ``Strategy`` objects on the InfosetMap, ``state_arrays`` /
+``load_state`` in the same layout), so checkpoints, strategy files and every evaluation
+work unchanged; ``PublicTreeBestResponse`` has ``BestResponse``'s. ``efgkit solve
+--engine public-tree`` uses both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from efgkit.errors import AbstractionError, ParameterError
+from efgkit.games.poker import LimitPoker
+from efgkit.maps.infoset_map import InfosetMap
+from efgkit.poker.best_response import evaluate_strategy
+from efgkit.poker.layout import StrategyLayout
+from efgkit.poker.public_tree import PublicTree
+from efgkit.poker.vector_cfr import VectorCFR
+from efgkit.solvers.best_response import Evaluation
+from efgkit.solvers.strategy import Strategy
+
+
+def public_layout(infoset_map: InfosetMap) -> StrategyLayout:
+    """The public tree of the map's poker game with the map's rows."""
+    game = infoset_map.tree.game
+    if not isinstance(game, LimitPoker):
+        raise AbstractionError(f"game {infoset_map.tree.spec!r} is not a limit-poker game; the "
+                               f"public-tree engine plays kuhn, leduc, twocard, poker(...), holdem "
+                               f"and ACPC limit games")
+    return StrategyLayout.from_infoset_map(PublicTree(game), infoset_map)
+
+
+class PublicTreeCFR:
+    """CFR (``variant='cfr'``), CFR+ or DCFR through the engine; see the module docstring."""
+
+    def __init__(self, infoset_map: InfosetMap, *, variant: str = "cfr+", alternating: bool = True,
+                 delay: int = 0, alpha: float | None = None, beta: float | None = None,
+                 gamma: float | None = None, layout: StrategyLayout | None = None) -> None:
+        if not alternating:
+            raise ParameterError("the public-tree engine updates the players alternately")
+        self.infoset_map = infoset_map
+        self.layout = public_layout(infoset_map) if layout is None else layout
+        self.engine = VectorCFR(self.layout.tree, self.layout, variant=variant, delay=delay, alpha=alpha,
+                                beta=beta, gamma=gamma)
+        self.variant = variant
+        self.alternating = True
+        self.delay, self.alpha, self.beta, self.gamma = (self.engine.delay, self.engine.alpha,
+                                                         self.engine.beta, self.engine.gamma)
+
+    @property
+    def iteration(self) -> int:
+        return self.engine.iteration
+
+    def iterate(self, iterations: int = 1) -> PublicTreeCFR:
+        self.engine.iterate(iterations)
+        return self
+
+    def average_strategy(self) -> Strategy:
+        return Strategy(self.infoset_map, self.engine.average_strategy())
+
+    def current_strategy(self) -> Strategy:
+        return Strategy(self.infoset_map, self.engine.current_strategy())
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        return self.engine.state_arrays()
+
+    def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray, iteration: int) -> None:
+        self.engine.load_state(regrets, average_accumulator, iteration)
+
+
+class PublicTreeBestResponse:
+    """``BestResponse(infoset_map).evaluate`` computed on the public tree."""
+
+    def __init__(self, infoset_map: InfosetMap, layout: StrategyLayout | None = None) -> None:
+        self.infoset_map = infoset_map
+        self.layout = public_layout(infoset_map) if layout is None else layout
+
+    def evaluate(self, strategy: Strategy) -> Evaluation:
+        result = evaluate_strategy(self.layout, strategy.probabilities)
+        return Evaluation(result.nash_conv, result.exploitability, result.game_value,
+                          result.best_response_values)
