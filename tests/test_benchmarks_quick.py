@@ -23,3 +23,12 @@ def test_refinement_reproduction_quick_mode_runs_both_algorithms():
         capture_output=True, text=True, timeout=600, check=True,
     )
     assert "B10H90 seed 0" in result.stdout and "FPIRA seed 0" in result.stdout
+
+
+def test_poker_engine_benchmark_quick_mode_prints_its_tables():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_poker_engine.py"), "--quick"],
+        capture_output=True, text=True, timeout=600, check=True, cwd=ROOT / "benchmarks",
+    )
+    assert "| efgkit public-tree engine |" in result.stdout
+    assert "| leduc | 465 x 6 |" in result.stdout
