@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 import sys
 import time
@@ -24,7 +23,8 @@ from efgkit.cli.app import (
 )
 from efgkit.errors import ParameterError
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.solvers import BestResponse, CFRPlusSolver, CFRSolver, DCFRSolver, FictitiousPlay, SequenceFormLP
+from efgkit.solvers import BestResponse, FictitiousPlay, SequenceFormLP
+from efgkit.solvers.cfr import SOLVER_CLASSES, VARIANT_PARAMETERS
 from efgkit.specs import canonical_spec, load_game
 from efgkit.storage.checkpoint import Checkpoints
 from efgkit.storage.disk_solve import (
@@ -36,11 +36,19 @@ from efgkit.storage.disk_solve import (
 )
 from efgkit.storage.strategy_file import load_strategy, save_strategy
 
-ITERATIVE_SOLVERS = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "fp": FictitiousPlay}
+ITERATIVE_SOLVERS = {**SOLVER_CLASSES, "fp": FictitiousPlay}
 ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
 ENGINES = ("tree", "public-tree")
-CFR_DEFAULTS = {name: parameter.default for name, parameter
-                in inspect.signature(CFRSolver.__init__).parameters.items()}
+ON_DISK = ("cfr", "cfr+", "dcfr")
+"""The variants the disk solver (--memory-limit) and the public-tree engine run."""
+
+
+def _defaults(name: str) -> str:
+    """``--NAME``'s defaults per algorithm, for the help text."""
+    return ", ".join(f"{algorithm} {parameters[name]:g}"
+                     for algorithm, parameters in VARIANT_PARAMETERS.items() if name in parameters)
+
+
 SLOW_CHUNK_SECONDS = 0.25
 """Iterations run in chunks that grow while a chunk takes less than this (progress bar pace)."""
 
@@ -55,15 +63,15 @@ def _solver_options(ctx: click.Context, algorithm: str, iterations: int,
         extra = [f"--{name}" for name in ("iterations", "every") if given(name)]
         if extra:
             raise ParameterError(f"--algorithm lp solves exactly and takes no {' or '.join(extra)}")
-    applicable = {"cfr+": ("delay",), "dcfr": ("alpha", "beta", "gamma")}.get(algorithm, ())
+    applicable = VARIANT_PARAMETERS.get(algorithm, {})
     options = {name: value for name, value in given_options.items() if value is not None}
     for name in options:
         if name not in applicable:
-            owner = "cfr+" if name == "delay" else "dcfr"
-            raise ParameterError(f"--{name} applies to --algorithm {owner} only")
+            owners = [v for v, parameters in VARIANT_PARAMETERS.items() if name in parameters]
+            raise ParameterError(f"--{name} applies to --algorithm {', '.join(owners)} only")
         if not math.isfinite(options[name]):
             raise ParameterError(f"--{name} must be a finite number, got {options[name]}")
-    delay = options.get("delay", CFR_DEFAULTS["delay"])
+    delay = options.get("delay", VARIANT_PARAMETERS["cfr+"]["delay"])
     if algorithm == "cfr+" and 0 < iterations <= delay:
         raise ParameterError(
             f"--delay {delay} must be smaller than --iterations {iterations}: no iteration "
@@ -116,10 +124,7 @@ def _recorded_parameters(algorithm: str, solver) -> dict[str, object]:
     if solver is None:
         return {}
     recorded: dict[str, object] = {"alternating": solver.alternating}
-    if algorithm == "cfr+":
-        recorded["delay"] = solver.delay
-    if algorithm == "dcfr":
-        recorded.update(alpha=solver.alpha, beta=solver.beta, gamma=solver.gamma)
+    recorded.update({name: getattr(solver, name) for name in VARIANT_PARAMETERS.get(algorithm, {})})
     return recorded
 
 
@@ -176,21 +181,22 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
 @main.command()
 @click.argument("game", default="leduc")
 @click.option("--algorithm", "-a", type=click.Choice(ALGORITHMS), default="cfr+", show_default=True,
-              help="cfr, cfr+ (alternating, linear averaging), dcfr, fp (extensive-form "
-                   "fictitious play) or lp (exact sequence-form LP).")
+              help="cfr, cfr+ (alternating, linear averaging), dcfr, lcfr (linear CFR), dcfr+, "
+                   "pcfr+ (predictive CFR+), pdcfr+ (predictive discounted CFR+), fp (extensive-form "
+                   "fictitious play) or lp (exact sequence-form LP); docs/conventions.md.")
 @click.option("--iterations", "-n", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Iterations of the iterative algorithms.")
 @click.option("--every", "-k", type=click.IntRange(min=1), default=100, show_default=True,
               help="Evaluate NashConv of the average strategy every K iterations.")
 @click.option("--delay", "-d", type=click.IntRange(min=0), default=None,
               help="CFR+ averaging delay: iteration t has weight max(t - D, 0)  "
-                   f"[default: {CFR_DEFAULTS['delay']}]")
+                   f"[default: {VARIANT_PARAMETERS['cfr+']['delay']}]")
 @click.option("--alpha", type=float, default=None,
-              help=f"DCFR alpha  [default: {CFR_DEFAULTS['alpha']}]")
+              help=f"Regret discount exponent  [defaults: {_defaults('alpha')}]")
 @click.option("--beta", type=float, default=None,
-              help=f"DCFR beta  [default: {CFR_DEFAULTS['beta']}]")
+              help=f"DCFR's negative-regret discount exponent  [default: {_defaults('beta')}]")
 @click.option("--gamma", type=float, default=None,
-              help=f"DCFR gamma  [default: {CFR_DEFAULTS['gamma']}]")
+              help=f"Average-strategy weight exponent  [defaults: {_defaults('gamma')}]")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the final strategy to this HDF5 strategy file.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
@@ -227,8 +233,10 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     check_writable(plot, "--plot")
     check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume,
                         memory_limit)
-    if engine == "public-tree" and (algorithm not in ("cfr", "cfr+", "dcfr") or memory_limit is not None):
+    if engine == "public-tree" and (algorithm not in ON_DISK or memory_limit is not None):
         raise ParameterError("--engine public-tree runs cfr, cfr+ and dcfr in memory (no --memory-limit)")
+    if memory_limit is not None and algorithm not in ON_DISK:
+        raise ParameterError(f"--memory-limit runs {', '.join(ON_DISK)} on disk, not {algorithm}")
     if memory_limit is not None:
         refused = [f"--{name}" for name, value in (("out", out), ("plot", plot),
                                                    ("abstraction", abstraction_file)) if value]

@@ -44,12 +44,13 @@ from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import BlueprintValues, RootConstraints
 from efgkit.resolve.gadgets import FOLLOW, TERMINATE, Gadget, coinflip_gadget
 from efgkit.resolve.subgame import Subgame
-from efgkit.solvers.cfr import CFRPlusSolver, CFRSolver, DCFRSolver
+from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import bottom_up_values
 
 RULES = ("threshold", "hedge")
-ITERATIVE_SOLVERS = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver}
+ITERATIVE_SOLVERS = {name: SOLVER_CLASSES[name] for name in ("cfr", "cfr+", "dcfr")}
+"""The CFR variants re-solving offers (from the one table, ``solvers.cfr.SOLVER_CLASSES``)."""
 VARIANCE_FLOOR = 1e-12
 LOGISTIC_POINTS = np.linspace(-36.0, 36.0, 289)  # trapezoidal rule for E over a standard logistic
 LOGISTIC_WEIGHTS = 0.25 * expit(LOGISTIC_POINTS) * expit(-LOGISTIC_POINTS)

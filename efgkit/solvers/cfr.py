@@ -8,6 +8,22 @@
 * DCFR(alpha, beta, gamma) — Brown & Sandholm 2019: after iteration t's regrets are
   added, positive cumulative regrets are multiplied by t^a/(t^a+1), negative ones by
   t^b/(t^b+1), and the average accumulator by (t/(t+1))^g.
+* Linear CFR — Brown & Sandholm 2019 §3: iteration t's regrets and average contribution
+  weighted by t, which is DCFR(1, 1, 1) (their remark; the same kernel).
+* DCFR+ — Xu, Li, Fu, Fu, Xing, Cheng 2024 (IJCAI, "Minimizing weighted counterfactual
+  regret with optimistic online mirror descent", eq. for DCFR+):
+  R^t = [R^{t-1} d(t-1) + r^t]^+ with d(s) = s^a/(s^a+1), strategy by regret matching of
+  R^t, average weighted by t^g; defaults a = 1.5, g = 4 (the authors' published runs).
+* PCFR+ — Farina, Kroer, Sandholm 2021 (AAAI, "Faster game solving via predictive
+  Blackwell approachability"): R^t = [R^{t-1} + r^t]^+, and the next strategy matches the
+  predicted [R^t + m^{t+1}]^+ with the prediction m^{t+1} = r^t (the last instantaneous
+  regret); average weighted by t^g, g = 2 (quadratic averaging, their default).
+* PDCFR+ — Xu et al. 2024: DCFR+'s regrets, and the next strategy matches the predicted
+  [R^t d(t) + r^t]^+; defaults a = 2.3, g = 5 (the authors' published runs).
+
+For the predictive variants the current strategy is the predicted one (the "last
+iterate" their papers also report) and the last instantaneous regrets belong to the
+solver's state (``state_arrays``), so a checkpoint resumes bit-identically.
 
 Regrets and average accumulators live on the abstraction (one entry per abstract
 infoset-action); the whole original tree is traversed every iteration and an abstract
@@ -31,6 +47,17 @@ from efgkit.solvers.traversal import ProfileLayout, others_reach, own_infoset_re
 VARIANT_CFR = 0
 VARIANT_CFR_PLUS = 1
 VARIANT_DCFR = 2
+VARIANT_DCFR_PLUS = 3
+VARIANT_PCFR_PLUS = 4
+VARIANT_PDCFR_PLUS = 5
+VARIANT_CODES = {"cfr": VARIANT_CFR, "cfr+": VARIANT_CFR_PLUS, "dcfr": VARIANT_DCFR, "lcfr": VARIANT_DCFR,
+                 "dcfr+": VARIANT_DCFR_PLUS, "pcfr+": VARIANT_PCFR_PLUS, "pdcfr+": VARIANT_PDCFR_PLUS}
+PREDICTIVE = ("pcfr+", "pdcfr+")
+VARIANT_PARAMETERS = {
+    "cfr": {}, "cfr+": {"delay": 0}, "dcfr": {"alpha": 1.5, "beta": 0.0, "gamma": 2.0}, "lcfr": {},
+    "dcfr+": {"alpha": 1.5, "gamma": 4.0}, "pcfr+": {"gamma": 2.0}, "pdcfr+": {"alpha": 2.3, "gamma": 5.0},
+}
+"""Each variant's parameters and their defaults; a parameter a variant does not use is refused."""
 
 
 class CFRSolver:
@@ -47,20 +74,26 @@ class CFRSolver:
         tree_or_map: GameTree | InfosetMap,
         *,
         alternating: bool = True,
-        delay: int = 0,
-        alpha: float = 1.5,
-        beta: float = 0.0,
-        gamma: float = 2.0,
+        delay: int | None = None,
+        alpha: float | None = None,
+        beta: float | None = None,
+        gamma: float | None = None,
     ) -> None:
         infoset_map = (
             tree_or_map if isinstance(tree_or_map, InfosetMap) else InfosetMap.identity(tree_or_map)
         )
-        if delay < 0:
-            raise ParameterError(f"delay must be >= 0, got {delay}")
+        given = {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma}
+        parameters = checked_parameters(self.variant, given)
+        if self.variant in PREDICTIVE and not alternating:
+            raise ParameterError(f"{self.variant} predicts each player's next regrets from its last "
+                                 f"update: alternating must be True")
         self.infoset_map = infoset_map
         self.alternating = alternating
-        self.delay = int(delay)
-        self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
+        self.delay = int(parameters.get("delay", 0))
+        lcfr = self.variant == "lcfr"
+        self.alpha = float(parameters.get("alpha", 1.0 if lcfr else 0.0))
+        self.beta = float(parameters.get("beta", 1.0 if lcfr else 0.0))
+        self.gamma = float(parameters.get("gamma", 1.0 if lcfr else 0.0))
         tree = infoset_map.tree
         self.layout = ProfileLayout(infoset_map)
         self.iteration = 0
@@ -75,14 +108,19 @@ class CFRSolver:
         self._matched_abstract = list(self._player_abstract)  # all but the held infosets
         self._held = np.zeros(0, np.int32)
         self._held_actions = np.zeros(0, np.int64)
-        self._variant_code = {"cfr": VARIANT_CFR, "cfr+": VARIANT_CFR_PLUS,
-                              "dcfr": VARIANT_DCFR}[self.variant]
+        self._variant_code = VARIANT_CODES[self.variant]
         for player in (0, 1):
             self._match(player)
 
     def _match(self, player: int) -> None:
-        regret_matching(self._matched_abstract[player], self.infoset_map.abstract_action_offset,
-                         self.regrets, self.layout.edge_prob)
+        if self.variant in PREDICTIVE:
+            predictive_regret_matching(self._matched_abstract[player],
+                                       self.infoset_map.abstract_action_offset, self.regrets, self._instant,
+                                       prediction_scale(self._variant_code, self.iteration, self.alpha),
+                                       self.layout.edge_prob)
+        else:
+            regret_matching(self._matched_abstract[player], self.infoset_map.abstract_action_offset,
+                            self.regrets, self.layout.edge_prob)
 
     def hold_strategy(self, abstract_infosets: np.ndarray, probabilities: np.ndarray) -> None:
         """Play ``probabilities`` (float64, the held infosets' actions one after another) at
@@ -144,18 +182,33 @@ class CFRSolver:
         )
 
     def state_arrays(self) -> dict[str, np.ndarray]:
-        """The arrays that, with ``iteration``, fully determine the solver's future."""
-        return {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
+        """The arrays that, with ``iteration``, fully determine the solver's future (the
+        predictive variants add their prediction, the last instantaneous regrets)."""
+        arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
+        if self.variant in PREDICTIVE:
+            arrays["prediction"] = self._instant
+        return arrays
 
     def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray,
-                   iteration: int) -> None:
+                   iteration: int, prediction: np.ndarray | None = None) -> None:
         """Restore a checkpoint taken with ``state_arrays`` at ``iteration``."""
-        for name, array in (("regrets", regrets), ("average_accumulator", average_accumulator)):
+        arrays = [("regrets", regrets), ("average_accumulator", average_accumulator)]
+        if self.variant in PREDICTIVE:
+            if prediction is None:
+                raise ParameterError(f"{self.variant} needs its prediction (the last instantaneous "
+                                     f"regrets) to resume")
+            arrays.append(("prediction", prediction))
+        elif prediction is not None:
+            raise ParameterError(f"{self.variant} makes no prediction; got one to resume")
+        for name, array in arrays:
             if np.shape(array) != self.regrets.shape:
                 raise ParameterError(f"{name} has shape {np.shape(array)}, "
                                      f"expected {self.regrets.shape}")
+            if not np.all(np.isfinite(array)):
+                raise ParameterError(f"{name} holds values that are not finite")
         self.regrets[:] = regrets
         self.average_accumulator[:] = average_accumulator
+        self._instant[:] = 0.0 if prediction is None else prediction
         self.iteration = int(iteration)
         for player in (0, 1):
             self._match(player)
@@ -171,6 +224,76 @@ class DCFRSolver(CFRSolver):
     """Discounted CFR with parameters (alpha, beta, gamma); defaults (1.5, 0, 2)."""
 
     variant = "dcfr"
+
+
+class LinearCFRSolver(CFRSolver):
+    """Linear CFR: iteration t weighted by t in regrets and average (DCFR(1, 1, 1))."""
+
+    variant = "lcfr"
+
+
+class DCFRPlusSolver(CFRSolver):
+    """DCFR+ (Xu et al. 2024): discounted regret-matching+; defaults alpha 1.5, gamma 4."""
+
+    variant = "dcfr+"
+
+
+class PCFRPlusSolver(CFRSolver):
+    """Predictive CFR+ (Farina et al. 2021): prediction = last instantaneous regrets; gamma 2."""
+
+    variant = "pcfr+"
+
+
+class PDCFRPlusSolver(CFRSolver):
+    """Predictive discounted CFR+ (Xu et al. 2024); defaults alpha 2.3, gamma 5."""
+
+    variant = "pdcfr+"
+
+
+SOLVER_CLASSES = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "lcfr": LinearCFRSolver,
+                  "dcfr+": DCFRPlusSolver, "pcfr+": PCFRPlusSolver, "pdcfr+": PDCFRPlusSolver}
+"""The one table of CFR-family solvers by name (CLI, re-solving, benchmarks)."""
+
+
+def checked_parameters(variant: str, given: dict[str, float | None]) -> dict[str, float]:
+    """``variant``'s parameters: defaults updated by the given ones (None = not given).
+
+    Raises ParameterError naming the library parameter for one the variant does not use, a
+    negative delay, a non-finite value, or a negative discount exponent (DCFR's beta may be
+    negative: Brown & Sandholm use beta = -inf to reset negative regrets).
+    """
+    if variant not in VARIANT_PARAMETERS:
+        raise ParameterError(f"variant must be one of {', '.join(VARIANT_PARAMETERS)}, got {variant!r}")
+    parameters = dict(VARIANT_PARAMETERS[variant])
+    for name, value in given.items():
+        if value is None:
+            continue
+        if name not in parameters:
+            users = [v for v, names in VARIANT_PARAMETERS.items() if name in names]
+            raise ParameterError(f"{variant} takes no {name} (a parameter of {', '.join(users)})")
+        if not np.isfinite(value):
+            raise ParameterError(f"{name} must be a finite number, got {value}")
+        if name == "delay" and (value < 0 or int(value) != value):
+            raise ParameterError(f"delay must be an integer >= 0, got {value}")
+        if name in ("alpha", "gamma") and value < 0:
+            raise ParameterError(f"{name} must be >= 0 (a discount exponent), got {value}")
+        parameters[name] = value
+    return parameters
+
+
+@numba.njit(cache=True)
+def discount(s, alpha):
+    """d(s) = s^alpha / (s^alpha + 1), DCFR+'s and PDCFR+'s regret discount (d(0) = 0)."""
+    if s <= 0:
+        return 0.0
+    power = float(s) ** alpha
+    return power / (power + 1.0)
+
+
+@numba.njit(cache=True)
+def prediction_scale(variant, t, alpha):
+    """How much of the cumulative regret enters the prediction after iteration ``t``."""
+    return discount(t, alpha) if variant == VARIANT_PDCFR_PLUS else 1.0
 
 
 @numba.njit(cache=True)
@@ -190,6 +313,28 @@ def regret_matching(abstract_infosets, action_offset, regrets, edge_prob):
             uniform = 1.0 / (hi - lo)
             for x in range(lo, hi):
                 edge_prob[x] = uniform
+
+
+@numba.njit(cache=True)
+def predictive_regret_matching(abstract_infosets, action_offset, regrets, instant, scale, edge_prob):
+    """Regret matching of the prediction [scale * regrets + instant]^+ (PCFR+, PDCFR+).
+
+    ``abstract_infosets`` int32 (m,); ``action_offset`` int32 (abstract + 1,); ``regrets``,
+    ``instant`` (the last instantaneous regrets) float64 (abstract actions,); writes
+    ``edge_prob[:abstract actions]``.
+    """
+    for j in range(abstract_infosets.shape[0]):
+        a = abstract_infosets[j]
+        lo = action_offset[a]
+        hi = action_offset[a + 1]
+        total = 0.0
+        for x in range(lo, hi):
+            total += max(scale * regrets[x] + instant[x], 0.0)
+        for x in range(lo, hi):
+            if total > 0.0:
+                edge_prob[x] = max(scale * regrets[x] + instant[x], 0.0) / total
+            else:
+                edge_prob[x] = 1.0 / (hi - lo)
 
 
 @numba.njit(cache=True)
@@ -265,6 +410,8 @@ def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, play
     # Average strategy: weight * own reach of each original infoset * current strategy.
     if variant == VARIANT_CFR_PLUS:
         weight = float(max(t - delay, 0))
+    elif variant >= VARIANT_DCFR_PLUS:
+        weight = float(t) ** gamma
     else:
         weight = 1.0
     if weight > 0.0:
@@ -285,11 +432,15 @@ def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, play
         positive_discount = ta / (ta + 1.0)
         negative_discount = tb / (tb + 1.0)
         average_discount = (float(t) / (t + 1.0)) ** gamma
+    previous_discount = discount(t - 1, alpha)  # DCFR+ and PDCFR+
     for j in range(player_abstract.shape[0]):
         a = player_abstract[j]
         for x in range(action_offset[a], action_offset[a + 1]):
-            r = regrets[x] + instant[x]
-            if variant == VARIANT_CFR_PLUS:
+            if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
+                r = max(regrets[x] * previous_discount + instant[x], 0.0)
+            else:
+                r = regrets[x] + instant[x]
+            if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS:
                 r = max(r, 0.0)
             elif variant == VARIANT_DCFR:
                 r *= positive_discount if r > 0.0 else negative_discount
@@ -318,7 +469,12 @@ def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, 
                           action_offset, regrets, average, instant, own_reach, edge_prob,
                           values, reach, no_slots, no_rows)
             if alternating:
-                regret_matching(matched0 if player == 0 else matched1, action_offset, regrets, edge_prob)
+                matched = matched0 if player == 0 else matched1
+                if variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
+                    predictive_regret_matching(matched, action_offset, regrets, instant,
+                                               prediction_scale(variant, t, alpha), edge_prob)
+                else:
+                    regret_matching(matched, action_offset, regrets, edge_prob)
         if not alternating:
             regret_matching(matched0, action_offset, regrets, edge_prob)
             regret_matching(matched1, action_offset, regrets, edge_prob)

@@ -92,7 +92,7 @@ def write_checkpoint(path: str | os.PathLike, solver, *, algorithm: str, paramet
         return
     arrays = solver.state_arrays()
     state = SolverState(regrets=arrays["regrets"], average_accumulator=arrays["average_accumulator"],
-                        iteration=solver.iteration)
+                        iteration=solver.iteration, prediction=arrays.get("prediction"))
     save_strategy(path, solver.average_strategy(), solver_state=state, provenance=provenance)
 
 
@@ -110,7 +110,11 @@ def resume(path: str | os.PathLike, solver, *, algorithm: str, parameters: dict,
         if not np.array_equal(strategy.infoset_map.abstract_of, solver.infoset_map.abstract_of):
             raise FileFormatError(f"{path}: checkpoint is on another abstraction of the game")
         _check_resumable(path, provenance, state.iteration, algorithm, parameters, iterations)
-        solver.load_state(state.regrets, state.average_accumulator, state.iteration)
+        if state.prediction is None:
+            solver.load_state(state.regrets, state.average_accumulator, state.iteration)
+        else:
+            solver.load_state(state.regrets, state.average_accumulator, state.iteration,
+                              prediction=state.prediction)
     else:
         provenance = solver.restore(path)
         _check_resumable(path, provenance, solver.iteration, algorithm, parameters, iterations)

@@ -58,6 +58,8 @@ class SolverState:
     average_accumulator: np.ndarray
     iteration: int
     rng_state: dict | None = None
+    prediction: np.ndarray | None = None
+    """The predictive CFR variants' last instantaneous regrets (same shape as ``regrets``)."""
 
 
 def _checked_provenance(provenance: dict) -> tuple[str, str, int, np.ndarray]:
@@ -95,6 +97,12 @@ def _history_array(history: Sequence) -> np.ndarray:
                 f"got {entry!r}"
             ) from exc
     return np.array(rows, dtype=HISTORY_DTYPE)
+
+
+def _state_arrays(solver_state: SolverState) -> tuple[str, ...]:
+    """The per-action arrays a state holds (the prediction only for predictive solvers)."""
+    optional = ("prediction",) if solver_state.prediction is not None else ()
+    return ("regrets", "average_accumulator", *optional)
 
 
 def _checked_rng_state(solver_state: SolverState) -> str:
@@ -156,7 +164,7 @@ def write_strategy_file(path: str | os.PathLike, *, game_spec: str, tree_fingerp
                     state = handle.create_group("solver_state")
                     state.attrs["iteration"] = int(solver_state.iteration)
                     state.attrs["rng_state"] = rng_state
-                    for name in ("regrets", "average_accumulator"):
+                    for name in _state_arrays(solver_state):
                         _write_array(state, name, getattr(solver_state, name), "<f8", after_slice)
                 handle.attrs["content_sha256"] = manifest_digest(handle)
     except OSError as exc:
@@ -176,7 +184,7 @@ def save_strategy(path: str | os.PathLike, strategy: Strategy, *, provenance: di
     tree = strategy.tree
     if solver_state is not None:
         expected = (strategy.infoset_map.num_abstract_actions,)
-        for name in ("regrets", "average_accumulator"):
+        for name in _state_arrays(solver_state):
             if np.shape(getattr(solver_state, name)) != expected:
                 raise ParameterError(f"solver state {name} has shape "
                                      f"{np.shape(getattr(solver_state, name))}, expected {expected}")
@@ -317,6 +325,8 @@ def _read_v2(handle: h5py.File, with_state: bool) -> dict:
         raw["solver_state"] = SolverState(
             regrets=_read_verified(handle, "solver_state/regrets", "<f8"),
             average_accumulator=_read_verified(handle, "solver_state/average_accumulator", "<f8"),
+            prediction=(_read_verified(handle, "solver_state/prediction", "<f8")
+                        if "prediction" in state else None),
             iteration=int(state.attrs["iteration"]),
             rng_state=json.loads(str(state.attrs["rng_state"])),
         )
@@ -376,7 +386,7 @@ def _load(path: str | os.PathLike, tree: GameTree,
     state = raw["solver_state"]
     if state is not None:
         expected = (infoset_map.num_abstract_actions,)
-        for name in ("regrets", "average_accumulator"):
+        for name in _state_arrays(state):
             if getattr(state, name).shape != expected:
                 raise FileFormatError(f"{path}: /solver_state/{name} has shape "
                                       f"{getattr(state, name).shape}, expected {expected}")
