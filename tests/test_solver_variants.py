@@ -115,7 +115,9 @@ def test_variant_equals_the_plain_reference_on_kuhn_for_50_iterations(variant):
     for _ in range(50):
         solver.iterate(1)
         reference.iterate(1)
-        np.testing.assert_allclose(solver.regrets, reference.regrets, rtol=1e-12, atol=1e-12)
+        # linear CFR's regrets are never clipped: sums of 50 iterations' signed terms keep 1e-11
+        np.testing.assert_allclose(solver.regrets, reference.regrets, rtol=0,
+                                   atol=1e-11 if variant == "lcfr" else 1e-12)
         # regret matching divides by small regret sums, so the strategies keep 1e-10
         np.testing.assert_allclose(solver.current_strategy().probabilities, reference.strategy, rtol=0,
                                    atol=1e-10)
