@@ -32,3 +32,12 @@ def test_poker_engine_benchmark_quick_mode_prints_its_tables():
     )
     assert "| efgkit public-tree engine |" in result.stdout
     assert "| leduc | 465 x 6 |" in result.stdout
+
+
+def test_solver_frontier_benchmark_quick_mode_runs_every_variant():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_solvers.py"), "--quick"],
+        capture_output=True, text=True, timeout=600, check=True,
+    )
+    for variant in ("cfr+", "lcfr", "dcfr+", "pcfr+", "pdcfr+"):
+        assert f"| Leduc | {variant} |" in result.stdout
