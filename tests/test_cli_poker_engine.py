@@ -33,7 +33,7 @@ def test_public_tree_checkpoints_resume_bit_identically(runner, json_output, tmp
 
 def test_public_tree_refuses_what_it_cannot_run(runner):
     result = runner.invoke(main, ["solve", "kuhn", "--engine", "public-tree", "-a", "lp"])
-    assert result.exit_code == 2 and "runs cfr, cfr+ and dcfr" in result.output
+    assert result.exit_code == 2 and "runs cfr, cfr+, dcfr, lcfr" in result.output
     result = runner.invoke(main, ["solve", "GS4", "--engine", "public-tree", "-n", "1"])
     assert result.exit_code == 2 and "not a limit-poker game" in result.output
 

@@ -16,13 +16,13 @@ from efgkit.maps.infoset_map import InfosetMap
 from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
-from efgkit.poker.terminal_values import fold_values, showdown_values
+from efgkit.poker.terminal_values import CANCELLATION, fold_values, showdown_values
 from efgkit.poker.vector_cfr import VectorCFR
-from efgkit.solvers import BestResponse, CFRSolver, DCFRSolver, Strategy
-from efgkit.solvers.cfr import CFRPlusSolver
+from efgkit.solvers import BestResponse, Strategy
+from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.specs import load_game, make_game
 
-SOLVERS = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver}
+SOLVERS = SOLVER_CLASSES
 
 
 def _engine_and_tree(spec: str):
@@ -46,12 +46,15 @@ def _assert_same_run(public: PublicTree, infoset_map: InfosetMap, variant: str, 
         rng = np.random.default_rng(7)
         regrets = rng.normal(size=layout.num_actions)
         average = rng.random(layout.num_actions)
-        engine.load_state(regrets, average, 5)
-        reference.load_state(regrets, average, 5)
+        prediction = rng.normal(size=layout.num_actions) if variant in ("pcfr+", "pdcfr+") else None
+        engine.load_state(regrets, average, 5, prediction=prediction)
+        reference.load_state(regrets, average, 5, prediction=prediction)
     engine.iterate(iterations)
     reference.iterate(iterations)
     np.testing.assert_allclose(engine.regrets, reference.regrets, rtol=0, atol=1e-9)
-    np.testing.assert_allclose(engine.average_accumulator, reference.average_accumulator, rtol=0, atol=1e-9)
+    scale = max(1.0, float(np.abs(reference.average_accumulator).max()))  # t^gamma weights grow large
+    np.testing.assert_allclose(engine.average_accumulator / scale, reference.average_accumulator / scale,
+                               rtol=0, atol=1e-9)
     ours = evaluate_strategy(layout, engine.average_strategy())
     theirs = BestResponse(infoset_map).evaluate(Strategy(infoset_map, engine.average_strategy()))
     assert ours.nash_conv == pytest.approx(theirs.nash_conv, abs=1e-9)
@@ -59,7 +62,7 @@ def _assert_same_run(public: PublicTree, infoset_map: InfosetMap, variant: str, 
     assert ours.best_response_values == pytest.approx(theirs.best_response_values, abs=1e-9)
 
 
-@pytest.mark.parametrize("variant", ["cfr", "cfr+", "dcfr"])
+@pytest.mark.parametrize("variant", list(SOLVER_CLASSES))
 @pytest.mark.parametrize("spec", ["kuhn", "kuhn(cards=5)", "leduc", "leduc(suit_isomorphism=true)"])
 def test_vector_cfr_iterates_equal_the_gametree_solvers(spec, variant):
     public, tree = _engine_and_tree(spec)
@@ -171,20 +174,22 @@ def test_terminal_kernels_equal_the_quadratic_sums(data, hole, cards):
     disjoint = np.array([[not set(a) & set(b) for b in hands.tolist()] for a in hands.tolist()])
     scratch = np.zeros(cards)
     out = np.zeros(len(hands))
+    # the kernels drop inclusion-exclusion residues below CANCELLATION x the summed reach
+    tolerance = 3.0 * CANCELLATION * max(reach.sum(), 1.0) + 1e-15
     fold_values(reach, hands, np.arange(len(hands), dtype=np.int64), scratch, 2.0, out)
-    np.testing.assert_allclose(out, 2.0 * disjoint @ reach, atol=1e-12)
+    np.testing.assert_allclose(out, 2.0 * disjoint @ reach, rtol=0, atol=tolerance)
     order = np.argsort(strength, kind="stable")
     showdown_values(reach, hands, order.astype(np.int64), strength[order].astype(np.int64), scratch, 3.0, 2.0,
                     out)
     wins = disjoint & (strength[:, None] > strength[None, :])
     losses = disjoint & (strength[:, None] < strength[None, :])
-    np.testing.assert_allclose(out, 3.0 * wins @ reach - 2.0 * losses @ reach, atol=1e-12)
+    np.testing.assert_allclose(out, 3.0 * wins @ reach - 2.0 * losses @ reach, rtol=0, atol=2 * tolerance)
     assert not scratch.any()
 
 
 def test_bad_parameters_are_refused_by_the_library():
     public = PublicTree(make_game("kuhn"))
-    with pytest.raises(ParameterError, match="alpha, beta and gamma are DCFR's"):
+    with pytest.raises(ParameterError, match="cfr\\+ takes no alpha"):
         VectorCFR(public, variant="cfr+", alpha=2.0)
     with pytest.raises(ParameterError, match="variant must be one of"):
         VectorCFR(public, variant="pcfr")
@@ -194,11 +199,12 @@ def test_bad_parameters_are_refused_by_the_library():
         evaluate_strategy(StrategyLayout.lossless(public), np.zeros(3))
 
 
-def test_resume_from_state_arrays_is_bit_identical():
+@pytest.mark.parametrize("variant", ["dcfr", "pdcfr+"])
+def test_resume_from_state_arrays_is_bit_identical(variant):
     public = PublicTree(make_game("leduc"))
-    straight = VectorCFR(public, variant="dcfr").iterate(40)
-    first = VectorCFR(public, variant="dcfr").iterate(25)
-    resumed = VectorCFR(public, variant="dcfr")
+    straight = VectorCFR(public, variant=variant).iterate(40)
+    first = VectorCFR(public, variant=variant).iterate(25)
+    resumed = VectorCFR(public, variant=variant)
     resumed.load_state(**{k: v.copy() for k, v in first.state_arrays().items()}, iteration=first.iteration)
     resumed.iterate(15)
     assert np.array_equal(resumed.regrets, straight.regrets)

@@ -40,7 +40,7 @@ ITERATIVE_SOLVERS = {**SOLVER_CLASSES, "fp": FictitiousPlay}
 ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
 ENGINES = ("tree", "public-tree")
 ON_DISK = ("cfr", "cfr+", "dcfr")
-"""The variants the disk solver (--memory-limit) and the public-tree engine run."""
+"""The variants the disk solver (--memory-limit) runs."""
 
 
 def _defaults(name: str) -> str:
@@ -208,7 +208,7 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
 @click.option("--engine", type=click.Choice(ENGINES), default="tree", show_default=True,
               help="tree: the compiled GameTree; public-tree: the poker engine (betting x boards, "
                    "hands as vectors) for limit-poker games, with cfr, cfr+ or dcfr; the same "
-                   "iterates, checkpoints and strategy files.")
+                   "iterates, checkpoints and strategy files; every CFR variant.")
 @with_options(STATE_OPTIONS)
 @json_option
 @click.pass_context
@@ -233,8 +233,9 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     check_writable(plot, "--plot")
     check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume,
                         memory_limit)
-    if engine == "public-tree" and (algorithm not in ON_DISK or memory_limit is not None):
-        raise ParameterError("--engine public-tree runs cfr, cfr+ and dcfr in memory (no --memory-limit)")
+    if engine == "public-tree" and (algorithm not in SOLVER_CLASSES or memory_limit is not None):
+        raise ParameterError(f"--engine public-tree runs {', '.join(SOLVER_CLASSES)} in memory (no "
+                             f"--memory-limit)")
     if memory_limit is not None and algorithm not in ON_DISK:
         raise ParameterError(f"--memory-limit runs {', '.join(ON_DISK)} on disk, not {algorithm}")
     if memory_limit is not None:

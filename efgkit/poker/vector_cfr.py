@@ -21,9 +21,20 @@ from efgkit.errors import ParameterError
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import CHANCE, FOLD, SHOWDOWN, PublicTree
 from efgkit.poker.terminal_values import fold_values, showdown_values
+from efgkit.solvers.cfr import (
+    PREDICTIVE,
+    VARIANT_CFR_PLUS,
+    VARIANT_CODES,
+    VARIANT_DCFR,
+    VARIANT_DCFR_PLUS,
+    VARIANT_PCFR_PLUS,
+    VARIANT_PDCFR_PLUS,
+    checked_parameters,
+    discount,
+    prediction_scale,
+)
 from efgkit.solvers.strategy import normalize_per_infoset
 
-VARIANTS = {"cfr": 0, "cfr+": 1, "dcfr": 2}
 MODE_REGRETS, MODE_BEST_RESPONSE, MODE_EXPECTED = 0, 1, 2
 
 
@@ -182,7 +193,9 @@ def accumulate_average(tree, layout, strategy, player, weight, reach, average):
 
 
 class Settings(NamedTuple):
-    """``variant`` (0 CFR, 1 CFR+, 2 DCFR), CFR+'s averaging ``delay``, DCFR's exponents."""
+    """``variant`` (``efgkit.solvers.cfr.VARIANT_CODES``), CFR+'s averaging ``delay``, the
+    discount exponents (DCFR's alpha, beta, gamma; DCFR+/PDCFR+'s alpha; gamma the average
+    weight exponent of DCFR+, PCFR+ and PDCFR+)."""
 
     variant: int
     delay: int
@@ -193,7 +206,8 @@ class Settings(NamedTuple):
 
 class SolverState(NamedTuple):
     """float64 (actions,) each: cumulative ``regrets``, ``average`` accumulator, current
-    ``strategy`` (regret matching of the regrets), ``instant`` regrets of one pass."""
+    ``strategy`` (regret matching of the regrets, or of the prediction), ``instant`` regrets
+    of each player's last update (the predictive variants' prediction)."""
 
     regrets: np.ndarray
     average: np.ndarray
@@ -202,38 +216,59 @@ class SolverState(NamedTuple):
 
 
 @numba.njit(cache=True)
-def update_rows(rows, action_offset, settings, t, state):
-    """Iteration ``t``'s cumulative regrets of ``rows`` (int64): + instant, then clipped (CFR+)
-    or discounted (DCFR, which also discounts the average); regret matching into the
-    strategy; clears the instant regrets."""
-    positive_discount = negative_discount = average_discount = 1.0
-    if settings.variant == 2:
-        ta = float(t) ** settings.alpha
-        tb = float(t) ** settings.beta
-        positive_discount = ta / (ta + 1.0)
-        negative_discount = tb / (tb + 1.0)
-        average_discount = (t / (t + 1.0)) ** settings.gamma
-    regrets, strategy = state.regrets, state.strategy
+def clear_rows(rows, action_offset, instant):
+    """Zero ``instant`` on the actions of ``rows`` (int64)."""
+    for j in range(rows.shape[0]):
+        for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
+            instant[x] = 0.0
+
+
+@numba.njit(cache=True)
+def match_rows(rows, action_offset, predictive, scale, state):
+    """Regret matching of ``rows`` from the regrets, or the prediction [scale R + instant]^+."""
     for j in range(rows.shape[0]):
         lo = action_offset[rows[j]]
         hi = action_offset[rows[j] + 1]
         positive = 0.0
         for x in range(lo, hi):
-            r = regrets[x] + state.instant[x]
-            state.instant[x] = 0.0
-            if settings.variant == 1:
+            positive += max(scale * state.regrets[x] + state.instant[x], 0.0) if predictive else max(
+                state.regrets[x], 0.0)
+        for x in range(lo, hi):
+            target = max(scale * state.regrets[x] + state.instant[x], 0.0) if predictive else max(
+                state.regrets[x], 0.0)
+            state.strategy[x] = target / positive if positive > 0.0 else 1.0 / (hi - lo)
+
+
+@numba.njit(cache=True)
+def update_rows(rows, action_offset, settings, t, state):
+    """Iteration ``t``'s cumulative regrets of ``rows`` (int64) from the instant regrets —
+    CFR: + instant; CFR+ and PCFR+: clipped; DCFR: discounted (and the average);
+    DCFR+ and PDCFR+: [R d(t-1) + instant]^+ — then regret matching of the regrets, or of
+    the prediction [R d + instant]^+ for PCFR+ (d = 1) and PDCFR+ (d = d(t))."""
+    variant = settings.variant
+    positive_discount = negative_discount = average_discount = 1.0
+    if variant == VARIANT_DCFR:
+        ta = float(t) ** settings.alpha
+        tb = float(t) ** settings.beta
+        positive_discount = ta / (ta + 1.0)
+        negative_discount = tb / (tb + 1.0)
+        average_discount = (t / (t + 1.0)) ** settings.gamma
+    previous = discount(t - 1, settings.alpha)
+    regrets, instant = state.regrets, state.instant
+    for j in range(rows.shape[0]):
+        for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
+            if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
+                r = max(regrets[x] * previous + instant[x], 0.0)
+            else:
+                r = regrets[x] + instant[x]
+            if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS:
                 r = max(r, 0.0)
-            elif settings.variant == 2:
+            elif variant == VARIANT_DCFR:
                 r *= positive_discount if r > 0.0 else negative_discount
                 state.average[x] *= average_discount
             regrets[x] = r
-            if r > 0.0:
-                positive += r
-        for x in range(lo, hi):
-            if positive > 0.0:
-                strategy[x] = regrets[x] / positive if regrets[x] > 0.0 else 0.0
-            else:
-                strategy[x] = 1.0 / (hi - lo)
+    predictive = variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS
+    match_rows(rows, action_offset, predictive, prediction_scale(variant, t, settings.alpha), state)
 
 
 @numba.njit(cache=True)
@@ -241,60 +276,64 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
     """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1)."""
     for it in range(iterations):
         t = done + it + 1
-        weight = float(max(t - settings.delay, 0)) if settings.variant == 1 else 1.0
+        if settings.variant == VARIANT_CFR_PLUS:
+            weight = float(max(t - settings.delay, 0))
+        elif settings.variant >= VARIANT_DCFR_PLUS:
+            weight = float(t) ** settings.gamma
+        else:
+            weight = 1.0
         for player in range(2):
+            rows = rows0 if player == 0 else rows1
+            clear_rows(rows, layout.action_offset, state.instant)
             reach_pass(tree, layout, state.strategy, work.reach)
             value_pass(tree, layout, state.strategy, player, MODE_REGRETS, work, state.instant)
             if weight > 0.0:
                 accumulate_average(tree, layout, state.strategy, player, weight, work.reach, state.average)
-            update_rows(rows0 if player == 0 else rows1, layout.action_offset, settings, t, state)
+            update_rows(rows, layout.action_offset, settings, t, state)
 
 
 class VectorCFR:
-    """CFR (``'cfr'``), CFR+ (``'cfr+'``) or DCFR (``'dcfr'``) on a public tree.
+    """Any CFR variant of ``efgkit.solvers.cfr`` (cfr, cfr+, dcfr, lcfr, dcfr+, pcfr+, pdcfr+)
+    on a public tree.
 
-    ``layout``: a ``StrategyLayout`` (default lossless). Same parameters and state as
-    ``efgkit.solvers.CFRSolver``: ``regrets`` and ``average_accumulator`` per row action,
-    ``iteration``; ``delay`` is CFR+'s averaging delay, ``alpha``/``beta``/``gamma`` DCFR's.
+    ``layout``: a ``StrategyLayout`` (default lossless). Same parameters, defaults and state
+    as the GameTree solvers (``SOLVER_CLASSES[variant]``): ``regrets`` and
+    ``average_accumulator`` per row action, ``iteration``, and the predictive variants'
+    prediction.
     """
 
     def __init__(self, tree: PublicTree, layout: StrategyLayout | None = None, *, variant: str = "cfr+",
-                 delay: int = 0, alpha: float | None = None, beta: float | None = None,
+                 delay: int | None = None, alpha: float | None = None, beta: float | None = None,
                  gamma: float | None = None) -> None:
-        if variant not in VARIANTS:
-            raise ParameterError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-        if variant != "dcfr" and (alpha, beta, gamma) != (None, None, None):
-            raise ParameterError(f"alpha, beta and gamma are DCFR's parameters, not {variant}'s")
-        if variant != "cfr+" and delay:
-            raise ParameterError(f"delay is CFR+'s averaging delay, not {variant}'s")
-        if delay < 0:
-            raise ParameterError(f"delay must be >= 0, got {delay}")
+        parameters = checked_parameters(variant, {"delay": delay, "alpha": alpha, "beta": beta,
+                                                   "gamma": gamma})
         self.tree = tree
         self.layout = layout if layout is not None else StrategyLayout.lossless(tree)
         if self.layout.tree is not tree:
             raise ParameterError("the layout is for another public tree")
         self.variant = variant
-        self.delay = int(delay)
-        self.alpha = 1.5 if alpha is None else float(alpha)
-        self.beta = 0.0 if beta is None else float(beta)
-        self.gamma = 2.0 if gamma is None else float(gamma)
+        linear = 1.0 if variant == "lcfr" else 0.0  # linear CFR is DCFR(1, 1, 1)
+        self.delay = int(parameters.get("delay", 0))
+        self.alpha = float(parameters.get("alpha", linear))
+        self.beta = float(parameters.get("beta", linear))
+        self.gamma = float(parameters.get("gamma", linear))
         actions = self.layout.num_actions
         self.regrets = np.zeros(actions)
         self.average_accumulator = np.zeros(actions)
         self.strategy = np.zeros(actions)
         self.iteration = 0
         self._state = SolverState(self.regrets, self.average_accumulator, self.strategy, np.zeros(actions))
-        self._settings = Settings(VARIANTS[variant], self.delay, self.alpha, self.beta, self.gamma)
+        self._settings = Settings(VARIANT_CODES[variant], self.delay, self.alpha, self.beta, self.gamma)
         self._tree_view = tree_view(tree)
         self._layout_view = self.layout.view()
         self._work = workspace(tree)
         self._rematch()
 
     def _rematch(self) -> None:
-        """Regret matching of every row (the instant regrets are zero between iterations)."""
-        plain = Settings(VARIANTS["cfr"], 0, 0.0, 0.0, 0.0)
+        """Regret matching of every row from the state (regrets, prediction), no update."""
+        scale = 1.0 if self.variant == "pcfr+" else discount(self.iteration, self.alpha)
         for rows in self.layout.rows_of_player:
-            update_rows(rows, self.layout.action_offset, plain, 1, self._state)
+            match_rows(rows, self.layout.action_offset, self.variant in PREDICTIVE, scale, self._state)
 
     def iterate(self, iterations: int = 1) -> VectorCFR:
         """Run ``iterations`` iterations (both players, alternating, player 0 first)."""
@@ -308,17 +347,28 @@ class VectorCFR:
 
     def state_arrays(self) -> dict[str, np.ndarray]:
         """The arrays that, with ``iteration``, determine the solver's future (checkpoints)."""
-        return {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
+        arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
+        if self.variant in PREDICTIVE:
+            arrays["prediction"] = self._state.instant
+        return arrays
 
-    def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray, iteration: int) -> None:
+    def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray, iteration: int,
+                   prediction: np.ndarray | None = None) -> None:
         """Continue from ``state_arrays`` taken at ``iteration``."""
-        for name, array in (("regrets", regrets), ("average_accumulator", average_accumulator)):
+        arrays = [("regrets", regrets), ("average_accumulator", average_accumulator)]
+        if (prediction is not None) != (self.variant in PREDICTIVE):
+            needs = "with" if self.variant in PREDICTIVE else "without"
+            raise ParameterError(f"{self.variant} resumes {needs} a prediction (last instantaneous regrets)")
+        if prediction is not None:
+            arrays.append(("prediction", prediction))
+        for name, array in arrays:
             if np.shape(array) != self.regrets.shape:
                 raise ParameterError(f"{name} has shape {np.shape(array)}, expected {self.regrets.shape}")
             if not np.all(np.isfinite(array)):
                 raise ParameterError(f"{name} holds values that are not finite")
         self.regrets[:] = regrets
         self.average_accumulator[:] = average_accumulator
+        self._state.instant[:] = 0.0 if prediction is None else prediction
         self.iteration = int(iteration)
         self._rematch()
 
