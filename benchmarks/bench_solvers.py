@@ -68,6 +68,16 @@ def run_efgkit(tree, variant: str, last: int) -> dict:
     return {"curve": curve}
 
 
+def sequential_game(load_string: str):
+    """The OpenSpiel game, turned sequential if simultaneous (Goofspiel), as the peers need."""
+    import pyspiel
+
+    game = pyspiel.load_game(load_string)
+    if game.get_type().dynamics == pyspiel.GameType.Dynamics.SIMULTANEOUS:
+        game = pyspiel.convert_to_turn_based(game)
+    return game
+
+
 def run_openspiel(load_string: str, last: int) -> dict | None:
     try:
         import pyspiel
@@ -75,7 +85,7 @@ def run_openspiel(load_string: str, last: int) -> dict | None:
         from open_spiel.python.policy import tabular_policy_from_callable
     except ImportError:
         return None
-    game = pyspiel.load_game(load_string)
+    game = sequential_game(load_string)
     solver = pyspiel.CFRPlusSolver(game)
     seconds, curve, done = 0.0, [], 0
     for point in checkpoints(min(last, 1000)):
@@ -93,11 +103,10 @@ def run_openspiel(load_string: str, last: int) -> dict | None:
 def run_liteefg(load_string: str, baseline: str, last: int) -> dict | None:
     try:
         import LiteEFG as leg
-        import pyspiel
     except ImportError:
         return None
     with contextlib.redirect_stdout(io.StringIO()):
-        env = leg.OpenSpielEnv(pyspiel.load_game(load_string), traverse_type="Enumerate", regenerate=False)
+        env = leg.OpenSpielEnv(sequential_game(load_string), traverse_type="Enumerate", regenerate=False)
         if baseline == "PCFR+":
             from LiteEFG.baselines.PCFR import graph
         else:

@@ -207,8 +207,8 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
                    "in the full game.")
 @click.option("--engine", type=click.Choice(ENGINES), default="tree", show_default=True,
               help="tree: the compiled GameTree; public-tree: the poker engine (betting x boards, "
-                   "hands as vectors) for limit-poker games, with cfr, cfr+ or dcfr; the same "
-                   "iterates, checkpoints and strategy files; every CFR variant.")
+                   "hands as vectors) for limit-poker games, every CFR variant; the same "
+                   "iterates, checkpoints and strategy files.")
 @with_options(STATE_OPTIONS)
 @json_option
 @click.pass_context
