@@ -21,7 +21,7 @@ import click
 
 from efgkit.errors import EfgkitError, ParameterError
 from efgkit.games.tree import GameTree
-from efgkit.io.atomic import atomic_output_path
+from efgkit.io.atomic import atomic_output_path, output_problem
 from efgkit.specs import load_game
 
 
@@ -115,6 +115,9 @@ def check_writable(path: str | None, option: str) -> None:
         raise ParameterError(f"{option} {path}: directory {str(parent)!r} is not writable")
     if Path(path).is_dir():
         raise ParameterError(f"{option} {path} is a directory")
+    problem = output_problem(path)
+    if problem is not None:
+        raise ParameterError(f"{option} {path} {problem}")
 
 
 def save_figure(figure, path: str, option: str) -> None:

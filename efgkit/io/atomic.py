@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from efgkit.errors import FileFormatError
+
 
 @contextmanager
 def atomic_output_path(path: str | os.PathLike) -> Iterator[Path]:
@@ -22,10 +24,17 @@ def atomic_output_path(path: str | os.PathLike) -> Iterator[Path]:
     The temporary file lives in the same directory so ``os.replace`` is atomic, and it is
     fsynced first, so a crash leaves either the old file or the complete new one. A
     process killed outright (SIGKILL) leaves its temporary behind, never in place of
-    ``path``; ``remove_stale_temporaries`` deletes such leftovers.
+    ``path``; the next write of the same ``path`` deletes such leftovers of dead writers.
+    A target that is not a regular file (a symbolic link, device, FIFO or directory) or
+    whose temporary name would be too long is refused (FileFormatError) before anything
+    is written.
     """
     path = Path(path)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    problem = output_problem(path)
+    if problem is not None:
+        raise FileFormatError(f"{path}: {problem}")
+    remove_stale_temporaries(path)
+    temporary = _temporary_name(path)
     try:
         yield temporary
         with open(temporary, "rb") as handle:
@@ -39,6 +48,32 @@ def atomic_output_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if temporary.exists():
             temporary.unlink()
+
+
+def _temporary_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+def output_problem(path: str | os.PathLike) -> str | None:
+    """Why ``path`` cannot be written atomically as a regular file, or None if it can.
+
+    Checked before any work, so a long run never ends in a failed write: a symbolic link
+    or an existing non-regular file (``/dev/null``, a FIFO, a directory) is never
+    replaced, and the temporary name beside it must fit the file system's name limit.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        return "is a symbolic link; efgkit writes regular files only (give the link's target)"
+    if path.exists() and not path.is_file():
+        return "exists and is not a regular file (a directory, device or FIFO); efgkit replaces regular files"
+    try:
+        limit = os.pathconf(path.parent if str(path.parent) else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    overhead = len(f"..{4 * 2**20}.{'0' * 8}.tmp")  # the temporary's prefix and suffix
+    if len(path.name) + overhead > limit:
+        return f"the file name is too long ({len(path.name)} characters; at most {limit - overhead})"
+    return None
 
 
 def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:

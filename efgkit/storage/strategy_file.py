@@ -390,6 +390,9 @@ def _load(path: str | os.PathLike, tree: GameTree,
             if getattr(state, name).shape != expected:
                 raise FileFormatError(f"{path}: /solver_state/{name} has shape "
                                       f"{getattr(state, name).shape}, expected {expected}")
+            if not np.all(np.isfinite(getattr(state, name))):
+                raise FileFormatError(f"{path}: /solver_state/{name} holds values that are not finite "
+                                      f"(NaN or infinity); the checkpoint cannot be resumed")
         if state.iteration < 0:
             raise FileFormatError(f"{path}: /solver_state iteration {state.iteration} is negative")
     return strategy, raw["provenance"], state

@@ -1,0 +1,68 @@
+"""Outputs: never a non-regular target, names checked before the work, stale temporaries cleaned,
+non-finite checkpoints refused."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from efgkit.cli import main
+from efgkit.errors import FileFormatError
+from efgkit.io.atomic import atomic_output_path, output_problem
+
+
+def test_symlinks_and_non_regular_targets_are_never_replaced(tmp_path):
+    target = tmp_path / "real.txt"
+    target.write_text("keep")
+    link = tmp_path / "link.h5"
+    link.symlink_to(target)
+    fifo = tmp_path / "pipe.h5"
+    os.mkfifo(fifo)
+    for path in (link, fifo):
+        with pytest.raises(FileFormatError, match="symbolic link|not a regular file"):
+            with atomic_output_path(path) as temporary:
+                temporary.write_text("x")
+    assert target.read_text() == "keep" and link.is_symlink() and not fifo.is_file()
+
+
+def test_a_name_too_long_for_its_temporary_is_refused_before_the_work(tmp_path, runner):
+    name = "s" * 248 + ".h5"
+    assert "too long" in output_problem(tmp_path / name)
+    result = runner.invoke(main, ["solve", "kuhn", "-n", "10", "--out", str(tmp_path / name)])
+    assert result.exit_code == 2 and "too long" in result.output and "iteration" not in result.output
+
+
+def test_cli_refuses_a_device_as_output(runner):
+    result = runner.invoke(main, ["solve", "kuhn", "-n", "10", "--out", "/dev/null"])
+    assert result.exit_code == 2 and "not a regular file" in result.output
+
+
+def test_temporaries_of_dead_writers_are_removed_by_the_next_write(tmp_path):
+    target = tmp_path / "out.h5"
+    stale = tmp_path / f".out.h5.{2**22 - 3}.deadbeef.tmp"  # no such process
+    stale.write_text("partial")
+    with atomic_output_path(target) as temporary:
+        temporary.write_text("done")
+    assert target.read_text() == "done" and not stale.exists()
+
+
+def test_a_checkpoint_with_non_finite_regrets_is_refused(runner, tmp_path):
+    import h5py
+
+    from efgkit.io.checked_hdf5 import manifest_digest
+
+    state = tmp_path / "state.h5"
+    assert runner.invoke(main, ["solve", "kuhn", "-n", "20", "--state", str(state)]).exit_code == 0
+    with h5py.File(state, "r+") as handle:
+        regrets = handle["solver_state/regrets"]
+        values = regrets[...]
+        values[0] = np.nan
+        regrets[...] = values
+        import hashlib
+
+        regrets.attrs["sha256"] = hashlib.sha256(values.astype("<f8").tobytes()).hexdigest()
+        handle.attrs["content_sha256"] = manifest_digest(handle)
+    result = runner.invoke(main, ["solve", "kuhn", "-n", "40", "--state", str(state), "--resume"])
+    assert result.exit_code == 2 and "not finite" in result.output
