@@ -66,3 +66,14 @@ def test_a_checkpoint_with_non_finite_regrets_is_refused(runner, tmp_path):
         handle.attrs["content_sha256"] = manifest_digest(handle)
     result = runner.invoke(main, ["solve", "kuhn", "-n", "40", "--state", str(state), "--resume"])
     assert result.exit_code == 2 and "not finite" in result.output
+
+
+def test_a_second_run_on_the_same_state_is_refused(runner, tmp_path):
+    from efgkit.io.lock import exclusive_lock
+
+    state = tmp_path / "state.h5"
+    with exclusive_lock(state):
+        result = runner.invoke(main, ["solve", "kuhn", "-n", "10", "--state", str(state)])
+    assert result.exit_code == 2 and "in use by another efgkit run" in result.output
+    assert not state.exists()
+    assert runner.invoke(main, ["solve", "kuhn", "-n", "10", "--state", str(state)]).exit_code == 0

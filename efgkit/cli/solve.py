@@ -22,6 +22,7 @@ from efgkit.cli.app import (
     with_options,
 )
 from efgkit.errors import ParameterError
+from efgkit.io.lock import exclusive_lock
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import BestResponse, FictitiousPlay, SequenceFormLP
 from efgkit.solvers.cfr import SOLVER_CLASSES, VARIANT_PARAMETERS
@@ -233,6 +234,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     check_writable(plot, "--plot")
     check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume,
                         memory_limit)
+    if state is not None:
+        ctx.with_resource(exclusive_lock(state))  # held until the command ends
     if engine == "public-tree" and (algorithm not in SOLVER_CLASSES or memory_limit is not None):
         raise ParameterError(f"--engine public-tree runs {', '.join(SOLVER_CLASSES)} in memory (no "
                              f"--memory-limit)")
