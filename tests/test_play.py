@@ -107,3 +107,14 @@ def test_uniform_policy_behavior_sums_to_one(leduc):
 def test_new_commands_have_help_with_json(command):
     result = CliRunner().invoke(main, [command, "--help"])
     assert result.exit_code == 0 and "--json" in result.stdout
+
+
+def test_play_refuses_a_file_whose_payload_was_damaged(leduc_file, tmp_path):
+    damaged = tmp_path / "damaged.efgs"
+    data = bytearray(leduc_file.read_bytes())
+    data[-5] ^= 0x01  # a bit of the payload, not the header
+    damaged.write_bytes(bytes(data))
+    result = CliRunner().invoke(main, ["play", str(damaged), "--game", "leduc", "--against", "random",
+                                       "--hands", "10"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("efgkit: error: ") and len(result.stderr.strip().splitlines()) == 1

@@ -13,6 +13,7 @@ from tqdm import tqdm
 from efgkit.cli.app import build_game, check_writable, emit, json_option, main, show_progress
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.io.error_text import one_line
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.play.playout import CompactPolicy, UniformPolicy, expected_payoff, play_hand, play_match
 from efgkit.solvers import BestResponse
@@ -117,8 +118,9 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
 def _open_compact(path: str, tree: GameTree) -> CompactPolicy:
     try:
         strategy = CompactStrategy(path)
+        strategy.verify()  # the payload checksum: a damaged file never plays
     except (CompactFormatError, OSError) as exc:
-        raise FileFormatError(" ".join(str(exc).split())) from exc
+        raise FileFormatError(one_line(exc)) from exc
     if strategy.spec != tree.spec or strategy.fingerprint != tree.fingerprint:
         strategy.close()
         raise FileFormatError(f"{path}: strategy is for game {strategy.spec!r}"
