@@ -77,3 +77,22 @@ def test_a_second_run_on_the_same_state_is_refused(runner, tmp_path):
     assert result.exit_code == 2 and "in use by another efgkit run" in result.output
     assert not state.exists()
     assert runner.invoke(main, ["solve", "kuhn", "-n", "10", "--state", str(state)]).exit_code == 0
+
+
+def test_hdf5_external_links_are_refused_before_they_are_followed(tmp_path, runner):
+    import h5py
+
+    from efgkit.io.checked_hdf5 import manifest_digest
+    from efgkit.specs import load_game
+    from efgkit.storage.strategy_file import load_strategy
+
+    out = tmp_path / "kuhn.h5"
+    assert runner.invoke(main, ["solve", "kuhn", "-n", "10", "--out", str(out)]).exit_code == 0
+    other = tmp_path / "other.h5"
+    with h5py.File(other, "w") as handle:
+        handle["secret"] = np.arange(3)
+    with h5py.File(out, "r+") as handle:
+        handle["leak"] = h5py.ExternalLink(str(other), "/secret")
+        handle.attrs["content_sha256"] = manifest_digest(handle)
+    with pytest.raises(FileFormatError, match="soft or external link at /leak"):
+        load_strategy(out, load_game("kuhn"))

@@ -37,6 +37,19 @@ def _attribute_text(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def links_problem(handle: h5py.File) -> str | None:
+    """Why ``handle`` may not be read: a soft or external link (an untrusted file must not
+    make efgkit open another file or alias its own datasets), or None."""
+    found: list[str] = []
+
+    def check(name: str) -> None:
+        if not found and not isinstance(handle.get(name, getlink=True), h5py.HardLink):
+            found.append(name)
+
+    handle.visit_links(check)
+    return f"holds a soft or external link at /{found[0]}; efgkit files have none" if found else None
+
+
 def manifest_digest(handle: h5py.File) -> str:
     """sha256 over every attribute and every dataset's type, shape and sha256 attribute.
 
@@ -126,6 +139,9 @@ def open_checked(path: str | os.PathLike, file_format: str, schema_version: int,
         with h5py.File(path, "r") as handle:
             if handle.attrs.get("format") != file_format:
                 raise FileFormatError(f"{path}: not an efgkit {what}")
+            problem = links_problem(handle)
+            if problem is not None:
+                raise FileFormatError(f"{path}: {what} {problem}")
             version = handle.attrs.get("schema_version")
             if not isinstance(version, int | np.integer) or version < 1:
                 raise FileFormatError(f"{path}: invalid schema version {version!r}")

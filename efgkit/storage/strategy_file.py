@@ -32,7 +32,7 @@ import efgkit
 from efgkit.errors import EfgkitError, FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import manifest_digest
+from efgkit.io.checked_hdf5 import links_problem, manifest_digest
 from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import create_file, slices, write_contiguous
 from efgkit.maps.infoset_map import InfosetMap
@@ -224,6 +224,9 @@ def open_checked(path: str | os.PathLike) -> Iterator[tuple[h5py.File, int]]:
             attrs = handle.attrs
             if attrs.get("format") != FORMAT:
                 raise FileFormatError(f"{path}: not an efgkit strategy file")
+            problem = links_problem(handle)
+            if problem is not None:
+                raise FileFormatError(f"{path}: strategy file {problem}")
             version = attrs["schema_version"]
             if not isinstance(version, int | np.integer):
                 raise FileFormatError(f"{path}: schema_version {version!r} is not an integer")
