@@ -19,7 +19,16 @@ def _assert_one_line_error(result) -> None:
 
 
 def test_the_command_list_above_is_every_registered_command():
-    assert set(COMMANDS) == set(main.commands)
+    import click
+
+    from efgkit.cli.app import COMMANDS as LAZY
+
+    context = click.Context(main)
+    assert set(COMMANDS) == set(main.list_commands(context))
+    for name in COMMANDS:  # importing each module registers exactly the commands it is listed for
+        command = main.get_command(context, name)
+        assert command is not None and command.callback.__module__ == LAZY[name][0]
+        assert command.get_short_help_str(limit=300) == LAZY[name][1]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -1,6 +1,6 @@
-"""The ``efgkit`` command. Each module registers its commands on the group in ``app``."""
+"""The ``efgkit`` command. Each module registers its commands on the group in ``app``; the
+group imports a module only when one of its commands runs (``app.COMMANDS``)."""
 
-from efgkit.cli import cards, convert, deploy, games, holdem, refine, resolve, solve  # noqa: F401  (registers the commands)
 from efgkit.cli.app import main
 
 __all__ = ["main"]

@@ -11,22 +11,66 @@ al. plot) and NashConv/2 (OpenSpiel's "exploitability"), each labelled.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from efgkit.errors import EfgkitError, ParameterError
-from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path, output_problem
-from efgkit.specs import load_game
+
+if TYPE_CHECKING:
+    from efgkit.games.tree import GameTree
+
+COMMANDS = {
+    "games": ("efgkit.cli.games", "List the built-in games, their parameters with defaults, and aliases."),
+    "info": ("efgkit.cli.games", "Sizes of GAME: histories, nodes by kind, infosets, and the coarsest "
+                                 "abstraction."),
+    "solve": ("efgkit.cli.solve", "Solve GAME (default: leduc with CFR+) and report NashConv over "
+                                  "iterations."),
+    "evaluate": ("efgkit.cli.solve", "Exact NashConv, best-response values and game value of a stored "
+                                     "strategy for GAME."),
+    "refine": ("efgkit.cli.refine", "Refine an imperfect-recall abstraction of GAME until NashConv <= "
+                                    "TARGET."),
+    "tradeoff": ("efgkit.cli.refine", "Memory against exploitability: run refinements of GAME and record "
+                                      "both as they go."),
+    "cards": ("efgkit.cli.cards", "Bucket the card situations of poker GAME and turn the buckets into an "
+                                  "abstraction."),
+    "holdem-abstraction": ("efgkit.cli.holdem", "Build Texas hold'em card buckets, or look one up."),
+    "resolve": ("efgkit.cli.resolve", "Re-solve subgames of the strategy in BLUEPRINT.h5 for GAME and splice "
+                                      "them back."),
+    "export": ("efgkit.cli.deploy", "Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel "
+                                    "policy table)."),
+    "play": ("efgkit.cli.deploy", "Play STRATEGY.efgs: against you at the terminal, or N hands --against "
+                                  "random|OTHER.efgs."),
+    "convert": ("efgkit.cli.convert", "Convert the game INPUT into OUTPUT."),
+}
+"""Each command's module (imported only when the command runs, so ``efgkit --help`` starts
+fast) and the one-line summary ``efgkit --help`` lists (tests check it is the command's own)."""
 
 
 class _EfgkitGroup(click.Group):
-    """A click group whose every user error is one stderr line and exit code 2."""
+    """A click group whose every user error is one stderr line and exit code 2, and whose
+    commands are imported lazily from ``COMMANDS``."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in self.commands and name in COMMANDS:
+            importlib.import_module(COMMANDS[name][0])  # registers its commands on ``main``
+        return self.commands.get(name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1] if name in COMMANDS else self.commands[name].get_short_help_str())
+                for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
@@ -72,6 +116,8 @@ def emit(as_json: bool, data: dict, lines: list[str]) -> None:
 
 
 def build_game(spec: str, node_limit: int | None = None) -> tuple[GameTree, float]:
+    from efgkit.specs import load_game
+
     start = time.perf_counter()
     tree = load_game(spec, node_limit=node_limit, progress=show_progress())
     return tree, time.perf_counter() - start

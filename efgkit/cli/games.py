@@ -8,10 +8,6 @@ import click
 
 from efgkit.cli.app import build_game, emit, json_option, main, size_lines
 from efgkit.errors import GameSpecError
-from efgkit.games.builder import node_limit_from_env
-from efgkit.games.poker import LimitPoker
-from efgkit.maps.infoset_map import InfosetMap
-from efgkit.poker.size import poker_game_size
 from efgkit.specs import ALIASES, make_game, registered_games
 
 
@@ -60,6 +56,9 @@ def info(game: str, node_limit: int | None, as_json: bool) -> None:
     Limit-poker games are counted from their rules first; one too large to build (heads-up
     limit hold'em) is reported from the count alone, with its public tree's size.
     """
+    from efgkit.games.builder import node_limit_from_env
+    from efgkit.maps.infoset_map import InfosetMap
+
     counted = counted_poker_size(game)
     limit = node_limit_from_env() if node_limit is None else node_limit
     if counted is not None and counted["histories"] > limit:
@@ -89,6 +88,9 @@ def info(game: str, node_limit: int | None, as_json: bool) -> None:
 
 def counted_poker_size(spec: str) -> dict | None:
     """``poker_game_size`` of a built-in limit-poker spec (with its canonical name), else None."""
+    from efgkit.games.poker import LimitPoker
+    from efgkit.poker.size import poker_game_size
+
     try:
         rules = make_game(spec)
     except GameSpecError:
