@@ -96,3 +96,20 @@ def test_hdf5_external_links_are_refused_before_they_are_followed(tmp_path, runn
         handle.attrs["content_sha256"] = manifest_digest(handle)
     with pytest.raises(FileFormatError, match="soft or external link at /leak"):
         load_strategy(out, load_game("kuhn"))
+
+
+def test_an_efg_game_is_identified_by_its_content_not_its_path(runner, json_output, tmp_path):
+    import shutil
+
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    assert runner.invoke(main, ["convert", "kuhn", str(first / "game.efg")]).exit_code == 0
+    shutil.copy(first / "game.efg", second / "game.efg")
+    out = tmp_path / "s.h5"
+    assert runner.invoke(main, ["solve", f"efg:{first / 'game.efg'}", "-n", "50", "--out", str(out)]).exit_code == 0
+    moved = json_output(runner.invoke(main, ["evaluate", f"efg:{second / 'game.efg'}", str(out), "--json"]))
+    assert moved["nash_conv"] > 0
+    assert runner.invoke(main, ["convert", "leduc", str(second / "game.efg")]).exit_code == 0
+    result = runner.invoke(main, ["evaluate", f"efg:{second / 'game.efg'}", str(out)])
+    assert result.exit_code == 2 and "different tree" in result.output

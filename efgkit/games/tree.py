@@ -209,7 +209,12 @@ class GameTree:
     @cached_property
     def fingerprint(self) -> str:
         """sha256 over the spec and every stored array: equal trees, equal fingerprints."""
-        digest = hashlib.sha256(self.spec.encode())
+        return self.fingerprint_as(self.spec)
+
+    def fingerprint_as(self, spec: str) -> str:
+        """The fingerprint this tree would have under ``spec``: a game read from a file
+        (``efg:``, ``acpc:``) is the same game whatever path it was read from."""
+        digest = hashlib.sha256(spec.encode())
         for name in _NODE_ARRAYS + _INFOSET_ARRAYS:
             array = np.ascontiguousarray(getattr(self, name))
             digest.update(name.encode())

@@ -361,10 +361,17 @@ def stored_game(path: str | os.PathLike) -> tuple[str, str]:
 
 
 def check_game(path: str | os.PathLike, game_spec: str, tree_fingerprint: str, tree: GameTree) -> GameTree:
-    """``tree`` after checking that the file's spec and fingerprint are its own."""
-    if game_spec != tree.spec:
+    """``tree`` after checking that the file's spec and fingerprint are its own.
+
+    A game read from a file (``efg:``, ``acpc:``) is identified by its content (the tree
+    fingerprint), not by the path it was read from: the same game under another path is
+    the same game, and a different file under the same name is still refused.
+    """
+    kind = game_spec.split(":", 1)[0]
+    read_from_file = kind in ("efg", "acpc") and tree.spec.split(":", 1)[0] == kind
+    if game_spec != tree.spec and not read_from_file:
         raise FileFormatError(f"{path}: strategy is for game {game_spec!r}, not {tree.spec!r}")
-    if tree_fingerprint != tree.fingerprint:
+    if tree_fingerprint != (tree.fingerprint_as(game_spec) if read_from_file else tree.fingerprint):
         raise FileFormatError(
             f"{path}: strategy was computed on a different tree of {game_spec!r} (fingerprint "
             f"mismatch; the game's rules changed since the file was written)"
