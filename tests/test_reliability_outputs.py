@@ -107,7 +107,8 @@ def test_an_efg_game_is_identified_by_its_content_not_its_path(runner, json_outp
     assert runner.invoke(main, ["convert", "kuhn", str(first / "game.efg")]).exit_code == 0
     shutil.copy(first / "game.efg", second / "game.efg")
     out = tmp_path / "s.h5"
-    assert runner.invoke(main, ["solve", f"efg:{first / 'game.efg'}", "-n", "50", "--out", str(out)]).exit_code == 0
+    solved = runner.invoke(main, ["solve", f"efg:{first / 'game.efg'}", "-n", "50", "--out", str(out)])
+    assert solved.exit_code == 0
     moved = json_output(runner.invoke(main, ["evaluate", f"efg:{second / 'game.efg'}", str(out), "--json"]))
     assert moved["nash_conv"] > 0
     assert runner.invoke(main, ["convert", "leduc", str(second / "game.efg")]).exit_code == 0
