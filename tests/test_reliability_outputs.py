@@ -114,3 +114,23 @@ def test_an_efg_game_is_identified_by_its_content_not_its_path(runner, json_outp
     assert runner.invoke(main, ["convert", "leduc", str(second / "game.efg")]).exit_code == 0
     result = runner.invoke(main, ["evaluate", f"efg:{second / 'game.efg'}", str(out)])
     assert result.exit_code == 2 and "different tree" in result.output
+
+
+def test_ctrl_c_during_solve_out_keeps_the_strategy_reached(runner, tmp_path, monkeypatch):
+    from efgkit.solvers.cfr import CFRSolver
+    from efgkit.specs import load_game
+    from efgkit.storage.strategy_file import load_strategy
+
+    original = CFRSolver.iterate
+
+    def interrupted(self, iterations=1):
+        if self.iteration >= 40:
+            raise KeyboardInterrupt
+        return original(self, min(iterations, 40 - self.iteration))
+
+    monkeypatch.setattr(CFRSolver, "iterate", interrupted)
+    out = tmp_path / "kuhn.h5"
+    result = runner.invoke(main, ["solve", "kuhn", "-n", "1000", "--out", str(out)])
+    assert result.exit_code == 130 and "the average strategy so far is in" in result.stderr
+    _, provenance = load_strategy(out, load_game("kuhn"))
+    assert provenance["iterations"] == 40

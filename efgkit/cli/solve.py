@@ -162,6 +162,22 @@ def _run_iterative(solver, evaluator: BestResponse | None, iterations: int, ever
     return history
 
 
+def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | None) -> None:
+    """On Ctrl-C: write the average strategy reached so far to ``--out`` (a --state file
+    already holds the last checkpoint), and say where the work is."""
+    if out is not None:
+        save_strategy(out, solver.average_strategy(), provenance={
+            "algorithm": algorithm, "parameters": _recorded_parameters(algorithm, solver),
+            "iterations": solver.iteration, "nash_conv_history": []})
+        click.echo(f"efgkit: interrupted at iteration {solver.iteration}; the average strategy so far "
+                   f"is in {out}", err=True)
+    elif state is not None:
+        click.echo(f"efgkit: interrupted; {state} holds the last checkpoint (--resume continues it)",
+                   err=True)
+    else:
+        click.echo("efgkit: interrupted; nothing was kept (use --out or --state to keep a run)", err=True)
+
+
 def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> None:
     import matplotlib
 
@@ -303,8 +319,12 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                 resumed_from = solver.iteration
                 if not as_json:
                     click.echo(f"resumed from {state} at iteration {resumed_from}")
-        history = _run_iterative(solver, evaluator, iterations, every, report, history,
-                                 checkpoints)
+        try:
+            history = _run_iterative(solver, evaluator, iterations, every, report, history,
+                                     checkpoints)
+        except KeyboardInterrupt:
+            _keep_interrupted_run(solver, algorithm, out, state)
+            raise click.Abort() from None
         strategy = solver.average_strategy()
     seconds = time.perf_counter() - started
     parameters = _recorded_parameters(algorithm, solver)
