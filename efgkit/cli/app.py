@@ -99,7 +99,7 @@ def _usage_message(exc: click.ClickException) -> str:
 
 
 def fail(message: str) -> None:
-    click.echo(f"efgkit: error: {' '.join(message.split())}", err=True)
+    click.echo(f"efgkit: error: {' '.join(message.split()) or 'failed'}", err=True)
     sys.exit(2)
 
 

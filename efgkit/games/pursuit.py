@@ -77,7 +77,7 @@ from numba import types
 from numba.typed import Dict
 from tqdm import tqdm
 
-from efgkit.errors import GameSpecError
+from efgkit.errors import GameDefinitionError, GameSpecError
 from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
 from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import PLAYER0, PLAYER1, TERMINAL
@@ -245,7 +245,7 @@ class GraphPursuit:
         if state.mover == PLAYER0:
             targets = {label: target for target, label in _attacker_moves(state.attacker)}
             if action not in targets:
-                raise ValueError(f"pursuit: {action!r} is not a legal attacker move here")
+                raise GameDefinitionError(f"pursuit: {action!r} is not a legal attacker move here")
             seen = _defender_sees(state.origin, state.unit1, state.unit2)
             return state._replace(
                 mover=PLAYER1,
@@ -255,7 +255,7 @@ class GraphPursuit:
             )
         moves = {label: (to1, to2) for to1, to2, label in _defender_moves(state.unit1, state.unit2)}
         if state.mover != PLAYER1 or action not in moves:
-            raise ValueError(f"pursuit: {action!r} is not a legal defender move here")
+            raise GameDefinitionError(f"pursuit: {action!r} is not a legal defender move here")
         to1, to2 = moves[action]
         caught = _is_capture(state.origin, state.attacker, (state.unit1, to1), (state.unit2, to2))
         rounds_done = state.rounds_done + 1
@@ -296,7 +296,8 @@ class GraphPursuit:
                 arrays["kind"], arrays["depth"], arrays["num_children"], arrays["utility"],
                 arrays["infoset_code"], arrays["public_code"], trie,
             )
-            assert written == total, "pursuit kernel and num_nodes disagree"
+            if written != total:  # a bug, not bad input: the two counts are one rule set
+                raise RuntimeError(f"pursuit kernel wrote {written} nodes, num_nodes counted {total}")
             bar.update(1)
             names = [_infoset_names(player, trie[player, : trie_rows[player]])
                      for player in (PLAYER0, PLAYER1)]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -33,6 +32,7 @@ import numpy as np
 
 from efgkit.errors import FileFormatError, GameDefinitionError
 from efgkit.games.protocol import CHANCE, TERMINAL
+from efgkit.io.atomic import atomic_output_path
 
 TREE_FILE_VERSION = 1
 
@@ -107,15 +107,6 @@ class GameTree:
         """Bytes of the stored per-node arrays divided by the number of nodes."""
         stored = sum(getattr(self, name).itemsize for name in _NODE_ARRAYS)
         return float(stored)
-
-    def memory_bytes(self) -> dict[str, int]:
-        """Bytes held by the stored arrays and by whichever derived arrays exist now."""
-        core = sum(getattr(self, n).nbytes for n in _NODE_ARRAYS + _INFOSET_ARRAYS)
-        derived = 0
-        for name in ("node_parent", "node_depth", "node_last_action", "internal_nodes"):
-            if name in self.__dict__:
-                derived += self.__dict__[name].nbytes
-        return {"core": int(core), "derived": int(derived)}
 
     # ------------------------------------------------------------- derived data
     @cached_property
@@ -238,15 +229,8 @@ class GameTree:
             "action_labels": np.array(self.action_labels, dtype=str),
             "public_state_keys": np.array(self.public_state_keys, dtype=str),
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent or ".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, **arrays, **meta)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with atomic_output_path(path) as temporary, open(temporary, "wb") as handle:
+            np.savez(handle, **arrays, **meta)
 
     @classmethod
     def load(cls, path: str | os.PathLike, expected_spec: str | None = None) -> GameTree:

@@ -19,7 +19,6 @@ payoff or exploitability, and a player using the file never looks them up.
 from __future__ import annotations
 
 import os
-import struct
 import zlib
 from dataclasses import dataclass
 
@@ -28,6 +27,7 @@ import numpy as np
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
+from efgkit.io.error_text import one_line
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import own_infoset_reach
 from efgkit.storage.compact_reader import FLAG_KEYS, FLAG_PRUNED, HEADER, MAGIC, VERSION, header_crc, key_hash
@@ -178,7 +178,7 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
         with atomic_output_path(path) as temporary:
             temporary.write_bytes(data)
     except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write ({' '.join(str(exc).split())})") from exc
+        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
     played = np.where(np.repeat(kept, tree.infoset_num_actions), dequantized,
                       1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions))
     return CompactExport(
@@ -187,13 +187,3 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
         dequantized=Strategy.from_behavior(tree, played),
         max_abs_error=float(np.max(np.abs(dequantized - strategy.behavior()), initial=0.0)),
     )
-
-
-def unpacked_header(path: str | os.PathLike) -> dict:
-    """The header fields of a compact file by name (for tests and inspection)."""
-    with open(path, "rb") as handle:
-        raw = handle.read(HEADER.size)
-    names = ("magic", "version", "bits", "flags", "infosets", "values", "seed", "hashes_offset",
-             "starts_offset", "values_offset", "keys_offset", "file_size", "payload_crc32",
-             "header_crc32", "tree_fingerprint", "spec_length")
-    return dict(zip(names, struct.unpack(HEADER.format, raw), strict=True))

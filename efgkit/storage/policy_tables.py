@@ -15,6 +15,7 @@ import os
 
 from efgkit.errors import FileFormatError
 from efgkit.io.atomic import atomic_output_path
+from efgkit.io.error_text import one_line
 from efgkit.solvers.strategy import Strategy
 
 JSON_FORMAT = "efgkit-strategy-json"
@@ -58,5 +59,5 @@ def write_json(path: str | os.PathLike, data: dict) -> int:
         with atomic_output_path(path) as temporary:
             temporary.write_bytes(text)
     except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write ({' '.join(str(exc).split())})") from exc
+        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
     return len(text)

@@ -66,7 +66,7 @@ def save_buckets(path: str | os.PathLike, num_ranks: int, streets: list[StreetBu
                  parameters: dict) -> None:
     """Write a bucket file atomically (FileFormatError if it cannot be written)."""
     if [s.street for s in streets] != list(ROUND_NAMES):
-        raise ValueError(f"a bucket file needs the streets {ROUND_NAMES} in order")
+        raise ParameterError(f"a bucket file needs the streets {ROUND_NAMES} in order")
     try:
         with atomic_output_path(path) as temporary:
             with create_file(temporary) as handle:

@@ -30,7 +30,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from efgkit.errors import FileFormatError
+from efgkit.errors import FileFormatError, ParameterError
 from efgkit.io.atomic import atomic_output_path
 from efgkit.io.checked_hdf5 import open_checked, read_dataset, seal, stamp, write_dataset
 from efgkit.io.error_text import one_line
@@ -89,7 +89,7 @@ class FeatureStore:
         """Add ``street`` (replacing it if present): a new file with the stored streets copied,
         atomically replacing the old one."""
         if street not in STREETS or set(arrays) != set(DATASETS[street]):
-            raise ValueError(f"{street} needs exactly the datasets {DATASETS[street]}")
+            raise ParameterError(f"{street} needs exactly the datasets {DATASETS[street]}")
         try:
             with atomic_output_path(self.path) as temporary:
                 with h5py.File(temporary, "w-", libver=("v108", "v108")) as handle:
