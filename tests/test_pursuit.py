@@ -177,3 +177,10 @@ def test_node_limit_is_checked_before_building():
     with pytest.raises(TreeTooLargeError):
         GraphPursuit(4).compile(node_limit=8_966)
     assert GraphPursuit(4).compile(node_limit=8_967).num_nodes == 8_967
+
+
+def test_an_absurd_number_of_moves_is_refused_before_any_counting(runner):
+    from efgkit.cli import main
+
+    result = runner.invoke(main, ["info", "pursuit(moves=1000)"])
+    assert result.exit_code == 2 and "must be at most 12" in result.stderr

@@ -96,6 +96,8 @@ GOAL_UTILITY = 2.0
 CAPTURE_UTILITY = -1.0
 TIMEOUT_UTILITY = 0.0
 MIN_MOVES = 1
+MAX_MOVES = 12
+"""GP12 has 8.9e11 nodes (each round multiplies them by about 8): far past any node limit."""
 DEFAULT_MOVES = 4
 
 _OUT_OFFSET = np.zeros(NUM_GRAPH_NODES + 1, np.int64)
@@ -216,8 +218,8 @@ class GraphPursuit:
     """Rules of Graph Pursuit with ``moves`` rounds (the Game protocol)."""
 
     def __init__(self, moves: int = DEFAULT_MOVES) -> None:
-        if moves < MIN_MOVES:
-            raise GameSpecError(f"pursuit: moves={moves} must be at least {MIN_MOVES}")
+        if not MIN_MOVES <= moves <= MAX_MOVES:
+            raise GameSpecError(f"pursuit: moves={moves} must be between {MIN_MOVES} and {MAX_MOVES}")
         self.moves = moves
         self.spec = PURSUIT.canonical_spec({"moves": moves})
 
@@ -472,7 +474,8 @@ PURSUIT = GameEntry(
         "graph to a goal, two defender units chase it, each side sees only 2 steps far"
     ),
     parameters=(
-        Parameter("moves", int, DEFAULT_MOVES, "rounds of moves (x of GPx)", minimum=MIN_MOVES),
+        Parameter("moves", int, DEFAULT_MOVES, "rounds of moves (x of GPx)", minimum=MIN_MOVES,
+                  maximum=MAX_MOVES),
     ),
     factory=GraphPursuit,
 )
