@@ -134,3 +134,16 @@ def test_ctrl_c_during_solve_out_keeps_the_strategy_reached(runner, tmp_path, mo
     assert result.exit_code == 130 and "the average strategy so far is in" in result.stderr
     _, provenance = load_strategy(out, load_game("kuhn"))
     assert provenance["iterations"] == 40
+
+
+@pytest.mark.parametrize("spec", ["efg:/dev/zero", "acpc:/dev/zero"])
+def test_game_files_that_are_not_regular_files_are_refused_before_reading(runner, spec):
+    result = runner.invoke(main, ["info", spec])
+    assert result.exit_code == 2 and "not a regular file" in result.stderr
+
+
+def test_a_fifo_game_file_never_hangs(runner, tmp_path):
+    fifo = tmp_path / "game.efg"
+    os.mkfifo(fifo)
+    result = runner.invoke(main, ["info", f"efg:{fifo}"])
+    assert result.exit_code == 2 and "not a regular file" in result.stderr

@@ -461,12 +461,23 @@ def parse_efg(text: str, *, source: str = "<efg>", spec: str | None = None,
     )
 
 
+MAX_TEXT_BYTES = 1 << 30
+"""The largest game file read (a .efg of 1 GiB describes more nodes than any node limit)."""
+
+
 def read_text(path: str | os.PathLike, what: str) -> str:
-    """A file's text as UTF-8; FileFormatError naming the line of the first bad byte."""
+    """A regular file's text as UTF-8 (at most ``MAX_TEXT_BYTES``); FileFormatError naming
+    the line of the first bad byte. FIFOs and devices (``/dev/zero``) are refused before
+    reading, so a read never hangs or exhausts memory."""
     try:
-        data = Path(path).read_bytes()
+        if not Path(path).is_file():
+            raise FileFormatError(f"{path}: {what} is not a regular file")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_TEXT_BYTES + 1)
     except OSError as exc:
         raise FileFormatError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise FileFormatError(f"{path}: {what} is larger than {MAX_TEXT_BYTES >> 20} MiB")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
