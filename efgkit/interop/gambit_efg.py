@@ -470,7 +470,7 @@ def read_text(path: str | os.PathLike, what: str) -> str:
     the line of the first bad byte. FIFOs and devices (``/dev/zero``) are refused before
     reading, so a read never hangs or exhausts memory."""
     try:
-        if not Path(path).is_file():
+        if Path(path).exists() and not Path(path).is_file():
             raise FileFormatError(f"{path}: {what} is not a regular file")
         with open(path, "rb") as handle:
             data = handle.read(MAX_TEXT_BYTES + 1)
