@@ -157,3 +157,17 @@ def test_cli_refuses_what_a_solve_on_disk_cannot_do(tmp_path, arguments, message
     arguments = [a.replace("{tmp}", str(tmp_path)) for a in arguments]
     result = CliRunner().invoke(main, ["solve", "leduc", *arguments])
     assert result.exit_code == 2 and message in result.stderr, result.stderr
+
+
+def test_a_damaged_working_file_is_rebuilt_not_trusted(tmp_path):
+    runner = CliRunner()
+    state = tmp_path / "d.h5"
+    _solve(runner, "-n", "10", "--state", str(state), "--memory-limit", "4GiB")
+    work = tmp_path / "d.h5.work"
+    with h5py.File(work, "r+") as handle:
+        handle["internal/first_child"][3] = 10**9  # would send the kernels out of bounds
+    resumed = _solve(runner, "-n", "20", "--state", str(state), "--memory-limit", "4GiB", "--resume")
+    assert resumed["compile_peak_rss_bytes"] is not None  # compiled again
+    _solve(runner, "-n", "20", "-k", "20", "--state", str(tmp_path / "m.h5"))
+    with h5py.File(state, "r") as disk, h5py.File(tmp_path / "m.h5", "r") as memory:
+        assert np.array_equal(disk["solver_state/regrets"][()], memory["solver_state/regrets"][()])

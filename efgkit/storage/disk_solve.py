@@ -61,7 +61,13 @@ from efgkit.storage.strategy_file import (
 )
 
 WORKING_FORMAT = "efgkit-working-arrays"
-WORKING_VERSION = 1
+WORKING_VERSION = 2
+STRUCTURE = ("internal/nodes", "internal/kind", "internal/first_child", "internal/num_children",
+             "internal/prob_offset", "internal/infoset", "action/infoset", "infoset/player0",
+             "infoset/player1", "infoset/parent_action", "infoset/action_offset", "infoset/num_actions")
+"""The working file's read-only datasets (the game), covered by its ``structure_sha256``; the
+chance part of ``edge_prob`` (after the strategy entries) is covered too. Everything else
+is solver state, restored from the checkpoint."""
 VARIANTS = {"cfr": VARIANT_CFR, "cfr+": VARIANT_CFR_PLUS, "dcfr": VARIANT_DCFR}
 TRANSIENT_BYTES = 64 << 20
 """Headroom for what is allocated outside the maps (checkpoint slices, numpy temporaries)."""
@@ -149,6 +155,7 @@ def build_working_file(load_game: Callable[[str], GameTree], spec: str, path: st
                                 efgkit_version=efgkit.__version__)
             for name, array in arrays.items():
                 write_contiguous(handle, name, array, array.dtype.newbyteorder("<"))
+            handle.attrs["structure_sha256"] = structure_digest(handle, actions)
     return {"game": tree.spec, **sizes, "bytes": os.path.getsize(path)}
 
 
@@ -175,11 +182,27 @@ def working_file_matches(path: str | os.PathLike, spec: str | None) -> bool:
     try:
         with h5py.File(path, "r") as handle:
             attrs = handle.attrs
-            return (attrs.get("format") == WORKING_FORMAT and attrs.get("version") == WORKING_VERSION
+            if not (attrs.get("format") == WORKING_FORMAT and attrs.get("version") == WORKING_VERSION
                     and attrs.get("efgkit_version") == efgkit.__version__
-                    and (spec is None or attrs.get("game_spec") == spec))
-    except OSError:
+                    and (spec is None or attrs.get("game_spec") == spec)):
+                return False
+            actions = int(json.loads(str(attrs["sizes"]))["infoset_actions"])
+            return str(attrs.get("structure_sha256")) == structure_digest(handle, actions)
+    except (OSError, KeyError, ValueError, TypeError):
         return False
+
+
+def structure_digest(handle: h5py.File, actions: int) -> str:
+    """sha256 of the game part of a working file, read in slices (a damaged cache is rebuilt,
+    never trusted: a corrupted index would make the kernels read out of bounds)."""
+    digest = hashlib.sha256()
+    parts = [(handle[name], 0) for name in STRUCTURE] + [(handle["edge_prob"], actions)]
+    for dataset, start in parts:
+        digest.update(f"{dataset.name}:{dataset.dtype.str}:{dataset.shape}".encode())
+        for part in slices(dataset.shape[0] - start, dataset.dtype.itemsize):
+            block = dataset[start + part.start:start + part.stop]
+            digest.update(memoryview(np.ascontiguousarray(block)).cast("B"))
+    return digest.hexdigest()
 
 
 class _AverageStrategy:
