@@ -41,3 +41,12 @@ def test_solver_frontier_benchmark_quick_mode_runs_every_variant():
     )
     for variant in ("cfr+", "lcfr", "dcfr+", "pcfr+", "pdcfr+"):
         assert f"| Leduc | {variant} |" in result.stdout
+
+
+def test_fuzzing_quick_mode_handles_every_damaged_input():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "fuzz_inputs.py"), "--quick"],
+        capture_output=True, text=True, timeout=600, check=True,
+    )
+    assert "unhandled" not in result.stdout
+    assert "| strategy file (evaluate) | 5 | 5 |" in result.stdout
