@@ -25,13 +25,14 @@ from efgkit.solvers.cfr import (
     PREDICTIVE,
     VARIANT_CFR_PLUS,
     VARIANT_CODES,
-    VARIANT_DCFR,
     VARIANT_DCFR_PLUS,
     VARIANT_PCFR_PLUS,
     VARIANT_PDCFR_PLUS,
     checked_parameters,
     discount,
+    discount_rule,
     prediction_scale,
+    update_regret,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
 
@@ -246,27 +247,10 @@ def update_rows(rows, action_offset, settings, t, state):
     DCFR+ and PDCFR+: [R d(t-1) + instant]^+ — then regret matching of the regrets, or of
     the prediction [R d + instant]^+ for PCFR+ (d = 1) and PDCFR+ (d = d(t))."""
     variant = settings.variant
-    positive_discount = negative_discount = average_discount = 1.0
-    if variant == VARIANT_DCFR:
-        ta = float(t) ** settings.alpha
-        tb = float(t) ** settings.beta
-        positive_discount = ta / (ta + 1.0)
-        negative_discount = tb / (tb + 1.0)
-        average_discount = (t / (t + 1.0)) ** settings.gamma
-    previous = discount(t - 1, settings.alpha)
-    regrets, instant = state.regrets, state.instant
+    rule = discount_rule(variant, t, settings.alpha, settings.beta, settings.gamma)
     for j in range(rows.shape[0]):
         for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
-            if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
-                r = max(regrets[x] * previous + instant[x], 0.0)
-            else:
-                r = regrets[x] + instant[x]
-            if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS:
-                r = max(r, 0.0)
-            elif variant == VARIANT_DCFR:
-                r *= positive_discount if r > 0.0 else negative_discount
-                state.average[x] *= average_discount
-            regrets[x] = r
+            update_regret(rule, state.regrets, state.instant, state.average, x)
     predictive = variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS
     match_rows(rows, action_offset, predictive, prediction_scale(variant, t, settings.alpha), state)
 

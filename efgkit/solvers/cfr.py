@@ -35,6 +35,8 @@ of chosen infosets (regret matching skips them), e.g. a response rule at a gadge
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -290,6 +292,49 @@ def discount(s, alpha):
     return power / (power + 1.0)
 
 
+class DiscountRule(NamedTuple):
+    """Iteration t's regret update: the ``variant`` code; DCFR's multipliers of positive and
+    negative cumulative regrets and of the average; DCFR+'s and PDCFR+'s multiplier d(t-1)
+    of the previous cumulative regrets."""
+
+    variant: int
+    positive: float
+    negative: float
+    average: float
+    previous: float
+
+
+@numba.njit(cache=True)
+def discount_rule(variant, t, alpha, beta, gamma):
+    """The ``DiscountRule`` of iteration ``t`` (the GameTree kernels and the poker engine share it)."""
+    positive = negative = average = 1.0
+    if variant == VARIANT_DCFR:
+        ta = float(t) ** alpha
+        tb = float(t) ** beta
+        positive = ta / (ta + 1.0)
+        negative = tb / (tb + 1.0)
+        average = (float(t) / (t + 1.0)) ** gamma
+    return DiscountRule(variant, positive, negative, average, discount(t - 1, alpha))
+
+
+@numba.njit(cache=True, inline="always")
+def update_regret(rule, regrets, instant, average, x):
+    """Action ``x``'s cumulative regret after adding ``instant[x]`` under ``rule``: plain (CFR),
+    clipped (CFR+, PCFR+), discounted (DCFR, with its average discount) or
+    [R d(t-1) + r]^+ (DCFR+, PDCFR+). Arrays float64 (actions,)."""
+    variant = rule.variant
+    if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
+        r = max(regrets[x] * rule.previous + instant[x], 0.0)
+    else:
+        r = regrets[x] + instant[x]
+    if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS:
+        r = max(r, 0.0)
+    elif variant == VARIANT_DCFR:
+        r *= rule.positive if r > 0.0 else rule.negative
+        average[x] *= rule.average
+    regrets[x] = r
+
+
 @numba.njit(cache=True)
 def prediction_scale(variant, t, alpha):
     """How much of the cumulative regret enters the prediction after iteration ``t``."""
@@ -426,26 +471,11 @@ def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, play
                     average[lo + k] += w * edge_prob[lo + k]
 
     # Cumulative regret update.
-    if variant == VARIANT_DCFR:
-        ta = float(t) ** alpha
-        tb = float(t) ** beta
-        positive_discount = ta / (ta + 1.0)
-        negative_discount = tb / (tb + 1.0)
-        average_discount = (float(t) / (t + 1.0)) ** gamma
-    previous_discount = discount(t - 1, alpha)  # DCFR+ and PDCFR+
+    rule = discount_rule(variant, t, alpha, beta, gamma)
     for j in range(player_abstract.shape[0]):
         a = player_abstract[j]
         for x in range(action_offset[a], action_offset[a + 1]):
-            if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
-                r = max(regrets[x] * previous_discount + instant[x], 0.0)
-            else:
-                r = regrets[x] + instant[x]
-            if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS:
-                r = max(r, 0.0)
-            elif variant == VARIANT_DCFR:
-                r *= positive_discount if r > 0.0 else negative_discount
-                average[x] *= average_discount
-            regrets[x] = r
+            update_regret(rule, regrets, instant, average, x)
 
 
 @numba.njit(cache=True)
