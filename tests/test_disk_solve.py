@@ -11,7 +11,15 @@ from click.testing import CliRunner
 from efgkit.cli import main
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.io.mapped_arrays import MappedFile, create_contiguous, create_file
-from efgkit.solvers import CFRPlusSolver, CFRSolver, DCFRSolver
+from efgkit.solvers import (
+    CFRPlusSolver,
+    CFRSolver,
+    DCFRPlusSolver,
+    DCFRSolver,
+    LinearCFRSolver,
+    PCFRPlusSolver,
+    PDCFRPlusSolver,
+)
 from efgkit.specs import load_game
 from efgkit.storage.checkpoint import resume, write_checkpoint
 from efgkit.storage.disk_solve import DiskSolver, build_working_file, current_rss, parse_size
@@ -37,6 +45,9 @@ def working_file(tmp_path_factory):
     ("cfr+", CFRPlusSolver, {"delay": 3}),
     ("dcfr", DCFRSolver, {"alpha": 1.2, "gamma": 3.0}),
     ("cfr", CFRSolver, {"alternating": False}),
+    ("lcfr", LinearCFRSolver, {}),
+    ("dcfr+", DCFRPlusSolver, {"alpha": 1.2}),
+    ("pdcfr+", PDCFRPlusSolver, {}),
 ])
 def test_disk_solver_is_bit_identical_to_the_in_memory_solver(leduc, working_file, variant,
                                                               solver_class, options):
@@ -171,3 +182,17 @@ def test_a_damaged_working_file_is_rebuilt_not_trusted(tmp_path):
     _solve(runner, "-n", "20", "-k", "20", "--state", str(tmp_path / "m.h5"))
     with h5py.File(state, "r") as disk, h5py.File(tmp_path / "m.h5", "r") as memory:
         assert np.array_equal(disk["solver_state/regrets"][()], memory["solver_state/regrets"][()])
+
+
+def test_a_predictive_disk_checkpoint_resumes_bit_identically(tmp_path, leduc, working_file):
+    disk = DiskSolver(working_file, variant="pcfr+", memory_limit=NO_LIMIT,
+                      window_bytes=TINY_WINDOWS).iterate(5)
+    write_checkpoint(tmp_path / "p.h5", disk, algorithm="pcfr+", parameters={}, history=[])
+    disk.close()
+    resumed = DiskSolver(working_file, variant="pcfr+", memory_limit=NO_LIMIT, window_bytes=TINY_WINDOWS)
+    resume(tmp_path / "p.h5", resumed, algorithm="pcfr+", parameters={}, iterations=9)
+    resumed.iterate(4)
+    memory = PCFRPlusSolver(leduc).iterate(9)
+    assert np.array_equal(resumed.regrets, memory.regrets)
+    assert np.array_equal(resumed.average_accumulator, memory.average_accumulator)
+    resumed.close()

@@ -40,8 +40,6 @@ from efgkit.storage.strategy_file import load_strategy, save_strategy
 ITERATIVE_SOLVERS = {**SOLVER_CLASSES, "fp": FictitiousPlay}
 ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
 ENGINES = ("tree", "public-tree")
-ON_DISK = ("cfr", "cfr+", "dcfr")
-"""The variants the disk solver (--memory-limit) runs."""
 
 
 def _defaults(name: str) -> str:
@@ -255,8 +253,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     if engine == "public-tree" and (algorithm not in SOLVER_CLASSES or memory_limit is not None):
         raise ParameterError(f"--engine public-tree runs {', '.join(SOLVER_CLASSES)} in memory (no "
                              f"--memory-limit)")
-    if memory_limit is not None and algorithm not in ON_DISK:
-        raise ParameterError(f"--memory-limit runs {', '.join(ON_DISK)} on disk, not {algorithm}")
+    if memory_limit is not None and algorithm not in SOLVER_CLASSES:
+        raise ParameterError(f"--memory-limit runs {', '.join(SOLVER_CLASSES)} on disk, not {algorithm}")
     if memory_limit is not None:
         refused = [f"--{name}" for name, value in (("out", out), ("plot", plot),
                                                    ("abstraction", abstraction_file)) if value]

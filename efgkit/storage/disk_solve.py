@@ -41,11 +41,13 @@ from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
 from efgkit.io.mapped_arrays import MappedFile, create_file, slices, write_contiguous
 from efgkit.solvers.cfr import (
-    VARIANT_CFR,
-    VARIANT_CFR_PLUS,
-    VARIANT_DCFR,
+    PREDICTIVE,
+    VARIANT_CODES,
     accumulate_player_update,
+    checked_parameters,
     clear_instant_regrets,
+    prediction_scale,
+    predictive_regret_matching,
     regret_matching,
     values_and_regrets,
 )
@@ -68,7 +70,6 @@ STRUCTURE = ("internal/nodes", "internal/kind", "internal/first_child", "interna
 """The working file's read-only datasets (the game), covered by its ``structure_sha256``; the
 chance part of ``edge_prob`` (after the strategy entries) is covered too. Everything else
 is solver state, restored from the checkpoint."""
-VARIANTS = {"cfr": VARIANT_CFR, "cfr+": VARIANT_CFR_PLUS, "dcfr": VARIANT_DCFR}
 TRANSIENT_BYTES = 64 << 20
 """Headroom for what is allocated outside the maps (checkpoint slices, numpy temporaries)."""
 MAX_WINDOW_BYTES = 256 << 20
@@ -223,7 +224,7 @@ class _AverageStrategy:
 
 # ----------------------------------------------------------------------------- solver
 class DiskSolver:
-    """CFR (``variant='cfr'``), CFR+ or DCFR over a working file, under ``memory_limit`` bytes.
+    """Any CFR variant of ``solvers.cfr`` over a working file, under ``memory_limit`` bytes.
 
     Same parameters and results as ``CFRSolver`` on the identity map. ``regrets`` and
     ``average_accumulator`` are memory maps into the working file; ``save`` writes a
@@ -233,14 +234,20 @@ class DiskSolver:
     """
 
     def __init__(self, working_path: str | os.PathLike, *, variant: str = "cfr+",
-                 memory_limit: int, alternating: bool = True, delay: int = 0,
-                 alpha: float = 1.5, beta: float = 0.0, gamma: float = 2.0,
+                 memory_limit: int, alternating: bool = True, delay: int | None = None,
+                 alpha: float | None = None, beta: float | None = None, gamma: float | None = None,
                  window_bytes: int | None = None) -> None:
-        if delay < 0:
-            raise ParameterError(f"delay must be >= 0, got {delay}")
-        self.variant, self._variant_code = variant, VARIANTS[variant]
-        self.alternating, self.delay = alternating, int(delay)
-        self.alpha, self.beta, self.gamma = float(alpha), float(beta), float(gamma)
+        parameters = checked_parameters(variant, {"delay": delay, "alpha": alpha, "beta": beta,
+                                                  "gamma": gamma})
+        if variant in PREDICTIVE and not alternating:
+            raise ParameterError(f"{variant} predicts each player's next regrets from its last "
+                                 f"update: alternating must be True")
+        linear = 1.0 if variant == "lcfr" else 0.0  # linear CFR is DCFR(1, 1, 1)
+        self.variant, self._variant_code = variant, VARIANT_CODES[variant]
+        self.alternating, self.delay = alternating, int(parameters.get("delay", 0))
+        self.alpha = float(parameters.get("alpha", linear))
+        self.beta = float(parameters.get("beta", linear))
+        self.gamma = float(parameters.get("gamma", linear))
         self.memory_limit = int(memory_limit)
         self.iteration = 0
         self.working_path = Path(working_path)
@@ -266,12 +273,12 @@ class DiskSolver:
         self._infoset_offset = self._action_offset[:-1]
         self._no_slots, self._no_rows = np.zeros((2, 0), np.int32), np.zeros((2, 0, 0))
         self._plan_windows(baseline, window_bytes)
-        for array in (self.regrets, self.average_accumulator):
+        for array in (self.regrets, self.average_accumulator, self._arrays["action/instant"]):
             for part in slices(array.shape[0], 8):
                 array[part] = 0.0
                 self._relieve()
         for player in (0, 1):
-            self._match(player)
+            self._match(player, 0)
 
     # ------------------------------------------------------------------ memory plan
     def _plan_windows(self, baseline: int, window_bytes: int | None) -> None:
@@ -324,11 +331,18 @@ class DiskSolver:
             self._mapped.release()
 
     # ------------------------------------------------------------------ iterations
-    def _match(self, player: int) -> None:
+    def _match(self, player: int, t: int) -> None:
+        """Regret matching after iteration ``t`` (of the prediction, for PCFR+ and PDCFR+)."""
         infosets = self._players[player]
+        scale = prediction_scale(self._variant_code, t, self.alpha)
         for lo, hi in self._infoset_windows[player]:
-            regret_matching(infosets[lo:hi], self._action_offset, self.regrets,
-                            self._arrays["edge_prob"])
+            if self.variant in PREDICTIVE:
+                predictive_regret_matching(infosets[lo:hi], self._action_offset, self.regrets,
+                                           self._arrays["action/instant"], scale,
+                                           self._arrays["edge_prob"])
+            else:
+                regret_matching(infosets[lo:hi], self._action_offset, self.regrets,
+                                self._arrays["edge_prob"])
             self._relieve()
 
     def _update_player(self, t: int, player: int) -> None:
@@ -364,10 +378,10 @@ class DiskSolver:
             for player in (0, 1):
                 self._update_player(t, player)
                 if self.alternating:
-                    self._match(player)
+                    self._match(player, t)
             if not self.alternating:
-                self._match(0)
-                self._match(1)
+                self._match(0, t)
+                self._match(1, t)
             self.iteration = t
         return self
 
@@ -381,7 +395,9 @@ class DiskSolver:
             abstract_of=np.arange(num_infosets, dtype=np.int32),
             probabilities=_AverageStrategy(self.average_accumulator, self._action_offset),
             provenance=provenance, after_slice=self._relieve,
-            solver_state=SolverState(self.regrets, self.average_accumulator, self.iteration))
+            solver_state=SolverState(self.regrets, self.average_accumulator, self.iteration,
+                                     prediction=self._arrays["action/instant"]
+                                     if self.variant in PREDICTIVE else None))
 
     def restore(self, path: str | os.PathLike) -> dict:
         """Continue from the checkpoint at ``path`` (checked); returns its provenance."""
@@ -401,8 +417,13 @@ class DiskSolver:
                 if not np.array_equal(abstract_of[part], np.arange(part.start, part.stop)):
                     raise FileFormatError(f"{path}: checkpoint is on an abstraction; a solve on "
                                           f"disk runs on the unabstracted game")
-            for name, target in (("regrets", self.regrets),
-                                 ("average_accumulator", self.average_accumulator)):
+            state = [("regrets", self.regrets), ("average_accumulator", self.average_accumulator)]
+            if self.variant in PREDICTIVE:
+                if "prediction" not in handle["solver_state"]:
+                    raise FileFormatError(f"{path}: holds no prediction for {self.variant} to "
+                                          f"resume from")
+                state.append(("prediction", self._arrays["action/instant"]))
+            for name, target in state:
                 self._copy_verified(dataset_checked(handle, f"solver_state/{name}", "<f8"), target)
             history = dataset_checked(handle, "provenance/nash_conv", HISTORY_DTYPE)
             verify_dataset(history)
@@ -415,7 +436,7 @@ class DiskSolver:
                 "nash_conv_history": [(int(i), float(v)) for i, v in history[()].tolist()],
             }
         for player in (0, 1):
-            self._match(player)
+            self._match(player, self.iteration)
         return provenance
 
     def _copy_verified(self, dataset: h5py.Dataset, target: np.ndarray) -> None:
