@@ -82,7 +82,7 @@ def _solver_options(ctx: click.Context, algorithm: str, iterations: int,
 STATE_OPTIONS = (
     click.option("--state", type=click.Path(dir_okay=False), default=None, metavar="FILE.h5",
                  help="Checkpoint file (a strategy file with the solver state): written "
-                      "atomically at every checkpoint and at the end (cfr, cfr+, dcfr)."),
+                      "atomically at every checkpoint and at the end (the CFR variants)."),
     click.option("--checkpoint-every", type=click.IntRange(min=1), default=None, metavar="K",
                  help="Checkpoint every K iterations (needs --state)."),
     click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -110,9 +110,9 @@ def check_state_options(algorithm: str, state: str | None, checkpoint_every: int
         if given:
             raise ParameterError(f"{given[0]} needs --state FILE.h5 (where checkpoints go)")
         return
-    if algorithm not in ("cfr", "cfr+", "dcfr"):
-        raise ParameterError(f"--state applies to cfr, cfr+ and dcfr (solvers with a state to "
-                             f"checkpoint), not {algorithm}")
+    if algorithm not in SOLVER_CLASSES:
+        raise ParameterError(f"--state applies to {', '.join(SOLVER_CLASSES)} (the CFR variants: "
+                             f"solvers with a state to checkpoint), not {algorithm}")
     check_writable(state, "--state")
     if Path(state).exists() and not resume:
         raise ParameterError(f"--state {state} exists; pass --resume to continue it or remove it")
