@@ -107,3 +107,16 @@ def test_terminal_nodes_have_no_children_and_utilities_only_there():
     terminal = tree.node_kind == TERMINAL
     assert np.all(tree.node_num_children[terminal] == 0)
     assert np.all(tree.node_utility[~terminal] == 0)
+
+
+def test_the_node_limit_follows_the_memory_budget(monkeypatch):
+    from efgkit.games.builder import BUILD_BYTES_PER_NODE, node_limit_from_env
+
+    monkeypatch.delenv("EFGKIT_NODE_LIMIT", raising=False)
+    monkeypatch.setenv("EFGKIT_MEMORY_BUDGET", "1GiB")
+    assert node_limit_from_env() == 2**30 // BUILD_BYTES_PER_NODE
+    monkeypatch.setenv("EFGKIT_MEMORY_BUDGET", "100KiB")
+    from efgkit.specs import load_game
+
+    with pytest.raises(TreeTooLargeError, match=r"memory budget of about 99.9 KiB, about 1.35 MiB to build"):
+        load_game("leduc")

@@ -25,16 +25,26 @@ from tqdm import tqdm
 from efgkit.errors import GameDefinitionError, TreeTooLargeError
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL, Game
 from efgkit.games.tree import GameTree
+from efgkit.io.sizes import human_bytes, physical_memory, size_in_bytes
 
-DEFAULT_NODE_LIMIT = 60_000_000
+BUILD_BYTES_PER_NODE = 150
+"""Peak bytes a build takes per node (poker(bets=2,raises=2,cap=6): 7.25 GB for 49.8M nodes)."""
 PROBABILITY_TOLERANCE = 1e-9
 
 
+def memory_budget() -> int:
+    """Bytes a game build may take: EFGKIT_MEMORY_BUDGET (``8GiB``) if set, else half of this
+    machine's memory."""
+    raw = os.environ.get("EFGKIT_MEMORY_BUDGET")
+    return physical_memory() // 2 if raw is None else size_in_bytes(raw, "EFGKIT_MEMORY_BUDGET")
+
+
 def node_limit_from_env() -> int:
-    """The node limit: EFGKIT_NODE_LIMIT if set, else DEFAULT_NODE_LIMIT."""
+    """The node limit: EFGKIT_NODE_LIMIT if set, else the memory budget over the bytes a build
+    takes per node (checked before anything is allocated)."""
     raw = os.environ.get("EFGKIT_NODE_LIMIT")
     if raw is None:
-        return DEFAULT_NODE_LIMIT
+        return memory_budget() // BUILD_BYTES_PER_NODE
     try:
         return int(raw)
     except ValueError as exc:
@@ -43,9 +53,11 @@ def node_limit_from_env() -> int:
 
 def _too_large(spec: str, limit: int, count: int | None = None) -> TreeTooLargeError:
     size = f"{count:,} nodes, more than" if count is not None else "more than"
+    needs = f", about {human_bytes(count * BUILD_BYTES_PER_NODE)} to build" if count is not None else ""
     return TreeTooLargeError(
-        f"game {spec!r} has {size} {limit:,} nodes (the node limit); raise it with "
-        f"--node-limit or EFGKIT_NODE_LIMIT if this machine has the memory"
+        f"game {spec!r} has {size} {limit:,} nodes (the node limit: a memory budget of about "
+        f"{human_bytes(limit * BUILD_BYTES_PER_NODE)}{needs}); raise it with --node-limit, "
+        f"EFGKIT_NODE_LIMIT or EFGKIT_MEMORY_BUDGET if this machine has the memory"
     )
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -40,6 +39,7 @@ from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
 from efgkit.io.mapped_arrays import MappedFile, create_file, slices, write_contiguous
+from efgkit.io.sizes import size_in_bytes
 from efgkit.solvers.cfr import (
     PREDICTIVE,
     VARIANT_CODES,
@@ -74,10 +74,6 @@ TRANSIENT_BYTES = 64 << 20
 """Headroom for what is allocated outside the maps (checkpoint slices, numpy temporaries)."""
 MAX_WINDOW_BYTES = 256 << 20
 MIN_WINDOW_BYTES = 1 << 20
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
-
 # Working-file arrays read window by window; every other one is read at random (through
 # infoset or action ids), so any window may touch any of its pages.
 _STREAMED = ("internal/nodes", "internal/kind", "internal/first_child", "internal/num_children",
@@ -86,11 +82,8 @@ _STREAMED = ("internal/nodes", "internal/kind", "internal/first_child", "interna
 
 
 def parse_size(text: str) -> int:
-    """Bytes in a size like ``1GiB``, ``512MiB``, ``2GB`` or ``1000000``."""
-    match = _SIZE.match(text)
-    if match is None:
-        raise ParameterError(f"--memory-limit {text!r}: expected a size like 1GiB, 512MiB or 2GB")
-    return int(float(match.group(1)) * _UNITS[(match.group(2) or "").upper()])
+    """Bytes in a ``--memory-limit`` like ``1GiB``, ``512MiB``, ``2GB`` or ``1000000``."""
+    return size_in_bytes(text, "--memory-limit")
 
 
 def current_rss() -> int:
