@@ -65,13 +65,7 @@ class InfosetMap:
     @classmethod
     def coarsest(cls, tree: GameTree) -> InfosetMap:
         """Čermák et al. §4.1.1: one abstract infoset per (player, own-sequence length, #actions)."""
-        keys = np.stack(
-            [tree.infoset_player.astype(np.int64), tree.infoset_sequence_length.astype(np.int64),
-             tree.infoset_num_actions.astype(np.int64)],
-            axis=1,
-        )
-        _, groups = np.unique(keys, axis=0, return_inverse=True)
-        return cls(tree, groups.reshape(-1))
+        return cls(tree, coarsest_classes(tree))
 
     # -------------------------------------------------------------- queries
     @property
@@ -123,3 +117,11 @@ class InfosetMap:
             raise AbstractionError(
                 f"the abstraction was made for {self.tree.spec!r}, not for {tree.spec!r}"
             )
+
+
+def coarsest_classes(tree: GameTree) -> np.ndarray:
+    """int32 per infoset: its class under Čermák et al.'s coarsest rule (§4.1.1), the classes
+    numbered in the order of their (player, own-sequence length, #actions) keys."""
+    keys = np.stack([tree.infoset_player.astype(np.int64), tree.infoset_sequence_length.astype(np.int64),
+                     tree.infoset_num_actions.astype(np.int64)], axis=1)
+    return np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int32)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from efgkit.errors import AbstractionError
-from efgkit.maps.infoset_map import InfosetMap
+from efgkit.maps.infoset_map import InfosetMap, coarsest_classes
 
 
 class RefinableMap:
@@ -43,10 +43,7 @@ class RefinableMap:
         self.abstract_size = np.zeros(capacity_sets, np.int32)
         self.abstract_size[: self.num_abstract] = np.diff(bounds)
         self.infoset_offset = self.abstract_action_offset[self.abstract_of].astype(np.int32)
-        class_key = (tree.infoset_player.astype(np.int64) * 1_000_003
-                     + tree.infoset_sequence_length.astype(np.int64)) * 1_000_003 \
-            + tree.infoset_num_actions.astype(np.int64)
-        self._infoset_class = np.unique(class_key, return_inverse=True)[1].astype(np.int32)
+        self._infoset_class = coarsest_classes(tree)
 
     # ---------------------------------------------------------------- queries
     @property
