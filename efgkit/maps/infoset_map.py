@@ -18,6 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from efgkit.errors import AbstractionError
+from efgkit.games.csr import positions_within
 from efgkit.games.tree import GameTree
 
 
@@ -90,9 +91,7 @@ class InfosetMap:
     def abstract_action_of(self) -> np.ndarray:
         """int32 per original flat action: the flat abstract action it maps to."""
         tree = self.tree
-        position = np.arange(tree.num_infoset_actions, dtype=np.int32) - np.repeat(
-            tree.infoset_action_offset[:-1], tree.infoset_num_actions
-        )
+        position = positions_within(tree.infoset_num_actions)
         return (self.infoset_offset[tree.action_infoset] + position).astype(np.int32)
 
     def members(self, abstract_infoset: int) -> np.ndarray:

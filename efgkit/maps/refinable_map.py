@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from efgkit.errors import AbstractionError
+from efgkit.games.csr import positions_within
 from efgkit.maps.infoset_map import InfosetMap, coarsest_classes
 
 
@@ -71,9 +72,7 @@ class RefinableMap:
         representative = np.zeros(frozen.num_abstract, np.int64)
         representative[frozen.abstract_of] = np.arange(self.tree.num_infosets)  # any member
         start = np.repeat(self.infoset_offset[representative], frozen.abstract_num_actions)
-        position = np.arange(frozen.num_abstract_actions) - np.repeat(
-            frozen.abstract_action_offset[:-1], frozen.abstract_num_actions)
-        return frozen, (start + position).astype(np.int64)
+        return frozen, (start + positions_within(frozen.abstract_num_actions)).astype(np.int64)
 
     def memory(self, *, arrays_per_action: int, sampled_entries: int = 0) -> dict[str, int]:
         """The paper's memory accounting in 32-bit words.

@@ -50,6 +50,7 @@ import numba
 import numpy as np
 
 from efgkit.errors import ParameterError
+from efgkit.games.csr import positions_within
 from efgkit.games.protocol import TERMINAL
 from efgkit.resolve.subgame import AugmentedInfosets, Subgame
 from efgkit.solvers.best_response import BestResponse
@@ -143,7 +144,7 @@ class BlueprintValues:
                                         sign * tree.node_utility)
             own = np.flatnonzero(tree.node_kind == player)
             counts = tree.node_num_children[own].astype(np.int64)
-            k = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+            k = positions_within(counts)
             children = np.repeat(tree.node_first_child[own], counts) + k
             actions = np.repeat(tree.infoset_action_offset[tree.node_infoset[own]], counts) + k
             values = np.zeros(tree.num_infoset_actions)

@@ -43,6 +43,7 @@ import numpy as np
 
 from efgkit.errors import ParameterError
 from efgkit.games.builder import tree_from_preorder
+from efgkit.games.csr import positions_within
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
@@ -78,8 +79,7 @@ class Gadget:
         """int32 per gadget flat action: the original flat action, -1 for gadget actions."""
         original = self.subgame.tree
         counts = self.tree.infoset_num_actions
-        position = np.arange(self.tree.num_infoset_actions) - np.repeat(
-            self.tree.infoset_action_offset[:-1], counts)
+        position = positions_within(counts)
         origin = np.repeat(self.infoset_origin, counts)
         base = np.where(origin >= 0, original.infoset_action_offset[np.maximum(origin, 0)], 0)
         return np.where(origin >= 0, base + position, -1).astype(np.int32)
@@ -165,11 +165,11 @@ class _PreorderEmitter:
         origin = np.full(total, -1, np.int32)
         for name, _ in _HEAD_FIELDS:
             out[name][:first] = prefix[name]
-        within_head = _positions_within(head_length)
+        within_head = positions_within(head_length)
         head_position = np.repeat(slot_start, head_length) + within_head
         for name, _ in _HEAD_FIELDS:
             out[name][head_position] = heads[name]
-        within = _positions_within(segment_length)
+        within = positions_within(segment_length)
         position = np.repeat(slot_start + head_length, segment_length) + within
         source = np.repeat(segment_start, segment_length) + within
         slot_of = np.repeat(np.arange(slots), segment_length)
@@ -232,11 +232,6 @@ def _player0(opponent: int, value: np.ndarray | float) -> np.ndarray | float:
     return value if opponent == 0 else -value
 
 
-def _positions_within(lengths: np.ndarray) -> np.ndarray:
-    """0..length-1 for each length, concatenated."""
-    lengths = np.asarray(lengths, dtype=np.int64)
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    return np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(starts, lengths)
 
 
 def extract_subgame(subgame: Subgame, root_weights: np.ndarray, player: int = 0,

@@ -41,6 +41,7 @@ import numba
 import numpy as np
 
 from efgkit.errors import ParameterError
+from efgkit.games.csr import positions_within
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
@@ -143,9 +144,7 @@ class CFRSolver:
             held[infosets] = True
             self._matched_abstract = [a[~held[a]] for a in self._player_abstract]
             self._held = infosets
-            starts = np.repeat(offsets[infosets], counts)
-            self._held_actions = starts + np.arange(starts.shape[0]) - np.repeat(np.cumsum(counts) - counts,
-                                                                                  counts)
+            self._held_actions = np.repeat(offsets[infosets], counts) + positions_within(counts)
             for player in (0, 1):
                 self._match(player)
         self.layout.edge_prob[self._held_actions] = probabilities

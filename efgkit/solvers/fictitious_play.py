@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from efgkit.errors import ParameterError
+from efgkit.games.csr import positions_within
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.best_response import BestResponse
@@ -124,8 +125,7 @@ def mix_realization_weighted(average: np.ndarray, infoset_map, player: int, info
                                 weights=reach_response[infosets], minlength=average.shape[0])
     sets = m.abstract_infosets_of(player)
     counts = m.abstract_num_actions[sets]
-    flat = (np.repeat(m.abstract_action_offset[sets], counts)
-            + np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
+    flat = np.repeat(m.abstract_action_offset[sets], counts) + positions_within(counts)
     denominator = (1.0 - mixing) * set_average[sets] + mixing * set_response[sets]
     reached = np.repeat(set_response[sets] > 0, counts)
     with np.errstate(invalid="ignore", divide="ignore"):
