@@ -30,9 +30,8 @@ from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers.best_response import BestResponse, Evaluation
-from efgkit.solvers.fictitious_play import mix_realization_weighted
+from efgkit.solvers.fictitious_play import mix_realization_weighted, own_reach, pure_response
 from efgkit.solvers.strategy import Strategy
-from efgkit.solvers.traversal import own_infoset_reach
 
 
 class FPIRA:
@@ -93,19 +92,13 @@ class FPIRA:
         infosets = self._player_infosets[player]
         offsets = tree.infoset_action_offset
         _, actions = self._responder.best_response(player, self.behavior())
-        pure = np.zeros(tree.num_infoset_actions)
-        pure[offsets[infosets] + actions[infosets]] = 1.0
-        reach_response = np.zeros(tree.num_infosets)
-        own_infoset_reach(infosets, tree.infoset_parent_action, tree.action_infoset, offsets,
-                          offsets, pure, reach_response)
+        pure, reach_response = pure_response(tree, infosets, actions)
         reachable = infosets[reach_response[infosets] > 0]
 
         self._refine_for_best_response(reachable, actions, reach_response)
 
         mixing = 1.0 / (self._updates[player] + 2)
-        reach_average = np.zeros(tree.num_infosets)
-        own_infoset_reach(infosets, tree.infoset_parent_action, tree.action_infoset, offsets,
-                          m.infoset_offset, self.average, reach_average)
+        reach_average = own_reach(tree, infosets, m.infoset_offset, self.average)
         hat = mix_realization_weighted(self.average, m, player, infosets, actions,
                                        reach_average, reach_response, mixing)
         tilde = self.behavior()

@@ -81,16 +81,8 @@ class FictitiousPlay:
         tree = self.infoset_map.tree
         m = self.infoset_map
         infosets = self._player_infosets[player]
-        pure = np.zeros(tree.num_infoset_actions)
-        pure[tree.infoset_action_offset[infosets] + actions[infosets]] = 1.0
-        reach_average = np.zeros(tree.num_infosets)
-        reach_response = np.zeros(tree.num_infosets)
-        own_infoset_reach(infosets, tree.infoset_parent_action, tree.action_infoset,
-                          tree.infoset_action_offset, m.infoset_offset, self.average,
-                          reach_average)
-        own_infoset_reach(infosets, tree.infoset_parent_action, tree.action_infoset,
-                          tree.infoset_action_offset, tree.infoset_action_offset, pure,
-                          reach_response)
+        pure, reach_response = pure_response(tree, infosets, actions)
+        reach_average = own_reach(tree, infosets, m.infoset_offset, self.average)
         self.average = mix_realization_weighted(self.average, m, player, infosets, actions,
                                                 reach_average, reach_response, mixing)
         owned = np.repeat(m.abstract_player == player, m.abstract_num_actions)
@@ -102,6 +94,25 @@ class FictitiousPlay:
     def current_strategy(self) -> Strategy:
         """The last iteration's pure best responses, on the original (identity) infosets."""
         return Strategy.from_behavior(self.infoset_map.tree, self.best_responses.copy())
+
+
+def pure_response(tree: GameTree, infosets: np.ndarray,
+                  actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A pure best response as behaviour (float64 per original infoset-action: 1 on
+    ``actions[I]`` at each of ``infosets``) and the own reach of each infoset under it."""
+    pure = np.zeros(tree.num_infoset_actions)
+    pure[tree.infoset_action_offset[infosets] + actions[infosets]] = 1.0
+    return pure, own_reach(tree, infosets, tree.infoset_action_offset, pure)
+
+
+def own_reach(tree: GameTree, infosets: np.ndarray, infoset_offset: np.ndarray,
+              behavior: np.ndarray) -> np.ndarray:
+    """float64 per original infoset: the player's own reach of ``infosets`` under ``behavior``
+    (laid out by ``infoset_offset``: the tree's for original actions, a map's for abstract)."""
+    reach = np.zeros(tree.num_infosets)
+    own_infoset_reach(infosets, tree.infoset_parent_action, tree.action_infoset,
+                      tree.infoset_action_offset, infoset_offset, behavior, reach)
+    return reach
 
 
 def mix_realization_weighted(average: np.ndarray, infoset_map, player: int, infosets: np.ndarray,
