@@ -1,4 +1,4 @@
-"""Earth mover's distance between histograms: exact on a line, exact LP, and GS14's greedy.
+"""Earth mover's distance between histograms: exact on a line, exact transport, GS14's greedy.
 
 * On a line (equal-width hand-strength bins, or next-round clusters whose centres are
   numbers), EMD is exact and linear: the L1 distance between the two CDFs, each step
@@ -6,8 +6,8 @@
   equals ``scipy.stats.wasserstein_distance`` with the support as values and the
   histograms as weights).
 * For a general ground distance (potential-aware histograms over clusters whose
-  centres are themselves histograms) ``emd_exact`` solves the transportation LP with
-  HiGHS, and ``emd_greedy`` is the fast approximation of Ganzfried & Sandholm 2014,
+  centres are themselves histograms) ``emd_exact`` solves the transportation problem with
+  POT (``ot.emd2``), and ``emd_greedy`` is the fast approximation of Ganzfried & Sandholm 2014,
   Algorithm 2: each unit of the point's mass moves to the nearest cluster where the
   mean still has mass left. It is a feasible transport plan, so never below the exact
   EMD (the published pseudo-code subtracts the moved mass after zeroing it; here the
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from scipy.optimize import linprog
 
 from efgkit.errors import AbstractionError
 
@@ -29,14 +28,6 @@ from efgkit.errors import AbstractionError
 def bin_centers(bins: int) -> np.ndarray:
     """Centres of ``bins`` equal-width bins of [0, 1]: the default support of a histogram."""
     return (np.arange(bins) + 0.5) / bins
-
-
-def _gaps(positions: np.ndarray) -> np.ndarray:
-    positions = np.asarray(positions, dtype=np.float64)
-    gaps = np.diff(positions)
-    if np.any(gaps < 0):
-        raise AbstractionError("EMD support positions must be increasing")
-    return gaps
 
 
 @numba.njit(cache=True)
@@ -57,30 +48,16 @@ def line_distances(point_cdfs, center_cdfs, gaps):
     return distances
 
 
-def emd_1d(p: np.ndarray, q: np.ndarray, positions: np.ndarray | None = None) -> float:
-    """Exact EMD between two histograms on a line (default: equal-width bins of [0, 1])."""
-    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
-    positions = bin_centers(p.shape[0]) if positions is None else positions
-    gaps = _gaps(positions)
-    return float(line_distances(np.cumsum(p)[None, :], np.cumsum(q)[None, :], gaps)[0, 0])
-
-
 def emd_exact(p: np.ndarray, q: np.ndarray, ground: np.ndarray) -> float:
-    """Exact EMD under any ground distance: the transportation LP, solved with HiGHS."""
+    """Exact EMD under any ground distance: the transportation problem, solved by POT's network
+    simplex (``ot.emd2``, the field's optimal-transport library)."""
+    import ot
+
     p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
-    n = p.shape[0]
-    # flow[i, j] from p's bin i to q's bin j: rows sum to p, columns to q. One column
-    # constraint is implied by the others (both sum to 1) and is dropped, so a rounding
-    # difference between sum(p) and sum(q) cannot make the LP infeasible; HiGHS's presolve
-    # declares masses near its 1e-7 feasibility tolerance infeasible, so it is off.
-    rows = np.kron(np.eye(n), np.ones(n))
-    columns = np.kron(np.ones(n), np.eye(n))[:-1]
-    result = linprog(np.asarray(ground, dtype=np.float64).ravel(), A_eq=np.vstack([rows, columns]),
-                     b_eq=np.concatenate([p, q[:-1]]), bounds=(0, None), method="highs",
-                     options={"presolve": False})
-    if result.status != 0:
-        raise AbstractionError(f"the EMD transportation LP failed: {result.message}")
-    return float(result.fun)
+    cost = float(ot.emd2(p, q / q.sum() * p.sum(), np.asarray(ground, dtype=np.float64)))
+    if not np.isfinite(cost):
+        raise AbstractionError("the EMD transportation problem failed")
+    return cost
 
 
 def nearest_order(ground: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
