@@ -147,3 +147,23 @@ def test_a_fifo_game_file_never_hangs(runner, tmp_path):
     os.mkfifo(fifo)
     result = runner.invoke(main, ["info", f"efg:{fifo}"])
     assert result.exit_code == 2 and "not a regular file" in result.stderr
+
+
+def test_a_small_file_declaring_a_huge_dataset_is_refused_before_reading(runner, tmp_path):
+    import h5py
+
+    from efgkit.io.checked_hdf5 import manifest_digest
+    from efgkit.specs import load_game
+    from efgkit.storage.strategy_file import load_strategy
+
+    out = tmp_path / "kuhn.h5"
+    assert runner.invoke(main, ["solve", "kuhn", "-n", "10", "--out", str(out)]).exit_code == 0
+    with h5py.File(out, "r+") as handle:
+        digest = handle["strategy/probabilities"].attrs["sha256"]
+        del handle["strategy/probabilities"]
+        forged = handle.create_dataset("strategy/probabilities", shape=(300_000_000,), dtype="<f8")
+        forged.attrs["sha256"] = digest
+        handle.attrs["content_sha256"] = manifest_digest(handle)
+    assert out.stat().st_size < 100_000
+    with pytest.raises(FileFormatError, match="declares 2,400,000,000 bytes but the file stores 0"):
+        load_strategy(out, load_game("kuhn"))

@@ -50,6 +50,18 @@ def links_problem(handle: h5py.File) -> str | None:
     return f"holds a soft or external link at /{found[0]}; efgkit files have none" if found else None
 
 
+def storage_problem(dataset: h5py.Dataset) -> str | None:
+    """Why reading ``dataset`` could allocate memory its file does not hold, or None.
+
+    An uncompressed dataset must store every byte it declares: HDF5 lets a tiny file declare
+    a huge dataset that reads as fill values, which would allocate gigabytes for nothing.
+    """
+    if dataset.compression is None and dataset.id.get_storage_size() < dataset.nbytes:
+        return (f"/{dataset.name.lstrip('/')} declares {dataset.nbytes:,} bytes but the file stores "
+                f"{dataset.id.get_storage_size():,}")
+    return None
+
+
 def manifest_digest(handle: h5py.File) -> str:
     """sha256 over every attribute and every dataset's type, shape and sha256 attribute.
 

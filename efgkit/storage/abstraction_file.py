@@ -32,6 +32,7 @@ from efgkit.abstraction.cards.bucketing import RECALLS, CardAbstraction, poker_r
 from efgkit.errors import EfgkitError, FileFormatError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
+from efgkit.io.checked_hdf5 import storage_problem
 from efgkit.io.error_text import one_line
 from efgkit.maps.infoset_map import InfosetMap
 
@@ -109,8 +110,13 @@ def _read(path: str | os.PathLike) -> dict:
         attributes = {name: str(attrs[name]) for name in
                       ("game_spec", "tree_fingerprint", "feature", "recall", "parameters")}
         rounds = len(handle["buckets"])
-        buckets = [np.asarray(handle[f"buckets/round_{r}"][()]) for r in range(rounds)]
-        abstract_of = np.asarray(handle["abstraction/abstract_of"][()])
+        datasets = [handle[f"buckets/round_{r}"] for r in range(rounds)] + [handle["abstraction/abstract_of"]]
+        for dataset in datasets:
+            problem = storage_problem(dataset)
+            if problem is not None:
+                raise FileFormatError(f"{path}: {problem}")
+        buckets = [np.asarray(dataset[()]) for dataset in datasets[:-1]]
+        abstract_of = np.asarray(datasets[-1][()])
         if _digest(attributes, buckets, abstract_of) != str(attrs["content_sha256"]):
             raise FileFormatError(f"{path}: card abstraction file is corrupted (content checksum mismatch)")
         return {**attributes, "buckets": buckets, "abstract_of": abstract_of}

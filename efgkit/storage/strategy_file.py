@@ -32,7 +32,7 @@ import efgkit
 from efgkit.errors import EfgkitError, FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import links_problem, manifest_digest
+from efgkit.io.checked_hdf5 import links_problem, manifest_digest, storage_problem
 from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import create_file, slices, write_contiguous
 from efgkit.maps.infoset_map import InfosetMap
@@ -257,6 +257,9 @@ def dataset_checked(handle: h5py.File, name: str, dtype: np.dtype | str) -> h5py
     if dataset.dtype != np.dtype(dtype):
         raise FileFormatError(f"{handle.filename}: /{name} has dtype {dataset.dtype}, "
                               f"expected {np.dtype(dtype)}")
+    problem = storage_problem(dataset)
+    if problem is not None:
+        raise FileFormatError(f"{handle.filename}: {problem}")
     return dataset
 
 
