@@ -34,7 +34,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from efgkit.abstraction.refinement import RefinementRecord, run_refinement
+from efgkit.abstraction.refinement import RefinementRecord, RefinementState, run_refinement
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
@@ -254,6 +254,51 @@ class CFRPlusIRA:
         ``max_iterations``; returns the evaluation history."""
         return run_refinement(self, target, max_iterations=max_iterations, every=every,
                               callback=callback)
+
+    # ------------------------------------------------------------- checkpoints
+    def state(self) -> RefinementState:
+        """The map, regrets, averages, samples, counters and generator state (a checkpoint)."""
+        arrays = {f"map/{name}": array for name, array in self.map.state_arrays().items()}
+        arrays.update(regrets=self.regrets.copy(), average_accumulator=self.average_accumulator.copy(),
+                      sample_regrets=self._sample_regrets.copy(),
+                      samples_heuristic=self._samples[HEURISTIC].copy(),
+                      samples_bound=self._samples[BOUND].copy())
+        numbers = {"iteration": self.iteration, "bound_window_start": self._bound_window_start,
+                   "next_bound_resample": self._next_bound_resample, "doublings": self._doublings,
+                   "splits_heuristic": self.splits["heuristic"], "splits_bound": self.splits["bound"]}
+        return RefinementState(arrays, numbers, self.rng.bit_generator.state)
+
+    def restore(self, state: RefinementState) -> None:
+        """Continue from ``state`` (taken by ``state()`` of a refiner with the same parameters)."""
+        arrays, numbers = state.arrays, state.numbers
+        self.map = RefinableMap.restored(self.tree, {name[4:]: array for name, array in arrays.items()
+                                                     if name.startswith("map/")})
+        self.layout = ProfileLayout(self.map)
+        capacity = self.map.capacity_actions
+        for name in ("regrets", "average_accumulator"):
+            if arrays[name].shape != (capacity,) or not np.all(np.isfinite(arrays[name])):
+                raise ParameterError(f"the refinement state's {name} does not fit this game")
+        if arrays["sample_regrets"].shape != self._sample_regrets.shape:
+            raise ParameterError("the refinement state was taken with other sample sizes (--kb, --kh)")
+        self.regrets[:] = arrays["regrets"]
+        self.average_accumulator[:] = arrays["average_accumulator"]
+        self._sample_regrets[:] = arrays["sample_regrets"]
+        self._slots[:] = -1
+        for kind, name in ((HEURISTIC, "samples_heuristic"), (BOUND, "samples_bound")):
+            sample = np.asarray(arrays[name], np.int32)
+            if sample.size and (sample.min() < 0 or sample.max() >= self.tree.num_infosets):
+                raise ParameterError(f"the refinement state's {name} are not infosets of this game")
+            self._samples[kind] = sample
+            self._slots[kind, sample] = np.arange(sample.size, dtype=np.int32)
+        self.iteration = int(numbers["iteration"])
+        self._bound_window_start = int(numbers["bound_window_start"])
+        self._next_bound_resample = int(numbers["next_bound_resample"])
+        self._doublings = int(numbers["doublings"])
+        self.splits = {"heuristic": int(numbers["splits_heuristic"]), "bound": int(numbers["splits_bound"])}
+        self.rng.bit_generator.state = state.rng_state
+        self._evaluator = None
+        for player in (0, 1):
+            self._match(self.map.abstract_infosets_of(player))
 
 
 def near_best_action_sets(regrets: np.ndarray, valid: np.ndarray, t: int) -> np.ndarray:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from efgkit.abstraction.refinement import RefinementRecord, run_refinement
+from efgkit.abstraction.refinement import RefinementRecord, RefinementState, run_refinement
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
@@ -85,6 +85,30 @@ class FPIRA:
                callback=None) -> list[RefinementRecord]:
         return run_refinement(self, target, max_iterations=max_iterations, every=every,
                               callback=callback)
+
+    def state(self) -> RefinementState:
+        """The map, the average and the counters (a checkpoint; FPIRA draws no random numbers)."""
+        arrays = {f"map/{name}": array for name, array in self.map.state_arrays().items()}
+        arrays["average"] = self.average.copy()
+        numbers = {"iteration": self.iteration, "updates_0": self._updates[0], "updates_1": self._updates[1],
+                   "last_delta_0": self.last_delta[0], "last_delta_1": self.last_delta[1],
+                   "splits_best_response": self.splits["best_response"], "splits_delta": self.splits["delta"]}
+        return RefinementState(arrays, numbers)
+
+    def restore(self, state: RefinementState) -> None:
+        """Continue from ``state`` (taken by ``state()`` on the same game)."""
+        arrays, numbers = state.arrays, state.numbers
+        self.map = RefinableMap.restored(self.tree, {name[4:]: array for name, array in arrays.items()
+                                                     if name.startswith("map/")})
+        average = np.asarray(arrays["average"], np.float64)
+        if average.shape != (self.map.capacity_actions,) or not np.all(np.isfinite(average)):
+            raise ParameterError("the refinement state's average does not fit this game")
+        self.average = average.copy()
+        self.iteration = int(numbers["iteration"])
+        self._updates = [int(numbers["updates_0"]), int(numbers["updates_1"])]
+        self.last_delta = (float(numbers["last_delta_0"]), float(numbers["last_delta_1"]))
+        self.splits = {"best_response": int(numbers["splits_best_response"]),
+                       "delta": int(numbers["splits_delta"])}
 
     # ---------------------------------------------------------------- one update
     def _update(self, player: int) -> float:

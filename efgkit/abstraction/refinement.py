@@ -4,7 +4,9 @@ NashConv, abstraction size and memory (in the paper's 32-bit words) along the wa
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 from efgkit.errors import ParameterError
 
@@ -22,25 +24,45 @@ class RefinementRecord:
     """Time spent iterating so far (the exact evaluations are not counted)."""
 
 
+@dataclass
+class RefinementState:
+    """Everything a refiner needs to continue exactly where it stopped (a checkpoint):
+    ``arrays`` (the map's, the regrets or averages, the samples), ``numbers`` (iteration
+    counters, split counts) and the random generator's ``rng_state`` (JSON-able)."""
+
+    arrays: dict[str, np.ndarray]
+    numbers: dict[str, float]
+    rng_state: dict | None = None
+    history: list[RefinementRecord] = field(default_factory=list)
+
+
 def run_refinement(solver, target: float, *, max_iterations: int, every: int,
-                   callback=None) -> list[RefinementRecord]:
-    """Shared driver of FPIRA and CFR+IRA: iterate, evaluate every ``every`` iterations."""
+                   callback=None, history: list[RefinementRecord] | None = None) -> list[RefinementRecord]:
+    """Shared driver of FPIRA and CFR+IRA: iterate, evaluate every ``every`` iterations.
+
+    ``history`` continues a resumed run: its last record is the solver's current point, so
+    it is not evaluated again and the run goes on exactly as an uninterrupted one.
+    """
     if every < 1:
         raise ParameterError(f"every must be >= 1, got {every}")
     if max_iterations < 0:
         raise ParameterError(f"max_iterations must be >= 0, got {max_iterations}")
-    history: list[RefinementRecord] = []
-    iterating = 0.0
+    history = list(history or [])
+    resumed = bool(history) and history[-1].iteration == solver.iteration
+    iterating = history[-1].seconds if history else 0.0
     while True:
-        result = solver.evaluate()
-        memory = solver.memory()
-        record = RefinementRecord(solver.iteration, result.nash_conv,
-                                  memory["abstract_infosets"], memory["memory_words"],
-                                  memory["map_entries"], iterating)
-        history.append(record)
-        if callback is not None:
-            callback(record)
-        if result.nash_conv <= target or solver.iteration >= max_iterations:
+        if resumed:
+            record, resumed = history[-1], False
+        else:
+            result = solver.evaluate()
+            memory = solver.memory()
+            record = RefinementRecord(solver.iteration, result.nash_conv,
+                                      memory["abstract_infosets"], memory["memory_words"],
+                                      memory["map_entries"], iterating)
+            history.append(record)
+            if callback is not None:
+                callback(record)
+        if record.nash_conv <= target or solver.iteration >= max_iterations:
             return history
         start = time.perf_counter()
         solver.iterate(min(every, max_iterations - solver.iteration))

@@ -24,6 +24,7 @@ from efgkit.cli.app import (
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
+from efgkit.io.lock import exclusive_lock
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.storage.abstraction_file import is_card_abstraction_file, load_card_abstraction
 from efgkit.storage.strategy_file import load_strategy, save_strategy
@@ -65,19 +66,53 @@ def _refinement_parameters(ctx: click.Context, algorithm: str, kb: int, kh: int,
     return {"k_bound": kb, "k_heuristic": kh, "delay": delay, "seed": seed}
 
 
-def _run_refinement(refiner, target: float, max_iterations: int, every: int, report):
+def _run_refinement(refiner, target: float, max_iterations: int, every: int, report,
+                    history=None, checkpoint=None):
     from efgkit.abstraction.refinement import run_refinement
 
-    with tqdm(total=max_iterations, unit="it", desc="refining", file=sys.stderr,
-              disable=not show_progress(), leave=False) as bar:
+    with tqdm(total=max_iterations, initial=refiner.iteration, unit="it", desc="refining",
+              file=sys.stderr, disable=not show_progress(), leave=False) as bar:
         def callback(record) -> None:
             bar.update(record.iteration - bar.n)
             bar.set_postfix(nash_conv=f"{record.nash_conv:.4g}",
                             abstract=record.abstract_infosets, words=record.memory_words)
             report(record, bar)
+            if checkpoint is not None:
+                checkpoint(record)
 
         return run_refinement(refiner, target, max_iterations=max_iterations, every=every,
-                              callback=callback)
+                              callback=callback, history=history)
+
+
+class _RefinementCheckpoints:
+    """Write the refiner's state to ``--state`` at evaluation points, every K iterations or S
+    seconds, and at the end; a kill loses at most the work since the last one."""
+
+    def __init__(self, path: str, tree: GameTree, algorithm: str, parameters: dict,
+                 every: int | None, seconds: float | None) -> None:
+        self.path, self.tree, self.algorithm, self.parameters = path, tree, algorithm, parameters
+        self.every, self.seconds = every, seconds
+        self.written, self._last_iteration, self._last_time = 0, 0, time.monotonic()
+        self.history: list = []
+
+    def resumed_at(self, iteration: int) -> None:
+        self._last_iteration = iteration
+
+    def __call__(self, refiner, record, final: bool = False) -> None:
+        if record is not None and (not self.history or self.history[-1] is not record):
+            self.history.append(record)
+        by_count = self.every is not None and refiner.iteration - self._last_iteration >= self.every
+        by_time = self.seconds is not None and time.monotonic() - self._last_time >= self.seconds
+        due = final or by_count or by_time
+        if not due:
+            return
+        from efgkit.storage.refinement_state import save_refinement_state
+
+        state = refiner.state()
+        state.history = list(self.history)
+        save_refinement_state(self.path, self.tree, self.algorithm, self.parameters, state)
+        self.written += 1
+        self._last_iteration, self._last_time = refiner.iteration, time.monotonic()
 
 
 refine_options = [
@@ -110,11 +145,21 @@ refine_options = [
               help="Write the abstraction and its strategy to this HDF5 strategy file.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG of NashConv and abstraction size against iterations.")
+@click.option("--state", type=click.Path(dir_okay=False), default=None, metavar="FILE.h5",
+              help="Checkpoint file: the whole refinement state (map, regrets or averages, samples, "
+                   "random state), written atomically at checkpoints and at the end.")
+@click.option("--checkpoint-every", type=click.IntRange(min=1), default=None, metavar="K",
+              help="Checkpoint at the first evaluation K or more iterations after the last one.")
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="S", help="Checkpoint at the first evaluation S or more seconds after the last one.")
+@click.option("--resume", is_flag=True,
+              help="Continue from the --state checkpoint, bit-identical to an uninterrupted run.")
 @json_option
 @click.pass_context
 def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int, kh: int,
            delay: int, initial: str, max_iterations: int, every: int, seed: int,
-           out: str | None, plot: str | None, as_json: bool) -> None:
+           out: str | None, plot: str | None, state: str | None, checkpoint_every: int | None,
+           checkpoint_seconds: float | None, resume: bool, as_json: bool) -> None:
     """Refine an imperfect-recall abstraction of GAME until NashConv <= TARGET.
 
     Regrets and strategies live on the abstraction; best responses are exact in the
@@ -124,12 +169,29 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
     parameters = _refinement_parameters(ctx, algorithm, kb, kh, delay, seed)
     check_writable(out, "--out")
     check_writable(plot, "--plot")
+    _check_refinement_state(state, checkpoint_every, checkpoint_seconds, resume)
+    if state is not None:
+        ctx.with_resource(exclusive_lock(state))
     tree, build_seconds = build_game(game)
     if not as_json:
         for line in size_lines(tree, build_seconds):
             click.echo(line)
     refiner = _make_refiner(tree, algorithm, _initial_abstraction(tree, initial), kb, kh,
                             delay, seed)
+    checkpoints = previous = None
+    if state is not None:
+        recorded = {"initial": initial, **parameters}
+        checkpoints = _RefinementCheckpoints(state, tree, algorithm, recorded, checkpoint_every,
+                                             checkpoint_seconds)
+        if resume and Path(state).exists():
+            from efgkit.storage.refinement_state import load_refinement_state
+
+            saved = load_refinement_state(state, tree, algorithm, recorded)
+            refiner.restore(saved)
+            previous = checkpoints.history = list(saved.history)
+            checkpoints.resumed_at(refiner.iteration)
+            if not as_json:
+                click.echo(f"resumed from {state} at iteration {refiner.iteration}")
 
     def report(record, bar) -> None:
         if not as_json and (record.iteration % (every * 10) == 0 or record.nash_conv <= target):
@@ -140,7 +202,10 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
             bar.refresh()
 
     started = time.perf_counter()
-    history = _run_refinement(refiner, target, max_iterations, every, report)
+    history = _run_refinement(refiner, target, max_iterations, every, report, previous,
+                              None if checkpoints is None else lambda record: checkpoints(refiner, record))
+    if checkpoints is not None:
+        checkpoints(refiner, None, final=True)
     seconds = time.perf_counter() - started
     final = history[-1]
     strategy = refiner.average_strategy()
@@ -174,9 +239,26 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
         f"({data['abstract_percent']:.1f}%), {memory['map_entries']:,} map entries, "
         f"{memory['memory_words']:,} 32-bit words of solver state",
     ]
+    if checkpoints is not None:
+        data.update(state=state, checkpoints_written=checkpoints.written)
     lines += [f"abstraction and strategy written to {out}"] if out else []
+    lines += [f"refinement state written to {state} ({checkpoints.written} checkpoints)"] if state else []
     lines += [f"plot written to {plot}"] if plot else []
     emit(as_json, data, lines)
+
+
+def _check_refinement_state(state: str | None, every: int | None, seconds: float | None,
+                            resume: bool) -> None:
+    """Refuse checkpoint options that cannot apply, before any work."""
+    if state is None:
+        given = [name for name, value in (("--checkpoint-every", every), ("--checkpoint-seconds", seconds),
+                                          ("--resume", resume)) if value]
+        if given:
+            raise ParameterError(f"{given[0]} needs --state FILE.h5 (where checkpoints go)")
+        return
+    check_writable(state, "--state")
+    if Path(state).exists() and not resume:
+        raise ParameterError(f"--state {state} exists; pass --resume to continue it or remove it")
 
 
 def _write_refinement_plot(path: str, spec: str, algorithm: str, history, infosets: int) -> None:

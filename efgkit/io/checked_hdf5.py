@@ -116,6 +116,9 @@ def read_dataset(group: h5py.Group, name: str) -> np.ndarray:
     if name not in group:
         raise FileFormatError(f"{group.file.filename}: {group.name}/{name} is missing")
     dataset = group[name]
+    problem = storage_problem(dataset)
+    if problem is not None:
+        raise FileFormatError(f"{group.file.filename}: {problem}")
     data = np.asarray(dataset[()])
     if _digest_of(data) != str(dataset.attrs.get("sha256")):
         raise FileFormatError(f"{group.file.filename}: file is corrupted (checksum of {dataset.name})")

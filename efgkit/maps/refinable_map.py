@@ -18,6 +18,7 @@ import numpy as np
 
 from efgkit.errors import AbstractionError
 from efgkit.games.csr import positions_within
+from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap, coarsest_classes
 
 
@@ -25,19 +26,46 @@ class RefinableMap:
     """Mutable original -> abstract infoset map with split, detach and memory accounting."""
 
     def __init__(self, initial: InfosetMap) -> None:
-        tree = initial.tree
+        self._adopt(initial.tree, initial.abstract_of, initial.abstract_player,
+                    initial.abstract_num_actions, initial.abstract_action_offset)
+
+    @classmethod
+    def restored(cls, tree: GameTree, state: dict[str, np.ndarray]) -> RefinableMap:
+        """The map ``state_arrays`` described (ids and action slots exactly as they were)."""
+        refinable = cls.__new__(cls)
+        try:
+            abstract_of = np.asarray(state["abstract_of"], np.int32)
+            offsets = np.asarray(state["abstract_action_offset"], np.int64)
+            num_actions = np.asarray(state["abstract_num_actions"], np.int64)
+            player = np.asarray(state["abstract_player"], np.int64)
+        except KeyError as exc:
+            raise AbstractionError(f"a refinable map's state lacks {exc}") from None
+        problem = _state_problem(tree, abstract_of, player, num_actions, offsets)
+        if problem is not None:
+            raise AbstractionError(f"a refinable map's state does not fit the game: {problem}")
+        refinable._adopt(tree, abstract_of, player, num_actions, offsets)
+        return refinable
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """What ``restored`` needs: the map and the per-abstract-infoset arrays in use."""
+        n = self.num_abstract
+        return {"abstract_of": self.abstract_of.copy(), "abstract_player": self.abstract_player[:n].copy(),
+                "abstract_num_actions": self.abstract_num_actions[:n].copy(),
+                "abstract_action_offset": self.abstract_action_offset[: n + 1].copy()}
+
+    def _adopt(self, tree: GameTree, abstract_of: np.ndarray, player: np.ndarray,
+               num_actions: np.ndarray, offsets: np.ndarray) -> None:
         self.tree = tree
         capacity_sets = tree.num_infosets
-        capacity_actions = tree.num_infoset_actions
-        self.abstract_of = initial.abstract_of.copy()
-        self.num_abstract = initial.num_abstract
+        self.abstract_of = np.asarray(abstract_of, np.int32).copy()
+        self.num_abstract = int(num_actions.shape[0])
         self.abstract_player = np.zeros(capacity_sets, np.int8)
         self.abstract_num_actions = np.zeros(capacity_sets, np.int32)
         self.abstract_action_offset = np.zeros(capacity_sets + 1, np.int32)
-        self.abstract_player[: self.num_abstract] = initial.abstract_player
-        self.abstract_num_actions[: self.num_abstract] = initial.abstract_num_actions
-        self.abstract_action_offset[: self.num_abstract + 1] = initial.abstract_action_offset
-        self.capacity_actions = capacity_actions
+        self.abstract_player[: self.num_abstract] = player
+        self.abstract_num_actions[: self.num_abstract] = num_actions
+        self.abstract_action_offset[: self.num_abstract + 1] = offsets
+        self.capacity_actions = tree.num_infoset_actions
         order = np.argsort(self.abstract_of, kind="stable").astype(np.int32)
         bounds = np.searchsorted(self.abstract_of[order], np.arange(self.num_abstract + 1))
         self._members = [order[bounds[a]:bounds[a + 1]] for a in range(self.num_abstract)]
@@ -148,3 +176,21 @@ class RefinableMap:
         self.abstract_of[group] = new
         self.infoset_offset[group] = start
         return new
+
+
+def _state_problem(tree: GameTree, abstract_of: np.ndarray, player: np.ndarray, num_actions: np.ndarray,
+                   offsets: np.ndarray) -> str | None:
+    """Why these arrays are not a refinable map of ``tree``, or None."""
+    count = num_actions.shape[0]
+    if abstract_of.shape != (tree.num_infosets,) or player.shape != (count,) or offsets.shape != (count + 1,):
+        return "array shapes"
+    if count == 0 or abstract_of.min() < 0 or abstract_of.max() >= count:
+        return "abstract ids out of range"
+    if np.unique(abstract_of).shape[0] != count:
+        return "an abstract infoset without members"
+    if offsets[0] != 0 or np.any(np.diff(offsets) != num_actions) or offsets[-1] > tree.num_infoset_actions:
+        return "action offsets"
+    if np.any(num_actions[abstract_of] != tree.infoset_num_actions) or np.any(
+            player[abstract_of] != tree.infoset_player):
+        return "players or action counts of the members"
+    return None

@@ -1,0 +1,65 @@
+"""Refinement checkpoints: the whole state of a CFR+IRA or FPIRA run, to resume bit-identically.
+
+A checked HDF5 file (``efgkit.io.checked_hdf5``: format and schema version, sha256 per
+dataset, manifest digest; written atomically) holding the game's spec and fingerprint, the
+algorithm and its parameters, every array of ``RefinementState`` (the refinable map, the
+regrets or averages, the samples), its counters and random-generator state, and the
+evaluation history so far.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import h5py
+
+from efgkit.abstraction.refinement import RefinementRecord, RefinementState
+from efgkit.errors import FileFormatError, ParameterError
+from efgkit.games.tree import GameTree
+from efgkit.io.atomic import atomic_output_path
+from efgkit.io.checked_hdf5 import open_checked, read_dataset, seal, stamp, write_dataset
+from efgkit.io.error_text import one_line
+
+FORMAT = "efgkit-refinement-state"
+SCHEMA_VERSION = 1
+
+
+def save_refinement_state(path: str | os.PathLike, tree: GameTree, algorithm: str, parameters: dict,
+                          state: RefinementState) -> None:
+    """Write ``state`` (with its history) for ``tree`` to ``path``, atomically."""
+    try:
+        with atomic_output_path(path) as temporary, h5py.File(temporary, "w") as handle:
+            stamp(handle, FORMAT, SCHEMA_VERSION)
+            handle.attrs.update(
+                game_spec=tree.spec, tree_fingerprint=tree.fingerprint, algorithm=algorithm,
+                parameters=json.dumps(parameters, sort_keys=True), numbers=json.dumps(state.numbers),
+                rng_state=json.dumps(state.rng_state),
+                history=json.dumps([vars(record) for record in state.history]))
+            arrays = handle.create_group("arrays")
+            for name, array in state.arrays.items():
+                write_dataset(arrays, name, array, compressed=False)
+            seal(handle)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write the refinement state ({one_line(exc)})") from exc
+
+
+def load_refinement_state(path: str | os.PathLike, tree: GameTree, algorithm: str,
+                          parameters: dict) -> RefinementState:
+    """The state saved at ``path``, checked: the same game, algorithm and parameters."""
+    with open_checked(path, FORMAT, SCHEMA_VERSION, "refinement state file") as handle:
+        attrs = handle.attrs
+        if (str(attrs["game_spec"]), str(attrs["tree_fingerprint"])) != (tree.spec, tree.fingerprint):
+            raise FileFormatError(f"{path}: the refinement state is for game {str(attrs['game_spec'])!r} "
+                                  f"(or other rules), not {tree.spec!r}")
+        stored = (str(attrs["algorithm"]), json.loads(str(attrs["parameters"])))
+        if stored != (algorithm, json.loads(json.dumps(parameters, sort_keys=True))):
+            raise ParameterError(f"{path}: the run was {stored[0]} with {stored[1]}; resume it with the "
+                                 f"same algorithm and parameters")
+        names: list[str] = []
+        handle["arrays"].visititems(lambda name, item: names.append(name)
+                                    if isinstance(item, h5py.Dataset) else None)
+        arrays = {name: read_dataset(handle["arrays"], name) for name in names}
+        history = [RefinementRecord(**record) for record in json.loads(str(attrs["history"]))]
+        return RefinementState(arrays, json.loads(str(attrs["numbers"])),
+                               json.loads(str(attrs["rng_state"])), history)
