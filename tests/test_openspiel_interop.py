@@ -266,3 +266,12 @@ def test_constant_sum_game_is_shifted_to_zero_sum():
     tree = compile_openspiel_game(game, "openspiel:kuhn_plus_one")
     assert np.array_equal(tree.node_utility, tree_of("openspiel:kuhn_poker").node_utility)
     assert len(openspiel_infoset_correspondence(tree, game).information_states) == 12
+
+
+def test_a_game_far_too_large_is_refused_at_once_from_knuths_estimate():
+    from efgkit.interop.openspiel import estimated_nodes
+
+    with pytest.raises(TreeTooLargeError, match="Knuth's estimate"):
+        import_openspiel_game("chess")
+    leduc = pyspiel.load_game("leduc_poker")
+    assert 0.3 * 9457 < estimated_nodes(leduc, paths=2000) < 3 * 9457  # unbiased: near the true count

@@ -32,8 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from efgkit.errors import GameDefinitionError, GameSpecError, OptionalDependencyError, StrategyError
-from efgkit.games.builder import build_tree
+from efgkit.errors import (
+    GameDefinitionError,
+    GameSpecError,
+    OptionalDependencyError,
+    StrategyError,
+    TreeTooLargeError,
+)
+from efgkit.games.builder import build_tree, node_limit_from_env
 from efgkit.games.protocol import CHANCE, KIND_NAMES, TERMINAL
 from efgkit.games.tree import GameTree
 from efgkit.solvers.strategy import Strategy
@@ -264,6 +270,41 @@ def import_openspiel_game(
                                   node_limit=node_limit, progress=progress)
 
 
+ESTIMATE_PATHS = 64
+ESTIMATE_MARGIN = 100
+"""A game is refused before building when Knuth's estimate exceeds the node limit this much
+(the estimate is unbiased but spread; games near the limit are built and counted exactly)."""
+
+
+def estimated_nodes(game: Any, paths: int = ESTIMATE_PATHS, seed: int = 0) -> float:
+    """Knuth's (1975) unbiased estimate of a game tree's node count: along a random path from
+    the root, sum the products of the branching factors seen; averaged over ``paths`` paths.
+
+    Cheap even for games far too large to walk (chess: a few random games), so
+    ``compile_openspiel_game`` refuses those at once instead of enumerating for hours.
+    """
+    rng = np.random.default_rng(seed)
+    total = 0.0
+    for _ in range(paths):
+        state, product, count = game.new_initial_state(), 1.0, 1.0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                action = outcomes[rng.integers(len(outcomes))][0]
+                branching = len(outcomes)
+            else:
+                actions = state.legal_actions()
+                action = actions[rng.integers(len(actions))]
+                branching = len(actions)
+            product *= branching
+            count += product
+            state.apply_action(action)
+            if count > 1e300:
+                break
+        total += count
+    return total / paths
+
+
 def compile_openspiel_game(
     openspiel_game: Any, spec: str | None = None, *, node_limit: int | None = None,
     progress: bool = False,
@@ -277,6 +318,12 @@ def compile_openspiel_game(
     """
     spec = spec or SPEC_PREFIX + str(openspiel_game)
     game = checked_openspiel_game(openspiel_game, repr(spec.removeprefix(SPEC_PREFIX)))
+    limit = node_limit_from_env() if node_limit is None else node_limit
+    estimate = estimated_nodes(game)
+    if estimate > ESTIMATE_MARGIN * limit:
+        raise TreeTooLargeError(
+            f"game {spec!r} has about {estimate:.2g} nodes (Knuth's estimate from {ESTIMATE_PATHS} random "
+            f"paths), far more than the node limit of {limit:,}; it cannot be built")
     try:
         return build_tree(OpenSpielGame(game, spec), node_limit=node_limit, progress=progress)
     except _SharedInformationState:
