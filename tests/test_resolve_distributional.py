@@ -228,3 +228,17 @@ def test_cli_resolves_leduc_with_distributional_hedge(runner, json_output, burch
     failed = runner.invoke(main, ["resolve", "leduc", str(blueprint), "--gadget", "distributional",
                                   "--solver", "lp", "--out", str(tmp_path / "x.h5")])
     assert failed.exit_code == 2 and "CFR iterations" in failed.stderr
+
+
+@pytest.mark.parametrize("rule", ["threshold", "hedge"])
+def test_a_distributional_solver_resumes_bit_identically(coin_toss_constraints, rule):
+    gadget = distributional_gadget(coin_toss_constraints)
+    straight = DistributionalSolver(gadget, np.full(2, 0.3), rule=rule).iterate(60)
+    first = DistributionalSolver(gadget, np.full(2, 0.3), rule=rule).iterate(25)
+    state = {name: array.copy() for name, array in first.state_arrays().items()}
+    resumed = DistributionalSolver(gadget, np.full(2, 0.3), rule=rule)
+    resumed.load_state(first.iteration, **state)
+    resumed.iterate(35)
+    assert np.array_equal(resumed.solver.regrets, straight.solver.regrets)
+    assert np.array_equal(resumed.solver.average_accumulator, straight.solver.average_accumulator)
+    assert np.array_equal(resumed.follow_probabilities_, straight.follow_probabilities_)

@@ -213,6 +213,28 @@ class DistributionalSolver:
     def average_strategy(self) -> Strategy:
         return self.solver.average_strategy()
 
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """The CFR solver's state plus the head rule's running statistics (a checkpoint)."""
+        return {**self.solver.state_arrays(), "cumulative_follow": self._cumulative.copy(),
+                "mean_follow": self._mean_follow.copy(), "follow_squares": self._squares.copy(),
+                "follow_probabilities": self.follow_probabilities_.copy()}
+
+    def load_state(self, iteration: int, *, cumulative_follow: np.ndarray, mean_follow: np.ndarray,
+                   follow_squares: np.ndarray, follow_probabilities: np.ndarray,
+                   **solver_arrays: np.ndarray) -> None:
+        """Continue from ``state_arrays`` taken at ``iteration``, bit-identically."""
+        head = [("cumulative_follow", cumulative_follow), ("mean_follow", mean_follow),
+                ("follow_squares", follow_squares), ("follow_probabilities", follow_probabilities)]
+        for name, array in head:
+            if np.shape(array) != self._cumulative.shape or not np.all(np.isfinite(array)):
+                raise ParameterError(f"{name} must be {self._cumulative.shape[0]} finite numbers")
+        self.solver.load_state(iteration=iteration, **solver_arrays)
+        self._cumulative[:], self._mean_follow[:], self._squares[:] = (cumulative_follow, mean_follow,
+                                                                         follow_squares)
+        self.follow_probabilities_ = np.array(follow_probabilities, dtype=np.float64)
+        follow = self.follow_probabilities_
+        self.solver.hold_strategy(self.head_infosets, np.column_stack([1.0 - follow, follow]).ravel())
+
 
 def _is_resolve_shaped(gadget: Gadget) -> bool:
     """Every child of the root is an opponent node whose actions are (terminate, follow)."""
