@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from markdown_sections import update_section
 
 from efgkit.solvers import BestResponse
 from efgkit.solvers.cfr import SOLVER_CLASSES
@@ -218,7 +219,7 @@ def _table(rows: list[str]) -> str:
 
 def _write_docs(rows: list[str], pictures: list[tuple[str, str]]) -> None:
     table = _table(rows)
-    text = [f"# Solver frontier: CFR variants against the peers ({datetime.date.today()})", "",
+    text = [f"## Measured {datetime.date.today()}", "",
             "`python benchmarks/bench_solvers.py`, one core, every method in the same run. NashConv/2 "
             "(OpenSpiel's exploitability) of the average strategy; times count solving only (evaluations "
             "excluded). The peers (OpenSpiel's C++ CFR+ with its Python exploitability, LiteEFG) run to "
@@ -226,7 +227,7 @@ def _write_docs(rows: list[str], pictures: list[tuple[str, str]]) -> None:
             "is the published anchor the issue quotes, placed beside efgkit's best candidate (PDCFR+).",
             "", table, ""]
     text += [f"![{name}](img/{file})" for name, file in pictures]
-    DOCS.write_text("\n".join(text) + "\n")
+    update_section(DOCS, "solver-frontier", "\n".join(text))
 
 
 if __name__ == "__main__":
