@@ -43,8 +43,8 @@ PUBLISHED_1000 = {"Kuhn": "4.0e-5", "Leduc": "1.2e-4", "Goofspiel-4": "3.8e-5", 
 """DDCFR (Xu et al., ICLR 2024), NashConv/2 after 1,000 iterations, as the issue quotes them."""
 TARGETS = (1e-3, 1e-6)
 PEER_ITERATIONS = 1000
-"""The peers run to 1,000 iterations (OpenSpiel's Python exploitability check and LiteEFG's
-iterations on the larger games would take hours to 10,000)."""
+"""The peers run to 1,000 iterations by default (OpenSpiel's Python exploitability check and
+LiteEFG's iterations on the larger games would take hours to 10,000)."""
 
 
 def checkpoints(last: int) -> list[int]:
@@ -182,19 +182,28 @@ def plot(name: str, results: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="Kuhn and Leduc, 100 iterations; writes nothing")
+    parser.add_argument("--games", default=None, help="comma-separated games of GAMES (default: all)")
+    parser.add_argument("--peer-iterations", type=int, default=PEER_ITERATIONS,
+                        help="iterations of the peers (default 1,000)")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     last = 100 if args.quick else 10000
-    games = {k: GAMES[k] for k in ("Kuhn", "Leduc")} if args.quick else GAMES
-    rows, pictures = [], []
+    chosen = ("Kuhn", "Leduc") if args.quick else (args.games.split(",") if args.games else tuple(GAMES))
+    unknown = [name for name in chosen if name not in GAMES]
+    if unknown:
+        parser.error(f"unknown game {unknown[0]!r}; known: {', '.join(GAMES)}")
+    games = {name: GAMES[name] for name in chosen}
+    rows = []
     for name, (spec, openspiel_name) in games.items():
+        first_row = len(rows)
         tree = load_game(spec)
         results = {variant: run_efgkit(tree, variant, last) for variant in SOLVER_CLASSES}
         if openspiel_name is not None and not args.quick:
-            peers = {"OpenSpiel C++ CFR+": run_openspiel(openspiel_name, last),
-                     "LiteEFG PCFR+": run_liteefg(openspiel_name, "PCFR+", last),
-                     "LiteEFG DCFR": run_liteefg(openspiel_name, "DCFR", last)}
+            peer_last = min(last, args.peer_iterations)
+            peers = {"OpenSpiel C++ CFR+": run_openspiel(openspiel_name, peer_last),
+                     "LiteEFG PCFR+": run_liteefg(openspiel_name, "PCFR+", peer_last),
+                     "LiteEFG DCFR": run_liteefg(openspiel_name, "DCFR", peer_last)}
             results.update({k: v for k, v in peers.items() if v is not None})
         for method, result in results.items():
             curve = result["curve"]
@@ -205,9 +214,12 @@ def main() -> None:
                         f"{_cell(time_to(curve, TARGETS[1]), ' s')} | "
                         f"{PUBLISHED_1000.get(name, '') if method == 'pdcfr+' else ''} |")
         if not args.quick:
-            pictures.append((name, plot(name, results)))
-            _write_docs(rows, pictures)  # after every game, so a long run keeps what it measured
+            picture = plot(name, results)
+            update_section(DOCS, f"game {name}", f"### {name}\n\n" + _table(rows[first_row:])
+                           + f"\n\n![{name}](img/{picture})")  # a game at a time: partial runs keep results
         print(f"{name}: done", flush=True)
+    if not args.quick:
+        update_section(DOCS, "measured", _intro())
     print(_table(rows))
 
 
@@ -217,17 +229,14 @@ def _table(rows: list[str]) -> str:
     return header + "\n" + "\n".join(rows)
 
 
-def _write_docs(rows: list[str], pictures: list[tuple[str, str]]) -> None:
-    table = _table(rows)
-    text = [f"## Measured {datetime.date.today()}", "",
-            "`python benchmarks/bench_solvers.py`, one core, every method in the same run. NashConv/2 "
-            "(OpenSpiel's exploitability) of the average strategy; times count solving only (evaluations "
-            "excluded). The peers (OpenSpiel's C++ CFR+ with its Python exploitability, LiteEFG) run to "
-            "1,000 iterations. LiteEFG's 'avg-iterate' is its own averaging (uniform). The DDCFR column "
-            "is the published anchor the issue quotes, placed beside efgkit's best candidate (PDCFR+).",
-            "", table, ""]
-    text += [f"![{name}](img/{file})" for name, file in pictures]
-    update_section(DOCS, "solver-frontier", "\n".join(text))
+def _intro() -> str:
+    return (f"## Measured {datetime.date.today()}\n\n`python benchmarks/bench_solvers.py`, one core, every "
+            "method of a game in the same run. NashConv/2 (OpenSpiel's exploitability) of the average "
+            "strategy (the last-iterate column: the current strategy at the end); times count solving only "
+            "(evaluations excluded). The peers (OpenSpiel's C++ CFR+ with its Python exploitability, "
+            "LiteEFG) run to 1,000 iterations unless a game's table says otherwise. LiteEFG's "
+            "'avg-iterate' is its own averaging. The DDCFR column is the published anchor the issue "
+            "quotes, placed beside PDCFR+.")
 
 
 if __name__ == "__main__":
