@@ -236,14 +236,15 @@ def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int
 def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8,
                    prune_unreachable: bool = False, with_keys: bool = False, check_bits: int = 8,
                    rounding: str = "exact", evaluations: int = 4096,
-                   evaluator: BestResponse | None = None) -> CompactExport:
+                   evaluator: BestResponse | None = None, progress=None) -> CompactExport:
     """Write ``strategy`` (on any InfosetMap) as a compact file at ``path`` (atomically).
 
     ``check_bits``: bits of key fingerprint in the index; a key not in the file is still
     found, playing some row, with probability ``2**-check_bits`` (0: never detected).
     ``with_keys`` also stores the keys, and readers then compare them (and can list them).
     ``rounding``: ``exact`` (``round_for_exploitability``, at most ``evaluations`` exact
-    evaluations) or ``nearest`` (largest remainder).
+    evaluations, ``progress(evaluations done)`` after each row) or ``nearest`` (largest
+    remainder).
     """
     total = total_of_bits(bits)
     if rounding not in ROUNDINGS:
@@ -258,7 +259,7 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     nearest_nash_conv = None
     if rounding == "exact":
         chosen = round_for_exploitability(strategy, bits, evaluations=evaluations,
-                                          evaluator=evaluator)
+                                          evaluator=evaluator, progress=progress)
         weights, nearest_nash_conv = chosen.weights, chosen.nash_conv_largest_remainder
     else:
         weights = quantize(strategy.probabilities, infoset_map.abstract_action_offset, bits)

@@ -112,10 +112,11 @@ def _row_reach(evaluator: BestResponse, probabilities: np.ndarray) -> np.ndarray
 
 
 def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int = 4096,
-                             evaluator: BestResponse | None = None) -> Rounding:
+                             evaluator: BestResponse | None = None, progress=None) -> Rounding:
     """Quantize ``strategy``'s rows choosing, row by row, the assignment of units with the
     least exact NashConv (see the module docstring). ``evaluations`` caps the exact
-    evaluations; ``evaluator`` may pass a BestResponse already built for the map."""
+    evaluations; ``evaluator`` may pass a BestResponse already built for the map;
+    ``progress(evaluations used)`` is called after every searched row."""
     total = check_bits(bits)
     if evaluations < 0:
         raise ParameterError(f"evaluations must be >= 0, got {evaluations}")
@@ -137,6 +138,8 @@ def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int 
                 scores.append(evaluator.evaluate(current).nash_conv)
             used += len(choices)
             searched += 1
+            if progress is not None:
+                progress(used)
             current[lo:hi] = choices[int(np.argmin(scores))] / total
         else:
             current[lo:hi] = nearest[lo:hi] / total
