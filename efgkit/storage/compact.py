@@ -90,13 +90,8 @@ def reachable_infosets(tree: GameTree, behavior: np.ndarray) -> np.ndarray:
     return own_reach > 0.0
 
 
-def key_hashes(keys: list[str], seed: int) -> np.ndarray:
-    """uint64 hash of every key (the reader's ``key_hash``)."""
-    return np.array([key_hash(key, seed) for key in keys], dtype=np.uint64)
-
-
 @numba.njit(cache=True)
-def _peel(positions, num_slots):
+def peel_order(positions, num_slots):
     """Order in which keys can be assigned a slot of their own (xor filter peeling).
 
     ``positions``: int64 (keys, 3), each key's three slots. Returns (int64 key order,
@@ -139,7 +134,7 @@ def _peel(positions, num_slots):
 
 
 @numba.njit(cache=True)
-def _assign(positions, values, order, own_slot, table):
+def assign_slots(positions, values, order, own_slot, table):
     """Fill ``table`` (uint64 per slot) so each key's three slots XOR to its value,
     assigning keys in reverse peeling order."""
     for i in range(order.shape[0] - 1, -1, -1):
@@ -160,12 +155,12 @@ def key_index(keys: list[str], values: np.ndarray, check_bits: int) -> tuple[int
         hashes = [key_hash(key, seed) for key in keys]
         positions = np.array([slot_positions(hashed, segment) for hashed in hashes],
                              dtype=np.int64).reshape(-1, 3)
-        order, own_slot = _peel(positions, 3 * segment)
+        order, own_slot = peel_order(positions, 3 * segment)
         if order.shape[0] == len(keys):
             fingerprints = np.array([fingerprint_of(hashed, check_bits) for hashed in hashes],
                                     np.uint64)
             table = np.zeros(3 * segment, np.uint64)
-            _assign(positions, values.astype(np.uint64) << np.uint64(check_bits) | fingerprints,
+            assign_slots(positions, values.astype(np.uint64) << np.uint64(check_bits) | fingerprints,
                     order, own_slot, table)
             return seed, segment, table
     raise FileFormatError(f"no hash seed below {MAX_SEED_TRIES} builds the key index; "
