@@ -38,9 +38,19 @@ from efgkit.solvers import BestResponse, CFRPlusSolver, Strategy
 from efgkit.specs import load_game
 from efgkit.storage import compact_reader
 from efgkit.storage.checkpoint import resume, write_checkpoint
-from efgkit.storage.compact import export_compact, quantize
-from efgkit.storage.compact_reader import HEADER, MAGIC, VERSION, CompactStrategy, header_crc, key_hash
+from efgkit.storage.compact import SLOTS_PER_KEY, assign_slots, export_compact, peel_order
+from efgkit.storage.compact_reader import (
+    HEADER,
+    MAGIC,
+    VERSION,
+    CompactStrategy,
+    fingerprint_of,
+    header_crc,
+    key_hash,
+    slot_positions,
+)
 from efgkit.storage.disk_solve import DiskSolver, build_working_file, current_rss
+from efgkit.storage.quantization import quantize
 from efgkit.storage.strategy_file import open_checked, write_strategy_file
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-storage.md"
@@ -60,25 +70,35 @@ def _evict(path: Path) -> None:
 
 # ------------------------------------------------------------------------ synthetic files
 def synthetic_efgs(path: Path, infosets: int, seed: int = 0) -> list[str]:
-    """A valid 8-bit, two-action compact file of ``infosets`` rows; returns 1000 stored keys.
+    """A valid 8-bit compact file indexing ``infosets`` keys on as many two-action rows;
+    returns the 1000 keys that are really in it (``key-0`` ... ``key-999``).
 
-    The stored keys are ``key-0`` ... ``key-999``; the other rows have random hashes.
+    The xor table is random bytes except where those keys' slots are set so that their
+    three slots XOR to their row and fingerprint (what ``key_index`` would write).
     """
     rng = np.random.default_rng(seed)
     keys = [f"key-{i}" for i in range(1000)]
-    wanted = np.array([key_hash(key, 0) for key in keys], np.uint64)
-    others = rng.integers(0, np.iinfo(np.uint64).max, max(infosets - len(keys), 0), dtype=np.uint64)
-    hashes = np.unique(np.concatenate([others, wanted]))  # sorted; a rare duplicate is dropped
-    count = hashes.shape[0]
+    count = max(infosets, len(keys))
+    check_bits, row_bits = 8, (count - 1).bit_length()
+    slot_bits = row_bits + check_bits
+    segment = (int(SLOTS_PER_KEY * count) + 32) // 3
     spec = b"synthetic"
-    start = (HEADER.size + len(spec) + 7) // 8 * 8
-    starts_at = start + 8 * count
+    slots_at = (HEADER.size + len(spec) + 7) // 8 * 8
+    slot_bytes = (3 * segment * slot_bits + 7) // 8
+    starts_at = (slots_at + slot_bytes + 7) // 8 * 8
     values_at = (starts_at + 4 * (count + 1) + 7) // 8 * 8
     size = values_at + 2 * count
+    hashes = [key_hash(key, 0) for key in keys]
+    positions = np.array([slot_positions(hashed, segment) for hashed in hashes], np.int64)
+    used, local = np.unique(positions, return_inverse=True)
+    local = local.reshape(-1, 3)
+    order, own_slot = peel_order(local, used.shape[0])
+    mask = (1 << slot_bits) - 1
     with open(path, "wb") as handle:
         handle.truncate(size)
-        handle.seek(start)
-        handle.write(hashes.astype("<u8").tobytes())
+        handle.seek(slots_at)
+        for lo in range(0, slot_bytes, 1 << 26):
+            handle.write(rng.integers(0, 256, min(1 << 26, slot_bytes - lo), dtype=np.uint8).tobytes())
         handle.seek(starts_at)
         for lo in range(0, count + 1, 1 << 24):
             handle.write((2 * np.arange(lo, min(lo + (1 << 24), count + 1))).astype("<u4").tobytes())
@@ -86,14 +106,32 @@ def synthetic_efgs(path: Path, infosets: int, seed: int = 0) -> list[str]:
         for lo in range(0, count, 1 << 24):
             first = rng.integers(0, 256, min(1 << 24, count - lo)).astype(np.uint8)
             handle.write(np.stack([first, 255 - first], 1).tobytes())
+    with open(path, "r+b") as handle:
+        def slot(index: int, value: int | None = None) -> int:
+            bit = index * slot_bits
+            handle.seek(slots_at + (bit >> 3))
+            width = ((bit & 7) + slot_bits + 7) >> 3
+            word = int.from_bytes(handle.read(width), "little")
+            if value is not None:
+                word = word & ~(mask << (bit & 7)) | value << (bit & 7)
+                handle.seek(slots_at + (bit >> 3))
+                handle.write(word.to_bytes(width, "little"))
+            return (word >> (bit & 7)) & mask
+
+        table = np.array([slot(int(index)) for index in used], np.uint64)
+        values = np.array([row << check_bits | fingerprint_of(hashed, check_bits)
+                           for row, hashed in enumerate(hashes)], np.uint64)
+        assign_slots(local, values, order, own_slot, table)
+        for index, value in zip(used, table, strict=True):
+            slot(int(index), int(value))
     crc = 0
     with open(path, "rb") as handle:
         handle.seek(HEADER.size + len(spec))
         while chunk := handle.read(1 << 24):
             crc = zlib.crc32(chunk, crc)
-    fields = [MAGIC, VERSION, 8, 0, count, 2 * count, 0, start, starts_at,
-              values_at, 0, size, crc, 0, bytes(32), len(spec)]
-    fields[13] = header_crc(HEADER.pack(*fields) + spec)
+    fields = [MAGIC, VERSION, 8, 0, count, count, 2 * count, 0, segment, slot_bits, check_bits, 0,
+              slots_at, starts_at, values_at, 0, size, crc, 0, bytes(32), len(spec)]
+    fields[18] = header_crc(HEADER.pack(*fields) + spec)
     with open(path, "r+b") as handle:
         handle.write(HEADER.pack(*fields) + spec)
     return keys
@@ -148,7 +186,7 @@ def file_size_rows(folder: Path, sizes_mb: list[int]) -> list[tuple]:
     rows = []
     for megabytes in sizes_mb:
         efgs = folder / f"synthetic-{megabytes}.efgs"
-        keys = synthetic_efgs(efgs, megabytes * 10**6 // 14)
+        keys = synthetic_efgs(efgs, megabytes * 10**6 // 6)
         hdf5 = folder / f"synthetic-{megabytes}.h5"
         synthetic_hdf5(hdf5, megabytes * 10**6 // 8 // 2 * 2)
         for path, read in (

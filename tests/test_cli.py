@@ -5,8 +5,8 @@ import pytest
 
 from efgkit.cli import main
 
-COMMANDS = ("games", "info", "solve", "evaluate", "refine", "tradeoff", "cards", "convert", "export", "play",
-            "resolve", "holdem-abstraction")
+COMMANDS = ("build", "games", "info", "solve", "evaluate", "refine", "tradeoff", "cards", "convert", "export",
+            "play", "resolve", "holdem-abstraction")
 KUHN_VALUE = -1 / 18
 
 

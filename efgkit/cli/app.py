@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from efgkit.games.tree import GameTree
 
 COMMANDS = {
+    "build": ("efgkit.cli.build", "Build a memory-efficient abstraction of GAME (default leduc), measure "
+                                  "memory against exploitability, and export the refined strategy for "
+                                  "a small device."),
     "games": ("efgkit.cli.games", "List the built-in games, their parameters with defaults, and aliases."),
     "info": ("efgkit.cli.games", "Sizes of GAME: histories, nodes by kind, infosets, and the coarsest "
                                  "abstraction."),

@@ -23,7 +23,6 @@ from efgkit.cli.app import (
 )
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
-from efgkit.io.atomic import atomic_output_path
 from efgkit.io.lock import exclusive_lock
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.storage.abstraction_file import is_card_abstraction_file, load_card_abstraction
@@ -324,8 +323,7 @@ def tradeoff(game: str, settings: str, seeds: int, target: float, max_iterations
     memory words, map entries, seconds. Plain CFR+ on the full game is the reference
     (2 words per original infoset-action).
     """
-    import csv
-    import io
+    from efgkit.cli.plots import write_rows_csv, write_tradeoff_plot
 
     runs = _parse_settings(settings)
     check_writable(csv_path, "--csv")
@@ -347,17 +345,9 @@ def tradeoff(game: str, settings: str, seeds: int, target: float, max_iterations
                             "nash_conv": final.nash_conv, "reached": final.nash_conv <= target,
                             "abstract_infosets": final.abstract_infosets,
                             "memory_words": final.memory_words, "seconds": final.seconds})
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
-    try:
-        with atomic_output_path(csv_path) as temporary:
-            Path(temporary).write_text(buffer.getvalue())
-    except OSError as exc:
-        raise ParameterError(f"--csv {csv_path}: cannot write ({exc})") from exc
+    write_rows_csv(csv_path, rows, "--csv")
     if plot is not None:
-        _write_tradeoff_plot(plot, tree.spec, rows, identity_words)
+        write_tradeoff_plot(plot, game, rows, identity_words)
     data = {"game": tree.spec, "target": target, "original_infosets": tree.num_infosets,
             "full_game_words": identity_words, "runs": summary, "csv": csv_path}
     lines = [f"{s['setting']} seed {s['seed']}: NashConv {s['nash_conv']:.4e} after "
@@ -366,28 +356,3 @@ def tradeoff(game: str, settings: str, seeds: int, target: float, max_iterations
     lines.append(f"CFR+ on the full game keeps {identity_words:,} words; rows written to "
                  f"{csv_path}" + (f", plot to {plot}" if plot else ""))
     emit(as_json, data, lines)
-
-
-def _write_tradeoff_plot(path: str, spec: str, rows: list[dict], identity_words: int) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6.5, 4.5))
-    for number, label in enumerate(dict.fromkeys(r["setting"] for r in rows)):
-        color = f"C{number}"
-        for seed in sorted({r["seed"] for r in rows if r["setting"] == label}):
-            run = [r for r in rows if r["setting"] == label and r["seed"] == seed
-                   and r["nash_conv"] > 0]
-            axes.loglog([r["nash_conv"] for r in run], [r["memory_words"] for r in run],
-                        color=color, alpha=0.7, label=label if seed == 0 else None)
-    axes.axhline(identity_words, color="black", linestyle="--", label="CFR+ (full game)")
-    axes.invert_xaxis()
-    axes.set_xlabel("NashConv (sum of both best-response gains)")
-    axes.set_ylabel("solver memory, 32-bit words")
-    axes.set_title(f"memory against exploitability on {spec}")
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend()
-    figure.tight_layout()
-    save_figure(figure, path, "--plot")

@@ -9,35 +9,42 @@ reader in C99.
     >>> strategy.probabilities("P0 card=Ks board=- bets=-")    # one float per action
     >>> strategy.sample("P0 card=Ks board=- bets=-", random.Random(0))   # action index
 
-Opening maps the file and checks its header; nothing else is read until a lookup, so
-opening takes the same time for any file size. A lookup hashes the key (64-bit BLAKE2b),
-binary-searches the sorted hash table and reads one row of quantized probabilities.
+A file stores each abstract infoset's row once. An original infoset's key reaches its
+row through a static function (Graf & Lemire's xor construction, "Xor filters", 2020):
+three slots chosen by the key's 64-bit BLAKE2b hash XOR to the row number and a
+``check_bits``-bit fingerprint of the key, about 1.23 (row bits + check bits) bits per
+key and no key stored. Opening maps the file and checks its header; a lookup hashes the
+key, reads three slots and one row, and checks the fingerprint and that the row sums to
+``total``, so it takes the same time for a file of any size.
 """
 
 from __future__ import annotations
 
 import mmap
 import struct
-import sys
 import zlib
 from bisect import bisect_left
 from collections.abc import Iterator
 from hashlib import blake2b
 
 MAGIC = b"EFGS\r\n\x1a\n"
-VERSION = 1
-HEADER = struct.Struct("<8sHBBIQQQQQQQII32sH")
-"""magic, version, bits, flags, infosets, values, seed, hashes/starts/values/keys offsets,
-file size, payload crc32, header crc32, tree fingerprint, spec length (docs/compact-format.md)."""
-HEADER_CRC_OFFSET = 76
+VERSION = 2
+HEADER = struct.Struct("<8sHBBIIQQIBBHQQQQQII32sH")
+"""magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
+bits, reserved, slots/starts/values/keys offsets, file size, payload crc32, header crc32,
+tree fingerprint, spec length (docs/compact-format.md)."""
+HEADER_CRC_OFFSET = 88
 FLAG_PRUNED = 1
 FLAG_KEYS = 2
 BITS = (4, 8, 16)
+MAX_SLOT_BITS = 56
 VERIFY_CHUNK = 1 << 24
+MASK32 = (1 << 32) - 1
+MASK64 = (1 << 64) - 1
 
 
 class CompactFormatError(ValueError):
-    """The file is not a compact strategy, of a future version, truncated or damaged."""
+    """The file is not a compact strategy, of another version, truncated or damaged."""
 
 
 def key_hash(key: str | bytes, seed: int) -> int:
@@ -48,8 +55,23 @@ def key_hash(key: str | bytes, seed: int) -> int:
     return int.from_bytes(digest, "little")
 
 
+def slot_positions(hashed: int, segment: int) -> tuple[int, int, int]:
+    """The key's three slots, one per segment of ``segment`` slots: segment ``k`` takes
+    32 bits of the hash rotated left by ``21 k``, scaled to the segment (multiply-shift)."""
+    rotated1 = ((hashed << 21) | (hashed >> 43)) & MASK64
+    rotated2 = ((hashed << 42) | (hashed >> 22)) & MASK64
+    return ((hashed & MASK32) * segment >> 32,
+            segment + ((rotated1 & MASK32) * segment >> 32),
+            2 * segment + ((rotated2 & MASK32) * segment >> 32))
+
+
+def fingerprint_of(hashed: int, check_bits: int) -> int:
+    """The key's ``check_bits``-bit fingerprint: the hash's two halves XORed, masked."""
+    return (hashed ^ (hashed >> 32)) & ((1 << check_bits) - 1)
+
+
 def header_crc(header: bytes) -> int:
-    """CRC-32 of the header with its own CRC field (4 bytes at offset 76) left out."""
+    """CRC-32 of the header with its own CRC field (4 bytes at offset 88) left out."""
     return zlib.crc32(header[HEADER_CRC_OFFSET + 4:], zlib.crc32(header[:HEADER_CRC_OFFSET]))
 
 
@@ -58,7 +80,9 @@ class CompactStrategy:
 
     Attributes: ``bits`` (16, 8 or 4), ``total`` (2**bits - 1, what every row sums to),
     ``spec`` (the game), ``fingerprint`` (hex sha256 of the game tree), ``pruned``
-    (infosets the strategy never reaches were left out), ``has_keys``.
+    (infosets the strategy never reaches were left out), ``has_keys``, ``check_bits``
+    (a key not in the file is found anyway with probability 2**-check_bits unless keys
+    are stored), ``num_rows`` (abstract infosets).
     """
 
     def __init__(self, path: str) -> None:
@@ -68,82 +92,101 @@ class CompactStrategy:
             except ValueError as exc:  # an empty file cannot be mapped
                 raise CompactFormatError(f"{path}: empty file, not a compact strategy") from exc
         self.path = path
-        self._views: list[memoryview] = []
         try:
             self._parse_header()
         except CompactFormatError:
-            self.close()
+            self._map.close()
             raise
 
     def _parse_header(self) -> None:
         data = self._map
-        if len(data) < HEADER.size or data[:8] != MAGIC:
+        if len(data) < 10 or data[:8] != MAGIC:
             raise CompactFormatError(f"{self.path}: not a compact strategy (.efgs) file")
-        (_, version, bits, flags, infosets, values, seed, hashes_at, starts_at, values_at,
-         keys_at, size, payload_crc, stored_header_crc, fingerprint, spec_length) = \
-            HEADER.unpack_from(data, 0)
+        version = struct.unpack_from("<H", data, 8)[0]
         if version > VERSION:
             raise CompactFormatError(f"{self.path}: compact format version {version} is newer "
                                      f"than this reader ({VERSION}); upgrade the reader")
+        if version < VERSION:
+            raise CompactFormatError(f"{self.path}: compact format version {version} (one row "
+                                     f"per original infoset) is no longer read; export the "
+                                     f"strategy again with efgkit export")
+        if len(data) < HEADER.size:
+            raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes)")
+        (_, _, bits, flags, keys, rows, values, seed, segment, slot_bits, check_bits, _,
+         slots_at, starts_at, values_at, keys_at, size, payload_crc, stored_header_crc,
+         fingerprint, spec_length) = HEADER.unpack_from(data, 0)
         header_end = HEADER.size + spec_length
         if size != len(data) or header_end > len(data):
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes, the "
                                      f"header says {size})")
         if header_crc(bytes(data[:header_end])) != stored_header_crc:
             raise CompactFormatError(f"{self.path}: header is corrupted (CRC mismatch)")
-        if bits not in BITS:
-            raise CompactFormatError(f"{self.path}: unsupported {bits} bits per probability")
-        value_bytes = (values * bits + 7) // 8
-        ends = [(hashes_at, 8 * infosets), (starts_at, 4 * (infosets + 1)), (values_at, value_bytes)]
-        if any(start < header_end or start + length > size for start, length in ends) or (
-                flags & FLAG_KEYS and not header_end <= keys_at <= size - 4 * (infosets + 1)):
+        if bits not in BITS or not 0 < slot_bits <= MAX_SLOT_BITS or check_bits > slot_bits or (
+                keys and not segment) or (rows - 1).bit_length() > slot_bits - check_bits:
+            raise CompactFormatError(f"{self.path}: unsupported layout ({bits} bits per "
+                                     f"probability, {slot_bits}-bit slots)")
+        sections = [(slots_at, (3 * segment * slot_bits + 7) // 8), (starts_at, 4 * (rows + 1)),
+                    (values_at, (values * bits + 7) // 8)]
+        if flags & FLAG_KEYS:
+            sections.append((keys_at, 4 * (rows + 1) + 4 * (keys + 1)))
+        if any(start < header_end or start + length > size for start, length in sections):
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
         self.bits, self.total, self.seed = bits, (1 << bits) - 1, seed
         self.pruned, self.has_keys = bool(flags & FLAG_PRUNED), bool(flags & FLAG_KEYS)
-        self.num_values, self.payload_crc = values, payload_crc
-        self.fingerprint = fingerprint.hex()
+        self.check_bits, self.num_rows, self.num_values = check_bits, rows, values
+        self.payload_crc, self.fingerprint = payload_crc, fingerprint.hex()
         self.spec = bytes(data[HEADER.size:header_end]).decode()
-        self._count = infosets
-        self._starts_at, self._values_at, self._keys_at = starts_at, values_at, keys_at
-        self._hashes_at = hashes_at
-        self._view = memoryview(data)
-        self._views.append(self._view)
-        if sys.byteorder == "little":  # native casts: bisect runs in C over the mapped table
-            self._hashes = self._view[hashes_at:hashes_at + 8 * infosets].cast("Q")
-            self._starts = self._view[starts_at:starts_at + 4 * (infosets + 1)].cast("I")
-            self._views += [self._hashes, self._starts]
-        else:
-            self._hashes = _LittleEndianTable(data, hashes_at, infosets, "<Q")
-            self._starts = _LittleEndianTable(data, starts_at, infosets + 1, "<I")
-        if self._starts[infosets] != values:
+        self._count, self._segment, self._slot_bits = keys, segment, slot_bits
+        self._slots_at, self._starts_at, self._values_at, self._keys_at = (
+            slots_at, starts_at, values_at, keys_at)
+        self._payload_start = header_end
+        if self._start(rows) != values:
             raise CompactFormatError(f"{self.path}: row table does not end at the value count")
 
     # ----------------------------------------------------------------- lookups
     def __len__(self) -> int:
+        """Number of original infosets in the file."""
         return self._count
 
-    def _index(self, key: str) -> int:
-        """Position of ``key`` in the table, or -1."""
-        wanted = key_hash(key, self.seed)
-        position = bisect_left(self._hashes, wanted)
-        if position == self._count or self._hashes[position] != wanted:
+    def _slot(self, index: int) -> int:
+        bit = index * self._slot_bits
+        start = self._slots_at + (bit >> 3)
+        width = ((bit & 7) + self._slot_bits + 7) >> 3
+        word = int.from_bytes(self._map[start:start + width], "little")
+        return (word >> (bit & 7)) & ((1 << self._slot_bits) - 1)
+
+    def _start(self, row: int) -> int:
+        return struct.unpack_from("<I", self._map, self._starts_at + 4 * row)[0]
+
+    def row_of(self, key: str) -> int:
+        """The abstract row of infoset ``key``, or -1 if it is not in the file."""
+        if self._count == 0:
             return -1
-        if self.has_keys and self._key_at(position) != key:
+        hashed = key_hash(key, self.seed)
+        value = 0
+        for position in slot_positions(hashed, self._segment):
+            value ^= self._slot(position)
+        if value & ((1 << self.check_bits) - 1) != fingerprint_of(hashed, self.check_bits):
             return -1
-        return position
+        row = value >> self.check_bits
+        if row >= self.num_rows:  # a key not in the file whose fingerprint matched
+            return -1
+        if self.has_keys and not self._group_has(row, key.encode()):
+            return -1
+        return row
 
     def __contains__(self, key: str) -> bool:
-        return self._index(key) >= 0
+        return self.row_of(key) >= 0
 
     def quantized(self, key: str) -> tuple[int, ...]:
         """The integer weights of the key's actions (in the game's action order), summing to ``total``.
 
         Raises KeyError for an infoset not in the file (not in the game, or pruned).
         """
-        position = self._index(key)
-        if position < 0:
+        row = self.row_of(key)
+        if row < 0:
             raise KeyError(key)
-        return self._row(position)
+        return self._row(row)
 
     def probabilities(self, key: str) -> tuple[float, ...]:
         """One probability per action of the infoset ``key``: ``quantized(key) / total``."""
@@ -161,56 +204,67 @@ class CompactStrategy:
                 return action
         raise CompactFormatError(f"{self.path}: row of {key!r} does not sum to {self.total}")
 
-    def _row(self, position: int) -> tuple[int, ...]:
-        lo, hi = self._starts[position], self._starts[position + 1]
-        if not lo <= hi <= self.num_values:
+    def _row(self, row: int) -> tuple[int, ...]:
+        """Row ``row``'s weights; a row that fails its own checks is never returned."""
+        lo, hi = struct.unpack_from("<II", self._map, self._starts_at + 4 * row)
+        if not lo < hi <= self.num_values:
             raise CompactFormatError(f"{self.path}: row table is corrupted")
         data, base = self._map, self._values_at
         if self.bits == 8:
-            row = tuple(data[base + lo:base + hi])
+            weights = tuple(data[base + lo:base + hi])
         elif self.bits == 16:
-            row = struct.unpack_from(f"<{hi - lo}H", data, base + 2 * lo)
+            weights = struct.unpack_from(f"<{hi - lo}H", data, base + 2 * lo)
         else:
-            row = tuple((data[base + (j >> 1)] >> (4 * (j & 1))) & 15 for j in range(lo, hi))
-        if sum(row) != self.total:
+            weights = tuple((data[base + (j >> 1)] >> (4 * (j & 1))) & 15 for j in range(lo, hi))
+        if sum(weights) != self.total:
             raise CompactFormatError(f"{self.path}: a row does not sum to {self.total} "
                                      f"(file is corrupted)")
-        return row
+        return weights
 
     # ----------------------------------------------------------------- keys, integrity
-    def _key_at(self, position: int) -> str:
-        offsets_at = self._keys_at
+    def _key_range(self, row: int) -> tuple[int, int]:
+        lo, hi = struct.unpack_from("<II", self._map, self._keys_at + 4 * row)
+        if not lo <= hi <= self._count:
+            raise CompactFormatError(f"{self.path}: key table is corrupted")
+        return lo, hi
+
+    def _key_at(self, position: int) -> bytes:
+        offsets_at = self._keys_at + 4 * (self.num_rows + 1)
         lo, hi = struct.unpack_from("<II", self._map, offsets_at + 4 * position)
         blob = offsets_at + 4 * (self._count + 1)
         if not lo <= hi <= len(self._map) - blob:
             raise CompactFormatError(f"{self.path}: key table is corrupted")
-        return bytes(self._map[blob + lo:blob + hi]).decode()
+        return bytes(self._map[blob + lo:blob + hi])
+
+    def _group_has(self, row: int, key: bytes) -> bool:
+        """Is ``key`` among row ``row``'s stored keys (sorted by their UTF-8 bytes)?"""
+        lo, hi = self._key_range(row)
+        position = bisect_left(range(lo, hi), key, key=self._key_at) + lo
+        return position < hi and self._key_at(position) == key
 
     def keys(self) -> Iterator[str]:
-        """The stored infoset keys in table order (only if exported with keys)."""
+        """The stored infoset keys, row after row (only if exported with keys)."""
         if not self.has_keys:
             raise CompactFormatError(f"{self.path}: was exported without keys (hashes only)")
-        return (self._key_at(position) for position in range(self._count))
+        return (self._key_at(position).decode() for position in range(self._count))
 
     def verify(self) -> None:
-        """Read the whole file: payload CRC, sorted distinct hashes, every row sums to ``total``."""
-        crc, start = 0, HEADER.size + len(self.spec.encode())
-        for chunk_start in range(start, len(self._map), VERIFY_CHUNK):
-            crc = zlib.crc32(self._view[chunk_start:chunk_start + VERIFY_CHUNK], crc)
+        """Read the whole file: payload CRC and every row summing to ``total``."""
+        crc, view = 0, memoryview(self._map)
+        try:
+            for chunk_start in range(self._payload_start, len(self._map), VERIFY_CHUNK):
+                crc = zlib.crc32(view[chunk_start:chunk_start + VERIFY_CHUNK], crc)
+        finally:
+            view.release()
         if crc != self.payload_crc:
             raise CompactFormatError(f"{self.path}: file is corrupted (payload CRC mismatch)")
-        previous = -1
-        for position in range(self._count):
-            current = self._hashes[position]
-            if current <= previous:
-                raise CompactFormatError(f"{self.path}: hash table is not sorted")
-            previous = current
-            self._row(position)
+        for row in range(self.num_rows):
+            self._row(row)
+        if self.has_keys:
+            for row in range(self.num_rows):
+                self._key_range(row)
 
     def close(self) -> None:
-        for view in reversed(self._views):
-            view.release()
-        self._views.clear()
         self._map.close()
 
     def __enter__(self) -> CompactStrategy:
@@ -218,17 +272,3 @@ class CompactStrategy:
 
     def __exit__(self, *exc_info) -> None:
         self.close()
-
-
-class _LittleEndianTable:
-    """A little-endian integer table read with struct, for big-endian hosts."""
-
-    def __init__(self, data: mmap.mmap, offset: int, length: int, code: str) -> None:
-        self._data, self._offset, self._length = data, offset, length
-        self._struct = struct.Struct(code)
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __getitem__(self, index: int) -> int:
-        return self._struct.unpack_from(self._data, self._offset + self._struct.size * index)[0]

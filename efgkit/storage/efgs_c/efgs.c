@@ -18,8 +18,9 @@
 #include <unistd.h>
 #endif
 
-#define HEADER_SIZE 114u
-#define HEADER_CRC_OFFSET 76u
+#define HEADER_SIZE 126u
+#define HEADER_CRC_OFFSET 88u
+#define MAX_SLOT_BITS 56u
 #define FLAG_KEYS 2u
 
 static const unsigned char MAGIC[8] = {'E', 'F', 'G', 'S', '\r', '\n', 0x1a, '\n'};
@@ -130,16 +131,26 @@ static int inside(uint64_t offset, uint64_t length, uint64_t start, uint64_t siz
     return offset >= start && offset <= size && length <= size - offset;
 }
 
+static unsigned bit_length(uint64_t value) {
+    unsigned length = 0;
+    while (value) {
+        length++;
+        value >>= 1;
+    }
+    return length;
+}
+
 int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     const unsigned char *bytes = (const unsigned char *)data;
-    uint64_t header_end, stored_size, value_bytes, n;
+    uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows;
     uint32_t crc;
     memset(reader, 0, sizeof *reader);
-    if (size < HEADER_SIZE || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
-    if (read_u16(bytes + 8) > EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
-    reader->spec_length = read_u16(bytes + 112);
+    if (size < 10u || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
+    if (read_u16(bytes + 8) != EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
+    if (size < HEADER_SIZE) return EFGS_ERROR_TRUNCATED;
+    reader->spec_length = read_u16(bytes + 124);
     header_end = HEADER_SIZE + reader->spec_length;
-    stored_size = read_u64(bytes + 64);
+    stored_size = read_u64(bytes + 76);
     if (stored_size != size || header_end > size) return EFGS_ERROR_TRUNCATED;
     crc = crc32_update(0, bytes, HEADER_CRC_OFFSET);
     crc = crc32_update(crc, bytes + HEADER_CRC_OFFSET + 4, (size_t)header_end - HEADER_CRC_OFFSET - 4);
@@ -147,30 +158,41 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
 
     reader->bits = bytes[10];
     reader->flags = bytes[11];
-    if (reader->bits != 4 && reader->bits != 8 && reader->bits != 16) return EFGS_ERROR_FORMAT;
-    reader->total = (1u << reader->bits) - 1u;
     reader->num_infosets = read_u32(bytes + 12);
-    reader->num_values = read_u64(bytes + 16);
-    reader->seed = read_u64(bytes + 24);
+    reader->num_rows = read_u32(bytes + 16);
+    reader->num_values = read_u64(bytes + 20);
+    reader->seed = read_u64(bytes + 28);
+    reader->segment = read_u32(bytes + 36);
+    reader->slot_bits = bytes[40];
+    reader->check_bits = bytes[41];
     n = reader->num_infosets;
+    rows = reader->num_rows;
+    if (reader->bits != 4 && reader->bits != 8 && reader->bits != 16) return EFGS_ERROR_FORMAT;
+    if (reader->slot_bits == 0 || reader->slot_bits > MAX_SLOT_BITS ||
+        reader->check_bits > reader->slot_bits || (n > 0 && reader->segment == 0) ||
+        (rows > 0 && bit_length(rows - 1u) > reader->slot_bits - reader->check_bits))
+        return EFGS_ERROR_FORMAT;
+    reader->total = (1u << reader->bits) - 1u;
     value_bytes = (reader->num_values / 8u) * reader->bits +
                   ((reader->num_values % 8u) * reader->bits + 7u) / 8u;
-    if (!inside(read_u64(bytes + 32), 8u * n, header_end, size) ||
-        !inside(read_u64(bytes + 40), 4u * (n + 1u), header_end, size) ||
-        !inside(read_u64(bytes + 48), value_bytes, header_end, size))
+    slot_bytes = (3u * (uint64_t)reader->segment * reader->slot_bits + 7u) / 8u;
+    if (!inside(read_u64(bytes + 44), slot_bytes, header_end, size) ||
+        !inside(read_u64(bytes + 52), 4u * (rows + 1u), header_end, size) ||
+        !inside(read_u64(bytes + 60), value_bytes, header_end, size))
         return EFGS_ERROR_FORMAT;
-    reader->hashes_offset = (size_t)read_u64(bytes + 32);
-    reader->starts_offset = (size_t)read_u64(bytes + 40);
-    reader->values_offset = (size_t)read_u64(bytes + 48);
+    reader->slots_offset = (size_t)read_u64(bytes + 44);
+    reader->starts_offset = (size_t)read_u64(bytes + 52);
+    reader->values_offset = (size_t)read_u64(bytes + 60);
     if (reader->flags & FLAG_KEYS) {
-        if (!inside(read_u64(bytes + 56), 4u * (n + 1u), header_end, size)) return EFGS_ERROR_FORMAT;
-        reader->keys_offset = (size_t)read_u64(bytes + 56);
+        if (!inside(read_u64(bytes + 68), 4u * (rows + 1u) + 4u * (n + 1u), header_end, size))
+            return EFGS_ERROR_FORMAT;
+        reader->keys_offset = (size_t)read_u64(bytes + 68);
     }
     reader->data = bytes;
     reader->size = size;
-    reader->fingerprint = bytes + 80;
+    reader->fingerprint = bytes + 92;
     reader->spec = (const char *)bytes + HEADER_SIZE;
-    if (read_u32(bytes + reader->starts_offset + 4u * n) != reader->num_values) {
+    if (read_u32(bytes + reader->starts_offset + 4u * rows) != reader->num_values) {
         reader->data = NULL;
         return EFGS_ERROR_FORMAT;
     }
@@ -235,25 +257,71 @@ void efgs_close(efgs_reader *reader) {
     memset(reader, 0, sizeof *reader);
 }
 
-static int key_matches(const efgs_reader *reader, uint64_t position, const char *key, size_t length) {
-    const unsigned char *offsets = reader->data + reader->keys_offset;
-    uint64_t blob = reader->keys_offset + 4u * ((uint64_t)reader->num_infosets + 1u);
-    uint32_t lo = read_u32(offsets + 4u * position), hi = read_u32(offsets + 4u * position + 4u);
-    if (lo > hi || !inside(blob + lo, hi - lo, blob, reader->size)) return 0;
-    return hi - lo == length && memcmp(reader->data + blob + lo, key, length) == 0;
+/* Compare a stored key with the wanted one like memcmp, shorter first on a tie. */
+static int compare_key(const efgs_reader *reader, uint64_t position, const char *key, size_t length,
+                       int *order) {
+    uint64_t offsets = reader->keys_offset + 4u * ((uint64_t)reader->num_rows + 1u);
+    uint64_t blob = offsets + 4u * ((uint64_t)reader->num_infosets + 1u);
+    uint32_t lo = read_u32(reader->data + offsets + 4u * position);
+    uint32_t hi = read_u32(reader->data + offsets + 4u * position + 4u);
+    size_t stored, shorter;
+    int difference;
+    if (lo > hi || !inside(blob + lo, hi - lo, blob, reader->size)) return EFGS_ERROR_CORRUPTED;
+    stored = hi - lo;
+    shorter = stored < length ? stored : length;
+    difference = memcmp(reader->data + blob + lo, key, shorter);
+    *order = difference != 0 ? difference : (stored > length) - (stored < length);
+    return EFGS_OK;
 }
 
-int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length) {
-    uint64_t wanted = efgs_key_hash(key, key_length, reader->seed);
-    const unsigned char *hashes = reader->data + reader->hashes_offset;
-    uint64_t lo = 0, hi = reader->num_infosets;
-    while (lo < hi) { /* first position whose hash is >= wanted */
-        uint64_t middle = lo + (hi - lo) / 2u;
-        if (read_u64(hashes + 8u * middle) < wanted) lo = middle + 1u; else hi = middle;
+/* Is the key among the row's stored keys (sorted by bytes within the row)? 1, 0 or an error. */
+static int row_has_key(const efgs_reader *reader, uint64_t row, const char *key, size_t length) {
+    const unsigned char *starts = reader->data + reader->keys_offset + 4u * row;
+    uint64_t lo = read_u32(starts), hi = read_u32(starts + 4u), middle;
+    int order, status;
+    if (lo > hi || hi > reader->num_infosets) return EFGS_ERROR_CORRUPTED;
+    while (lo < hi) { /* first stored key >= the wanted one */
+        middle = lo + (hi - lo) / 2u;
+        if ((status = compare_key(reader, middle, key, length, &order)) != EFGS_OK) return status;
+        if (order < 0) lo = middle + 1u; else hi = middle;
     }
-    if (lo == reader->num_infosets || read_u64(hashes + 8u * lo) != wanted) return EFGS_ERROR_NOT_FOUND;
-    if ((reader->flags & FLAG_KEYS) && !key_matches(reader, lo, key, key_length)) return EFGS_ERROR_NOT_FOUND;
-    return (int64_t)lo;
+    if (lo == read_u32(starts + 4u)) return 0;
+    if ((status = compare_key(reader, lo, key, length, &order)) != EFGS_OK) return status;
+    return order == 0;
+}
+
+/* Slot ``index`` of the xor table: slot_bits bits, least significant first. */
+static uint64_t slot_at(const efgs_reader *reader, uint64_t index) {
+    uint64_t bit = index * reader->slot_bits, word = 0;
+    const unsigned char *at = reader->data + reader->slots_offset + (bit >> 3);
+    unsigned shift = (unsigned)(bit & 7u), width = (shift + reader->slot_bits + 7u) >> 3, i;
+    for (i = 0; i < width; i++) word |= (uint64_t)at[i] << (8u * i);
+    return (word >> shift) & (((uint64_t)1 << reader->slot_bits) - 1u);
+}
+
+static uint64_t scaled(uint64_t bits32, uint32_t segment) { return (bits32 * segment) >> 32; }
+
+int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length) {
+    uint64_t hashed, value, row, check_mask, rotated1, rotated2;
+    uint32_t segment = reader->segment;
+    int has;
+    if (reader->num_infosets == 0) return EFGS_ERROR_NOT_FOUND;
+    hashed = efgs_key_hash(key, key_length, reader->seed);
+    rotated1 = (hashed << 21) | (hashed >> 43);
+    rotated2 = (hashed << 42) | (hashed >> 22);
+    value = slot_at(reader, scaled(hashed & 0xFFFFFFFFu, segment)) ^
+            slot_at(reader, segment + scaled(rotated1 & 0xFFFFFFFFu, segment)) ^
+            slot_at(reader, 2u * (uint64_t)segment + scaled(rotated2 & 0xFFFFFFFFu, segment));
+    check_mask = ((uint64_t)1 << reader->check_bits) - 1u;
+    if ((value & check_mask) != ((hashed ^ (hashed >> 32)) & check_mask)) return EFGS_ERROR_NOT_FOUND;
+    row = value >> reader->check_bits;
+    if (row >= reader->num_rows) return EFGS_ERROR_NOT_FOUND; /* a foreign key's fingerprint matched */
+    if (reader->flags & FLAG_KEYS) {
+        has = row_has_key(reader, row, key, key_length);
+        if (has < 0) return has;
+        if (!has) return EFGS_ERROR_NOT_FOUND;
+    }
+    return (int64_t)row;
 }
 
 static uint32_t value_at(const efgs_reader *reader, uint64_t j) {
@@ -263,12 +331,12 @@ static uint32_t value_at(const efgs_reader *reader, uint64_t j) {
     return (values[j >> 1] >> (4u * (unsigned)(j & 1u))) & 15u;
 }
 
-/* The value range [lo, hi) of the row at ``position``. */
+/* The value range [lo, hi) of the row at ``position`` (at least one action). */
 static int row_bounds(const efgs_reader *reader, uint64_t position, uint32_t *lo, uint32_t *hi) {
     const unsigned char *starts = reader->data + reader->starts_offset + 4u * position;
     *lo = read_u32(starts);
     *hi = read_u32(starts + 4u);
-    return *lo <= *hi && *hi <= reader->num_values ? EFGS_OK : EFGS_ERROR_CORRUPTED;
+    return *lo < *hi && *hi <= reader->num_values ? EFGS_OK : EFGS_ERROR_CORRUPTED;
 }
 
 int efgs_quantized(const efgs_reader *reader, const char *key, size_t key_length,
@@ -302,29 +370,26 @@ int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_le
 int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length, uint64_t random_bits) {
     int64_t position = efgs_find(reader, key, key_length);
     uint32_t lo, hi, j, weight;
-    uint64_t draw = random_bits % reader->total;
+    uint64_t draw = random_bits % reader->total, sum = 0;
+    int chosen = -1;
     if (position < 0) return (int)position;
     if (row_bounds(reader, (uint64_t)position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
-    for (j = lo; j < hi; j++) {
+    for (j = lo; j < hi; j++) { /* the whole row is summed: a damaged row is never sampled */
         weight = value_at(reader, j);
-        if (draw < weight) return (int)(j - lo);
-        draw -= weight;
+        if (chosen < 0 && draw < sum + weight) chosen = (int)(j - lo);
+        sum += weight;
     }
-    return EFGS_ERROR_CORRUPTED;
+    return sum == reader->total && chosen >= 0 ? chosen : EFGS_ERROR_CORRUPTED;
 }
 
 int efgs_verify(const efgs_reader *reader) {
     size_t header_end = HEADER_SIZE + reader->spec_length;
-    const unsigned char *hashes = reader->data + reader->hashes_offset;
-    uint64_t position, previous = 0, current, sum;
+    uint64_t row, sum;
     uint32_t lo, hi, j;
-    if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 72))
+    if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 84))
         return EFGS_ERROR_CORRUPTED;
-    for (position = 0; position < reader->num_infosets; position++) {
-        current = read_u64(hashes + 8u * position);
-        if (position > 0 && current <= previous) return EFGS_ERROR_CORRUPTED;
-        previous = current;
-        if (row_bounds(reader, position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+    for (row = 0; row < reader->num_rows; row++) {
+        if (row_bounds(reader, row, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
         for (sum = 0, j = lo; j < hi; j++) sum += value_at(reader, j);
         if (sum != reader->total) return EFGS_ERROR_CORRUPTED;
     }
@@ -336,7 +401,7 @@ const char *efgs_status_message(int status) {
     case EFGS_OK: return "ok";
     case EFGS_ERROR_IO: return "cannot open or read the file";
     case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
-    case EFGS_ERROR_VERSION: return "written by a newer compact format version";
+    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 2; export again)";
     case EFGS_ERROR_TRUNCATED: return "file is truncated";
     case EFGS_ERROR_CORRUPTED: return "file is corrupted";
     case EFGS_ERROR_NOT_FOUND: return "no such infoset key";

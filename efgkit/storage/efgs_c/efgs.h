@@ -5,7 +5,9 @@
  * `efgkit export STRATEGY.h5 --bits {16,8,4} --out FILE.efgs`. A reader holds no memory
  * of its own: it reads the file's bytes in place, from a buffer the caller owns (the
  * file copied into flash, say) or from the file mapped by efgs_open_file. Nothing is
- * allocated after opening, and a lookup is a hash, a binary search and one row read.
+ * allocated after opening, and a lookup is a hash, three slot reads and one row read:
+ * each abstract infoset's row is stored once, and the three slots an infoset key hashes
+ * to XOR to its row number and a fingerprint of the key (an xor table).
  *
  *     efgs_reader reader;
  *     if (efgs_open_file(&reader, "leduc.efgs") != EFGS_OK) ...
@@ -27,13 +29,13 @@
 extern "C" {
 #endif
 
-#define EFGS_FORMAT_VERSION 1
+#define EFGS_FORMAT_VERSION 2
 
 enum efgs_status {
     EFGS_OK = 0,
     EFGS_ERROR_IO = -1,          /* the file cannot be opened, mapped or read */
     EFGS_ERROR_FORMAT = -2,      /* not a compact strategy, or inconsistent sizes/offsets */
-    EFGS_ERROR_VERSION = -3,     /* written by a newer format version */
+    EFGS_ERROR_VERSION = -3,     /* written by another format version (older ones are not read) */
     EFGS_ERROR_TRUNCATED = -4,   /* shorter than its header says */
     EFGS_ERROR_CORRUPTED = -5,   /* a CRC mismatch or a row not summing to the total */
     EFGS_ERROR_NOT_FOUND = -6,   /* no such infoset key (not in the game, or pruned) */
@@ -46,10 +48,14 @@ typedef struct efgs_reader {
     unsigned bits;              /* 16, 8 or 4 */
     unsigned flags;             /* 1: unreachable infosets pruned, 2: keys stored */
     uint32_t total;             /* every row sums to this: 2^bits - 1 */
-    uint32_t num_infosets;
+    uint32_t num_infosets;      /* original infoset keys in the index */
+    uint32_t num_rows;          /* abstract infosets: rows of probabilities */
     uint64_t num_values;
     uint64_t seed;
-    size_t hashes_offset, starts_offset, values_offset, keys_offset;
+    uint32_t segment;           /* slots per segment of the xor table (3 segments) */
+    unsigned slot_bits;         /* bits per slot: row bits + check bits */
+    unsigned check_bits;        /* bits of key fingerprint */
+    size_t slots_offset, starts_offset, values_offset, keys_offset;
     const char *spec;           /* the game spec, NOT zero-terminated */
     size_t spec_length;
     const unsigned char *fingerprint;  /* 32 bytes: sha256 of the game tree */
@@ -62,7 +68,7 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size);
 int efgs_open_file(efgs_reader *reader, const char *path);
 void efgs_close(efgs_reader *reader);
 
-/* Position of an infoset in the table, or EFGS_ERROR_NOT_FOUND. */
+/* The abstract row of an infoset key, or EFGS_ERROR_NOT_FOUND. */
 int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length);
 /* The quantized weights (summing to reader->total) of an infoset's actions, in the game's
  * action order. Returns the number of actions or a negative efgs_status. */
@@ -74,7 +80,7 @@ int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_le
 /* An action drawn with probability weight / total, from 64 random bits the caller supplies. */
 int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length,
                 uint64_t random_bits);
-/* Read the whole file: payload CRC, sorted hashes, every row summing to the total. */
+/* Read the whole file: payload CRC, every row summing to the total. */
 int efgs_verify(const efgs_reader *reader);
 
 /* The 64-bit key hash: BLAKE2b, 8-byte digest, of (seed as 8 little-endian bytes, key). */

@@ -1,0 +1,15 @@
+"""The export benchmark runs end to end in its quick mode (it measures; this checks it works)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_export_benchmark_quick_mode_prints_both_tables():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_export.py"), "--quick"],
+                            capture_output=True, text=True, timeout=300, check=True)
+    assert "Export bytes beside the abstract solver state" in result.stdout
+    assert "NashConv added by quantization" in result.stdout
+    assert "| leduc, hist buckets 3,3 | 100 |" in result.stdout
