@@ -167,3 +167,17 @@ def test_a_small_file_declaring_a_huge_dataset_is_refused_before_reading(runner,
     assert out.stat().st_size < 100_000
     with pytest.raises(FileFormatError, match="declares 2,400,000,000 bytes but the file stores 0"):
         load_strategy(out, load_game("kuhn"))
+
+
+def test_a_compressed_dataset_must_store_what_its_filter_could_have_shrunk(tmp_path):
+    import h5py
+
+    from efgkit.io.checked_hdf5 import storage_problem
+
+    with h5py.File(tmp_path / "c.h5", "w") as handle:
+        zeros = handle.create_dataset("zeros", data=np.zeros(2_000_000, np.float32), chunks=(262_144,),
+                                      compression="lzf", shuffle=True)
+        forged = handle.create_dataset("forged", shape=(100_000_000,), dtype="<f4", chunks=(262_144,),
+                                       compression="lzf")
+        assert storage_problem(zeros) is None  # the best LZF can do is still stored
+        assert "declares 400,000,000 bytes but the file stores 0 (compressed lzf)" in storage_problem(forged)

@@ -25,6 +25,8 @@ from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import create_contiguous, slices
 
 COMPRESSED_CHUNK_BYTES = 1 << 20
+MAX_COMPRESSION = {"lzf": 100, "gzip": 1100}
+"""Bounds on what a filter can shrink data to (declared bytes per stored byte)."""
 
 
 def _attribute_text(value: object) -> str:
@@ -53,12 +55,16 @@ def links_problem(handle: h5py.File) -> str | None:
 def storage_problem(dataset: h5py.Dataset) -> str | None:
     """Why reading ``dataset`` could allocate memory its file does not hold, or None.
 
-    An uncompressed dataset must store every byte it declares: HDF5 lets a tiny file declare
-    a huge dataset that reads as fill values, which would allocate gigabytes for nothing.
+    An uncompressed dataset must store every byte it declares, a compressed one at least
+    what its filter's best ratio allows (LZF, the one efgkit writes, cannot shrink data more
+    than about 90 times; gzip about 1,000): HDF5 lets a tiny file declare a huge dataset that
+    reads as fill values, which would allocate gigabytes for nothing.
     """
-    if dataset.compression is None and dataset.id.get_storage_size() < dataset.nbytes:
+    stored = dataset.id.get_storage_size()
+    ratio = 1 if dataset.compression is None else MAX_COMPRESSION.get(dataset.compression, 1100)
+    if stored * ratio < dataset.nbytes:
         return (f"/{dataset.name.lstrip('/')} declares {dataset.nbytes:,} bytes but the file stores "
-                f"{dataset.id.get_storage_size():,}")
+                f"{stored:,}{f' (compressed {dataset.compression})' if ratio > 1 else ''}")
     return None
 
 
