@@ -95,3 +95,25 @@ def test_continual_resolver_refuses_a_game_without_decisions():
     assert tree.num_infosets == 0
     with pytest.raises(ParameterError, match="no decisions"):
         ContinualResolver(Strategy.from_behavior(tree, np.zeros(0)))
+
+
+@pytest.mark.parametrize("interrupt_after", [25, 120])  # in the first agent's re-solves, in the second's
+def test_an_interrupted_continual_run_resumes_to_the_same_strategy(leduc, leduc_equilibrium, tmp_path,
+                                                                   interrupt_after):
+    state = tmp_path / "continual.h5"
+    straight = ContinualResolver(leduc_equilibrium, solver="cfr+", iterations=20).run()
+    interrupted = ContinualResolver(leduc_equilibrium, solver="cfr+", iterations=20)
+    original, calls = interrupted._resolve, []
+
+    def failing(*arguments):
+        if len(calls) == interrupt_after:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return original(*arguments)
+
+    interrupted._resolve = failing
+    with pytest.raises(KeyboardInterrupt):
+        interrupted.run(state=str(state), checkpoint_seconds=0.0)
+    resumed = ContinualResolver(leduc_equilibrium, solver="cfr+", iterations=20).run(state=str(state))
+    assert np.array_equal(resumed.strategy.probabilities, straight.strategy.probabilities)
+    assert resumed.resolves == straight.resolves and resumed.evaluation == straight.evaluation

@@ -31,15 +31,20 @@ Leduc and Kuhn.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+import h5py
 import numpy as np
 
-from efgkit.errors import ParameterError
+from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
+from efgkit.io.atomic import atomic_output_path
+from efgkit.io.checked_hdf5 import open_checked, read_dataset, seal, stamp, write_dataset
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import BlueprintValues, RootConstraints
 from efgkit.resolve.gadgets import resolve_gadget
@@ -131,37 +136,76 @@ class ContinualResolver:
         self._total = int(np.sum(self.public.actor[self._states_below_start()] < CHANCE))
         self._done = 0
 
-    def run(self) -> ContinualResult:
-        """Run both agents down every public path; evaluate the combined strategy."""
+    def run(self, state: str | None = None, checkpoint_seconds: float = 60.0) -> ContinualResult:
+        """Run both agents down every public path; evaluate the combined strategy.
+
+        With ``state`` (a file path) the run checkpoints there after a re-solve once
+        ``checkpoint_seconds`` have passed since the last checkpoint, and after each agent;
+        a run started again with the same ``state`` continues from the last checkpoint and
+        ends exactly as an uninterrupted run would.
+        """
         began = time.perf_counter()
-        self._done = 0
+        settings = {"solver": self.solver, "iterations": self.iterations, "values": self.values}
+        progress = load_progress(state, self.tree, settings) if state and Path(state).exists() else None
+        self._done = 0 if progress is None else progress.done
         behavior = self.blueprint.behavior().copy()
         owner = self.tree.infoset_player[self.tree.action_infoset]
-        resolves = 0
+        finished: dict[int, np.ndarray] = {} if progress is None else dict(progress.finished)
+        counts = [0, 0] if progress is None else list(progress.resolves)
+        saver = None
+        if state is not None:
+            last = [time.monotonic()]
+
+            def saver(current: ContinualProgress, force: bool = False) -> None:
+                if force or time.monotonic() - last[0] >= checkpoint_seconds:
+                    save_progress(state, self.tree, settings, current)
+                    last[0] = time.monotonic()
         for player in (0, 1):
-            own, count = self.agent_behavior(player)
-            behavior[owner == player] = own[owner == player]
-            resolves += count
+            if player not in finished:
+                resume = progress if progress is not None and progress.player == player else None
+                finished[player], counts[player] = self.agent_behavior(
+                    player, resume=resume, checkpoint=saver, finished=finished, counts=counts)
+            behavior[owner == player] = finished[player][owner == player]
         strategy = Strategy.from_behavior(self.tree, behavior)
         evaluation = BestResponse(strategy.infoset_map).evaluate(strategy)
-        return ContinualResult(strategy, evaluation, resolves, self.iterations,
+        return ContinualResult(strategy, evaluation, sum(counts), self.iterations,
                                time.perf_counter() - began)
 
-    def agent_behavior(self, player: int) -> tuple[np.ndarray, int]:
+    def agent_behavior(self, player: int, *, resume: ContinualProgress | None = None, checkpoint=None,
+                       finished: dict[int, np.ndarray] | None = None,
+                       counts: list[int] | None = None) -> tuple[np.ndarray, int]:
         """``player``'s combined behaviour (float64 per flat action; other entries are the
-        blueprint's) and how many re-solves it took."""
+        blueprint's) and how many re-solves it took. ``resume`` continues a checkpointed
+        agent; ``checkpoint(progress, force)`` is called after each re-solve and at the end."""
         tree, public = self.tree, self.public
         opponent = 1 - player
-        behavior = self.blueprint.behavior().copy()
         carried = _CarriedValues(tree)
         initial = BlueprintValues(self.blueprint)
         sources = self._sources(player)
-        before_first = sources.get(self.start, []) if public.actor[self.start] != player else []
-        for state in [self.start, *before_first]:
-            carried.assign(self._constraints(initial, state, player))
-        reach = initial.others_reach[opponent].copy()
-        resolves = 0
-        for state in self._states_below_start():
+        if resume is None:
+            behavior = self.blueprint.behavior().copy()
+            before_first = sources.get(self.start, []) if public.actor[self.start] != player else []
+            for state in [self.start, *before_first]:
+                carried.assign(self._constraints(initial, state, player))
+            reach = initial.others_reach[opponent].copy()
+            resolves, position = 0, 0
+        else:
+            behavior, reach = resume.behavior.copy(), resume.reach.copy()
+            carried.label[:], carried.values = resume.label, resume.values.tolist()
+            resolves, position = resume.resolves[player], resume.position
+        states = self._states_below_start()
+
+        def progress_at(index: int, final: bool = False) -> ContinualProgress:
+            done = dict(finished or {})
+            if final:
+                done[player] = behavior
+            total = list(counts or [0, 0])
+            total[player] = resolves
+            return ContinualProgress(player + 1 if final else player, index, total, self._done, done,
+                                     behavior, reach, carried.label, np.array(carried.values))
+
+        for index in range(position, states.shape[0]):
+            state = states[index]
             if public.actor[state] != player:
                 continue
             subgame = self._subgame(state)
@@ -180,6 +224,10 @@ class ContinualResolver:
             reach[subgame.nodes] = solved.others_reach[opponent][subgame.nodes]
             for source in sources.get(state, []):
                 carried.assign(self._constraints(solved, source, player))
+            if checkpoint is not None:
+                checkpoint(progress_at(index + 1))
+        if checkpoint is not None:
+            checkpoint(progress_at(states.shape[0], final=True), True)
         return behavior, resolves
 
     def _states_below_start(self) -> np.ndarray:
@@ -274,3 +322,64 @@ class _CarriedValues:
         keys = tuple(described.keys[described.element_of_root[r]] for r in first)
         elements = AugmentedInfosets(opponent, element_of_root.astype(np.int32), keys)
         return elements, np.array([self.values[int(label)] for label in inherited])
+
+
+@dataclass
+class ContinualProgress:
+    """Where a continual re-solving run stands: the agent in progress (``player``; 2 when both
+    are done), the next index into the public states, re-solves per agent, re-solves done,
+    the finished agents' behaviours, and the current agent's behaviour, opponent reach and
+    carried values (``label`` per node, ``values`` per label)."""
+
+    player: int
+    position: int
+    resolves: list[int]
+    done: int
+    finished: dict[int, np.ndarray]
+    behavior: np.ndarray
+    reach: np.ndarray
+    label: np.ndarray
+    values: np.ndarray
+
+
+PROGRESS_FORMAT = "efgkit-continual-progress"
+PROGRESS_VERSION = 1
+
+
+def save_progress(path: str, tree: GameTree, settings: dict, progress: ContinualProgress) -> None:
+    """Write ``progress`` to ``path`` (checked HDF5, atomically)."""
+    with atomic_output_path(path) as temporary, h5py.File(temporary, "w") as handle:
+        stamp(handle, PROGRESS_FORMAT, PROGRESS_VERSION)
+        handle.attrs.update(game_spec=tree.spec, tree_fingerprint=tree.fingerprint,
+                            settings=json.dumps(settings, sort_keys=True),
+                            numbers=json.dumps({"player": progress.player, "position": progress.position,
+                                                "resolves": progress.resolves, "done": progress.done}))
+        for name in ("behavior", "reach", "label", "values"):
+            write_dataset(handle, name, getattr(progress, name), compressed=False)
+        for player, behavior in progress.finished.items():
+            write_dataset(handle, f"finished_{player}", behavior, compressed=False)
+        seal(handle)
+
+
+def load_progress(path: str, tree: GameTree, settings: dict) -> ContinualProgress:
+    """The progress saved at ``path``, checked against the game and the run's settings."""
+    with open_checked(path, PROGRESS_FORMAT, PROGRESS_VERSION, "continual re-solving state") as handle:
+        attrs = handle.attrs
+        if (str(attrs["game_spec"]), str(attrs["tree_fingerprint"])) != (tree.spec, tree.fingerprint):
+            raise FileFormatError(f"{path}: the re-solving state is for another game")
+        if json.loads(str(attrs["settings"])) != json.loads(json.dumps(settings, sort_keys=True)):
+            raise FileFormatError(f"{path}: the re-solving state was made with {str(attrs['settings'])}")
+        numbers = json.loads(str(attrs["numbers"]))
+        arrays = {name: read_dataset(handle, name) for name in ("behavior", "reach", "label", "values")}
+        finished = {player: read_dataset(handle, f"finished_{player}") for player in (0, 1)
+                    if f"finished_{player}" in handle}
+    expected = {"behavior": (tree.num_infoset_actions,), "reach": (tree.num_nodes,),
+                "label": (tree.num_nodes,)}
+    for name, shape in expected.items():
+        if arrays[name].shape != shape:
+            raise FileFormatError(f"{path}: /{name} has shape {arrays[name].shape}, expected {shape}")
+    if np.any(arrays["label"] >= arrays["values"].shape[0]) or not np.all(np.isfinite(arrays["values"])):
+        raise FileFormatError(f"{path}: the carried values are damaged")
+    return ContinualProgress(int(numbers["player"]), int(numbers["position"]), list(numbers["resolves"]),
+                             int(numbers["done"]), finished, arrays["behavior"], arrays["reach"],
+                             arrays["label"].astype(np.int64), arrays["values"])
