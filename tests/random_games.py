@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from hypothesis import strategies as st
 
 from efgkit.games.builder import build_tree
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
@@ -78,6 +79,12 @@ class RandomGame:
 
 def random_tree(seed: int, max_depth: int = 5) -> GameTree:
     return build_tree(RandomGame(seed, max_depth))
+
+
+def random_trees(max_depth: int = 5) -> st.SearchStrategy[GameTree]:
+    """Random games as a hypothesis strategy whose structure shrinks: a failing example
+    shrinks to the shallowest game (``max_depth`` 1) that still fails, then to a small seed."""
+    return st.builds(random_tree, st.integers(0, 100_000), st.integers(1, max_depth))
 
 
 def random_behavior(tree: GameTree, rng: np.random.Generator, pure: bool = False) -> np.ndarray:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
-from random_games import random_tree
+from random_games import random_trees
 
 from efgkit.errors import ParameterError
 from efgkit.solvers import BestResponse, SequenceFormLP
@@ -127,9 +126,8 @@ def test_variant_equals_the_plain_reference_on_kuhn_for_50_iterations(variant):
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10_000))
-def test_every_variant_reaches_the_lp_value_on_random_games(seed):
-    tree = random_tree(seed)
+@given(tree=random_trees())
+def test_every_variant_reaches_the_lp_value_on_random_games(tree):
     value = SequenceFormLP(tree).solve().game_value
     for variant in NEW_VARIANTS:
         solver = SOLVER_CLASSES[variant](tree).iterate(3000)

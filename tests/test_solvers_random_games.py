@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from random_games import random_behavior, random_partition, random_tree
+from random_games import random_behavior, random_partition, random_trees
 
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import (
@@ -19,8 +19,6 @@ from efgkit.solvers import (
 from efgkit.solvers.strategy import normalize_per_infoset
 from efgkit.solvers.traversal import ProfileLayout
 
-SEEDS = st.integers(0, 100_000)
-
 
 def _profile_value(tree, behavior):
     layout = ProfileLayout(InfosetMap.identity(tree))
@@ -29,9 +27,8 @@ def _profile_value(tree, behavior):
 
 
 @settings(max_examples=40, deadline=None)
-@given(SEEDS, st.integers(0, 2**32 - 1))
-def test_nash_conv_is_non_negative(seed, strategy_seed):
-    tree = random_tree(seed)
+@given(random_trees(), st.integers(0, 2**32 - 1))
+def test_nash_conv_is_non_negative(tree, strategy_seed):
     behavior = random_behavior(tree, np.random.default_rng(strategy_seed))
     result = evaluate(Strategy.from_behavior(tree, behavior))
     assert result.nash_conv >= -1e-12
@@ -40,9 +37,8 @@ def test_nash_conv_is_non_negative(seed, strategy_seed):
 
 
 @settings(max_examples=40, deadline=None)
-@given(SEEDS, st.integers(0, 2**32 - 1))
-def test_best_response_beats_every_pure_strategy_tried_and_is_attained(seed, strategy_seed):
-    tree = random_tree(seed)
+@given(random_trees(), st.integers(0, 2**32 - 1))
+def test_best_response_beats_every_pure_strategy_tried_and_is_attained(tree, strategy_seed):
     rng = np.random.default_rng(strategy_seed)
     behavior = random_behavior(tree, rng)
     responder = BestResponse(InfosetMap.identity(tree))
@@ -62,9 +58,8 @@ def test_best_response_beats_every_pure_strategy_tried_and_is_attained(seed, str
 
 
 @settings(max_examples=25, deadline=None)
-@given(SEEDS)
-def test_lp_equilibrium_has_zero_nash_conv_and_its_value(seed):
-    tree = random_tree(seed)
+@given(random_trees())
+def test_lp_equilibrium_has_zero_nash_conv_and_its_value(tree):
     solution = SequenceFormLP(tree).solve()
     result = evaluate(solution.strategy)
     assert abs(result.nash_conv) < 1e-7
@@ -72,9 +67,8 @@ def test_lp_equilibrium_has_zero_nash_conv_and_its_value(seed):
 
 
 @settings(max_examples=40, deadline=None)
-@given(SEEDS, st.integers(0, 2**32 - 1))
-def test_abstract_strategy_evaluates_like_its_per_infoset_copy(seed, strategy_seed):
-    tree = random_tree(seed)
+@given(random_trees(), st.integers(0, 2**32 - 1))
+def test_abstract_strategy_evaluates_like_its_per_infoset_copy(tree, strategy_seed):
     rng = np.random.default_rng(strategy_seed)
     abstraction = random_partition(tree, rng)
     weights = rng.random(abstraction.num_abstract_actions) + 1e-3
@@ -87,9 +81,8 @@ def test_abstract_strategy_evaluates_like_its_per_infoset_copy(seed, strategy_se
 
 
 @settings(max_examples=15, deadline=None)
-@given(SEEDS)
-def test_cfr_family_and_fictitious_play_approach_the_lp_value(seed):
-    tree = random_tree(seed)
+@given(random_trees())
+def test_cfr_family_and_fictitious_play_approach_the_lp_value(tree):
     value = SequenceFormLP(tree).solve().game_value
     for solver, iterations, tolerance in ((CFRPlusSolver(tree), 2000, 0.05),
                                           (DCFRSolver(tree), 2000, 0.05),
@@ -102,10 +95,9 @@ def test_cfr_family_and_fictitious_play_approach_the_lp_value(seed):
 
 
 @settings(max_examples=15, deadline=None)
-@given(SEEDS, st.integers(0, 2**32 - 1))
-def test_cfr_on_the_identity_map_equals_cfr_on_an_explicit_relabelling(seed, order_seed):
+@given(random_trees(), st.integers(0, 2**32 - 1))
+def test_cfr_on_the_identity_map_equals_cfr_on_an_explicit_relabelling(tree, order_seed):
     """Abstract ids are only labels: a permuted identity map gives the same strategy."""
-    tree = random_tree(seed)
     permutation = np.random.default_rng(order_seed).permutation(tree.num_infosets)
     relabelled = InfosetMap(tree, permutation)
     plain = CFRPlusSolver(tree).iterate(50).average_strategy()
