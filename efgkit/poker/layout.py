@@ -9,9 +9,9 @@ original infoset is action ``k`` of its abstract set). Three layouts:
   GameTree (card abstractions, CFR+IRA's maps, the identity), matched through the
   GameTree's infoset keys; games dealt by rank see ranks only, so several card-level
   (node, hand) pairs are one original infoset;
-* ``from_buckets``: row = (betting sequence, bucket of the hand on the board in that round)
-  for a card abstraction given as bucket tables (imperfect recall when the buckets forget
-  earlier rounds).
+* ``from_bucket_layout``: the rows of a ``BucketLayout`` — (betting decision, bucket of the
+  hand on the node's board) for a card abstraction (imperfect recall when the buckets forget
+  earlier boards) — so one strategy array serves this engine and the streamed one.
 
 ``slot_weight`` (decisions, hands) is 1 / (number of card-level pairs of the pair's
 original infoset), so that the average strategy adds each original infoset's own reach
@@ -27,6 +27,7 @@ import numpy as np
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import Betting, PokerState
 from efgkit.maps.infoset_map import InfosetMap
+from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.public_tree import PublicTree
 
 _ACTING = 0
@@ -114,3 +115,24 @@ class StrategyLayout:
         weight[valid] = 1.0 / counts[original[valid]]
         return cls(tree, rows, infoset_map.abstract_action_offset.astype(np.int64), weight,
                    f"InfosetMap over {game_tree.spec}")
+
+    @classmethod
+    def from_bucket_layout(cls, tree: PublicTree, buckets: BucketLayout) -> StrategyLayout:
+        """The rows of ``buckets`` (over ``tree.game``'s betting): a public decision node's hand
+        plays row (its betting decision, the hand's bucket on the node's board)."""
+        betting = buckets.betting
+        if betting.game.spec != tree.game.spec:
+            raise AbstractionError(f"the bucket layout is for {betting.game.spec!r}, the public tree for "
+                                   f"{tree.game.spec!r}")
+        row_start = np.concatenate([[0], np.cumsum(buckets.buckets)]).astype(np.int64)
+        offset = np.concatenate([buckets.action_start[d] + buckets.width[d] * np.arange(buckets.buckets[d])
+                                 for d in range(buckets.width.shape[0])] + [[buckets.num_actions]])
+        rows = np.full((tree.decision_nodes.shape[0], tree.num_hands), -1, np.int64)
+        for d, node in enumerate(tree.decision_nodes.tolist()):
+            betting_node = betting.node_of_history[tree.betting_histories[tree.betting[node]]]
+            decision = betting.decision_index[betting_node]
+            board = np.array(tree.board_cards[tree.board[node]], np.int64)
+            valid = tree.valid_hands(node)
+            bucket = buckets.abstraction.buckets(int(tree.round[node]), board, tree.hand_cards)
+            rows[d, valid] = row_start[decision] + bucket[valid]
+        return cls(tree, rows, offset.astype(np.int64), np.ones(rows.shape), buckets.abstraction.description)

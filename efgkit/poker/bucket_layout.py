@@ -1,0 +1,64 @@
+"""Strategies on a card abstraction: one row per (betting decision node, bucket).
+
+The bucket of a hand is the card abstraction's (``card_abstraction.py``) for the board of
+the node's round, so a row is an information set of the abstract game: imperfect recall
+when the buckets forget earlier boards, the unabstracted game with ``LosslessCards``. Row
+``(d, b)`` of decision node ``d`` (``BettingTree.decision_nodes[d]``) holds that node's
+actions in order at ``action_start[d] + b * width[d]``: a strategy is one float64 array of
+``num_actions`` probabilities — the layout the released HULHE CFR+ code keeps its regrets
+and averages in (Burch's thesis §3.2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from efgkit.errors import StrategyError
+from efgkit.poker.betting_tree import BettingTree
+from efgkit.poker.card_abstraction import CardAbstraction
+
+ROW_SUM_TOLERANCE = 1e-6
+
+
+class BucketLayout:
+    """Rows of ``abstraction``'s buckets at every decision node of ``betting``."""
+
+    def __init__(self, betting: BettingTree, abstraction: CardAbstraction) -> None:
+        self.betting = betting
+        self.abstraction = abstraction
+        decisions = betting.decision_nodes
+        self.width = betting.num_children[decisions].astype(np.int64)
+        self.buckets = np.array([abstraction.num_buckets(int(r)) for r in betting.round[decisions]], np.int64)
+        sizes = self.width * self.buckets
+        self.action_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.num_actions = int(self.action_start[-1])
+        self.num_rows = int(self.buckets.sum())
+
+    def uniform(self) -> np.ndarray:
+        """Every row uniform over its actions."""
+        return np.repeat(1.0 / self.width, self.width * self.buckets)
+
+    def pure(self, choose) -> np.ndarray:
+        """Every row plays ``choose(labels)``'s action (an index into the node's action labels)."""
+        strategy = np.zeros(self.num_actions)
+        for d, node in enumerate(self.betting.decision_nodes.tolist()):
+            action = choose(self.betting.action_labels[node])
+            start = self.action_start[d]
+            strategy[start + action:self.action_start[d + 1]:self.width[d]] = 1.0
+        return strategy
+
+    def checked(self, strategy) -> np.ndarray:
+        """``strategy`` as float64 after checking its shape, finiteness and row sums."""
+        array = np.ascontiguousarray(strategy, np.float64)
+        if array.shape != (self.num_actions,):
+            raise StrategyError(f"the strategy has shape {array.shape}, the layout {self.num_actions} "
+                                f"actions ({self.abstraction.description})")
+        if not np.all(np.isfinite(array)) or np.any(array < 0):
+            raise StrategyError("the strategy holds negative or non-finite probabilities")
+        for d in range(self.width.shape[0]):
+            rows = array[self.action_start[d]:self.action_start[d + 1]].reshape(-1, self.width[d])
+            sums = rows.sum(axis=1)
+            if np.any(np.abs(sums - 1.0) > ROW_SUM_TOLERANCE):
+                bad = int(np.flatnonzero(np.abs(sums - 1.0) > ROW_SUM_TOLERANCE)[0])
+                raise StrategyError(f"row (decision {d}, bucket {bad}) sums to {sums[bad]:.6g}, not 1")
+        return array

@@ -1,0 +1,496 @@
+"""Exact best response in the full poker game, streamed board by board and split by first deal.
+
+Johanson et al. 2011 ("Accelerating best response calculation in large extensive games"):
+the responder's information sets in the unabstracted game are (public node, hand), so one
+walk of the public tree with the opponent's reach vector over hands, maximising per hand at
+the responder's nodes, gives the best-response values; terminals cost O(hands)
+(``terminal_values.py``). Unlike ``best_response.py`` nothing here is materialised: the
+walk is a depth-first recursion over the card-independent ``BettingTree``, dealing each
+board at its deal node, with one vector per depth (``Stack``), so memory is
+O(depth x hands) plus per-board tables of one work item, never the public tree.
+
+Work is split at the first board deal (the flop in hold'em): a pre-deal walk records the
+opponent's reach at every node where the first board is dealt (an *entry*); each work item
+(one first deal) returns the responder's values at every entry; a second pre-deal walk
+maximises over them. With a suit-symmetric card abstraction one first deal per suit
+isomorphism class is evaluated and its values spread over the class (``suits.py``):
+HULHE has 1,755 canonical flops of 22,100. Items run in this process or on Dask
+(``ChunkRunner``) and are summed in item order, so the result is bit-identical wherever
+they ran.
+
+The strategy is a ``BucketLayout`` strategy (rows per betting decision and bucket).
+Values include chance (``BettingTree.chance_weight``): the root total is the responder's
+expected utility; NashConv is the sum of both players' best-response values and the game
+value is player 0's expected utility under the strategy, computed in player 0's walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import combinations, product
+from typing import NamedTuple
+
+import numba
+import numpy as np
+
+from efgkit.abstraction.cards.holdem.executor import ChunkRunner
+from efgkit.games.hand_ranking import hand_value
+from efgkit.poker.best_response import PokerEvaluation
+from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN
+from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.suits import canonical_deals, hand_permutations
+from efgkit.poker.terminal_values import fold_values, showdown_values
+
+MODE_RECORD, MODE_REPLAY, MODE_DESCEND = 0, 1, 2
+
+
+class BettingView(NamedTuple):
+    """``BettingTree`` arrays (see there) plus ``action_start`` int64 (decisions + 1,) of the
+    ``BucketLayout``, ``entry_index`` int64 (nodes,): the entry number of each pre-deal
+    node where the first board is dealt, -1 elsewhere, and ``chance_weight`` (levels,)."""
+
+    kind: np.ndarray
+    first_child: np.ndarray
+    num_children: np.ndarray
+    level: np.ndarray
+    contribution: np.ndarray
+    folder: np.ndarray
+    decision_index: np.ndarray
+    action_start: np.ndarray
+    entry_index: np.ndarray
+    chance_weight: np.ndarray
+
+
+class BoardTables(NamedTuple):
+    """The boards of one work item. Boards are numbered by *key*: level 0 (no board) is key
+    0, level 1 (the item's first deal) key 1, level j >= 2 the keys ``key_start[j] +
+    parent * deals[j] + i`` for the ``i``-th combination of that deal.
+
+    ``hand_cards`` int64 (hands, k), ``hand_mask`` int64 (hands,); ``first_mask`` int64 (1,)
+    the item's first deal; ``deal_mask`` int64 / ``deal_start`` int64 (levels + 1,): the card
+    masks of every combination of level j's deal at ``deal_start[j]`` (levels >= 2);
+    ``key_start`` int64 (levels + 1,); ``buckets`` int32 (keys, hands), -1 where the hand
+    meets the board; ``showdown_count`` int64 (final keys,), ``showdown_hands`` /
+    ``showdown_strength`` int64 (final keys, hands): the valid hands of each final board
+    sorted by strength."""
+
+    hand_cards: np.ndarray
+    hand_mask: np.ndarray
+    first_mask: np.ndarray
+    deal_mask: np.ndarray
+    deal_start: np.ndarray
+    key_start: np.ndarray
+    buckets: np.ndarray
+    showdown_count: np.ndarray
+    showdown_hands: np.ndarray
+    showdown_strength: np.ndarray
+
+
+class Stack(NamedTuple):
+    """Per depth int64 (depth,): the ``node``, its board ``level`` and ``key``, the ``cursor``
+    (next child to try) and the ``action`` being visited; float64 (depth, hands): ``reach``
+    of the opponent, ``values`` of the responder's best response, ``expected`` of its
+    strategy; per level
+    ``valid`` int64 (levels, hands) / ``valid_count`` the hands off the board, ``board_mask``;
+    ``card_sum`` float64 (cards,) scratch; per entry (entries, hands) ``entry_reach``,
+    ``entry_values``, ``entry_expected``."""
+
+    node: np.ndarray
+    level: np.ndarray
+    key: np.ndarray
+    cursor: np.ndarray
+    action: np.ndarray
+    reach: np.ndarray
+    values: np.ndarray
+    expected: np.ndarray
+    valid: np.ndarray
+    valid_count: np.ndarray
+    board_mask: np.ndarray
+    card_sum: np.ndarray
+    entry_reach: np.ndarray
+    entry_values: np.ndarray
+    entry_expected: np.ndarray
+
+
+@numba.njit(cache=True)
+def _deal_level(tables, stack, level, mask, depth):
+    """Board ``level`` = board ``level - 1`` plus the cards ``mask``: its valid hands, and the
+    opponent's reach at ``depth`` copied from ``depth - 1`` without hands meeting the cards.
+    Returns whether any reach is left."""
+    stack.board_mask[level] = stack.board_mask[level - 1] | mask
+    count = 0
+    for x in range(stack.valid_count[level - 1]):
+        h = stack.valid[level - 1, x]
+        if tables.hand_mask[h] & mask == 0:
+            stack.valid[level, count] = h
+            count += 1
+    stack.valid_count[level] = count
+    alive = False
+    for h in range(tables.hand_mask.shape[0]):
+        r = stack.reach[depth - 1, h] if tables.hand_mask[h] & mask == 0 else 0.0
+        stack.reach[depth, h] = r
+        alive = alive or r != 0.0
+    return alive
+
+
+@numba.njit(cache=True)
+def _terminal(view, tables, stack, player, node, depth, level, key):
+    """Fold or showdown values of the responder's hands at ``depth`` (with chance)."""
+    weight = view.chance_weight[level]
+    out = stack.values[depth]
+    if view.kind[node] == FOLD:
+        folder = view.folder[node]
+        payoff = -view.contribution[node, player] if folder == player else view.contribution[node, folder]
+        fold_values(stack.reach[depth], tables.hand_cards, stack.valid[level, :stack.valid_count[level]],
+                    stack.card_sum, payoff * weight, out)
+    else:
+        row = key - tables.key_start[level]
+        count = tables.showdown_count[row]
+        showdown_values(stack.reach[depth], tables.hand_cards, tables.showdown_hands[row, :count],
+                        tables.showdown_strength[row, :count], stack.card_sum,
+                        view.contribution[node, 1 - player] * weight,
+                        view.contribution[node, player] * weight, out)
+    stack.expected[depth, :] = out
+
+
+@numba.njit(cache=True)
+def _open(view, tables, stack, player, mode, depth):
+    """Start the node at ``depth``: a leaf (terminal, or an entry in the pre-deal modes) gets
+    its values and True is returned; an inner node gets zero sums and its first child next."""
+    node = stack.node[depth]
+    kind = view.kind[node]
+    if kind == FOLD or kind == SHOWDOWN:
+        _terminal(view, tables, stack, player, node, depth, stack.level[depth], stack.key[depth])
+        return True
+    if kind == DEAL and mode == MODE_RECORD:
+        stack.entry_reach[view.entry_index[node], :] = stack.reach[depth]
+        stack.values[depth, :] = 0.0
+        stack.expected[depth, :] = 0.0
+        return True
+    if kind == DEAL and mode == MODE_REPLAY:
+        stack.values[depth, :] = stack.entry_values[view.entry_index[node]]
+        stack.expected[depth, :] = stack.entry_expected[view.entry_index[node]]
+        return True
+    stack.values[depth, :] = 0.0
+    stack.expected[depth, :] = 0.0
+    stack.cursor[depth] = 0
+    return False
+
+
+@numba.njit(cache=True)
+def _next_child(view, tables, stack, strategy, player, depth):
+    """Set up the next child of the node at ``depth`` worth visiting at ``depth + 1`` (its
+    node, level, board key and the opponent's reach); False when none is left."""
+    node = stack.node[depth]
+    kind = view.kind[node]
+    level = stack.level[depth]
+    key = stack.key[depth]
+    child = view.first_child[node]
+    hands = tables.hand_mask.shape[0]
+    if kind == DEAL:
+        lo = tables.deal_start[level + 1]
+        deals = tables.deal_start[level + 2] - lo
+        for i in range(stack.cursor[depth], deals):
+            mask = tables.deal_mask[lo + i]
+            if mask & stack.board_mask[level] == 0 and _deal_level(tables, stack, level + 1, mask, depth + 1):
+                stack.cursor[depth] = i + 1
+                stack.node[depth + 1] = child
+                stack.level[depth + 1] = level + 1
+                parent = key - tables.key_start[level]
+                stack.key[depth + 1] = tables.key_start[level + 1] + parent * deals + i
+                return True
+        return False
+    m = view.num_children[node]
+    a = stack.cursor[depth]
+    if kind == player:
+        if a == m:
+            return False
+        stack.reach[depth + 1, :] = stack.reach[depth]
+    else:
+        start = view.action_start[view.decision_index[node]]
+        while a < m:
+            alive = False
+            for h in range(hands):
+                b = tables.buckets[key, h]
+                r = stack.reach[depth, h] * strategy[start + b * m + a] if b >= 0 else 0.0
+                stack.reach[depth + 1, h] = r
+                alive = alive or r != 0.0
+            if alive:
+                break
+            a += 1
+        if a == m:
+            return False
+    stack.action[depth] = a
+    stack.cursor[depth] = a + 1
+    stack.node[depth + 1] = child + a
+    stack.level[depth + 1] = level
+    stack.key[depth + 1] = key
+    return True
+
+
+@numba.njit(cache=True)
+def _gather(view, tables, stack, strategy, player, depth):
+    """Add the finished child at ``depth + 1`` into the node at ``depth``: sums at deals and
+    the opponent's nodes; at the responder's, the maximum and the strategy's expectation."""
+    node = stack.node[depth]
+    hands = tables.hand_mask.shape[0]
+    if view.kind[node] != player:
+        for h in range(hands):
+            stack.values[depth, h] += stack.values[depth + 1, h]
+            stack.expected[depth, h] += stack.expected[depth + 1, h]
+        return
+    a = stack.action[depth]
+    m = view.num_children[node]
+    start = view.action_start[view.decision_index[node]]
+    key = stack.key[depth]
+    for h in range(hands):
+        v = stack.values[depth + 1, h]
+        stack.values[depth, h] = v if a == 0 else max(stack.values[depth, h], v)
+        b = tables.buckets[key, h]
+        if b >= 0:
+            stack.expected[depth, h] += strategy[start + b * m + a] * stack.expected[depth + 1, h]
+
+
+@numba.njit(cache=True)
+def _walk(view, tables, stack, strategy, player, mode, top):
+    """Values (and expected values) of the node set up at depth ``top`` (``stack.node``,
+    ``level``, ``key``, ``reach``): a depth-first walk with an explicit stack, deals
+    enumerated at deal nodes, subtrees the opponent never reaches skipped."""
+    if _open(view, tables, stack, player, mode, top):
+        return
+    depth = top
+    while True:
+        if _next_child(view, tables, stack, strategy, player, depth):
+            depth += 1
+            if not _open(view, tables, stack, player, mode, depth):
+                continue
+        elif depth == top:
+            return
+        depth -= 1
+        _gather(view, tables, stack, strategy, player, depth)
+
+
+@numba.njit(cache=True)
+def _pre_deal(view, tables, stack, strategy, player, mode):
+    """The walk of the nodes before the first deal (``MODE_RECORD``: note the entries' reach;
+    ``MODE_REPLAY``: use the entries' values). Returns the responder's and the expected total."""
+    hands = tables.hand_mask.shape[0]
+    stack.reach[0, :] = 1.0
+    stack.board_mask[0] = 0
+    for h in range(hands):
+        stack.valid[0, h] = h
+    stack.valid_count[0] = hands
+    stack.node[0] = 0
+    stack.level[0] = 0
+    stack.key[0] = 0
+    _walk(view, tables, stack, strategy, player, mode, 0)
+    return stack.values[0].sum(), stack.expected[0].sum()
+
+
+@numba.njit(cache=True)
+def _item(view, tables, stack, strategy, player, entry_nodes, out_values, out_expected):
+    """Values at every entry of the item's first deal: ``out_*`` (entries, hands)."""
+    hands = tables.hand_mask.shape[0]
+    stack.board_mask[0] = 0
+    for h in range(hands):
+        stack.valid[0, h] = h
+    stack.valid_count[0] = hands
+    for e in range(entry_nodes.shape[0]):
+        out_values[e, :] = 0.0
+        out_expected[e, :] = 0.0
+        stack.reach[0, :] = stack.entry_reach[e]
+        if _deal_level(tables, stack, 1, tables.first_mask[0], 1):
+            stack.node[1] = view.first_child[entry_nodes[e]]
+            stack.level[1] = 1
+            stack.key[1] = 1
+            _walk(view, tables, stack, strategy, player, MODE_DESCEND, 1)
+            out_values[e, :] = stack.values[1]
+            out_expected[e, :] = stack.expected[1]
+
+
+@numba.njit(cache=True)
+def _showdown_orders(hand_cards, hand_mask, boards, alive, num_ranks, num_suits, count, hands, strength):
+    """Per final board ``boards[i]`` (int64 cards) with ``alive[i]``: its valid hands sorted
+    by showdown strength (``hand_ranking.hand_value``) into ``hands[i]`` / ``strength[i]``."""
+    k = hand_cards.shape[1]
+    cards = np.zeros(k + boards.shape[1], np.int64)
+    values = np.zeros(hand_cards.shape[0], np.int64)
+    valid = np.zeros(hand_cards.shape[0], np.int64)
+    for i in range(boards.shape[0]):
+        if not alive[i]:
+            continue
+        mask = 0
+        for c in range(boards.shape[1]):
+            mask |= np.int64(1) << boards[i, c]
+            cards[k + c] = boards[i, c]
+        n = 0
+        for h in range(hand_cards.shape[0]):
+            if hand_mask[h] & mask == 0:
+                cards[:k] = hand_cards[h]
+                valid[n] = h
+                values[n] = hand_value(cards, cards.shape[0], num_ranks, num_suits)
+                n += 1
+        order = np.argsort(values[:n], kind="mergesort")
+        count[i] = n
+        for x in range(n):
+            hands[i, x] = valid[order[x]]
+            strength[i, x] = values[order[x]]
+
+
+class StreamedEvaluator:
+    """Best response, NashConv and game value of ``layout`` strategies in the full game."""
+
+    def __init__(self, layout: BucketLayout) -> None:
+        self.layout = layout
+        betting = layout.betting
+        self.betting = betting
+        game = betting.game
+        cards = game.card_structure
+        self.num_suits = cards.num_suits
+        self.num_ranks = cards.num_ranks
+        n, k = betting.num_cards, betting.hole_cards
+        self.hand_cards = np.array(list(combinations(range(n), k)), np.int64)
+        self.hand_mask = (np.int64(1) << self.hand_cards).sum(axis=1).astype(np.int64)
+        self.entry_nodes = np.flatnonzero((betting.kind == DEAL) & (betting.level == 0)).astype(np.int64)
+        entry_index = np.full(betting.num_nodes, -1, np.int64)
+        entry_index[self.entry_nodes] = np.arange(self.entry_nodes.shape[0])
+        self.view = BettingView(betting.kind, betting.first_child, betting.num_children,
+                                betting.level.astype(np.int64), betting.contribution, betting.folder,
+                                betting.decision_index, layout.action_start, entry_index,
+                                betting.chance_weight)
+        self.depth = _max_depth(betting) + 2
+        self.symmetric = layout.abstraction.suit_symmetric and not game.deal_by_rank and self.num_suits > 1
+        if betting.num_levels > 1:
+            size = int(betting.deal_size[0])
+            if self.symmetric:
+                self.items, stabilisers = canonical_deals(n, self.num_suits, size)
+                self.item_weight = [1.0 / s for s in stabilisers]
+                self.permutations = hand_permutations(self.hand_cards, self.num_suits)
+            else:
+                self.items = list(combinations(range(n), size))
+                self.item_weight = [1.0] * len(self.items)
+                self.permutations = np.arange(self.hand_cards.shape[0], dtype=np.int64)[None, :]
+        else:
+            self.items, self.item_weight = [], []
+
+    # ------------------------------------------------------------------ tables
+    def _level_boards(self, first: tuple[int, ...] | None) -> list[list[tuple[int, ...] | None]]:
+        """Per level, the board of each key (None where deals overlap); level 0 one empty board."""
+        boards: list[list[tuple[int, ...] | None]] = [[()]]
+        if first is None:
+            return boards
+        boards.append([tuple(first)])
+        n = self.betting.num_cards
+        for size in self.betting.deal_size[1:].tolist():
+            level = []
+            for parent, combo in product(boards[-1], combinations(range(n), size)):
+                level.append(None if parent is None or set(parent) & set(combo) else parent + combo)
+            boards.append(level)
+        return boards
+
+    def tables(self, first: tuple[int, ...] | None) -> BoardTables:
+        """The ``BoardTables`` of the work item dealing ``first`` (None: the pre-deal walk)."""
+        betting, n = self.betting, self.betting.num_cards
+        boards = self._level_boards(first)
+        levels = betting.num_levels
+        key_start = np.zeros(levels + 1, np.int64)
+        for j in range(levels):
+            key_start[j + 1] = key_start[j] + (len(boards[j]) if j < len(boards) else 0)
+        sizes = [0, 0, *betting.deal_size[1:].tolist()]
+        masks = [[sum(1 << c for c in combo) for combo in combinations(range(n), size)] if size else []
+                 for size in sizes]
+        deal_start = np.concatenate([[0], np.cumsum([len(m) for m in masks])]).astype(np.int64)
+        deal_mask = np.array([m for level in masks for m in level], np.int64)
+        hands = self.hand_cards.shape[0]
+        buckets = np.full((int(key_start[levels]), hands), -1, np.int32)
+        first_round = [int(betting.round[betting.level == j].min()) for j in range(levels)]
+        for j, level in enumerate(boards):
+            alive = [i for i, board in enumerate(level) if board is not None]
+            if not alive:
+                continue
+            for i in alive:
+                board = np.array(level[i], np.int64)
+                values = self.layout.abstraction.buckets(first_round[j], board, self.hand_cards)
+                meets = (self.hand_mask & int((np.int64(1) << board).sum())) != 0 if board.size else False
+                buckets[key_start[j] + i] = np.where(meets, -1, values)
+        final = boards[-1] if len(boards) == levels else []
+        width = sum(betting.deal_size.tolist())
+        final_boards = np.zeros((len(final), width), np.int64)
+        for i, board in enumerate(final):
+            final_boards[i] = board if board is not None else 0
+        count = np.zeros(len(final), np.int64)
+        sorted_hands = np.zeros((len(final), hands), np.int64)
+        strength = np.zeros((len(final), hands), np.int64)
+        _showdown_orders(self.hand_cards, self.hand_mask, final_boards,
+                         np.array([board is not None for board in final], np.bool_), self.num_ranks,
+                         self.num_suits, count, sorted_hands, strength)
+        first_mask = np.array([sum(1 << c for c in first) if first else 0], np.int64)
+        return BoardTables(self.hand_cards, self.hand_mask, first_mask, deal_mask, deal_start, key_start,
+                           buckets, count, sorted_hands, strength)
+
+    def _stack(self) -> Stack:
+        hands, levels, entries = self.hand_cards.shape[0], self.betting.num_levels, self.entry_nodes.shape[0]
+        index = [np.zeros(self.depth, np.int64) for _ in range(5)]
+        per_depth = [np.zeros((self.depth, hands)) for _ in range(3)]
+        per_entry = [np.zeros((entries, hands)) for _ in range(3)]
+        return Stack(*index, *per_depth, np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
+                     np.zeros(levels, np.int64), np.zeros(self.betting.num_cards), *per_entry)
+
+    # ------------------------------------------------------------------ evaluation
+    def item_values(self, strategy: np.ndarray, player: int, entry_reach: np.ndarray,
+                    item: int) -> tuple[np.ndarray, np.ndarray]:
+        """(values, expected), each (entries, hands): the responder's values at every entry
+        summed over the suit class of first deal ``item`` (weights included)."""
+        stack = self._stack()
+        stack.entry_reach[:] = entry_reach
+        tables = self.tables(self.items[item])
+        entries, hands = entry_reach.shape
+        values, expected = np.zeros((entries, hands)), np.zeros((entries, hands))
+        _item(self.view, tables, stack, strategy, player, self.entry_nodes, values, expected)
+        weight = self.item_weight[item]
+        out_values, out_expected = np.zeros((entries, hands)), np.zeros((entries, hands))
+        for perm in self.permutations:
+            out_values[:, perm] += values * weight
+            out_expected[:, perm] += expected * weight
+        return out_values, out_expected
+
+    def evaluate(self, strategy, runner: ChunkRunner | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> PokerEvaluation:
+        """Both players' best-response values, NashConv and the game value of ``strategy``."""
+        strategy = self.layout.checked(strategy)
+        runner = runner or ChunkRunner()
+        pre = self.tables(None)
+        totals, game_value = [], 0.0
+        work = len(self.items) * 2
+        for player in (0, 1):
+            stack = self._stack()
+            total, expected_total = _pre_deal(self.view, pre, stack, strategy, player, MODE_RECORD)
+            if self.items:
+                summed = np.zeros_like(stack.entry_reach), np.zeros_like(stack.entry_reach)
+                shared = runner.share(self)
+                arguments = [(shared, strategy, player, stack.entry_reach, i) for i in range(len(self.items))]
+                for done, (values, expected) in enumerate(runner.imap(_run_item, arguments), 1):
+                    summed[0][:] += values
+                    summed[1][:] += expected
+                    if progress is not None:
+                        progress(player * len(self.items) + done, work)
+                stack.entry_values[:] = summed[0]
+                stack.entry_expected[:] = summed[1]
+                total, expected_total = _pre_deal(self.view, pre, stack, strategy, player, MODE_REPLAY)
+            totals.append(float(total))
+            if player == 0:
+                game_value = float(expected_total)
+        nash_conv = totals[0] + totals[1]
+        return PokerEvaluation((totals[0], totals[1]), game_value, nash_conv, nash_conv / 2)
+
+
+def _run_item(evaluator: StreamedEvaluator, strategy, player, entry_reach, item):
+    return evaluator.item_values(strategy, player, entry_reach, item)
+
+
+def _max_depth(betting) -> int:
+    depth = np.zeros(betting.num_nodes, np.int64)
+    for node in range(betting.num_nodes):
+        first, m = betting.first_child[node], betting.num_children[node]
+        depth[first:first + m] = depth[node] + 1
+    return int(depth.max()) + 1
