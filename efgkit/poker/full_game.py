@@ -21,7 +21,7 @@ they ran.
 The strategy is a ``BucketLayout`` strategy (rows per betting decision and bucket).
 Values include chance (``BettingTree.chance_weight``): the root total is the responder's
 expected utility; NashConv is the sum of both players' best-response values and the game
-value is player 0's expected utility under the strategy, computed in player 0's walk.
+value is player 0's expected utility under the strategy (a third walk, ``EXPECTED``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from efgkit.poker.suits import canonical_deals, hand_permutations
 from efgkit.poker.terminal_values import fold_values, showdown_values
 
 MODE_RECORD, MODE_REPLAY, MODE_DESCEND = 0, 1, 2
+BEST, EXPECTED = 0, 1
 
 
 class BettingView(NamedTuple):
@@ -89,11 +90,10 @@ class BoardTables(NamedTuple):
 class Stack(NamedTuple):
     """Per depth int64 (depth,): the ``node``, its board ``level`` and ``key``, the ``cursor``
     (next child to try) and the ``action`` being visited; float64 (depth, hands): ``reach``
-    of the opponent, ``values`` of the responder's best response, ``expected`` of its
-    strategy; per level
+    of the opponent, ``values`` of the responder (best response or expectation); per level
     ``valid`` int64 (levels, hands) / ``valid_count`` the hands off the board, ``board_mask``;
-    ``card_sum`` float64 (cards,) scratch; per entry (entries, hands) ``entry_reach``,
-    ``entry_values``, ``entry_expected``."""
+    ``card_sum`` float64 (cards,) scratch; per entry (entries, hands) ``entry_reach`` and
+    ``entry_values``."""
 
     node: np.ndarray
     level: np.ndarray
@@ -102,14 +102,12 @@ class Stack(NamedTuple):
     action: np.ndarray
     reach: np.ndarray
     values: np.ndarray
-    expected: np.ndarray
     valid: np.ndarray
     valid_count: np.ndarray
     board_mask: np.ndarray
     card_sum: np.ndarray
     entry_reach: np.ndarray
     entry_values: np.ndarray
-    entry_expected: np.ndarray
 
 
 @numba.njit(cache=True)
@@ -126,8 +124,9 @@ def _deal_level(tables, stack, level, mask, depth):
             count += 1
     stack.valid_count[level] = count
     alive = False
-    for h in range(tables.hand_mask.shape[0]):
-        r = stack.reach[depth - 1, h] if tables.hand_mask[h] & mask == 0 else 0.0
+    for x in range(count):
+        h = stack.valid[level, x]
+        r = stack.reach[depth - 1, h]
         stack.reach[depth, h] = r
         alive = alive or r != 0.0
     return alive
@@ -150,7 +149,6 @@ def _terminal(view, tables, stack, player, node, depth, level, key):
                         tables.showdown_strength[row, :count], stack.card_sum,
                         view.contribution[node, 1 - player] * weight,
                         view.contribution[node, player] * weight, out)
-    stack.expected[depth, :] = out
 
 
 @numba.njit(cache=True)
@@ -165,14 +163,11 @@ def _open(view, tables, stack, player, mode, depth):
     if kind == DEAL and mode == MODE_RECORD:
         stack.entry_reach[view.entry_index[node], :] = stack.reach[depth]
         stack.values[depth, :] = 0.0
-        stack.expected[depth, :] = 0.0
         return True
     if kind == DEAL and mode == MODE_REPLAY:
         stack.values[depth, :] = stack.entry_values[view.entry_index[node]]
-        stack.expected[depth, :] = stack.entry_expected[view.entry_index[node]]
         return True
     stack.values[depth, :] = 0.0
-    stack.expected[depth, :] = 0.0
     stack.cursor[depth] = 0
     return False
 
@@ -186,7 +181,6 @@ def _next_child(view, tables, stack, strategy, player, depth):
     level = stack.level[depth]
     key = stack.key[depth]
     child = view.first_child[node]
-    hands = tables.hand_mask.shape[0]
     if kind == DEAL:
         lo = tables.deal_start[level + 1]
         deals = tables.deal_start[level + 2] - lo
@@ -208,11 +202,11 @@ def _next_child(view, tables, stack, strategy, player, depth):
         stack.reach[depth + 1, :] = stack.reach[depth]
     else:
         start = view.action_start[view.decision_index[node]]
+        valid = stack.valid[level, :stack.valid_count[level]]
         while a < m:
             alive = False
-            for h in range(hands):
-                b = tables.buckets[key, h]
-                r = stack.reach[depth, h] * strategy[start + b * m + a] if b >= 0 else 0.0
+            for h in valid:
+                r = stack.reach[depth, h] * strategy[start + tables.buckets[key, h] * m + a]
                 stack.reach[depth + 1, h] = r
                 alive = alive or r != 0.0
             if alive:
@@ -229,31 +223,33 @@ def _next_child(view, tables, stack, strategy, player, depth):
 
 
 @numba.njit(cache=True)
-def _gather(view, tables, stack, strategy, player, depth):
+def _gather(view, tables, stack, strategy, player, objective, depth):
     """Add the finished child at ``depth + 1`` into the node at ``depth``: sums at deals and
-    the opponent's nodes; at the responder's, the maximum and the strategy's expectation."""
+    the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
+    expectation (``EXPECTED``). Loops run over the hands off the child's board."""
     node = stack.node[depth]
-    hands = tables.hand_mask.shape[0]
+    level = stack.level[depth + 1]
+    valid = stack.valid[level, :stack.valid_count[level]]
     if view.kind[node] != player:
-        for h in range(hands):
+        for h in valid:
             stack.values[depth, h] += stack.values[depth + 1, h]
-            stack.expected[depth, h] += stack.expected[depth + 1, h]
         return
     a = stack.action[depth]
+    if objective == BEST:
+        for h in valid:
+            v = stack.values[depth + 1, h]
+            stack.values[depth, h] = v if a == 0 else max(stack.values[depth, h], v)
+        return
     m = view.num_children[node]
-    start = view.action_start[view.decision_index[node]]
+    start = view.action_start[view.decision_index[node]] + a
     key = stack.key[depth]
-    for h in range(hands):
-        v = stack.values[depth + 1, h]
-        stack.values[depth, h] = v if a == 0 else max(stack.values[depth, h], v)
-        b = tables.buckets[key, h]
-        if b >= 0:
-            stack.expected[depth, h] += strategy[start + b * m + a] * stack.expected[depth + 1, h]
+    for h in valid:
+        stack.values[depth, h] += strategy[start + tables.buckets[key, h] * m] * stack.values[depth + 1, h]
 
 
 @numba.njit(cache=True)
-def _walk(view, tables, stack, strategy, player, mode, top):
-    """Values (and expected values) of the node set up at depth ``top`` (``stack.node``,
+def _walk(view, tables, stack, strategy, player, objective, mode, top):
+    """Values (``objective`` BEST or EXPECTED) of the node set up at depth ``top`` (``stack.node``,
     ``level``, ``key``, ``reach``): a depth-first walk with an explicit stack, deals
     enumerated at deal nodes, subtrees the opponent never reaches skipped."""
     if _open(view, tables, stack, player, mode, top):
@@ -267,13 +263,13 @@ def _walk(view, tables, stack, strategy, player, mode, top):
         elif depth == top:
             return
         depth -= 1
-        _gather(view, tables, stack, strategy, player, depth)
+        _gather(view, tables, stack, strategy, player, objective, depth)
 
 
 @numba.njit(cache=True)
-def _pre_deal(view, tables, stack, strategy, player, mode):
+def _pre_deal(view, tables, stack, strategy, player, objective, mode):
     """The walk of the nodes before the first deal (``MODE_RECORD``: note the entries' reach;
-    ``MODE_REPLAY``: use the entries' values). Returns the responder's and the expected total."""
+    ``MODE_REPLAY``: use the entries' values). Returns the responder's total."""
     hands = tables.hand_mask.shape[0]
     stack.reach[0, :] = 1.0
     stack.board_mask[0] = 0
@@ -283,29 +279,27 @@ def _pre_deal(view, tables, stack, strategy, player, mode):
     stack.node[0] = 0
     stack.level[0] = 0
     stack.key[0] = 0
-    _walk(view, tables, stack, strategy, player, mode, 0)
-    return stack.values[0].sum(), stack.expected[0].sum()
+    _walk(view, tables, stack, strategy, player, objective, mode, 0)
+    return stack.values[0].sum()
 
 
 @numba.njit(cache=True)
-def _item(view, tables, stack, strategy, player, entry_nodes, out_values, out_expected):
-    """Values at every entry of the item's first deal: ``out_*`` (entries, hands)."""
+def _item(view, tables, stack, strategy, player, objective, entry_nodes, out):
+    """Values at every entry of the item's first deal: ``out`` (entries, hands)."""
     hands = tables.hand_mask.shape[0]
     stack.board_mask[0] = 0
     for h in range(hands):
         stack.valid[0, h] = h
     stack.valid_count[0] = hands
     for e in range(entry_nodes.shape[0]):
-        out_values[e, :] = 0.0
-        out_expected[e, :] = 0.0
+        out[e, :] = 0.0
         stack.reach[0, :] = stack.entry_reach[e]
         if _deal_level(tables, stack, 1, tables.first_mask[0], 1):
             stack.node[1] = view.first_child[entry_nodes[e]]
             stack.level[1] = 1
             stack.key[1] = 1
-            _walk(view, tables, stack, strategy, player, MODE_DESCEND, 1)
-            out_values[e, :] = stack.values[1]
-            out_expected[e, :] = stack.expected[1]
+            _walk(view, tables, stack, strategy, player, objective, MODE_DESCEND, 1)
+            out[e, :] = stack.values[1]
 
 
 @numba.njit(cache=True)
@@ -431,61 +425,65 @@ class StreamedEvaluator:
     def _stack(self) -> Stack:
         hands, levels, entries = self.hand_cards.shape[0], self.betting.num_levels, self.entry_nodes.shape[0]
         index = [np.zeros(self.depth, np.int64) for _ in range(5)]
-        per_depth = [np.zeros((self.depth, hands)) for _ in range(3)]
-        per_entry = [np.zeros((entries, hands)) for _ in range(3)]
+        per_depth = [np.zeros((self.depth, hands)) for _ in range(2)]
+        per_entry = [np.zeros((entries, hands)) for _ in range(2)]
         return Stack(*index, *per_depth, np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
                      np.zeros(levels, np.int64), np.zeros(self.betting.num_cards), *per_entry)
 
     # ------------------------------------------------------------------ evaluation
-    def item_values(self, strategy: np.ndarray, player: int, entry_reach: np.ndarray,
-                    item: int) -> tuple[np.ndarray, np.ndarray]:
-        """(values, expected), each (entries, hands): the responder's values at every entry
-        summed over the suit class of first deal ``item`` (weights included)."""
+    def item_values(self, strategy: np.ndarray, player: int, objective: int, entry_reach: np.ndarray,
+                    item: int) -> np.ndarray:
+        """(entries, hands): the responder's values at every entry summed over the suit class
+        of first deal ``item`` (weights included)."""
         stack = self._stack()
         stack.entry_reach[:] = entry_reach
         tables = self.tables(self.items[item])
-        entries, hands = entry_reach.shape
-        values, expected = np.zeros((entries, hands)), np.zeros((entries, hands))
-        _item(self.view, tables, stack, strategy, player, self.entry_nodes, values, expected)
-        weight = self.item_weight[item]
-        out_values, out_expected = np.zeros((entries, hands)), np.zeros((entries, hands))
+        values = np.zeros(entry_reach.shape)
+        _item(self.view, tables, stack, strategy, player, objective, self.entry_nodes, values)
+        out = np.zeros(entry_reach.shape)
         for perm in self.permutations:
-            out_values[:, perm] += values * weight
-            out_expected[:, perm] += expected * weight
-        return out_values, out_expected
+            out[:, perm] += values * self.item_weight[item]
+        return out
 
-    def evaluate(self, strategy, runner: ChunkRunner | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> PokerEvaluation:
-        """Both players' best-response values, NashConv and the game value of ``strategy``."""
+    def value(self, strategy: np.ndarray, player: int, objective: int, runner: ChunkRunner,
+              progress: Callable[[int], None] | None = None) -> float:
+        """Player ``player``'s best-response value (``BEST``) or expected utility (``EXPECTED``)
+        against ``strategy`` (checked), first deals run by ``runner``."""
+        pre = self.tables(None)
+        stack = self._stack()
+        total = _pre_deal(self.view, pre, stack, strategy, player, objective, MODE_RECORD)
+        if not self.items:
+            return float(total)
+        summed = np.zeros_like(stack.entry_reach)
+        shared = runner.share(self)
+        arguments = [(shared, strategy, player, objective, stack.entry_reach, i)
+                     for i in range(len(self.items))]
+        for values in runner.imap(_run_item, arguments):
+            summed += values
+            if progress is not None:
+                progress(1)
+        stack.entry_values[:] = summed
+        return float(_pre_deal(self.view, pre, stack, strategy, player, objective, MODE_REPLAY))
+
+    def evaluate(self, strategy, runner: ChunkRunner | None = None, game_value: bool = True,
+                 progress: Callable[[int], None] | None = None) -> PokerEvaluation:
+        """Both players' best-response values, NashConv and (``game_value``) player 0's
+        expected utility under ``strategy`` (NaN when not asked: one walk fewer)."""
         strategy = self.layout.checked(strategy)
         runner = runner or ChunkRunner()
-        pre = self.tables(None)
-        totals, game_value = [], 0.0
-        work = len(self.items) * 2
-        for player in (0, 1):
-            stack = self._stack()
-            total, expected_total = _pre_deal(self.view, pre, stack, strategy, player, MODE_RECORD)
-            if self.items:
-                summed = np.zeros_like(stack.entry_reach), np.zeros_like(stack.entry_reach)
-                shared = runner.share(self)
-                arguments = [(shared, strategy, player, stack.entry_reach, i) for i in range(len(self.items))]
-                for done, (values, expected) in enumerate(runner.imap(_run_item, arguments), 1):
-                    summed[0][:] += values
-                    summed[1][:] += expected
-                    if progress is not None:
-                        progress(player * len(self.items) + done, work)
-                stack.entry_values[:] = summed[0]
-                stack.entry_expected[:] = summed[1]
-                total, expected_total = _pre_deal(self.view, pre, stack, strategy, player, MODE_REPLAY)
-            totals.append(float(total))
-            if player == 0:
-                game_value = float(expected_total)
-        nash_conv = totals[0] + totals[1]
-        return PokerEvaluation((totals[0], totals[1]), game_value, nash_conv, nash_conv / 2)
+        responses = [self.value(strategy, p, BEST, runner, progress) for p in (0, 1)]
+        value = self.value(strategy, 0, EXPECTED, runner, progress) if game_value else float("nan")
+        nash_conv = responses[0] + responses[1]
+        return PokerEvaluation((responses[0], responses[1]), value, nash_conv, nash_conv / 2)
+
+    @property
+    def work_items(self) -> int:
+        """First deals walked per player (per value)."""
+        return max(len(self.items), 1)
 
 
-def _run_item(evaluator: StreamedEvaluator, strategy, player, entry_reach, item):
-    return evaluator.item_values(strategy, player, entry_reach, item)
+def _run_item(evaluator: StreamedEvaluator, strategy, player, objective, entry_reach, item):
+    return evaluator.item_values(strategy, player, objective, entry_reach, item)
 
 
 def _max_depth(betting) -> int:

@@ -49,9 +49,7 @@ def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
         for j in range(k):
             compatible -= card_sum[hand_cards[h, j]]
         out[h] = payoff * _cancelled(compatible, total)
-    for x in range(valid_hands.shape[0]):
-        for j in range(k):
-            card_sum[hand_cards[valid_hands[x], j]] = 0.0
+    card_sum[:] = 0.0
 
 
 @numba.njit(cache=True)
@@ -87,7 +85,7 @@ def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum
             for j in range(k):
                 card_sum[hand_cards[h, j]] += r
         start = end
-    _clear(card_sum, hand_cards, sorted_hands)
+    card_sum[:] = 0.0
     above = 0.0
     end = m
     while end > 0:
@@ -107,7 +105,7 @@ def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum
             for j in range(k):
                 card_sum[hand_cards[h, j]] += r
         end = start
-    _clear(card_sum, hand_cards, sorted_hands)
+    card_sum[:] = 0.0
 
 
 @numba.njit(cache=True, inline="always")
@@ -147,12 +145,3 @@ def _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_
             out[sorted_hands[start]] -= lose_payoff * above
         above += group
         end = start
-
-
-@numba.njit(cache=True)
-def _clear(card_sum, hand_cards, hands):
-    """Zero ``card_sum`` at the cards of ``hands`` (cheaper than the whole deck)."""
-    for x in range(hands.shape[0]):
-        for j in range(hand_cards.shape[1]):
-            card_sum[hand_cards[hands[x], j]] = 0.0
-
