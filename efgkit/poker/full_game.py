@@ -38,7 +38,7 @@ from efgkit.games.hand_ranking import hand_value
 from efgkit.poker.best_response import PokerEvaluation
 from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN
 from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.suits import canonical_deals, hand_permutations
+from efgkit.poker.suits import canonical_deals, hand_permutations, suit_permutations
 from efgkit.poker.terminal_values import fold_values, showdown_values
 
 MODE_RECORD, MODE_REPLAY, MODE_DESCEND = 0, 1, 2
@@ -73,7 +73,11 @@ class BoardTables(NamedTuple):
     ``key_start`` int64 (levels + 1,); ``buckets`` int32 (keys, hands), -1 where the hand
     meets the board; ``showdown_count`` int64 (final keys,), ``showdown_hands`` /
     ``showdown_strength`` int64 (final keys, hands): the valid hands of each final board
-    sorted by strength."""
+    sorted by strength. Suit isomorphism of later deals: ``deal_weight`` float64 (keys,) is 0
+    for a board not walked (overlapping, or not the canonical deal of its class under the
+    parent board's group), else 1 / |permutations of the parent's group fixing the deal|;
+    the group of key ``x``'s board is ``group_perm[group_start[x]:group_start[x + 1]]``,
+    indices into ``hand_perm`` int64 (perms, hands): the hand each hand becomes."""
 
     hand_cards: np.ndarray
     hand_mask: np.ndarray
@@ -85,6 +89,10 @@ class BoardTables(NamedTuple):
     showdown_count: np.ndarray
     showdown_hands: np.ndarray
     showdown_strength: np.ndarray
+    deal_weight: np.ndarray
+    group_start: np.ndarray
+    group_perm: np.ndarray
+    hand_perm: np.ndarray
 
 
 class Stack(NamedTuple):
@@ -186,12 +194,12 @@ def _next_child(view, tables, stack, strategy, player, depth):
         deals = tables.deal_start[level + 2] - lo
         for i in range(stack.cursor[depth], deals):
             mask = tables.deal_mask[lo + i]
-            if mask & stack.board_mask[level] == 0 and _deal_level(tables, stack, level + 1, mask, depth + 1):
+            next_key = tables.key_start[level + 1] + (key - tables.key_start[level]) * deals + i
+            if tables.deal_weight[next_key] != 0.0 and _deal_level(tables, stack, level + 1, mask, depth + 1):
                 stack.cursor[depth] = i + 1
                 stack.node[depth + 1] = child
                 stack.level[depth + 1] = level + 1
-                parent = key - tables.key_start[level]
-                stack.key[depth + 1] = tables.key_start[level + 1] + parent * deals + i
+                stack.key[depth + 1] = next_key
                 return True
         return False
     m = view.num_children[node]
@@ -224,12 +232,21 @@ def _next_child(view, tables, stack, strategy, player, depth):
 
 @numba.njit(cache=True)
 def _gather(view, tables, stack, strategy, player, objective, depth):
-    """Add the finished child at ``depth + 1`` into the node at ``depth``: sums at deals and
-    the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
-    expectation (``EXPECTED``). Loops run over the hands off the child's board."""
+    """Add the finished child at ``depth + 1`` into the node at ``depth``: sums at deals (over
+    the dealt board's suit class) and the opponent's nodes; at the responder's the maximum
+    (``BEST``) or the strategy's expectation (``EXPECTED``). Loops run over the hands off the
+    child's board."""
     node = stack.node[depth]
     level = stack.level[depth + 1]
     valid = stack.valid[level, :stack.valid_count[level]]
+    if view.kind[node] == DEAL:  # the deal's class: its values under every permutation of the group
+        key = stack.key[depth]
+        weight = tables.deal_weight[stack.key[depth + 1]]
+        for x in range(tables.group_start[key], tables.group_start[key + 1]):
+            perm = tables.hand_perm[tables.group_perm[x]]
+            for h in valid:
+                stack.values[depth, perm[h]] += weight * stack.values[depth + 1, h]
+        return
     if view.kind[node] != player:
         for h in valid:
             stack.values[depth, h] += stack.values[depth + 1, h]
@@ -354,33 +371,48 @@ class StreamedEvaluator:
                                 betting.chance_weight)
         self.depth = _max_depth(betting) + 2
         self.symmetric = layout.abstraction.suit_symmetric and not game.deal_by_rank and self.num_suits > 1
+        self.suit_perms = suit_permutations(self.num_suits).tolist()
+        self.hand_perms = (hand_permutations(self.hand_cards, self.num_suits) if self.symmetric
+                           else np.arange(self.hand_cards.shape[0], dtype=np.int64)[None, :])
         if betting.num_levels > 1:
             size = int(betting.deal_size[0])
             if self.symmetric:
                 self.items, stabilisers = canonical_deals(n, self.num_suits, size)
                 self.item_weight = [1.0 / s for s in stabilisers]
-                self.permutations = hand_permutations(self.hand_cards, self.num_suits)
             else:
                 self.items = list(combinations(range(n), size))
                 self.item_weight = [1.0] * len(self.items)
-                self.permutations = np.arange(self.hand_cards.shape[0], dtype=np.int64)[None, :]
         else:
             self.items, self.item_weight = [], []
 
     # ------------------------------------------------------------------ tables
-    def _level_boards(self, first: tuple[int, ...] | None) -> list[list[tuple[int, ...] | None]]:
-        """Per level, the board of each key (None where deals overlap); level 0 one empty board."""
-        boards: list[list[tuple[int, ...] | None]] = [[()]]
+    def _level_boards(self, first: tuple[int, ...] | None) -> list[list[tuple]]:
+        """Per level, per key: (board or None where deals overlap or the deal is not the
+        canonical one of its class, the suit permutations fixing the board, the key's weight:
+        1 / the permutations of the parent's group fixing the new deal). Level 0 is the
+        empty board; without suit symmetry every group is the identity."""
+        identity = [0]
+        levels: list[list[tuple]] = [[((), identity, 1.0)]]
         if first is None:
-            return boards
-        boards.append([tuple(first)])
+            return levels
+        perms = self.suit_perms if self.symmetric else self.suit_perms[:1]
+        fixing = [g for g, perm in enumerate(perms) if _image(first, perm) == set(first)]
+        levels.append([(tuple(first), fixing, 1.0)])
         n = self.betting.num_cards
         for size in self.betting.deal_size[1:].tolist():
             level = []
-            for parent, combo in product(boards[-1], combinations(range(n), size)):
-                level.append(None if parent is None or set(parent) & set(combo) else parent + combo)
-            boards.append(level)
-        return boards
+            for (parent, group, _), combo in product(levels[-1], combinations(range(n), size)):
+                if parent is None or set(parent) & set(combo):
+                    level.append((None, identity, 0.0))
+                    continue
+                images = [tuple(sorted(_image(combo, self.suit_perms[g]))) for g in group]
+                if min(images) != combo:
+                    level.append((None, identity, 0.0))
+                    continue
+                fixing = [g for g, image in zip(group, images, strict=True) if image == combo]
+                level.append((parent + combo, fixing, 1.0 / len(fixing)))
+            levels.append(level)
+        return levels
 
     def tables(self, first: tuple[int, ...] | None) -> BoardTables:
         """The ``BoardTables`` of the work item dealing ``first`` (None: the pre-deal walk)."""
@@ -399,15 +431,14 @@ class StreamedEvaluator:
         buckets = np.full((int(key_start[levels]), hands), -1, np.int32)
         first_round = [int(betting.round[betting.level == j].min()) for j in range(levels)]
         for j, level in enumerate(boards):
-            alive = [i for i, board in enumerate(level) if board is not None]
-            if not alive:
-                continue
-            for i in alive:
-                board = np.array(level[i], np.int64)
+            for i, (cards, _, _) in enumerate(level):
+                if cards is None:
+                    continue
+                board = np.array(cards, np.int64)
                 values = self.layout.abstraction.buckets(first_round[j], board, self.hand_cards)
                 meets = (self.hand_mask & int((np.int64(1) << board).sum())) != 0 if board.size else False
                 buckets[key_start[j] + i] = np.where(meets, -1, values)
-        final = boards[-1] if len(boards) == levels else []
+        final = [cards for cards, _, _ in boards[-1]] if len(boards) == levels else []
         width = sum(betting.deal_size.tolist())
         final_boards = np.zeros((len(final), width), np.int64)
         for i, board in enumerate(final):
@@ -419,8 +450,13 @@ class StreamedEvaluator:
                          np.array([board is not None for board in final], np.bool_), self.num_ranks,
                          self.num_suits, count, sorted_hands, strength)
         first_mask = np.array([sum(1 << c for c in first) if first else 0], np.int64)
+        keys = [entry for level in boards for entry in level]
+        deal_weight = np.array([weight for _, _, weight in keys], np.float64)
+        group_start = np.concatenate([[0], np.cumsum([len(group) for _, group, _ in keys])]).astype(np.int64)
+        group_perm = np.array([g for _, group, _ in keys for g in group], np.int64)
         return BoardTables(self.hand_cards, self.hand_mask, first_mask, deal_mask, deal_start, key_start,
-                           buckets, count, sorted_hands, strength)
+                           buckets, count, sorted_hands, strength, deal_weight, group_start, group_perm,
+                           self.hand_perms)
 
     def _stack(self) -> Stack:
         hands, levels, entries = self.hand_cards.shape[0], self.betting.num_levels, self.entry_nodes.shape[0]
@@ -441,7 +477,7 @@ class StreamedEvaluator:
         values = np.zeros(entry_reach.shape)
         _item(self.view, tables, stack, strategy, player, objective, self.entry_nodes, values)
         out = np.zeros(entry_reach.shape)
-        for perm in self.permutations:
+        for perm in self.hand_perms:
             out[:, perm] += values * self.item_weight[item]
         return out
 
@@ -484,6 +520,12 @@ class StreamedEvaluator:
 
 def _run_item(evaluator: StreamedEvaluator, strategy, player, objective, entry_reach, item):
     return evaluator.item_values(strategy, player, objective, entry_reach, item)
+
+
+def _image(cards, perm) -> set[int]:
+    """The cards ``cards`` with their suits renamed by ``perm``."""
+    suits = len(perm)
+    return {c - c % suits + perm[c % suits] for c in cards}
 
 
 def _max_depth(betting) -> int:
