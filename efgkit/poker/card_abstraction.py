@@ -106,14 +106,14 @@ class IsomorphicCards:
                                    f"cards, four suits, dealt card by card)")
         self._num_ranks = cards.num_ranks
         self._board_cards = [sum(cards.public_cards_per_round[:r + 1]) for r in range(game.num_rounds)]
+        if len(tables) < game.num_rounds:
+            raise AbstractionError(f"{description}: {len(tables)} rounds of buckets, {game.spec} has "
+                                   f"{game.num_rounds}")
         for r, table in enumerate(tables[:game.num_rounds]):
             size = self._indexer(r).round_size(self._indexer(r).num_rounds - 1)
             if np.shape(table) != (size,):
                 raise AbstractionError(f"{description}: round {r} has {np.shape(table)} buckets, "
                                        f"{game.spec} {size} canonical hands")
-        if len(tables) < game.num_rounds:
-            raise AbstractionError(f"{description}: {len(tables)} rounds of buckets, {game.spec} has "
-                                   f"{game.num_rounds}")
         self._tables = tables
         self._counts = [int(np.max(t)) + 1 if t.size else 0 for t in tables]
         self.description = description

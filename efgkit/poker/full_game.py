@@ -482,16 +482,17 @@ class StreamedEvaluator:
         return out
 
     def value(self, strategy: np.ndarray, player: int, objective: int, runner: ChunkRunner,
-              progress: Callable[[int], None] | None = None) -> float:
+              progress: Callable[[int], None] | None = None, shared=None) -> float:
         """Player ``player``'s best-response value (``BEST``) or expected utility (``EXPECTED``)
-        against ``strategy`` (checked), first deals run by ``runner``."""
+        against ``strategy`` (checked), first deals run by ``runner`` (``shared``: this
+        evaluator as ``runner.share`` returned it, to send it once for several values)."""
         pre = self.tables(None)
         stack = self._stack()
         total = _pre_deal(self.view, pre, stack, strategy, player, objective, MODE_RECORD)
         if not self.items:
             return float(total)
         summed = np.zeros_like(stack.entry_reach)
-        shared = runner.share(self)
+        shared = runner.share(self) if shared is None else shared
         arguments = [(shared, strategy, player, objective, stack.entry_reach, i)
                      for i in range(len(self.items))]
         for values in runner.imap(_run_item, arguments):
@@ -507,8 +508,9 @@ class StreamedEvaluator:
         expected utility under ``strategy`` (NaN when not asked: one walk fewer)."""
         strategy = self.layout.checked(strategy)
         runner = runner or ChunkRunner()
-        responses = [self.value(strategy, p, BEST, runner, progress) for p in (0, 1)]
-        value = self.value(strategy, 0, EXPECTED, runner, progress) if game_value else float("nan")
+        shared = runner.share(self)
+        responses = [self.value(strategy, p, BEST, runner, progress, shared) for p in (0, 1)]
+        value = self.value(strategy, 0, EXPECTED, runner, progress, shared) if game_value else float("nan")
         nash_conv = responses[0] + responses[1]
         return PokerEvaluation((responses[0], responses[1]), value, nash_conv, nash_conv / 2)
 

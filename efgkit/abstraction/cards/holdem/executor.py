@@ -81,10 +81,11 @@ class ChunkRunner:
         return max(1, sum(w.get("nthreads", 1) for w in self._client.scheduler_info()["workers"].values()))
 
     def share(self, value):
-        """``value`` as an argument for many chunks: sent to every worker once on Dask."""
+        """``value`` as an argument for many chunks: sent to every worker once on Dask (under a
+        key of its own: a value shared again while an earlier copy is being released stays)."""
         if self._client is None:
             return value
-        return self._client.scatter(value, broadcast=True)
+        return self._client.scatter(value, broadcast=True, hash=False)
 
     def _argument(self, value, used: set):
         """A read-only array of SCATTER_MIN_BYTES or more as a future of its copy on the cluster

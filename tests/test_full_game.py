@@ -1,0 +1,112 @@
+"""The streamed full-game best response equals the public-tree engine (itself equal to the
+GameTree solvers, tests/test_poker_engine.py) on every card abstraction, with and without
+suit isomorphism, wherever the work runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from efgkit.abstraction.cards.holdem.executor import ChunkRunner
+from efgkit.errors import AbstractionError, StrategyError
+from efgkit.poker.best_response import evaluate_strategy
+from efgkit.poker.betting_tree import BettingTree
+from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
+from efgkit.poker.full_game import StreamedEvaluator
+from efgkit.poker.layout import StrategyLayout
+from efgkit.poker.public_tree import PublicTree
+from efgkit.poker.suits import canonical_deals
+from efgkit.specs import make_game
+
+
+def _random_strategy(layout: BucketLayout, seed: int) -> np.ndarray:
+    strategy = np.random.default_rng(seed).random(layout.num_actions) + 1e-3
+    for d in range(layout.width.shape[0]):
+        rows = strategy[layout.action_start[d]:layout.action_start[d + 1]].reshape(-1, layout.width[d])
+        rows /= rows.sum(axis=1, keepdims=True)
+    return strategy
+
+
+def _assert_equal_engines(game, abstraction, seed: int = 0) -> None:
+    layout = BucketLayout(BettingTree(game), abstraction)
+    strategy = _random_strategy(layout, seed)
+    public = PublicTree(game)
+    reference = evaluate_strategy(StrategyLayout.from_bucket_layout(public, layout), strategy)
+    streamed = StreamedEvaluator(layout).evaluate(strategy)
+    assert streamed.best_response_values == pytest.approx(reference.best_response_values, abs=1e-9)
+    assert streamed.game_value == pytest.approx(reference.game_value, abs=1e-9)
+    assert streamed.nash_conv == pytest.approx(reference.nash_conv, abs=1e-9)
+
+
+@pytest.mark.parametrize("spec", ["kuhn", "kuhn(cards=5)", "leduc", "leduc(ranks=4)", "twocard", "P111"])
+def test_lossless_and_card_independent_strategies_equal_the_public_tree(spec):
+    game = make_game(spec)
+    _assert_equal_engines(game, LosslessCards(game))
+    _assert_equal_engines(game, CardIndependent())
+
+
+@pytest.mark.parametrize("spec", ["holdem(ranks=3,rounds=2)", "holdem(ranks=3,rounds=3,caps=1-1-1)"])
+def test_suit_symmetric_abstractions_with_isomorphic_deals_equal_the_public_tree(spec):
+    """Canonical hands and random imperfect-recall buckets: one flop, turn and river per
+    suit class is walked and spread over its class; the values are the full game's."""
+    game = make_game(spec)
+    _assert_equal_engines(game, IsomorphicCards.canonical(game), seed=1)
+    _assert_equal_engines(game, IsomorphicCards.hashed(game, (3, 4, 5, 5), seed=2), seed=3)
+
+
+@st.composite
+def holdem_rules(draw):
+    rounds = draw(st.integers(1, 3))
+    caps = "-".join(str(draw(st.integers(1, 2))) for _ in range(rounds))
+    bets = "-".join(str(draw(st.integers(1, 4))) for _ in range(rounds))
+    big = draw(st.integers(1, 4))
+    small = draw(st.integers(0, big))
+    return make_game(f"holdem(ranks=3,rounds={rounds},caps={caps},bets={bets},blinds={big}-{small})")
+
+
+@settings(max_examples=8, deadline=None)
+@given(game=holdem_rules(), buckets=st.tuples(*[st.integers(1, 6)] * 3), seed=st.integers(0, 2**31 - 1))
+def test_random_rule_sets_and_abstractions_agree(game, buckets, seed):
+    _assert_equal_engines(game, IsomorphicCards.hashed(game, (*buckets, 1), seed), seed)
+
+
+def test_canonical_flops_cover_every_flop_once():
+    deals, stabilisers = canonical_deals(52, 4, 3)
+    assert len(deals) == 1755
+    assert sum(24 // s for s in stabilisers) == 22100
+
+
+def test_always_fold_in_a_reduced_hold_em_is_exploitable_for_750_mbb_per_game():
+    game = make_game("holdem(ranks=5)")
+    layout = BucketLayout(BettingTree(game), CardIndependent())
+    strategy = layout.pure(lambda labels: labels.index("fold") if "fold" in labels else labels.index("call"))
+    result = StreamedEvaluator(layout).evaluate(strategy)
+    assert result.exploitability / 10 * 1000 == pytest.approx(750.0, abs=1e-9)
+
+
+def test_the_result_is_bit_identical_on_a_dask_cluster():
+    game = make_game("holdem(ranks=3,rounds=3,caps=1-1-1)")
+    layout = BucketLayout(BettingTree(game), IsomorphicCards.hashed(game, (2, 3, 3), seed=5))
+    strategy = _random_strategy(layout, 4)
+    evaluator = StreamedEvaluator(layout)
+    here = evaluator.evaluate(strategy)
+    with ChunkRunner(workers=2) as runner:
+        there = evaluator.evaluate(strategy, runner=runner)
+    assert there == here
+
+
+def test_bad_strategies_and_abstractions_are_refused(tmp_path):
+    game = make_game("holdem(ranks=3,rounds=2)")
+    layout = BucketLayout(BettingTree(game), CardIndependent())
+    evaluator = StreamedEvaluator(layout)
+    with pytest.raises(StrategyError, match="shape"):
+        evaluator.evaluate(np.zeros(3))
+    with pytest.raises(StrategyError, match="sums to"):
+        evaluator.evaluate(np.full(layout.num_actions, 0.9))
+    with pytest.raises(AbstractionError, match="rounds of buckets"):
+        IsomorphicCards(make_game("holdem(ranks=3,rounds=3)"), [np.zeros(1)], "one round")
+    with pytest.raises(AbstractionError, match="hold'em cards"):
+        IsomorphicCards.canonical(make_game("leduc"))
