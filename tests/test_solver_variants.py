@@ -29,9 +29,9 @@ class ReferenceCFR:
     iteration t by t (regrets discounted by t/(t+1) after each update, the average by
     t/(t+1)); DCFR+ / PDCFR+ clip R d(t-1) + r with d(s) = s^a/(s^a+1) and weight the
     average by t^g; PCFR+ clips R + r; the predictive ones play [R d + r]^+ (d = 1 for PCFR+
-    and HS-PCFR+). HS-DCFR is DCFR and HS-PCFR+ is PCFR+ with the average multiplied by
-    (t/(t+1))^g, the exponents of iteration t being Zhang et al.'s eq. 4 over n iterations:
-    a = 1 + 3t/n, b = -1 - 2t/n, g = g0 - 5t/n.
+    and HS-PCFR+). HS-DCFR is DCFR's regrets and HS-PCFR+ PCFR+'s, both weighting iteration
+    t's average contribution by t^g, the exponents of iteration t being Zhang et al.'s eq. 4
+    over n iterations: a = 1 + 3t/n, b = -1 - 2t/n, g = g0 - 5t/n.
     """
 
     def __init__(self, tree, variant: str, **parameters) -> None:
@@ -96,11 +96,11 @@ class ReferenceCFR:
                 own_reach = np.zeros(tree.num_infosets)
                 self._walk(0, player, 1.0, 1.0, instant, own_reach)
                 gamma = self.parameters.get("gamma", 1.0)
-                weight = 1.0 if self.variant in ("lcfr", *SCHEDULED) else float(t) ** gamma
                 if self.variant in SCHEDULED:
                     n = self.parameters["horizon"]
                     alpha, beta = 1 + 3 * t / n, -1 - 2 * t / n
                     gamma = self.parameters["gamma_start"] - 5 * t / n
+                weight = 1.0 if self.variant == "lcfr" else float(t) ** gamma
                 for infoset in np.flatnonzero(tree.infoset_player == player):
                     part = self._slots(infoset)
                     self.average[part] += weight * own_reach[infoset] * self.strategy[part]
@@ -111,10 +111,8 @@ class ReferenceCFR:
                     elif self.variant == "hs-dcfr":
                         r = r + instant[part]
                         r = np.where(r > 0, r * t**alpha / (t**alpha + 1), r * t**beta / (t**beta + 1))
-                        self.average[part] *= (t / (t + 1)) ** gamma
                     elif self.variant == "hs-pcfr+":
                         r = np.maximum(r + instant[part], 0.0)
-                        self.average[part] *= (t / (t + 1)) ** gamma
                     elif self.variant == "pcfr+":
                         r = np.maximum(r + instant[part], 0.0)
                     else:
@@ -218,16 +216,18 @@ def test_schedule_variants_refuse_to_iterate_past_their_horizon(variant):
 
 def test_discount_rule_takes_the_exponents_of_the_papers_schedule():
     """The schedule's exponents are the paper's: at t = n, HS-DCFR(30) multiplies positive
-    regrets by n^4/(n^4+1), negative ones by n^-3/(n^-3+1) and the average by (n/(n+1))^25."""
-    from efgkit.solvers.cfr import VARIANT_HS_DCFR, VARIANT_HS_PCFR_PLUS, discount_rule
+    regrets by n^4/(n^4+1), negative ones by n^-3/(n^-3+1) and weights the average by n^25."""
+    from efgkit.solvers.cfr import VARIANT_HS_DCFR, VARIANT_HS_PCFR_PLUS, average_weight, discount_rule
 
     n = 7
     rule = discount_rule(VARIANT_HS_DCFR, n, 0.0, 0.0, 30.0, n)
     assert rule.positive == pytest.approx(n**4 / (n**4 + 1), rel=1e-15)
     assert rule.negative == pytest.approx(n**-3 / (n**-3 + 1), rel=1e-15)
-    assert rule.average == pytest.approx((n / (n + 1)) ** 25, rel=1e-15)
-    first = discount_rule(VARIANT_HS_PCFR_PLUS, 1, 0.0, 0.0, 15.0, 1000)
-    assert first.average == pytest.approx(0.5 ** (15 - 5 / 1000), rel=1e-15)
+    assert rule.average == 1.0  # the schedule weights contributions instead
+    assert average_weight(VARIANT_HS_DCFR, n, 0, 30.0, n) == pytest.approx(float(n) ** 25, rel=1e-15)
+    first = discount_rule(VARIANT_HS_PCFR_PLUS, 2, 0.0, 0.0, 15.0, 1000)
+    assert average_weight(VARIANT_HS_PCFR_PLUS, 2, 0, 15.0, 1000) == pytest.approx(2.0 ** (15 - 10 / 1000),
+                                                                                   rel=1e-15)
     assert (first.positive, first.negative) == (1.0, 1.0)  # HS-PCFR+ schedules gamma only
 
 

@@ -263,7 +263,7 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
     """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1)."""
     for it in range(iterations):
         t = done + it + 1
-        weight = average_weight(settings.variant, t, settings.delay, settings.gamma)
+        weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
         for player in range(2):
             rows = rows0 if player == 0 else rows1
             clear_rows(rows, layout.action_offset, state.instant)

@@ -21,15 +21,16 @@
 * PDCFR+ — Xu et al. 2024: DCFR+'s regrets, and the next strategy matches the predicted
   [R^t d(t) + r^t]^+; defaults a = 2.3, g = 5 (the authors' published runs).
 * HS-DCFR and HS-PCFR+ — Zhang, McAleer, Sandholm, "Faster game solving via hyperparameter
-  schedules" (arXiv 2404.09097; AAAI 2026): DCFR (their eq. 2-3) and PCFR+ (average by
-  their eq. 3) whose exponents follow the schedules of their eq. 4 over a horizon of n
-  iterations: a(t) = 1 + 3t/n, b(t) = -1 - 2t/n, g(t) = g0 - 5t/n, with g0 = 30 ("HS-DCFR(30)",
-  their recommendation when one schedule is run) or 15. At iteration t the discounts of DCFR
-  take the exponents of the same t (t^a(t)/(t^a(t)+1), (t/(t+1))^g(t): their slides write
-  t^{HS_a}/(t^{HS_a}+1)); HS-PCFR+ keeps PCFR+'s regrets and prediction and only schedules g,
-  so its average is discounted multiplicatively like DCFR's (with a fixed g that equals
-  weighting iteration t by t^g). The schedule needs n up front (``horizon``); the paper
-  defines it for t <= n only, so iterating past the horizon is refused.
+  schedules" (arXiv 2404.09097; AAAI 2026): DCFR's regrets (their eq. 2) and PCFR+'s with
+  exponents on the schedules of their eq. 4 over a horizon of n iterations:
+  a(t) = 1 + 3t/n, b(t) = -1 - 2t/n, g(t) = g0 - 5t/n, with g0 = 30 ("HS-DCFR(30)", their
+  recommendation when one schedule is run) or 15. At iteration t the regret discounts take
+  the exponents of the same t (t^a(t)/(t^a(t)+1): their slides write t^{HS_a}/(t^{HS_a}+1));
+  iteration t's average contribution is weighted by t^g(t) (for a fixed g the same as
+  eq. 3's multiplicative discount; with the schedule this reading, not eq. 3 applied
+  literally, reproduces the paper's ordering of g0 = 30 before 15 — docs/conventions.md).
+  The schedule needs n up front (``horizon``); the paper defines it for t <= n only, so
+  iterating past the horizon is refused.
 
 For the predictive variants the current strategy is the predicted one (the "last
 iterate" their papers also report) and the last instantaneous regrets belong to the
@@ -398,7 +399,7 @@ def discount_rule(variant, t, alpha, beta, gamma, horizon):
         tb = float(t) ** beta
         positive = ta / (ta + 1.0)
         negative = tb / (tb + 1.0)
-    if variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
+    if variant == VARIANT_DCFR:
         average = (float(t) / (t + 1.0)) ** gamma
     return DiscountRule(variant, positive, negative, average, discount(t - 1, alpha))
 
@@ -423,13 +424,16 @@ def update_regret(rule, regrets, instant, average, x):
 
 
 @numba.njit(cache=True)
-def average_weight(variant, t, delay, gamma):
+def average_weight(variant, t, delay, gamma, horizon):
     """Iteration ``t``'s weight in the average accumulator: CFR+'s max(t - delay, 0); t^gamma
-    for DCFR+, PCFR+ and PDCFR+; 1 for the rest (their average is discounted instead)."""
+    for DCFR+, PCFR+ and PDCFR+; t^g(t) with the schedule's g(t) = gamma - 5t/n for HS-DCFR
+    and HS-PCFR+; 1 for the rest (DCFR's average is discounted instead)."""
     if variant == VARIANT_CFR_PLUS:
         return float(max(t - delay, 0))
     if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
         return float(t) ** gamma
+    if variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
+        return float(t) ** (gamma - 5.0 * float(t) / horizon)
     return 1.0
 
 
@@ -557,7 +561,7 @@ def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, hori
     its resident memory) with the same result as one call.
     """
     # Average strategy: weight * own reach of each original infoset * current strategy.
-    weight = average_weight(variant, t, delay, gamma)
+    weight = average_weight(variant, t, delay, gamma, horizon)
     if weight > 0.0:
         own_infoset_reach(player_infosets, parent_action, action_infoset, tree_action_offset,
                           infoset_offset, edge_prob, own_reach)
