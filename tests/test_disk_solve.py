@@ -16,6 +16,8 @@ from efgkit.solvers import (
     CFRSolver,
     DCFRPlusSolver,
     DCFRSolver,
+    HSDCFRSolver,
+    HSPCFRPlusSolver,
     LinearCFRSolver,
     PCFRPlusSolver,
     PDCFRPlusSolver,
@@ -48,6 +50,8 @@ def working_file(tmp_path_factory):
     ("lcfr", LinearCFRSolver, {}),
     ("dcfr+", DCFRPlusSolver, {"alpha": 1.2}),
     ("pdcfr+", PDCFRPlusSolver, {}),
+    ("hs-dcfr", HSDCFRSolver, {"horizon": 9}),
+    ("hs-pcfr+", HSPCFRPlusSolver, {"horizon": 12, "gamma_start": 15.0}),
 ])
 def test_disk_solver_is_bit_identical_to_the_in_memory_solver(leduc, working_file, variant,
                                                               solver_class, options):

@@ -19,7 +19,7 @@ from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.terminal_values import CANCELLATION, fold_values, showdown_values
 from efgkit.poker.vector_cfr import VectorCFR
 from efgkit.solvers import BestResponse, Strategy
-from efgkit.solvers.cfr import SOLVER_CLASSES
+from efgkit.solvers.cfr import PREDICTIVE, SCHEDULED, SOLVER_CLASSES
 from efgkit.specs import load_game, make_game
 
 SOLVERS = SOLVER_CLASSES
@@ -40,13 +40,14 @@ def _assert_same_run(public: PublicTree, infoset_map: InfosetMap, variant: str, 
     iterations away from such ties; with two-card hands they come back within a few
     iterations, so those games are compared on fewer (docs/poker-engine.md)."""
     layout = StrategyLayout.from_infoset_map(public, infoset_map)
-    engine = VectorCFR(public, layout, variant=variant)
-    reference = SOLVERS[variant](infoset_map)
+    options = {"horizon": 5 + iterations} if variant in SCHEDULED else {}
+    engine = VectorCFR(public, layout, variant=variant, **options)
+    reference = SOLVERS[variant](infoset_map, **options)
     if random_start:
         rng = np.random.default_rng(7)
         regrets = rng.normal(size=layout.num_actions)
         average = rng.random(layout.num_actions)
-        prediction = rng.normal(size=layout.num_actions) if variant in ("pcfr+", "pdcfr+") else None
+        prediction = rng.normal(size=layout.num_actions) if variant in PREDICTIVE else None
         engine.load_state(regrets, average, 5, prediction=prediction)
         reference.load_state(regrets, average, 5, prediction=prediction)
     engine.iterate(iterations)
@@ -66,7 +67,10 @@ def _assert_same_run(public: PublicTree, infoset_map: InfosetMap, variant: str, 
 @pytest.mark.parametrize("spec", ["kuhn", "kuhn(cards=5)", "leduc", "leduc(suit_isomorphism=true)"])
 def test_vector_cfr_iterates_equal_the_gametree_solvers(spec, variant):
     public, tree = _engine_and_tree(spec)
-    _assert_same_run(public, InfosetMap.identity(tree), variant, 30)
+    # HS-DCFR from zero on Kuhn meets, at iteration 3, a regret that is 0 in exact arithmetic
+    # and that the two summation orders round to +2e-17 and 0: a tie, started away from
+    tie = (spec, variant) == ("kuhn", "hs-dcfr")
+    _assert_same_run(public, InfosetMap.identity(tree), variant, 30, random_start=tie)
 
 
 @pytest.mark.parametrize("variant", ["cfr", "cfr+", "dcfr"])

@@ -1,5 +1,5 @@
-"""Linear CFR, DCFR+, PCFR+ and PDCFR+: a plain reference implementation, the LP value,
-parameter checks and bit-identical resume."""
+"""Linear CFR, DCFR+, PCFR+, PDCFR+, HS-DCFR and HS-PCFR+: a plain reference implementation,
+the LP value, parameter checks and bit-identical resume."""
 
 from __future__ import annotations
 
@@ -10,11 +10,16 @@ from random_games import random_trees
 
 from efgkit.errors import ParameterError
 from efgkit.solvers import BestResponse, SequenceFormLP
-from efgkit.solvers.cfr import PREDICTIVE, SOLVER_CLASSES, VARIANT_PARAMETERS
+from efgkit.solvers.cfr import PREDICTIVE, SCHEDULED, SOLVER_CLASSES, VARIANT_PARAMETERS
 from efgkit.specs import load_game
 from efgkit.storage.checkpoint import resume, write_checkpoint
 
-NEW_VARIANTS = ("lcfr", "dcfr+", "pcfr+", "pdcfr+")
+NEW_VARIANTS = ("lcfr", "dcfr+", "pcfr+", "pdcfr+", "hs-dcfr", "hs-pcfr+")
+
+
+def horizon_for(variant: str, iterations: int) -> dict:
+    """The schedule variants' horizon for a run of ``iterations`` (the others take none)."""
+    return {"horizon": iterations} if variant in SCHEDULED else {}
 
 
 class ReferenceCFR:
@@ -23,12 +28,15 @@ class ReferenceCFR:
     Alternating updates, player 0 first; regrets per infoset action. Linear CFR weights
     iteration t by t (regrets discounted by t/(t+1) after each update, the average by
     t/(t+1)); DCFR+ / PDCFR+ clip R d(t-1) + r with d(s) = s^a/(s^a+1) and weight the
-    average by t^g; PCFR+ clips R + r; the predictive ones play [R d + r]^+ (d = 1 for PCFR+).
+    average by t^g; PCFR+ clips R + r; the predictive ones play [R d + r]^+ (d = 1 for PCFR+
+    and HS-PCFR+). HS-DCFR is DCFR's regrets and HS-PCFR+ PCFR+'s, both weighting iteration
+    t's average contribution by t^g, the exponents of iteration t being Zhang et al.'s eq. 4
+    over n iterations: a = 1 + 3t/n, b = -1 - 2t/n, g = g0 - 5t/n.
     """
 
-    def __init__(self, tree, variant: str) -> None:
+    def __init__(self, tree, variant: str, **parameters) -> None:
         self.tree, self.variant = tree, variant
-        self.parameters = VARIANT_PARAMETERS[variant]
+        self.parameters = {**VARIANT_PARAMETERS[variant], **parameters}
         actions = tree.num_infoset_actions
         self.regrets, self.average, self.last = np.zeros(actions), np.zeros(actions), np.zeros(actions)
         self.strategy = np.zeros(actions)
@@ -88,6 +96,10 @@ class ReferenceCFR:
                 own_reach = np.zeros(tree.num_infosets)
                 self._walk(0, player, 1.0, 1.0, instant, own_reach)
                 gamma = self.parameters.get("gamma", 1.0)
+                if self.variant in SCHEDULED:
+                    n = self.parameters["horizon"]
+                    alpha, beta = 1 + 3 * t / n, -1 - 2 * t / n
+                    gamma = self.parameters["gamma_start"] - 5 * t / n
                 weight = 1.0 if self.variant == "lcfr" else float(t) ** gamma
                 for infoset in np.flatnonzero(tree.infoset_player == player):
                     part = self._slots(infoset)
@@ -96,6 +108,11 @@ class ReferenceCFR:
                     if self.variant == "lcfr":
                         r = (r + instant[part]) * t / (t + 1)
                         self.average[part] *= t / (t + 1)
+                    elif self.variant == "hs-dcfr":
+                        r = r + instant[part]
+                        r = np.where(r > 0, r * t**alpha / (t**alpha + 1), r * t**beta / (t**beta + 1))
+                    elif self.variant == "hs-pcfr+":
+                        r = np.maximum(r + instant[part], 0.0)
                     elif self.variant == "pcfr+":
                         r = np.maximum(r + instant[part], 0.0)
                     else:
@@ -106,11 +123,15 @@ class ReferenceCFR:
         return self
 
 
-@pytest.mark.parametrize("variant", NEW_VARIANTS)
-def test_variant_equals_the_plain_reference_on_kuhn_for_50_iterations(variant):
+@pytest.mark.parametrize(("variant", "parameters"), [
+    *[(variant, horizon_for(variant, 50)) for variant in NEW_VARIANTS],
+    ("hs-dcfr", {"horizon": 80, "gamma_start": 15.0}),
+    ("hs-pcfr+", {"horizon": 50, "gamma_start": 15.0}),
+])
+def test_variant_equals_the_plain_reference_on_kuhn_for_50_iterations(variant, parameters):
     tree = load_game("kuhn")
-    solver = SOLVER_CLASSES[variant](tree)
-    reference = ReferenceCFR(tree, variant)
+    solver = SOLVER_CLASSES[variant](tree, **parameters)
+    reference = ReferenceCFR(tree, variant, **parameters)
     for _ in range(50):
         solver.iterate(1)
         reference.iterate(1)
@@ -130,7 +151,7 @@ def test_variant_equals_the_plain_reference_on_kuhn_for_50_iterations(variant):
 def test_every_variant_reaches_the_lp_value_on_random_games(tree):
     value = SequenceFormLP(tree).solve().game_value
     for variant in NEW_VARIANTS:
-        solver = SOLVER_CLASSES[variant](tree).iterate(3000)
+        solver = SOLVER_CLASSES[variant](tree, **horizon_for(variant, 3000)).iterate(3000)
         evaluation = BestResponse(solver.infoset_map).evaluate(solver.average_strategy())
         scale = max(1.0, float(np.abs(tree.node_utility).max()))
         assert evaluation.nash_conv <= 2e-2 * scale, variant
@@ -140,10 +161,11 @@ def test_every_variant_reaches_the_lp_value_on_random_games(tree):
 @pytest.mark.parametrize("variant", NEW_VARIANTS)
 def test_resume_from_a_checkpoint_is_bit_identical(variant, tmp_path):
     tree = load_game("leduc")
-    straight = SOLVER_CLASSES[variant](tree).iterate(30)
-    first = SOLVER_CLASSES[variant](tree).iterate(17)
+    options = horizon_for(variant, 30)
+    straight = SOLVER_CLASSES[variant](tree, **options).iterate(30)
+    first = SOLVER_CLASSES[variant](tree, **options).iterate(17)
     write_checkpoint(tmp_path / "c.h5", first, algorithm=variant, parameters={}, history=[])
-    resumed = SOLVER_CLASSES[variant](tree)
+    resumed = SOLVER_CLASSES[variant](tree, **options)
     resume(tmp_path / "c.h5", resumed, algorithm=variant, parameters={}, iterations=30)
     resumed.iterate(13)
     assert np.array_equal(resumed.regrets, straight.regrets)
@@ -160,6 +182,14 @@ def test_resume_from_a_checkpoint_is_bit_identical(variant, tmp_path):
         ("dcfr+", {"alpha": -1.0}, "alpha must be >= 0"),
         ("pdcfr+", {"gamma": float("nan")}, "gamma must be a finite number"),
         ("cfr+", {"delay": -3}, "delay must be an integer >= 0"),
+        ("hs-dcfr", {"horizon": 100, "alpha": 2.0}, "hs-dcfr takes no alpha"),
+        ("hs-pcfr+", {"horizon": 100, "gamma": 2.0}, "hs-pcfr\\+ takes no gamma"),
+        ("dcfr", {"gamma_start": 30.0}, "dcfr takes no gamma_start .a parameter of hs-dcfr, hs-pcfr\\+"),
+        ("hs-dcfr", {}, "hs-dcfr needs horizon"),
+        ("hs-pcfr+", {"horizon": 0}, "horizon must be an integer >= 1"),
+        ("hs-dcfr", {"horizon": 10.5}, "horizon must be an integer >= 1"),
+        ("hs-dcfr", {"horizon": 100, "gamma_start": 4.0}, "gamma_start must be >= 5"),
+        ("hs-pcfr+", {"horizon": 100, "gamma_start": float("inf")}, "gamma_start must be a finite number"),
     ],
 )
 def test_bad_parameters_are_refused_by_the_library(variant, parameters, message):
@@ -170,9 +200,38 @@ def test_bad_parameters_are_refused_by_the_library(variant, parameters, message)
 def test_predictive_variants_refuse_simultaneous_updates():
     with pytest.raises(ParameterError, match="alternating must be True"):
         SOLVER_CLASSES["pcfr+"](load_game("kuhn"), alternating=False)
+    with pytest.raises(ParameterError, match="alternating must be True"):
+        SOLVER_CLASSES["hs-pcfr+"](load_game("kuhn"), alternating=False, horizon=10)
 
 
-@pytest.mark.parametrize("algorithm", ["pdcfr+", "lcfr"])
+@pytest.mark.parametrize("variant", SCHEDULED)
+def test_schedule_variants_refuse_to_iterate_past_their_horizon(variant):
+    solver = SOLVER_CLASSES[variant](load_game("kuhn"), horizon=20).iterate(15)
+    with pytest.raises(ParameterError, match="schedule spans horizon=20 iterations; iterating to 21"):
+        solver.iterate(6)
+    assert solver.iteration == 15
+    solver.iterate(5)
+    assert solver.iteration == 20
+
+
+def test_discount_rule_takes_the_exponents_of_the_papers_schedule():
+    """The schedule's exponents are the paper's: at t = n, HS-DCFR(30) multiplies positive
+    regrets by n^4/(n^4+1), negative ones by n^-3/(n^-3+1) and weights the average by n^25."""
+    from efgkit.solvers.cfr import VARIANT_HS_DCFR, VARIANT_HS_PCFR_PLUS, average_weight, discount_rule
+
+    n = 7
+    rule = discount_rule(VARIANT_HS_DCFR, n, 0.0, 0.0, 30.0, n)
+    assert rule.positive == pytest.approx(n**4 / (n**4 + 1), rel=1e-15)
+    assert rule.negative == pytest.approx(n**-3 / (n**-3 + 1), rel=1e-15)
+    assert rule.average == 1.0  # the schedule weights contributions instead
+    assert average_weight(VARIANT_HS_DCFR, n, 0, 30.0, n) == pytest.approx(float(n) ** 25, rel=1e-15)
+    first = discount_rule(VARIANT_HS_PCFR_PLUS, 2, 0.0, 0.0, 15.0, 1000)
+    assert average_weight(VARIANT_HS_PCFR_PLUS, 2, 0, 15.0, 1000) == pytest.approx(2.0 ** (15 - 10 / 1000),
+                                                                                   rel=1e-15)
+    assert (first.positive, first.negative) == (1.0, 1.0)  # HS-PCFR+ schedules gamma only
+
+
+@pytest.mark.parametrize("algorithm", ["pdcfr+", "lcfr", "hs-dcfr", "hs-pcfr+"])
 def test_cli_runs_the_new_variants_and_refuses_foreign_options(algorithm, runner, json_output):
     from efgkit.cli import main
 
@@ -181,3 +240,55 @@ def test_cli_runs_the_new_variants_and_refuses_foreign_options(algorithm, runner
     assert data["algorithm"] == algorithm and data["nash_conv"] < 0.05
     result = runner.invoke(main, ["solve", "kuhn", "-a", algorithm, "--beta", "0.5"])
     assert result.exit_code == 2 and "--beta applies to --algorithm dcfr only" in result.output
+
+
+def test_cli_schedule_spans_the_iterations_and_checks_its_parameters(runner, json_output):
+    from efgkit.cli import main
+
+    data = json_output(runner.invoke(main, ["solve", "kuhn", "-a", "hs-pcfr+", "-n", "200", "-k", "200",
+                                            "--gamma-start", "15", "--json"]))
+    assert data["parameters"] == {"alternating": True, "gamma_start": 15.0, "horizon": 200}
+    direct = SOLVER_CLASSES["hs-pcfr+"](load_game("kuhn"), gamma_start=15.0, horizon=200).iterate(200)
+    assert data["nash_conv"] == BestResponse(direct.infoset_map).evaluate(direct.average_strategy()).nash_conv
+    for arguments, message in [
+        (["-a", "hs-dcfr", "-n", "100", "--horizon", "50"], "--horizon 50 is shorter than --iterations 100"),
+        (["-a", "hs-dcfr", "--gamma-start", "2"], "gamma_start must be >= 5"),
+        (["-a", "dcfr", "--horizon", "100"], "--horizon applies to --algorithm hs-dcfr, hs-pcfr+ only"),
+        (["-a", "pcfr+", "--gamma-start", "30"],
+         "--gamma-start applies to --algorithm hs-dcfr, hs-pcfr+ only"),
+    ]:
+        result = runner.invoke(main, ["solve", "kuhn", *arguments])
+        assert result.exit_code == 2 and message in result.output, result.output
+        assert "Traceback" not in result.output and len(result.output.strip().splitlines()[-1]) < 200
+
+
+def test_cli_resumes_a_schedule_run_bit_identically_and_refuses_another_horizon(runner, json_output,
+                                                                                tmp_path):
+    from efgkit.cli import main
+
+    state = tmp_path / "state.h5"
+    whole = json_output(runner.invoke(main, ["solve", "leduc", "-a", "hs-dcfr", "-n", "40", "-k", "40",
+                                             "--json"]))
+    first = ["solve", "leduc", "-a", "hs-dcfr", "-n", "20", "-k", "20", "--horizon", "40",
+             "--state", str(state)]
+    assert runner.invoke(main, first).exit_code == 0
+    result = runner.invoke(main, ["solve", "leduc", "-a", "hs-dcfr", "-n", "60", "--state", str(state),
+                                  "--resume"])
+    assert result.exit_code == 2 and "'horizon': 40" in result.output
+    resumed = json_output(runner.invoke(main, ["solve", "leduc", "-a", "hs-dcfr", "-n", "40", "-k", "40",
+                                               "--state", str(state), "--resume", "--json"]))
+    assert resumed["resumed_from_iteration"] == 20
+    assert resumed["nash_conv"] == whole["nash_conv"]
+
+
+def test_public_tree_engine_resumes_hs_pcfr_plus_with_its_prediction(runner, json_output, tmp_path):
+    from efgkit.cli import main
+
+    state = tmp_path / "state.h5"
+    common = ["solve", "leduc", "--engine", "public-tree", "-a", "hs-pcfr+", "--horizon", "40"]
+    whole = json_output(runner.invoke(main, [*common, "-n", "40", "-k", "40", "--json"]))
+    assert runner.invoke(main, [*common, "-n", "20", "-k", "20", "--state", str(state)]).exit_code == 0
+    resumed = json_output(runner.invoke(main, [*common, "-n", "40", "-k", "40", "--state", str(state),
+                                               "--resume", "--json"]))
+    assert resumed["resumed_from_iteration"] == 20
+    assert resumed["nash_conv"] == whole["nash_conv"]

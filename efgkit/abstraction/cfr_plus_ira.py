@@ -120,7 +120,7 @@ class CFRPlusIRA:
                 self._resample(HEURISTIC, player, self.k_heuristic)
                 abstract = m.abstract_infosets_of(player)
                 update_player(
-                    t, player, VARIANT_CFR_PLUS, self.delay, 0.0, 0.0, 0.0,
+                    t, player, VARIANT_CFR_PLUS, self.delay, 0.0, 0.0, 0.0, 0,
                     *layout.passes, layout.internal_infoset,
                     self._player_infosets[player], abstract, self._parent_action,
                     tree.action_infoset, tree.infoset_action_offset, m.infoset_offset,

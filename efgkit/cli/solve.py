@@ -25,7 +25,7 @@ from efgkit.errors import ParameterError
 from efgkit.io.lock import exclusive_lock
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import BestResponse, FictitiousPlay, SequenceFormLP
-from efgkit.solvers.cfr import SOLVER_CLASSES, VARIANT_PARAMETERS
+from efgkit.solvers.cfr import SCHEDULED, SOLVER_CLASSES, VARIANT_PARAMETERS
 from efgkit.specs import canonical_spec, load_game
 from efgkit.storage.checkpoint import Checkpoints
 from efgkit.storage.disk_solve import (
@@ -65,17 +65,23 @@ def _solver_options(ctx: click.Context, algorithm: str, iterations: int,
     applicable = VARIANT_PARAMETERS.get(algorithm, {})
     options = {name: value for name, value in given_options.items() if value is not None}
     for name in options:
+        flag = "--" + name.replace("_", "-")
         if name not in applicable:
             owners = [v for v, parameters in VARIANT_PARAMETERS.items() if name in parameters]
-            raise ParameterError(f"--{name} applies to --algorithm {', '.join(owners)} only")
+            raise ParameterError(f"{flag} applies to --algorithm {', '.join(owners)} only")
         if not math.isfinite(options[name]):
-            raise ParameterError(f"--{name} must be a finite number, got {options[name]}")
+            raise ParameterError(f"{flag} must be a finite number, got {options[name]}")
     delay = options.get("delay", VARIANT_PARAMETERS["cfr+"]["delay"])
     if algorithm == "cfr+" and 0 < iterations <= delay:
         raise ParameterError(
             f"--delay {delay} must be smaller than --iterations {iterations}: no iteration "
             f"would enter the average strategy"
         )
+    if algorithm in SCHEDULED:
+        horizon = options.setdefault("horizon", iterations)
+        if horizon < iterations:
+            raise ParameterError(f"--horizon {horizon} is shorter than --iterations {iterations}: "
+                                 f"{algorithm}'s schedule is defined for iterations 1..horizon")
     return options
 
 
@@ -197,7 +203,8 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
 @click.argument("game", default="leduc")
 @click.option("--algorithm", "-a", type=click.Choice(ALGORITHMS), default="cfr+", show_default=True,
               help="cfr, cfr+ (alternating, linear averaging), dcfr, lcfr (linear CFR), dcfr+, "
-                   "pcfr+ (predictive CFR+), pdcfr+ (predictive discounted CFR+), fp (extensive-form "
+                   "pcfr+ (predictive CFR+), pdcfr+ (predictive discounted CFR+), hs-dcfr and hs-pcfr+ "
+                   "(their exponents on a schedule over --horizon iterations), fp (extensive-form "
                    "fictitious play) or lp (exact sequence-form LP); docs/conventions.md.")
 @click.option("--iterations", "-n", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Iterations of the iterative algorithms.")
@@ -212,6 +219,11 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
               help=f"DCFR's negative-regret discount exponent  [default: {_defaults('beta')}]")
 @click.option("--gamma", type=float, default=None,
               help=f"Average-strategy weight exponent  [defaults: {_defaults('gamma')}]")
+@click.option("--gamma-start", type=float, default=None,
+              help="hs-dcfr's and hs-pcfr+'s schedule gamma = G - 5t/n starts at G (30 or 15 in the "
+                   f"paper; >= 5)  [default: {VARIANT_PARAMETERS['hs-dcfr']['gamma_start']:g}]")
+@click.option("--horizon", type=int, default=None,
+              help="n, the iterations hs-dcfr's and hs-pcfr+'s schedule spans  [default: --iterations]")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the final strategy to this HDF5 strategy file.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
@@ -229,7 +241,8 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
 @click.pass_context
 def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every: int,
           delay: int | None, alpha: float | None, beta: float | None, gamma: float | None,
-          out: str | None, plot: str | None, abstraction_file: str | None, engine: str,
+          gamma_start: float | None, horizon: int | None, out: str | None, plot: str | None,
+          abstraction_file: str | None, engine: str,
           state: str | None, checkpoint_every: int | None, checkpoint_seconds: float | None,
           resume: bool, memory_limit: str | None, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
@@ -239,7 +252,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     --abstraction the solver's regrets and strategy live on the abstract infosets.
     """
     options = _solver_options(ctx, algorithm, iterations,
-                              {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma})
+                              {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
+                               "gamma_start": gamma_start, "horizon": horizon})
     if plot is not None and (algorithm == "lp" or iterations == 0):
         raise ParameterError("--plot needs an iterative algorithm and --iterations >= 1")
     if abstraction_file is not None and algorithm == "lp":

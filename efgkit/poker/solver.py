@@ -19,6 +19,7 @@ from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.vector_cfr import VectorCFR
 from efgkit.solvers.best_response import Evaluation
+from efgkit.solvers.cfr import SCHEDULED
 from efgkit.solvers.strategy import Strategy
 
 
@@ -33,21 +34,24 @@ def public_layout(infoset_map: InfosetMap) -> StrategyLayout:
 
 
 class PublicTreeCFR:
-    """CFR (``variant='cfr'``), CFR+ or DCFR through the engine; see the module docstring."""
+    """Any CFR variant of ``efgkit.solvers.cfr`` through the engine; see the module docstring."""
 
     def __init__(self, infoset_map: InfosetMap, *, variant: str = "cfr+", alternating: bool = True,
-                 delay: int = 0, alpha: float | None = None, beta: float | None = None,
-                 gamma: float | None = None, layout: StrategyLayout | None = None) -> None:
+                 delay: int | None = None, alpha: float | None = None, beta: float | None = None,
+                 gamma: float | None = None, gamma_start: float | None = None, horizon: int | None = None,
+                 layout: StrategyLayout | None = None) -> None:
         if not alternating:
             raise ParameterError("the public-tree engine updates the players alternately")
         self.infoset_map = infoset_map
         self.layout = public_layout(infoset_map) if layout is None else layout
         self.engine = VectorCFR(self.layout.tree, self.layout, variant=variant, delay=delay, alpha=alpha,
-                                beta=beta, gamma=gamma)
+                                beta=beta, gamma=gamma, gamma_start=gamma_start, horizon=horizon)
         self.variant = variant
         self.alternating = True
-        self.delay, self.alpha, self.beta, self.gamma = (self.engine.delay, self.engine.alpha,
-                                                         self.engine.beta, self.engine.gamma)
+        self.delay, self.alpha, self.beta, self.gamma, self.horizon = (
+            self.engine.delay, self.engine.alpha, self.engine.beta, self.engine.gamma, self.engine.horizon)
+        if variant in SCHEDULED:
+            self.gamma_start = self.engine.gamma_start
 
     @property
     def iteration(self) -> int:
@@ -66,8 +70,9 @@ class PublicTreeCFR:
     def state_arrays(self) -> dict[str, np.ndarray]:
         return self.engine.state_arrays()
 
-    def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray, iteration: int) -> None:
-        self.engine.load_state(regrets, average_accumulator, iteration)
+    def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray, iteration: int,
+                   prediction: np.ndarray | None = None) -> None:
+        self.engine.load_state(regrets, average_accumulator, iteration, prediction=prediction)
 
 
 class PublicTreeBestResponse:

@@ -23,14 +23,14 @@ from efgkit.poker.public_tree import CHANCE, FOLD, SHOWDOWN, PublicTree
 from efgkit.poker.terminal_values import fold_values, showdown_values
 from efgkit.solvers.cfr import (
     PREDICTIVE,
-    VARIANT_CFR_PLUS,
+    SCHEDULED,
     VARIANT_CODES,
-    VARIANT_DCFR_PLUS,
-    VARIANT_PCFR_PLUS,
-    VARIANT_PDCFR_PLUS,
+    average_weight,
+    check_iterations,
     checked_parameters,
-    discount,
     discount_rule,
+    is_predictive,
+    kernel_parameters,
     prediction_scale,
     update_regret,
 )
@@ -196,13 +196,15 @@ def accumulate_average(tree, layout, strategy, player, weight, reach, average):
 class Settings(NamedTuple):
     """``variant`` (``efgkit.solvers.cfr.VARIANT_CODES``), CFR+'s averaging ``delay``, the
     discount exponents (DCFR's alpha, beta, gamma; DCFR+/PDCFR+'s alpha; gamma the average
-    weight exponent of DCFR+, PCFR+ and PDCFR+)."""
+    weight exponent of DCFR+, PCFR+ and PDCFR+, the schedule's start for HS-DCFR and
+    HS-PCFR+) and the schedule's ``horizon`` (``efgkit.solvers.cfr.KernelParameters``)."""
 
     variant: int
     delay: int
     alpha: float
     beta: float
     gamma: float
+    horizon: int
 
 
 class SolverState(NamedTuple):
@@ -243,16 +245,17 @@ def match_rows(rows, action_offset, predictive, scale, state):
 @numba.njit(cache=True)
 def update_rows(rows, action_offset, settings, t, state):
     """Iteration ``t``'s cumulative regrets of ``rows`` (int64) from the instant regrets —
-    CFR: + instant; CFR+ and PCFR+: clipped; DCFR: discounted (and the average);
-    DCFR+ and PDCFR+: [R d(t-1) + instant]^+ — then regret matching of the regrets, or of
-    the prediction [R d + instant]^+ for PCFR+ (d = 1) and PDCFR+ (d = d(t))."""
+    CFR: + instant; CFR+, PCFR+ and HS-PCFR+: clipped; DCFR and HS-DCFR: discounted (and the
+    average, also HS-PCFR+'s); DCFR+ and PDCFR+: [R d(t-1) + instant]^+ — then regret matching
+    of the regrets, or of the prediction [R d + instant]^+ for PCFR+ and HS-PCFR+ (d = 1) and
+    PDCFR+ (d = d(t))."""
     variant = settings.variant
-    rule = discount_rule(variant, t, settings.alpha, settings.beta, settings.gamma)
+    rule = discount_rule(variant, t, settings.alpha, settings.beta, settings.gamma, settings.horizon)
     for j in range(rows.shape[0]):
         for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
             update_regret(rule, state.regrets, state.instant, state.average, x)
-    predictive = variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS
-    match_rows(rows, action_offset, predictive, prediction_scale(variant, t, settings.alpha), state)
+    match_rows(rows, action_offset, is_predictive(variant), prediction_scale(variant, t, settings.alpha),
+               state)
 
 
 @numba.njit(cache=True)
@@ -260,12 +263,7 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
     """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1)."""
     for it in range(iterations):
         t = done + it + 1
-        if settings.variant == VARIANT_CFR_PLUS:
-            weight = float(max(t - settings.delay, 0))
-        elif settings.variant >= VARIANT_DCFR_PLUS:
-            weight = float(t) ** settings.gamma
-        else:
-            weight = 1.0
+        weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
         for player in range(2):
             rows = rows0 if player == 0 else rows1
             clear_rows(rows, layout.action_offset, state.instant)
@@ -277,8 +275,8 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
 
 
 class VectorCFR:
-    """Any CFR variant of ``efgkit.solvers.cfr`` (cfr, cfr+, dcfr, lcfr, dcfr+, pcfr+, pdcfr+)
-    on a public tree.
+    """Any CFR variant of ``efgkit.solvers.cfr`` (cfr, cfr+, dcfr, lcfr, dcfr+, pcfr+, pdcfr+,
+    hs-dcfr, hs-pcfr+) on a public tree.
 
     ``layout``: a ``StrategyLayout`` (default lossless). Same parameters, defaults and state
     as the GameTree solvers (``SOLVER_CLASSES[variant]``): ``regrets`` and
@@ -288,26 +286,27 @@ class VectorCFR:
 
     def __init__(self, tree: PublicTree, layout: StrategyLayout | None = None, *, variant: str = "cfr+",
                  delay: int | None = None, alpha: float | None = None, beta: float | None = None,
-                 gamma: float | None = None) -> None:
+                 gamma: float | None = None, gamma_start: float | None = None,
+                 horizon: int | None = None) -> None:
         parameters = checked_parameters(variant, {"delay": delay, "alpha": alpha, "beta": beta,
-                                                   "gamma": gamma})
+                                                   "gamma": gamma, "gamma_start": gamma_start,
+                                                   "horizon": horizon})
         self.tree = tree
         self.layout = layout if layout is not None else StrategyLayout.lossless(tree)
         if self.layout.tree is not tree:
             raise ParameterError("the layout is for another public tree")
         self.variant = variant
-        linear = 1.0 if variant == "lcfr" else 0.0  # linear CFR is DCFR(1, 1, 1)
-        self.delay = int(parameters.get("delay", 0))
-        self.alpha = float(parameters.get("alpha", linear))
-        self.beta = float(parameters.get("beta", linear))
-        self.gamma = float(parameters.get("gamma", linear))
+        kernel = kernel_parameters(variant, parameters)
+        self.delay, self.alpha, self.beta, self.gamma, self.horizon = kernel
+        if variant in SCHEDULED:
+            self.gamma_start = self.gamma
         actions = self.layout.num_actions
         self.regrets = np.zeros(actions)
         self.average_accumulator = np.zeros(actions)
         self.strategy = np.zeros(actions)
         self.iteration = 0
         self._state = SolverState(self.regrets, self.average_accumulator, self.strategy, np.zeros(actions))
-        self._settings = Settings(VARIANT_CODES[variant], self.delay, self.alpha, self.beta, self.gamma)
+        self._settings = Settings(VARIANT_CODES[variant], *kernel)
         self._tree_view = tree_view(tree)
         self._layout_view = self.layout.view()
         self._work = workspace(tree)
@@ -315,14 +314,13 @@ class VectorCFR:
 
     def _rematch(self) -> None:
         """Regret matching of every row from the state (regrets, prediction), no update."""
-        scale = 1.0 if self.variant == "pcfr+" else discount(self.iteration, self.alpha)
+        scale = prediction_scale(VARIANT_CODES[self.variant], self.iteration, self.alpha)
         for rows in self.layout.rows_of_player:
             match_rows(rows, self.layout.action_offset, self.variant in PREDICTIVE, scale, self._state)
 
     def iterate(self, iterations: int = 1) -> VectorCFR:
         """Run ``iterations`` iterations (both players, alternating, player 0 first)."""
-        if iterations < 0:
-            raise ParameterError(f"iterations must be >= 0, got {iterations}")
+        check_iterations(self.variant, self.horizon, self.iteration, iterations)
         rows0, rows1 = self.layout.rows_of_player
         run_iterations(self._tree_view, self._layout_view, self._settings, rows0, rows1, self.iteration,
                        iterations, self._state, self._work)

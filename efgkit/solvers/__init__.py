@@ -6,6 +6,8 @@ from efgkit.solvers.cfr import (
     CFRSolver,
     DCFRPlusSolver,
     DCFRSolver,
+    HSDCFRSolver,
+    HSPCFRPlusSolver,
     LinearCFRSolver,
     PCFRPlusSolver,
     PDCFRPlusSolver,
@@ -15,7 +17,8 @@ from efgkit.solvers.sequence_form_lp import SequenceFormLP, SequenceFormSolution
 from efgkit.solvers.strategy import Strategy
 
 __all__ = [
-    "BestResponse", "CFRPlusSolver", "CFRSolver", "DCFRPlusSolver", "DCFRSolver", "LinearCFRSolver",
+    "BestResponse", "CFRPlusSolver", "CFRSolver", "DCFRPlusSolver", "DCFRSolver", "HSDCFRSolver",
+    "HSPCFRPlusSolver", "LinearCFRSolver",
     "PCFRPlusSolver", "PDCFRPlusSolver", "Evaluation", "FictitiousPlay",
     "SequenceFormLP", "SequenceFormSolution", "Strategy", "evaluate", "nash_conv",
 ]

@@ -1,4 +1,4 @@
-"""Counterfactual regret minimisation: CFR, CFR+ and DCFR on any InfosetMap.
+"""Counterfactual regret minimisation: CFR, CFR+, DCFR and their successors on any InfosetMap.
 
 * CFR — Zinkevich et al. 2007: regret matching, uniform averaging.
 * CFR+ — Tammelin 2014 / Tammelin et al. 2015: regret-matching+ (cumulative regrets
@@ -20,6 +20,17 @@
   regret); average weighted by t^g, g = 2 (quadratic averaging, their default).
 * PDCFR+ — Xu et al. 2024: DCFR+'s regrets, and the next strategy matches the predicted
   [R^t d(t) + r^t]^+; defaults a = 2.3, g = 5 (the authors' published runs).
+* HS-DCFR and HS-PCFR+ — Zhang, McAleer, Sandholm, "Faster game solving via hyperparameter
+  schedules" (arXiv 2404.09097; AAAI 2026): DCFR's regrets (their eq. 2) and PCFR+'s with
+  exponents on the schedules of their eq. 4 over a horizon of n iterations:
+  a(t) = 1 + 3t/n, b(t) = -1 - 2t/n, g(t) = g0 - 5t/n, with g0 = 30 ("HS-DCFR(30)", their
+  recommendation when one schedule is run) or 15. At iteration t the regret discounts take
+  the exponents of the same t (t^a(t)/(t^a(t)+1): their slides write t^{HS_a}/(t^{HS_a}+1));
+  iteration t's average contribution is weighted by t^g(t) (for a fixed g the same as
+  eq. 3's multiplicative discount; with the schedule this reading, not eq. 3 applied
+  literally, reproduces the paper's ordering of g0 = 30 before 15 — docs/conventions.md).
+  The schedule needs n up front (``horizon``); the paper defines it for t <= n only, so
+  iterating past the horizon is refused.
 
 For the predictive variants the current strategy is the predicted one (the "last
 iterate" their papers also report) and the last instantaneous regrets belong to the
@@ -53,14 +64,23 @@ VARIANT_DCFR = 2
 VARIANT_DCFR_PLUS = 3
 VARIANT_PCFR_PLUS = 4
 VARIANT_PDCFR_PLUS = 5
+VARIANT_HS_DCFR = 6
+VARIANT_HS_PCFR_PLUS = 7
 VARIANT_CODES = {"cfr": VARIANT_CFR, "cfr+": VARIANT_CFR_PLUS, "dcfr": VARIANT_DCFR, "lcfr": VARIANT_DCFR,
-                 "dcfr+": VARIANT_DCFR_PLUS, "pcfr+": VARIANT_PCFR_PLUS, "pdcfr+": VARIANT_PDCFR_PLUS}
-PREDICTIVE = ("pcfr+", "pdcfr+")
+                 "dcfr+": VARIANT_DCFR_PLUS, "pcfr+": VARIANT_PCFR_PLUS, "pdcfr+": VARIANT_PDCFR_PLUS,
+                 "hs-dcfr": VARIANT_HS_DCFR, "hs-pcfr+": VARIANT_HS_PCFR_PLUS}
+PREDICTIVE = ("pcfr+", "pdcfr+", "hs-pcfr+")
+SCHEDULED = ("hs-dcfr", "hs-pcfr+")
+"""The variants whose exponents follow a schedule over ``horizon`` iterations."""
 VARIANT_PARAMETERS = {
     "cfr": {}, "cfr+": {"delay": 0}, "dcfr": {"alpha": 1.5, "beta": 0.0, "gamma": 2.0}, "lcfr": {},
     "dcfr+": {"alpha": 1.5, "gamma": 4.0}, "pcfr+": {"gamma": 2.0}, "pdcfr+": {"alpha": 2.3, "gamma": 5.0},
+    "hs-dcfr": {"gamma_start": 30.0, "horizon": None}, "hs-pcfr+": {"gamma_start": 30.0, "horizon": None},
 }
-"""Each variant's parameters and their defaults; a parameter a variant does not use is refused."""
+"""Each variant's parameters and their defaults (None: no default, the caller must give it);
+a parameter a variant does not use is refused."""
+MIN_GAMMA_START = 5.0
+"""g(t) = gamma_start - 5t/n must stay >= 0 up to the horizon (Zhang et al. Theorems 3.1, 3.2)."""
 
 
 class CFRSolver:
@@ -81,22 +101,24 @@ class CFRSolver:
         alpha: float | None = None,
         beta: float | None = None,
         gamma: float | None = None,
+        gamma_start: float | None = None,
+        horizon: int | None = None,
     ) -> None:
         infoset_map = (
             tree_or_map if isinstance(tree_or_map, InfosetMap) else InfosetMap.identity(tree_or_map)
         )
-        given = {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma}
+        given = {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
+                 "gamma_start": gamma_start, "horizon": horizon}
         parameters = checked_parameters(self.variant, given)
         if self.variant in PREDICTIVE and not alternating:
             raise ParameterError(f"{self.variant} predicts each player's next regrets from its last "
                                  f"update: alternating must be True")
         self.infoset_map = infoset_map
         self.alternating = alternating
-        self.delay = int(parameters.get("delay", 0))
-        lcfr = self.variant == "lcfr"
-        self.alpha = float(parameters.get("alpha", 1.0 if lcfr else 0.0))
-        self.beta = float(parameters.get("beta", 1.0 if lcfr else 0.0))
-        self.gamma = float(parameters.get("gamma", 1.0 if lcfr else 0.0))
+        self.delay, self.alpha, self.beta, self.gamma, self.horizon = kernel_parameters(self.variant,
+                                                                                      parameters)
+        if self.variant in SCHEDULED:
+            self.gamma_start = self.gamma
         tree = infoset_map.tree
         self.layout = ProfileLayout(infoset_map)
         self.iteration = 0
@@ -151,13 +173,12 @@ class CFRSolver:
 
     def iterate(self, iterations: int = 1) -> CFRSolver:
         """Run ``iterations`` full iterations (both players updated in each)."""
-        if iterations < 0:
-            raise ParameterError(f"iterations must be >= 0, got {iterations}")
+        check_iterations(self.variant, self.horizon, self.iteration, iterations)
         tree = self.infoset_map.tree
         m = self.infoset_map
         _cfr_iterations(
             iterations, self.iteration, self._variant_code, self.alternating, self.delay,
-            self.alpha, self.beta, self.gamma,
+            self.alpha, self.beta, self.gamma, self.horizon,
             *self.layout.passes, self.layout.internal_infoset,
             self._player_infosets[0], self._player_infosets[1],
             self._player_abstract[0], self._player_abstract[1],
@@ -251,8 +272,23 @@ class PDCFRPlusSolver(CFRSolver):
     variant = "pdcfr+"
 
 
+class HSDCFRSolver(CFRSolver):
+    """HS-DCFR (Zhang et al. 2024, eq. 4): DCFR with scheduled exponents over ``horizon``
+    iterations; ``gamma_start`` 30 (HS-DCFR(30)) or 15."""
+
+    variant = "hs-dcfr"
+
+
+class HSPCFRPlusSolver(CFRSolver):
+    """HS-PCFR+ (Zhang et al. 2024, eq. 4): PCFR+ with the average exponent scheduled over
+    ``horizon`` iterations; ``gamma_start`` 30 (HS-PCFR+(30)) or 15."""
+
+    variant = "hs-pcfr+"
+
+
 SOLVER_CLASSES = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "lcfr": LinearCFRSolver,
-                  "dcfr+": DCFRPlusSolver, "pcfr+": PCFRPlusSolver, "pdcfr+": PDCFRPlusSolver}
+                  "dcfr+": DCFRPlusSolver, "pcfr+": PCFRPlusSolver, "pdcfr+": PDCFRPlusSolver,
+                  "hs-dcfr": HSDCFRSolver, "hs-pcfr+": HSPCFRPlusSolver}
 """The one table of CFR-family solvers by name (CLI, re-solving, benchmarks)."""
 
 
@@ -260,8 +296,9 @@ def checked_parameters(variant: str, given: dict[str, float | None]) -> dict[str
     """``variant``'s parameters: defaults updated by the given ones (None = not given).
 
     Raises ParameterError naming the library parameter for one the variant does not use, a
-    negative delay, a non-finite value, or a negative discount exponent (DCFR's beta may be
-    negative: Brown & Sandholm use beta = -inf to reset negative regrets).
+    negative delay, a non-finite value, a negative discount exponent (DCFR's beta may be
+    negative: Brown & Sandholm use beta = -inf to reset negative regrets), a schedule whose
+    gamma would fall below 0 (``gamma_start`` < 5) or a missing or non-positive ``horizon``.
     """
     if variant not in VARIANT_PARAMETERS:
         raise ParameterError(f"variant must be one of {', '.join(VARIANT_PARAMETERS)}, got {variant!r}")
@@ -278,8 +315,49 @@ def checked_parameters(variant: str, given: dict[str, float | None]) -> dict[str
             raise ParameterError(f"delay must be an integer >= 0, got {value}")
         if name in ("alpha", "gamma") and value < 0:
             raise ParameterError(f"{name} must be >= 0 (a discount exponent), got {value}")
+        if name == "gamma_start" and value < MIN_GAMMA_START:
+            raise ParameterError(f"gamma_start must be >= {MIN_GAMMA_START:g}: the schedule's "
+                                 f"gamma_start - 5t/n must stay >= 0 up to the horizon, got {value}")
+        if name == "horizon" and (value < 1 or int(value) != value):
+            raise ParameterError(f"horizon must be an integer >= 1 (the iterations n the schedule "
+                                 f"spans), got {value}")
         parameters[name] = value
+    missing = [name for name, value in parameters.items() if value is None]
+    if missing:
+        raise ParameterError(f"{variant} needs {missing[0]}: the total number of iterations n its "
+                             f"schedule spans (Zhang et al. 2024, eq. 4)")
     return parameters
+
+
+class KernelParameters(NamedTuple):
+    """A variant's parameters as the kernels take them: CFR+'s ``delay``; the exponents
+    ``alpha``, ``beta``, ``gamma`` (linear CFR's 1, 1, 1; for the schedule variants ``gamma``
+    is the schedule's start g0); the schedule's ``horizon`` n (0 where there is none)."""
+
+    delay: int
+    alpha: float
+    beta: float
+    gamma: float
+    horizon: int
+
+
+def kernel_parameters(variant: str, parameters: dict[str, float]) -> KernelParameters:
+    """``checked_parameters``' result as the kernels (GameTree, disk, poker engine) take it."""
+    linear = 1.0 if variant == "lcfr" else 0.0  # linear CFR is DCFR(1, 1, 1)
+    return KernelParameters(int(parameters.get("delay", 0)), float(parameters.get("alpha", linear)),
+                            float(parameters.get("beta", linear)),
+                            float(parameters.get("gamma", parameters.get("gamma_start", linear))),
+                            int(parameters.get("horizon", 0)))
+
+
+def check_iterations(variant: str, horizon: int, done: int, iterations: int) -> None:
+    """Refuse a negative count, and iterations past a schedule's horizon (eq. 4 of Zhang et
+    al. is defined for t <= n; extending it would be a schedule of efgkit's own)."""
+    if iterations < 0:
+        raise ParameterError(f"iterations must be >= 0, got {iterations}")
+    if variant in SCHEDULED and done + iterations > horizon:
+        raise ParameterError(f"{variant}'s schedule spans horizon={horizon} iterations; iterating to "
+                             f"{done + iterations} would pass it (give a horizon of the total iterations)")
 
 
 @numba.njit(cache=True)
@@ -292,9 +370,9 @@ def discount(s, alpha):
 
 
 class DiscountRule(NamedTuple):
-    """Iteration t's regret update: the ``variant`` code; DCFR's multipliers of positive and
-    negative cumulative regrets and of the average; DCFR+'s and PDCFR+'s multiplier d(t-1)
-    of the previous cumulative regrets."""
+    """Iteration t's regret update: the ``variant`` code; DCFR's (and HS-DCFR's) multipliers
+    of positive and negative cumulative regrets, and the average's (also HS-PCFR+'s);
+    DCFR+'s and PDCFR+'s multiplier d(t-1) of the previous cumulative regrets."""
 
     variant: int
     positive: float
@@ -304,14 +382,24 @@ class DiscountRule(NamedTuple):
 
 
 @numba.njit(cache=True)
-def discount_rule(variant, t, alpha, beta, gamma):
-    """The ``DiscountRule`` of iteration ``t`` (the GameTree kernels and the poker engine share it)."""
+def discount_rule(variant, t, alpha, beta, gamma, horizon):
+    """The ``DiscountRule`` of iteration ``t`` (the GameTree kernels and the poker engine share it).
+
+    For the schedule variants the exponents are those of Zhang et al.'s eq. 4 at ``t`` of
+    ``horizon`` n, ``gamma`` being the schedule's start g0.
+    """
     positive = negative = average = 1.0
-    if variant == VARIANT_DCFR:
+    if variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
+        progress = float(t) / horizon
+        alpha = 1.0 + 3.0 * progress
+        beta = -1.0 - 2.0 * progress
+        gamma = gamma - 5.0 * progress
+    if variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR:
         ta = float(t) ** alpha
         tb = float(t) ** beta
         positive = ta / (ta + 1.0)
         negative = tb / (tb + 1.0)
+    if variant == VARIANT_DCFR:
         average = (float(t) / (t + 1.0)) ** gamma
     return DiscountRule(variant, positive, negative, average, discount(t - 1, alpha))
 
@@ -319,19 +407,40 @@ def discount_rule(variant, t, alpha, beta, gamma):
 @numba.njit(cache=True, inline="always")
 def update_regret(rule, regrets, instant, average, x):
     """Action ``x``'s cumulative regret after adding ``instant[x]`` under ``rule``: plain (CFR),
-    clipped (CFR+, PCFR+), discounted (DCFR, with its average discount) or
-    [R d(t-1) + r]^+ (DCFR+, PDCFR+). Arrays float64 (actions,)."""
+    clipped (CFR+, PCFR+, HS-PCFR+ with its average discount), discounted (DCFR, HS-DCFR, with
+    their average discount) or [R d(t-1) + r]^+ (DCFR+, PDCFR+). Arrays float64 (actions,)."""
     variant = rule.variant
     if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
         r = max(regrets[x] * rule.previous + instant[x], 0.0)
     else:
         r = regrets[x] + instant[x]
-    if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS:
+    if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS:
         r = max(r, 0.0)
-    elif variant == VARIANT_DCFR:
+    elif variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR:
         r *= rule.positive if r > 0.0 else rule.negative
+    if variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
         average[x] *= rule.average
     regrets[x] = r
+
+
+@numba.njit(cache=True)
+def average_weight(variant, t, delay, gamma, horizon):
+    """Iteration ``t``'s weight in the average accumulator: CFR+'s max(t - delay, 0); t^gamma
+    for DCFR+, PCFR+ and PDCFR+; t^g(t) with the schedule's g(t) = gamma - 5t/n for HS-DCFR
+    and HS-PCFR+; 1 for the rest (DCFR's average is discounted instead)."""
+    if variant == VARIANT_CFR_PLUS:
+        return float(max(t - delay, 0))
+    if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
+        return float(t) ** gamma
+    if variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
+        return float(t) ** (gamma - 5.0 * float(t) / horizon)
+    return 1.0
+
+
+@numba.njit(cache=True)
+def is_predictive(variant):
+    """Whether the next strategy matches a prediction (PCFR+, PDCFR+, HS-PCFR+)."""
+    return variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
 
 
 @numba.njit(cache=True)
@@ -415,7 +524,7 @@ def values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, inf
 
 
 @numba.njit(cache=True)
-def update_player(t, player, variant, delay, alpha, beta, gamma,
+def update_player(t, player, variant, delay, alpha, beta, gamma, horizon,
                   nodes, kinds, first_child, num_children, prob_offset, infoset_of,
                   player_infosets, player_abstract, parent_action, action_infoset,
                   tree_action_offset, infoset_offset, infoset_num_actions, action_offset,
@@ -426,7 +535,7 @@ def update_player(t, player, variant, delay, alpha, beta, gamma,
     others_reach(nodes, kinds, first_child, num_children, prob_offset, edge_prob, player, reach)
     values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, infoset_of,
                        edge_prob, values, reach, player, instant, sample_slots, sample_regrets)
-    accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, player_infosets,
+    accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, horizon, player_infosets,
                              player_abstract, parent_action, action_infoset, tree_action_offset,
                              infoset_offset, infoset_num_actions, action_offset, regrets, average,
                              instant, own_reach, edge_prob)
@@ -441,7 +550,7 @@ def clear_instant_regrets(player_abstract, action_offset, instant):
 
 
 @numba.njit(cache=True)
-def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, player_infosets,
+def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, horizon, player_infosets,
                              player_abstract, parent_action, action_infoset, tree_action_offset,
                              infoset_offset, infoset_num_actions, action_offset, regrets, average,
                              instant, own_reach, edge_prob):
@@ -452,12 +561,7 @@ def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, play
     its resident memory) with the same result as one call.
     """
     # Average strategy: weight * own reach of each original infoset * current strategy.
-    if variant == VARIANT_CFR_PLUS:
-        weight = float(max(t - delay, 0))
-    elif variant >= VARIANT_DCFR_PLUS:
-        weight = float(t) ** gamma
-    else:
-        weight = 1.0
+    weight = average_weight(variant, t, delay, gamma, horizon)
     if weight > 0.0:
         own_infoset_reach(player_infosets, parent_action, action_infoset, tree_action_offset,
                           infoset_offset, edge_prob, own_reach)
@@ -470,7 +574,7 @@ def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, play
                     average[lo + k] += w * edge_prob[lo + k]
 
     # Cumulative regret update.
-    rule = discount_rule(variant, t, alpha, beta, gamma)
+    rule = discount_rule(variant, t, alpha, beta, gamma, horizon)
     for j in range(player_abstract.shape[0]):
         a = player_abstract[j]
         for x in range(action_offset[a], action_offset[a + 1]):
@@ -478,7 +582,7 @@ def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, play
 
 
 @numba.njit(cache=True)
-def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, gamma,
+def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, gamma, horizon,
                     nodes, kinds, first_child, num_children, prob_offset, infoset_of,
                     infosets0, infosets1, abstract0, abstract1, matched0, matched1,
                     parent_action, action_infoset, tree_action_offset, infoset_offset,
@@ -491,7 +595,7 @@ def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, 
         for player in range(2):
             infosets = infosets0 if player == 0 else infosets1
             abstract = abstract0 if player == 0 else abstract1
-            update_player(t, player, variant, delay, alpha, beta, gamma,
+            update_player(t, player, variant, delay, alpha, beta, gamma, horizon,
                           nodes, kinds, first_child, num_children, prob_offset, infoset_of,
                           infosets, abstract, parent_action, action_infoset,
                           tree_action_offset, infoset_offset, infoset_num_actions,
@@ -499,7 +603,7 @@ def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, 
                           values, reach, no_slots, no_rows)
             if alternating:
                 matched = matched0 if player == 0 else matched1
-                if variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
+                if is_predictive(variant):
                     predictive_regret_matching(matched, action_offset, regrets, instant,
                                                prediction_scale(variant, t, alpha), edge_prob)
                 else:

@@ -42,10 +42,13 @@ from efgkit.io.mapped_arrays import MappedFile, create_file, slices, write_conti
 from efgkit.io.sizes import size_in_bytes
 from efgkit.solvers.cfr import (
     PREDICTIVE,
+    SCHEDULED,
     VARIANT_CODES,
     accumulate_player_update,
+    check_iterations,
     checked_parameters,
     clear_instant_regrets,
+    kernel_parameters,
     prediction_scale,
     predictive_regret_matching,
     regret_matching,
@@ -229,18 +232,19 @@ class DiskSolver:
     def __init__(self, working_path: str | os.PathLike, *, variant: str = "cfr+",
                  memory_limit: int, alternating: bool = True, delay: int | None = None,
                  alpha: float | None = None, beta: float | None = None, gamma: float | None = None,
+                 gamma_start: float | None = None, horizon: int | None = None,
                  window_bytes: int | None = None) -> None:
         parameters = checked_parameters(variant, {"delay": delay, "alpha": alpha, "beta": beta,
-                                                  "gamma": gamma})
+                                                  "gamma": gamma, "gamma_start": gamma_start,
+                                                  "horizon": horizon})
         if variant in PREDICTIVE and not alternating:
             raise ParameterError(f"{variant} predicts each player's next regrets from its last "
                                  f"update: alternating must be True")
-        linear = 1.0 if variant == "lcfr" else 0.0  # linear CFR is DCFR(1, 1, 1)
         self.variant, self._variant_code = variant, VARIANT_CODES[variant]
-        self.alternating, self.delay = alternating, int(parameters.get("delay", 0))
-        self.alpha = float(parameters.get("alpha", linear))
-        self.beta = float(parameters.get("beta", linear))
-        self.gamma = float(parameters.get("gamma", linear))
+        self.alternating = alternating
+        self.delay, self.alpha, self.beta, self.gamma, self.horizon = kernel_parameters(variant, parameters)
+        if variant in SCHEDULED:
+            self.gamma_start = self.gamma
         self.memory_limit = int(memory_limit)
         self.iteration = 0
         self.working_path = Path(working_path)
@@ -325,7 +329,7 @@ class DiskSolver:
 
     # ------------------------------------------------------------------ iterations
     def _match(self, player: int, t: int) -> None:
-        """Regret matching after iteration ``t`` (of the prediction, for PCFR+ and PDCFR+)."""
+        """Regret matching after iteration ``t`` (of the prediction, for the predictive variants)."""
         infosets = self._players[player]
         scale = prediction_scale(self._variant_code, t, self.alpha)
         for lo, hi in self._infoset_windows[player]:
@@ -356,7 +360,8 @@ class DiskSolver:
         for lo, hi in self._infoset_windows[player]:
             accumulate_player_update(
                 t, player, self._variant_code, self.delay, self.alpha, self.beta, self.gamma,
-                infosets[lo:hi], infosets[lo:hi], a["infoset/parent_action"], a["action/infoset"],
+                self.horizon, infosets[lo:hi], infosets[lo:hi], a["infoset/parent_action"],
+                a["action/infoset"],
                 self._action_offset, self._infoset_offset, a["infoset/num_actions"],
                 self._action_offset, self.regrets, self.average_accumulator, instant,
                 a["infoset/own_reach"], edge_prob)
@@ -364,8 +369,7 @@ class DiskSolver:
 
     def iterate(self, iterations: int = 1) -> DiskSolver:
         """Run ``iterations`` full iterations, exactly as ``CFRSolver.iterate`` does."""
-        if iterations < 0:
-            raise ParameterError(f"iterations must be >= 0, got {iterations}")
+        check_iterations(self.variant, self.horizon, self.iteration, iterations)
         for _ in range(iterations):
             t = self.iteration + 1
             for player in (0, 1):
