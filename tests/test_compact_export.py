@@ -293,9 +293,33 @@ def test_exact_rounding_is_never_worse_than_the_nearest_and_keeps_pure_actions(l
         assert np.array_equal(rounding.weights[pure] / total, leduc_strategy.probabilities[pure])
 
 
+def test_exact_rounding_ends_where_no_single_unit_move_helps(leduc, leduc_strategy):
+    """The descent stops at a local optimum: moving any one unit between two actions of a
+    row (within a step of the exact probability) does not lower the best-response value
+    of the row owner's opponent."""
+    evaluator = BestResponse(leduc_strategy.infoset_map)
+    rounding = round_for_exploitability(leduc_strategy, 8, evaluator=evaluator)
+    assert rounding.moves > 0 and rounding.evaluations < 16384
+    weights = rounding.weights.astype(np.float64)
+    scaled = leduc_strategy.probabilities * 255
+    floors = np.floor(scaled)
+    open_actions = (scaled - floors > 1e-9) & (scaled - floors < 1 - 1e-9)
+    offsets = leduc.infoset_action_offset
+    for infoset in range(leduc.num_infosets):
+        opponent = 1 - leduc.infoset_player[infoset]
+        value, _ = evaluator.best_response(opponent, weights / 255)
+        actions = np.arange(offsets[infoset], offsets[infoset + 1])
+        for source in actions[open_actions[actions] & (weights[actions] > floors[actions])]:
+            for target in actions[open_actions[actions] & (weights[actions] == floors[actions])]:
+                moved = weights.copy()
+                moved[source] -= 1
+                moved[target] += 1
+                assert evaluator.best_response(opponent, moved / 255)[0] >= value - 1e-13
+
+
 def test_exact_rounding_of_a_converged_leduc_strategy_adds_little_nash_conv(leduc):
     """Known values (docs/compact-format.md): largest remainder adds about 8e-3 at 8 bits to a
-    1,000-iteration CFR+ strategy (NashConv 4.9e-4); the exact rounding adds about 2e-3."""
+    1,000-iteration CFR+ strategy (NashConv 4.9e-4); the exact rounding adds about 1.8e-3."""
     strategy = CFRPlusSolver(leduc).iterate(1000).average_strategy()
     evaluator = BestResponse(strategy.infoset_map)
     before = evaluator.evaluate(strategy).nash_conv
