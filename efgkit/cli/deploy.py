@@ -20,12 +20,12 @@ from efgkit.solvers import BestResponse
 from efgkit.specs import game_of_strategy_file
 from efgkit.storage.compact import ROUNDINGS, export_compact
 from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy
+from efgkit.storage.quantization import EVALUATIONS
 from efgkit.storage.policy_tables import json_table, openspiel_policy_table, write_json
 from efgkit.storage.strategy_file import load_strategy
 
 FORMATS = ("efgs", "json", "openspiel")
 FORMAT_OF_SUFFIX = {".efgs": "efgs", ".json": "json"}
-EVALUATIONS = 4096
 """Exact evaluations the rounding search may spend (rows beyond keep the nearest rounding)."""
 
 

@@ -49,7 +49,7 @@ from efgkit.storage.compact_reader import (
     slot_positions,
 )
 from efgkit.storage.quantization import check_bits as total_of_bits
-from efgkit.storage.quantization import quantize, round_for_exploitability
+from efgkit.storage.quantization import EVALUATIONS, quantize, round_for_exploitability
 
 MAX_SEED_TRIES = 64
 SLOTS_PER_KEY = 1.23
@@ -230,7 +230,7 @@ def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int
 
 def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8,
                    prune_unreachable: bool = False, with_keys: bool = False, check_bits: int = 8,
-                   rounding: str = "exact", evaluations: int = 4096,
+                   rounding: str = "exact", evaluations: int = EVALUATIONS,
                    evaluator: BestResponse | None = None, progress=None) -> CompactExport:
     """Write ``strategy`` (on any InfosetMap) as a compact file at ``path`` (atomically).
 

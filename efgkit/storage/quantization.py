@@ -27,8 +27,9 @@ Two roundings of a strategy's rows (one row per abstract infoset):
 
 Pure actions stay exact (a probability of 0 or 1 has no remainder and never gains or
 loses a unit), and mass is never moved to an action the strategy does not play. Both
-phases share ``evaluations`` exact evaluations (rows beyond the budget keep the
-largest-remainder rounding), and the result is kept only if its exact NashConv is not
+phases share ``evaluations`` exact evaluations: the sequential search spends at most
+half (rows beyond it keep the largest-remainder rounding, for the descent to improve),
+the descent the rest; the result is kept only if its exact NashConv is not
 worse than the largest-remainder one.
 """
 
@@ -53,6 +54,8 @@ REMAINDER_TOLERANCE = 1e-9
 """A scaled probability this close to an integer is that integer (no unit to give)."""
 MAX_CANDIDATES = 8
 """Assignments tried per row: the largest-remainder one first, then the next ones."""
+EVALUATIONS = 16384
+"""Default budget of exact evaluations (a best response counts as one)."""
 IMPROVEMENT_TOLERANCE = 1e-13
 """A descent move stays only if the best-response value drops by more than this."""
 
@@ -235,7 +238,7 @@ def _counterfactual_action_values(nodes, first_child, num_children, node_infoset
             out[base + k] += reach[node] * values[child + k]
 
 
-def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int = 16384,
+def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int = EVALUATIONS,
                              evaluator: BestResponse | None = None, progress=None) -> Rounding:
     """Quantize ``strategy``'s rows by the sequential search and the descent of the module
     docstring. ``evaluations`` caps the exact evaluations of both; ``evaluator`` may pass a
@@ -255,7 +258,7 @@ def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int 
     for row in np.argsort(-_row_reach(evaluator, strategy.probabilities), kind="stable"):
         lo, hi = offsets[row], offsets[row + 1]
         choices = _assignments(scaled[lo:hi])
-        if len(choices) > 1 and used + len(choices) <= evaluations:
+        if len(choices) > 1 and used + len(choices) <= evaluations // 2:
             scores = []
             for weights in choices:
                 current[lo:hi] = weights / total
