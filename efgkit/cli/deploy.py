@@ -20,8 +20,8 @@ from efgkit.solvers import BestResponse
 from efgkit.specs import game_of_strategy_file
 from efgkit.storage.compact import ROUNDINGS, export_compact
 from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy
-from efgkit.storage.quantization import EVALUATIONS
 from efgkit.storage.policy_tables import json_table, openspiel_policy_table, write_json
+from efgkit.storage.quantization import EVALUATIONS
 from efgkit.storage.strategy_file import load_strategy
 
 FORMATS = ("efgs", "json", "openspiel")
@@ -146,7 +146,7 @@ def _open_compact(path: str, tree: GameTree) -> CompactPolicy:
         raise FileFormatError(f"{path}: strategy is for game {strategy.spec!r}"
                               f"{' (another version of its rules)' * (strategy.spec == tree.spec)}, "
                               f"not {tree.spec!r}")
-    return CompactPolicy(strategy, path)
+    return CompactPolicy(strategy, path, tree)
 
 
 class _Quit(Exception):
