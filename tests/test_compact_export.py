@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA
 from efgkit.abstraction.refinement import run_refinement
 from efgkit.cli import main
-from efgkit.maps.infoset_map import InfosetMap, class_of
+from efgkit.maps.infoset_map import InfosetMap, class_of, coarsest_classes
 from efgkit.play.playout import CompactPolicy
 from efgkit.solvers import BestResponse, CFRPlusSolver, Strategy
 from efgkit.specs import load_game
@@ -326,6 +326,24 @@ def test_a_refinement_stores_only_its_explicit_map_entries(refined):
     export = exports[("refined", False)]
     assert memory["map_entries"] > 0
     assert memory["map_entries"] <= export.explicit_entries <= memory["map_entries"] * 1.05 + 2
+
+
+def test_keys_that_follow_their_class_never_cost_an_entry_by_chance(tmp_path, leduc):
+    """Ten infosets moved out of their coarsest class: the index holds about those ten,
+    however many keys follow their class (their fingerprints are long enough to miss)."""
+    abstract_of = coarsest_classes(leduc).copy()
+    moved = np.flatnonzero(leduc.infoset_num_actions == 3)[::40][:10]
+    abstract_of[moved] = abstract_of.max() + 1 + np.arange(moved.size)
+    infoset_map = InfosetMap(leduc, abstract_of)
+    strategy = CFRPlusSolver(infoset_map).iterate(20).average_strategy()
+    export = export_compact(strategy, tmp_path / "moved.efgs", bits=8, rounding="nearest")
+    assert export.classes > 0 and moved.size <= export.explicit_entries <= moved.size + 2
+    weights = quantize(strategy.probabilities, infoset_map.abstract_action_offset, 8)
+    with CompactStrategy(export.path) as compact:
+        for infoset, key in enumerate(leduc.infoset_keys):
+            lo = infoset_map.infoset_offset[infoset]
+            assert compact.quantized(key, class_of(leduc, infoset)) == tuple(
+                weights[lo:lo + leduc.infoset_num_actions[infoset]])
 
 
 @pytest.mark.parametrize("name", ["coarsest", "refined"])

@@ -12,15 +12,17 @@ in one of two ways:
   explicit map entries, what a refinement adds): a static function, an xor table (Graf
   & Lemire, "Xor filters: faster and smaller than Bloom and cuckoo filters", 2020) of
   ``1.23 n + 32`` slots of ``row bits + check_bits`` bits, where the three slots a key
-  hashes to XOR to its row number and a fingerprint of the key. A key that follows its
-  class but whose fingerprint would match by chance is added as an entry too, so every
+  hashes to XOR to its row number and a fingerprint of the key. Keys that follow their
+  class must miss the index, so the fingerprint has at least ``log2(those keys) + 1``
+  bits, and one whose fingerprint still matches by chance is added as an entry too: every
   infoset of the file reads its own row.
 
 ``key_map="auto"`` uses the class rule when it makes the file smaller (the coarsest
 abstraction: no entry at all; a refinement: its explicit entries), else every key is
 an explicit entry (an unabstracted game, card buckets: 16 bytes per class would buy
-back only ``1.23 slot_bits`` bits each), and readers then need only the key. The layout is in docs/compact-format.md; readers are ``compact_reader``
-(Python standard library) and ``efgs_c`` (C99).
+back only ``1.23 slot_bits`` bits each), and readers then need only the key. The
+layout is in docs/compact-format.md; readers are ``compact_reader`` (Python standard
+library) and ``efgs_c`` (C99).
 
 ``prune_unreachable`` leaves out original infosets the (quantized) strategy itself never
 reaches (its owner's own reach is 0), and rows none of whose members are left: what is
@@ -350,11 +352,21 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     keys = [tree.infoset_keys[i] for i in infosets]
     rows_of_keys = new_row[infoset_map.abstract_of[infosets]]
     classes, explicit = class_rule(tree, infosets, rows_of_keys)
-    if key_map == "explicit" or (key_map == "auto" and index_bytes(int(explicit.sum()), slot_bits)
-                                 + CLASS_ENTRY.size * classes.shape[0] >= index_bytes(len(keys), slot_bits)):
+    # Keys that follow their class must miss the index: with (keys - entries) of them,
+    # log2 of that many fingerprint bits leave about one to add as an entry.
+    class_check_bits = min(max(check_bits, int(len(keys) - explicit.sum()).bit_length() + 1),
+                           MAX_SLOT_BITS - row_bits)
+    index = None
+    class_bytes = index_bytes(int(explicit.sum()), row_bits + class_check_bits)
+    if key_map == "class" or (key_map == "auto" and class_bytes + CLASS_ENTRY.size * classes.shape[0]
+                              < index_bytes(len(keys), slot_bits)):
+        index = _explicit_index(keys, rows_of_keys, explicit, class_check_bits, used_rows.shape[0])
+        if index is not None:
+            check_bits, slot_bits = class_check_bits, max(row_bits + class_check_bits, 1)
+    if index is None:  # every key explicit: asked for, smaller, or the class rule did not settle
         classes, explicit = classes[:0], np.ones(len(keys), bool)
-    seed, segment, table = _explicit_index(keys, rows_of_keys, explicit, check_bits,
-                                           used_rows.shape[0])
+        index = _explicit_index(keys, rows_of_keys, explicit, check_bits, used_rows.shape[0])
+    seed, segment, table = index
     slots = _pack_bits(table, slot_bits)
     data = _layout(tree, bits=bits, flags=FLAG_PRUNED * prune_unreachable | FLAG_KEYS * with_keys,
                    check_bits=check_bits, seed=seed, segment=segment, slot_bits=slot_bits,
@@ -380,11 +392,12 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
 
 
 def _explicit_index(keys: list[str], rows: np.ndarray, explicit: np.ndarray, check_bits: int,
-                    num_rows: int) -> tuple[int, int, np.ndarray]:
+                    num_rows: int) -> tuple[int, int, np.ndarray] | None:
     """The key index of the ``explicit`` keys (``explicit`` is updated in place): a key
     that follows its class but that the index would give another row (its fingerprint
-    matches by chance) becomes explicit too, until none does."""
-    while True:
+    matches by chance) becomes explicit too, until none does (None if that takes more
+    than ``MAX_SEED_TRIES`` rebuilds)."""
+    for _ in range(MAX_SEED_TRIES):
         members = np.flatnonzero(explicit)
         if not members.size:
             return 0, 0, np.zeros(0, np.uint64)
@@ -395,3 +408,4 @@ def _explicit_index(keys: list[str], rows: np.ndarray, explicit: np.ndarray, che
         if not misread.size:
             return seed, segment, table
         explicit[misread] = True
+    return None
