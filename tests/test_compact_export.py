@@ -453,6 +453,21 @@ def test_export_json_reports_size_and_nash_conv_change(tmp_path, leduc_strategy)
     assert abs(data["nash_conv_after"] - before) < 0.01 * before  # 16 bits: well under 1%
 
 
+def test_export_stores_the_class_rule_unless_asked_for_explicit_keys(tmp_path, refined):
+    strategies, _, _ = refined
+    save_strategy(tmp_path / "c.h5", strategies["coarsest"], provenance={"algorithm": "cfr+"})
+    reports = {}
+    for key_map in ("auto", "explicit"):
+        result = CliRunner().invoke(main, ["export", str(tmp_path / "c.h5"), "--key-map", key_map,
+                                           "--out", str(tmp_path / f"{key_map}.efgs"), "--json"])
+        assert result.exit_code == 0, result.stderr
+        reports[key_map] = json.loads(result.stdout)
+    assert (reports["auto"]["classes"], reports["auto"]["explicit_entries"]) == (14, 0)
+    assert (reports["explicit"]["classes"], reports["explicit"]["explicit_entries"]) == (0, 936)
+    assert reports["auto"]["bytes"] < reports["explicit"]["bytes"]
+    assert reports["auto"]["nash_conv_after"] == reports["explicit"]["nash_conv_after"]
+
+
 def test_export_refuses_efgs_options_for_other_formats(tmp_path, leduc_strategy):
     save_strategy(tmp_path / "s.h5", leduc_strategy, provenance={"algorithm": "cfr+"})
     result = CliRunner().invoke(main, ["export", str(tmp_path / "s.h5"), "--bits", "4", "--out",
