@@ -2,7 +2,8 @@
 
 1. Export bytes beside the abstract solver state: CFR+IRA (B10H90, seed 0) from the
    coarsest abstraction to NashConv 0.05 on liar's dice, GS5, P222 and GP5; the 8-bit
-   .efgs (format 2, rows stored once) against 4 bytes x the paper's 32-bit words, and
+   .efgs (format 3: rows stored once, the class rule free, explicit map entries in the
+   key index) against 4 bytes x the paper's 32-bit words, and
    against the format-1 file that expanded every original infoset (its size computed
    from its layout, docs/compact-format.md history).
 2. Quantization: exact NashConv after 8- and 16-bit export of CFR+ strategies (full
@@ -64,6 +65,7 @@ def size_row(folder: Path, spec: str, target: float, max_iterations: int) -> tup
     expanded = expanded_v1_bytes(tree, 8)
     row = (spec, f"{tree.num_infosets:,}", f"{memory['abstract_infosets']:,}",
            f"{history[-1].nash_conv:.4f}", f"{state:,}", f"{export.bytes:,}",
+           f"{memory['map_entries']:,}", f"{export.explicit_entries:,}",
            f"{export.index_bytes:,}", f"{export.bytes / state:.2f}x", f"{pruned.bytes:,}",
            f"{expanded:,}", f"{after:.4f}", f"{seconds:.1f}")
     print(*row, flush=True)
@@ -118,7 +120,8 @@ def main() -> None:
                          quantization_row(folder, "GS5", "GS5", 1000),
                          quantization_row(folder, "leduc, hist buckets 3,3", "leduc", 1000, [3, 3])]
     size_table = table(("game", "infosets", "abstract infosets", "NashConv", "solver state bytes "
-                        "(4 x words)", ".efgs bytes (8-bit)", "of which key index",
+                        "(4 x words)", ".efgs bytes (8-bit)", "explicit map entries",
+                        "keys in the index", "of which key index",
                         ".efgs / state", "pruned .efgs", "format-1 .efgs (expanded)",
                         "NashConv after export", "export seconds"), sizes)
     quantization_table = table(("strategy", "CFR+ iterations", "NashConv", "8-bit nearest",

@@ -10,8 +10,10 @@ Measures (issue 5 targets in brackets):
 * a solve whose arrays are several times --memory-limit: peak RSS against the limit
 
 Run ``python benchmarks/bench_storage.py`` (writes docs/benchmarks-storage.md; about an
-hour, most of it compiling and solving poker(bets=2,raises=2,cap=6)) or ``--quick`` for a
-smoke run on small games that writes nothing. The process is pinned to one core.
+hour, most of it compiling and solving poker(bets=2,raises=2,cap=6)), ``--compact`` to
+rerun only the compact-file sections (opening, reader speed, file sizes: a few minutes)
+and replace them in the docs, or ``--quick`` for a smoke run on small games that writes
+nothing. The process is pinned to one core.
 """
 
 from __future__ import annotations
@@ -130,8 +132,8 @@ def synthetic_efgs(path: Path, infosets: int, seed: int = 0) -> list[str]:
         while chunk := handle.read(1 << 24):
             crc = zlib.crc32(chunk, crc)
     fields = [MAGIC, VERSION, 8, 0, count, count, 2 * count, 0, segment, slot_bits, check_bits, 0,
-              slots_at, starts_at, values_at, 0, size, crc, 0, bytes(32), len(spec)]
-    fields[18] = header_crc(HEADER.pack(*fields) + spec)
+              count, 0, slots_at, starts_at, values_at, 0, 0, size, crc, 0, bytes(32), len(spec)]
+    fields[-3] = header_crc(HEADER.pack(*fields) + spec)
     with open(path, "r+b") as handle:
         handle.write(HEADER.pack(*fields) + spec)
     return keys
@@ -262,7 +264,8 @@ def export_size_rows(folder: Path, spec: str, iterations: int) -> tuple[list[tup
     for bits in (16, 8, 4):
         for prune in (False, True):
             path = folder / f"{tree.spec}-{bits}-{prune}.efgs"
-            result = export_compact(strategy, path, bits=bits, prune_unreachable=prune)
+            result = export_compact(strategy, path, bits=bits, prune_unreachable=prune,
+                                    rounding="nearest")
             rows.append((tree.spec, bits, "yes" if prune else "no", f"{result.infosets:,}",
                          f"{result.bytes:,}", f"{result.bytes_per_infoset:.2f}"))
             if bits == 8 and not prune:
@@ -358,6 +361,8 @@ class Sections(list):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smoke run on small games, no docs")
+    parser.add_argument("--compact", action="store_true",
+                        help="rerun only the compact-file sections and replace them in the docs")
     parser.add_argument("--scratch", default=None, help="folder for the large temporary files")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
@@ -381,9 +386,10 @@ def main() -> None:
                           f"{c_lookup_ns(tool, path, keys, 20 if quick else 2000):.0f}"
                           if tool else "no C compiler"))
         big = folder / "synthetic-lookups.efgs"
-        synthetic_keys = synthetic_efgs(big, 10**5 if quick else 7 * 10**7)
-        speed.append((f"synthetic, {big.stat().st_size / 1e6:,.0f} MB", "1,000 of "
-                      f"{(big.stat().st_size - 200) // 14:,}",
+        synthetic_count = 10**5 if quick else 7 * 10**7
+        synthetic_keys = synthetic_efgs(big, synthetic_count)
+        speed.append((f"synthetic, {big.stat().st_size / 1e6:,.0f} MB",
+                      f"1,000 of {synthetic_count:,}",
                       f"{python_lookup_us(big, synthetic_keys, 5 if quick else 100):.1f}",
                       f"{c_lookup_ns(tool, big, synthetic_keys, 100 if quick else 20000):.0f}"
                       if tool else "no C compiler"))
@@ -395,8 +401,11 @@ def main() -> None:
         sizes, _, _ = export_size_rows(folder, "leduc", 200)
         if not quick:
             sizes += export_size_rows(folder, "P224", 200)[0]
-        sections.append(("Compact file sizes (CFR+ after 200 iterations)", _table(
+        sections.append((SIZES_TITLE, _table(
             ("game", "bits", "pruned", "infosets stored", "bytes", "bytes/infoset"), sizes)))
+        if args.compact:
+            _replace_sections(sections)
+            return
 
         quantized = quantization_rows("leduc", [100] if quick else [100, 1000, 10000])
         if not quick:
@@ -427,6 +436,26 @@ def main() -> None:
         _write_docs(sections.text())
 
 
+SIZES_TITLE = "Compact file sizes (CFR+ after 200 iterations, largest-remainder rounding)"
+
+
+def _replace_sections(sections: Sections) -> None:
+    """Put the rerun compact-file sections and the current notes in the docs, keeping the
+    other sections, and say when they were rerun."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    text = DOCS.read_text()
+    head, *blocks = text.split("\n## ")
+    kept = [block for block in blocks if not block.startswith("Notes")]
+    for title, table in sections:
+        matching = [i for i, block in enumerate(kept) if block.split("\n")[0].split(" (")[0]
+                    == title.split(" (")[0]]
+        kept[matching[0]] = f"{title}\n\n{table}\n"
+    head = head.split("\nCompact-file sections rerun")[0].rstrip("\n")
+    head += (f"\nCompact-file sections rerun {stamp} (`--compact`, format "
+             f"{compact_reader.VERSION}).\n")
+    DOCS.write_text("\n## ".join([head, *kept]).rstrip("\n") + f"\n\n{NOTES}\n")
+
+
 def _write_docs(body: str) -> None:
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     DOCS.write_text(
@@ -447,18 +476,20 @@ NOTES = """## Notes
 * *Evicted* means the file's pages were dropped from the page cache first
   (`posix_fadvise(DONTNEED)` on that file only), so the lookup reads from disk; *cached*
   is the best of 19 further opens. Neither reader loads the file: opening reads the
-  header and a lookup binary-searches the mapped hash table, so a cached open and lookup
-  stays well under a millisecond (compact) or about 2 ms (HDF5, mostly h5py opening the
-  file) at every size, and an evicted one costs the disk reads of the few dozen pages a
-  binary search touches (tens of ms on this virtual disk, growing with log N only). The
+  header and a compact lookup reads three slots of the mapped xor table and one row, so
+  a cached open and lookup stays well under a millisecond (compact) or about 2 ms (HDF5,
+  mostly h5py opening the file) at every size, and an evicted one costs the disk reads
+  of the few pages it touches. The
   HDF5 row is `open_checked` (format, version and manifest checksum) plus mapping
   `/strategy/probabilities` and reading one row at a known offset (finding the offset
   of an infoset needs the game tree, which the compact file does not).
-* A Python lookup is the key's BLAKE2b hash (hashlib), `bisect` over the mapped hash
+* A Python lookup is the key's BLAKE2b hash (hashlib), three slots of the mapped xor
   table and one row through `struct`. The C reader is timed by
   `efgs_query --bench` (`clock()` over all keys, many rounds).
-* Quantization adds NashConv of its own, roughly independent of how converged the
-  strategy is (about 6-9e-3 at 8 bits on Leduc and P224), so the relative increase is
+* Largest-remainder quantization (the table above) adds NashConv of its own, roughly
+  independent of how converged the strategy is (about 6-9e-3 at 8 bits on Leduc and
+  P224; the export's default exact rounding adds less, docs/compact-format.md has its
+  numbers), so the relative increase is
   small only for strategies whose NashConv is much larger than that — such as strategies
   on an abstraction, whose NashConv in the full game is dominated by the abstraction
   (slumbot's 1% came from strategies at 189 mbb/g). 16 bits cost < 1% down to NashConv

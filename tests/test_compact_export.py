@@ -16,13 +16,24 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA
+from efgkit.abstraction.refinement import run_refinement
 from efgkit.cli import main
-from efgkit.maps.infoset_map import InfosetMap
+from efgkit.maps.infoset_map import InfosetMap, class_of, coarsest_classes
+from efgkit.play.playout import CompactPolicy
 from efgkit.solvers import BestResponse, CFRPlusSolver, Strategy
 from efgkit.specs import load_game
 from efgkit.storage import compact_reader
 from efgkit.storage.compact import export_compact, reachable_infosets
-from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy, header_crc, key_hash
+from efgkit.storage.compact_reader import (
+    HEADER,
+    HEADER_CRC_OFFSET,
+    VERSION,
+    CompactFormatError,
+    CompactStrategy,
+    header_crc,
+    key_hash,
+)
 from efgkit.storage.quantization import quantize, round_for_exploitability
 from efgkit.storage.strategy_file import save_strategy
 
@@ -213,7 +224,9 @@ def _damaged(tmp_path, source, change):
 def _set_version(version):
     def change(data):
         data[8] = version
-        data[88:92] = header_crc(bytes(data[:126 + data[124]])).to_bytes(4, "little")
+        spec_end = HEADER.size + int.from_bytes(data[HEADER.size - 2:HEADER.size], "little")
+        data[HEADER_CRC_OFFSET:HEADER_CRC_OFFSET + 4] = header_crc(bytes(data[:spec_end])).to_bytes(
+            4, "little")
     return change
 
 
@@ -221,8 +234,9 @@ def _set_version(version):
     (lambda d: d.__delitem__(slice(len(d) - 10, None)), "truncated", "truncated"),
     (lambda d: d.__setitem__(0, ord("X")), "not a compact", "not a compact"),
     (lambda d: d.__setitem__(20, d[20] ^ 1), "header is corrupted", "corrupted"),
-    (_set_version(3), "newer", "another compact format version"),
+    (_set_version(VERSION + 1), "newer", "another compact format version"),
     (_set_version(1), "no longer read; export the strategy again", "another compact format version"),
+    (_set_version(2), "no longer read; export the strategy again", "another compact format version"),
 ])
 def test_damaged_files_are_refused_by_both_readers(tmp_path, exports, query_tool, change, message,
                                                    c_message):
@@ -275,7 +289,102 @@ def test_an_abstract_strategy_is_stored_once_per_abstract_infoset(tmp_path, ledu
         assert small.num_rows == coarsest.num_abstract
         for infoset, key in enumerate(leduc.infoset_keys):
             lo = coarsest.infoset_offset[infoset]
-            assert small.quantized(key) == tuple(weights[lo:lo + leduc.infoset_num_actions[infoset]])
+            assert small.quantized(key, class_of(leduc, infoset)) == tuple(
+                weights[lo:lo + leduc.infoset_num_actions[infoset]])
+
+
+@pytest.fixture(scope="module")
+def refined(tmp_path_factory, leduc):
+    """Exports of the coarsest abstraction and of a CFR+IRA refinement of it, with and
+    without keys."""
+    folder = tmp_path_factory.mktemp("classes")
+    refiner = CFRPlusIRA(leduc, initial=InfosetMap.coarsest(leduc), k_bound=10, k_heuristic=90,
+                         delay=10, random_state=0)
+    run_refinement(refiner, 0.3, max_iterations=300, every=25)
+    strategies = {"coarsest": CFRPlusSolver(InfosetMap.coarsest(leduc)).iterate(50).average_strategy(),
+                  "refined": refiner.average_strategy()}
+    exports = {(name, keys): export_compact(strategy, folder / f"{name}-{keys}.efgs", bits=8,
+                                            with_keys=keys, rounding="nearest")
+               for name, strategy in strategies.items() for keys in (False, True)}
+    return strategies, refiner.memory(), exports
+
+
+def test_the_coarsest_class_rule_costs_nothing_per_infoset(leduc, refined):
+    """Čermák et al. §4.1.1: the coarsest abstraction is a function of the class; the file
+    holds one class entry per class and no key index."""
+    _, _, exports = refined
+    coarsest = exports[("coarsest", False)]
+    assert coarsest.explicit_entries == 0 and coarsest.index_bytes == 0
+    assert coarsest.classes == InfosetMap.coarsest(leduc).num_abstract
+    assert coarsest.bytes < 600
+
+
+def test_a_refinement_stores_only_its_explicit_map_entries(refined):
+    """The key index holds the paper's explicit map entries (infosets outside the largest
+    abstract set of their class), plus the few whose fingerprint would collide."""
+    _, memory, exports = refined
+    export = exports[("refined", False)]
+    assert memory["map_entries"] > 0
+    assert memory["map_entries"] <= export.explicit_entries <= memory["map_entries"] * 1.05 + 2
+
+
+def test_keys_that_follow_their_class_never_cost_an_entry_by_chance(tmp_path, leduc):
+    """Ten infosets moved out of their coarsest class: the index holds about those ten,
+    however many keys follow their class (their fingerprints are long enough to miss)."""
+    abstract_of = coarsest_classes(leduc).copy()
+    moved = np.flatnonzero(leduc.infoset_num_actions == 3)[::40][:10]
+    abstract_of[moved] = abstract_of.max() + 1 + np.arange(moved.size)
+    infoset_map = InfosetMap(leduc, abstract_of)
+    strategy = CFRPlusSolver(infoset_map).iterate(20).average_strategy()
+    export = export_compact(strategy, tmp_path / "moved.efgs", bits=8, rounding="nearest")
+    assert export.classes > 0 and moved.size <= export.explicit_entries <= moved.size + 2
+    weights = quantize(strategy.probabilities, infoset_map.abstract_action_offset, 8)
+    with CompactStrategy(export.path) as compact:
+        for infoset, key in enumerate(leduc.infoset_keys):
+            lo = infoset_map.infoset_offset[infoset]
+            assert compact.quantized(key, class_of(leduc, infoset)) == tuple(
+                weights[lo:lo + leduc.infoset_num_actions[infoset]])
+
+
+@pytest.mark.parametrize("name", ["coarsest", "refined"])
+@pytest.mark.parametrize("keys", [False, True])
+def test_both_readers_answer_every_infoset_of_a_class_rule_file(leduc, refined, query_tool, name,
+                                                                keys):
+    strategies, _, exports = refined
+    strategy, export = strategies[name], exports[(name, keys)]
+    weights = quantize(strategy.probabilities, strategy.infoset_map.abstract_action_offset, 8)
+    lines, expected = [], []
+    with CompactStrategy(export.path) as compact:
+        compact.verify()
+        for infoset, key in enumerate(leduc.infoset_keys):
+            lo = strategy.infoset_map.infoset_offset[infoset]
+            row = tuple(int(w) for w in weights[lo:lo + leduc.infoset_num_actions[infoset]])
+            assert compact.quantized(key, class_of(leduc, infoset)) == row
+            lines.append(f"{key}\t" + " ".join(map(str, class_of(leduc, infoset))))
+            expected.append(f"{key}\t" + " ".join(map(str, row)))
+        foreign = ("no such infoset", (0, 0, 2))
+        lines.append(f"{foreign[0]}\t0 0 2")
+        found = compact.row_of(*foreign)
+        assert (found < 0) if keys else (found >= 0)  # without keys a class answers for any key
+        expected.append(f"{foreign[0]}\t" + ("missing" if found < 0 else " ".join(
+            map(str, compact.quantized(*foreign)))))
+        if not export.explicit_entries:
+            with pytest.raises(KeyError, match="infoset_class"):
+                compact.quantized(leduc.infoset_keys[0])
+    result = subprocess.run([str(query_tool / "efgs_query"), export.path],
+                            input="\n".join(lines) + "\n", capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.splitlines() == expected
+    needs_class = subprocess.run([str(query_tool / "efgs_query"), exports[("coarsest", keys)].path],
+                                 input=leduc.infoset_keys[0] + "\n", capture_output=True, text=True)
+    assert needs_class.returncode == 2 and "give its class" in needs_class.stderr
+
+
+def test_a_class_rule_file_plays_what_was_exported(leduc, refined):
+    strategies, _, exports = refined
+    with CompactStrategy(exports[("refined", False)].path) as compact:
+        behavior = CompactPolicy(compact, "refined").behavior(leduc)
+    assert np.array_equal(behavior, exports[("refined", False)].dequantized.probabilities)
 
 
 def test_exact_rounding_is_never_worse_than_the_nearest_and_keeps_pure_actions(leduc,
@@ -293,9 +402,33 @@ def test_exact_rounding_is_never_worse_than_the_nearest_and_keeps_pure_actions(l
         assert np.array_equal(rounding.weights[pure] / total, leduc_strategy.probabilities[pure])
 
 
+def test_exact_rounding_ends_where_no_single_unit_move_helps(leduc, leduc_strategy):
+    """The descent stops at a local optimum: moving any one unit between two actions of a
+    row (within a step of the exact probability) does not lower the best-response value
+    of the row owner's opponent."""
+    evaluator = BestResponse(leduc_strategy.infoset_map)
+    rounding = round_for_exploitability(leduc_strategy, 8, evaluator=evaluator)
+    assert rounding.moves > 0 and rounding.evaluations < 16384
+    weights = rounding.weights.astype(np.float64)
+    scaled = leduc_strategy.probabilities * 255
+    floors = np.floor(scaled)
+    open_actions = (scaled - floors > 1e-9) & (scaled - floors < 1 - 1e-9)
+    offsets = leduc.infoset_action_offset
+    for infoset in range(leduc.num_infosets):
+        opponent = 1 - leduc.infoset_player[infoset]
+        value, _ = evaluator.best_response(opponent, weights / 255)
+        actions = np.arange(offsets[infoset], offsets[infoset + 1])
+        for source in actions[open_actions[actions] & (weights[actions] > floors[actions])]:
+            for target in actions[open_actions[actions] & (weights[actions] == floors[actions])]:
+                moved = weights.copy()
+                moved[source] -= 1
+                moved[target] += 1
+                assert evaluator.best_response(opponent, moved / 255)[0] >= value - 1e-13
+
+
 def test_exact_rounding_of_a_converged_leduc_strategy_adds_little_nash_conv(leduc):
     """Known values (docs/compact-format.md): largest remainder adds about 8e-3 at 8 bits to a
-    1,000-iteration CFR+ strategy (NashConv 4.9e-4); the exact rounding adds about 2e-3."""
+    1,000-iteration CFR+ strategy (NashConv 4.9e-4); the exact rounding adds about 1.8e-3."""
     strategy = CFRPlusSolver(leduc).iterate(1000).average_strategy()
     evaluator = BestResponse(strategy.infoset_map)
     before = evaluator.evaluate(strategy).nash_conv
@@ -318,6 +451,21 @@ def test_export_json_reports_size_and_nash_conv_change(tmp_path, leduc_strategy)
     before = BestResponse(leduc_strategy.infoset_map).evaluate(leduc_strategy).nash_conv
     assert data["nash_conv_before"] == pytest.approx(before, rel=1e-12)
     assert abs(data["nash_conv_after"] - before) < 0.01 * before  # 16 bits: well under 1%
+
+
+def test_export_stores_the_class_rule_unless_asked_for_explicit_keys(tmp_path, refined):
+    strategies, _, _ = refined
+    save_strategy(tmp_path / "c.h5", strategies["coarsest"], provenance={"algorithm": "cfr+"})
+    reports = {}
+    for key_map in ("auto", "explicit"):
+        result = CliRunner().invoke(main, ["export", str(tmp_path / "c.h5"), "--key-map", key_map,
+                                           "--out", str(tmp_path / f"{key_map}.efgs"), "--json"])
+        assert result.exit_code == 0, result.stderr
+        reports[key_map] = json.loads(result.stdout)
+    assert (reports["auto"]["classes"], reports["auto"]["explicit_entries"]) == (14, 0)
+    assert (reports["explicit"]["classes"], reports["explicit"]["explicit_entries"]) == (0, 936)
+    assert reports["auto"]["bytes"] < reports["explicit"]["bytes"]
+    assert reports["auto"]["nash_conv_after"] == reports["explicit"]["nash_conv_after"]
 
 
 def test_export_refuses_efgs_options_for_other_formats(tmp_path, leduc_strategy):

@@ -142,6 +142,7 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
     from efgkit.maps.infoset_map import InfosetMap
     from efgkit.solvers import BestResponse, CFRPlusSolver
     from efgkit.storage.compact import export_compact
+    from efgkit.storage.quantization import EVALUATIONS
     from efgkit.storage.strategy_file import save_strategy
 
     tree, build_seconds = build_game(game)
@@ -201,7 +202,7 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
         "algorithm": algorithm, "parameters": {"seed": seed}, "iterations": best["iteration"],
         "nash_conv_history": [{"iteration": r.iteration, "nash_conv": r.nash_conv}
                               for r in history]})
-    with tqdm(total=4096, unit="evaluation", desc="rounding", file=sys.stderr,
+    with tqdm(total=EVALUATIONS, unit="evaluation", desc="rounding", file=sys.stderr,
               disable=not show_progress(), leave=False) as bar:
         export = export_compact(strategy, folder / "strategy.efgs", bits=bits,
                                 progress=lambda done: bar.update(done - bar.n))

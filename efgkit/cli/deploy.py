@@ -18,15 +18,14 @@ from efgkit.maps.infoset_map import InfosetMap
 from efgkit.play.playout import CompactPolicy, UniformPolicy, expected_payoff, play_hand, play_match
 from efgkit.solvers import BestResponse
 from efgkit.specs import game_of_strategy_file
-from efgkit.storage.compact import ROUNDINGS, export_compact
+from efgkit.storage.compact import KEY_MAPS, ROUNDINGS, export_compact
 from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy
 from efgkit.storage.policy_tables import json_table, openspiel_policy_table, write_json
+from efgkit.storage.quantization import EVALUATIONS
 from efgkit.storage.strategy_file import load_strategy
 
 FORMATS = ("efgs", "json", "openspiel")
 FORMAT_OF_SUFFIX = {".efgs": "efgs", ".json": "json"}
-EVALUATIONS = 4096
-"""Exact evaluations the rounding search may spend (rows beyond keep the nearest rounding)."""
 
 
 def _output_format(out: str, output_format: str | None) -> str:
@@ -58,10 +57,17 @@ def _output_format(out: str, output_format: str | None) -> str:
                    "and can list the keys).")
 @click.option("--check-bits", type=click.IntRange(0, 24), default=8, show_default=True,
               help="Bits of key fingerprint in the index (efgs): a key not in the file is "
-                   "reported missing except with probability 2**-check-bits.")
+                   "reported missing except with probability 2**-check-bits (a class rule "
+                   "raises them so that no key of the game misreads).")
 @click.option("--rounding", type=click.Choice(ROUNDINGS), default="exact", show_default=True,
               help="efgs: exact = choose each row's rounding by exact NashConv, largest-reach "
-                   "rows first (docs/compact-format.md); nearest = largest remainder.")
+                   "rows first, then a descent (docs/compact-format.md); nearest = largest "
+                   "remainder.")
+@click.option("--key-map", type=click.Choice(KEY_MAPS), default="auto", show_default=True,
+              help="efgs: class = the coarsest class rule (player, own-sequence length, "
+                   "actions) costs nothing, only explicit map entries are indexed, readers are "
+                   "given the class; explicit = every key indexed, readers need only the key; "
+                   "auto = class when the file is smaller.")
 @click.option("--game", "-g", "game", default=None,
               help="The strategy's game [default: the built-in game the file names; a game read "
                    "from a file (efg:, acpc:) must be given here].")
@@ -69,7 +75,7 @@ def _output_format(out: str, output_format: str | None) -> str:
 @click.pass_context
 def export(ctx: click.Context, strategy_file: str, out: str, output_format: str | None, bits: str,
            prune_unreachable: bool, with_keys: bool, check_bits: int, rounding: str,
-           game: str | None, as_json: bool) -> None:
+           key_map: str, game: str | None, as_json: bool) -> None:
     """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
 
     An abstract strategy keeps its abstraction: each abstract row is stored once. Reports
@@ -79,7 +85,7 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
     """
     output_format = _output_format(out, output_format)
     efgs_only = [f"--{name.replace('_', '-')}" for name in (
-        "bits", "prune_unreachable", "with_keys", "check_bits", "rounding")
+        "bits", "prune_unreachable", "with_keys", "check_bits", "rounding", "key_map")
                  if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
     if output_format != "efgs" and efgs_only:
         raise ParameterError(f"{efgs_only[0]} applies to --format efgs only")
@@ -90,18 +96,21 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
     evaluator = BestResponse(strategy.infoset_map)
     before = evaluator.evaluate(strategy)
     after, pruned, max_error, quantization, rows = before, 0, 0.0, None, None
+    explicit_entries = classes = None
     if output_format == "efgs":
         with tqdm(total=EVALUATIONS, unit="evaluation", desc="rounding", file=sys.stderr,
                   disable=not show_progress(), leave=False) as bar:
             result = export_compact(strategy, out, bits=int(bits),
                                     prune_unreachable=prune_unreachable, with_keys=with_keys,
-                                    check_bits=check_bits, rounding=rounding, evaluator=evaluator,
+                                    check_bits=check_bits, rounding=rounding, key_map=key_map,
+                                    evaluator=evaluator,
                                     evaluations=EVALUATIONS,
                                     progress=lambda done: bar.update(done - bar.n))
         after = BestResponse(InfosetMap.identity(tree)).evaluate(result.dequantized)
         size, written, pruned, max_error, rows = (result.bytes, result.infosets,
                                                   result.infosets_pruned, result.max_abs_error,
                                                   result.rows)
+        explicit_entries, classes = result.explicit_entries, result.classes
         quantization = int(bits)
     elif output_format == "json":
         size, written = write_json(out, json_table(strategy)), tree.num_infosets
@@ -112,6 +121,7 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
     data = {
         "out": out, "format": output_format, "game": tree.spec, "bits": quantization,
         "bytes": size, "infosets": written, "infosets_pruned": pruned, "rows": rows,
+        "explicit_entries": explicit_entries, "classes": classes,
         "rounding": rounding if quantization else None,
         "bytes_per_infoset": size / max(written, 1),
         "nash_conv_before": before.nash_conv, "nash_conv_after": after.nash_conv,
@@ -122,7 +132,9 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
     lines = [
         f"wrote {out} ({output_format}{f', {bits}-bit' if quantization else ''}): {written:,} "
         f"infosets{f' ({pruned:,} unreachable ones pruned)' if pruned else ''}"
-        f"{f' on {rows:,} abstract rows' if rows is not None else ''}, {size:,} bytes "
+        f"{f' on {rows:,} abstract rows' if rows is not None else ''}"
+        f"{f' ({classes:,} class entries, {explicit_entries:,} explicit)' if classes else ''}, "
+        f"{size:,} bytes "
         f"({data['bytes_per_infoset']:.2f} bytes per infoset)",
         f"NashConv {before.nash_conv:.6e} before, {after.nash_conv:.6e} after "
         f"({100 * increase:+.3f}%; NashConv/2, OpenSpiel's exploitability: "
@@ -146,7 +158,7 @@ def _open_compact(path: str, tree: GameTree) -> CompactPolicy:
         raise FileFormatError(f"{path}: strategy is for game {strategy.spec!r}"
                               f"{' (another version of its rules)' * (strategy.spec == tree.spec)}, "
                               f"not {tree.spec!r}")
-    return CompactPolicy(strategy, path)
+    return CompactPolicy(strategy, path, tree)
 
 
 class _Quit(Exception):

@@ -124,3 +124,10 @@ def coarsest_classes(tree: GameTree) -> np.ndarray:
     keys = np.stack([tree.infoset_player.astype(np.int64), tree.infoset_sequence_length.astype(np.int64),
                      tree.infoset_num_actions.astype(np.int64)], axis=1)
     return np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int32)
+
+
+def class_of(tree: GameTree, infoset: int) -> tuple[int, int, int]:
+    """(player, own-sequence length, number of actions) of an infoset: its coarsest class,
+    what a player knows of its infoset without the key (a compact file's class rule)."""
+    return (int(tree.infoset_player[infoset]), int(tree.infoset_sequence_length[infoset]),
+            int(tree.infoset_num_actions[infoset]))

@@ -21,6 +21,7 @@ import numpy as np
 from efgkit.errors import StrategyError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
+from efgkit.maps.infoset_map import class_of
 from efgkit.solvers.traversal import ProfileLayout
 
 Z_95 = 1.959963984540054
@@ -48,17 +49,25 @@ class UniformPolicy:
 
 
 class CompactPolicy:
-    """Plays a compact strategy (``efgkit.storage.compact_reader.CompactStrategy``)."""
+    """Plays a compact strategy (``efgkit.storage.compact_reader.CompactStrategy``).
 
-    def __init__(self, strategy, name: str) -> None:
+    A file with a class rule needs each infoset's class (player, own-sequence length,
+    number of actions): ``tree`` gives it to ``action``; ``behavior`` takes its own tree.
+    """
+
+    def __init__(self, strategy, name: str, tree: GameTree | None = None) -> None:
         self.strategy = strategy
         self.name = name
+        self._tree = tree
+        self._infoset_of = {key: i for i, key in enumerate(tree.infoset_keys)} if tree else {}
 
     def action(self, key: str, labels: list[str], rng: random.Random) -> int:
-        if key not in self.strategy:
+        infoset = self._infoset_of.get(key)
+        infoset_class = None if infoset is None else class_of(self._tree, infoset)
+        if self.strategy.row_of(key, infoset_class) < 0:
             raise StrategyError(f"{self.name} has no row for infoset {key!r} (pruned, or made "
                                 f"for another game)")
-        action = self.strategy.sample(key, rng)
+        action = self.strategy.sample(key, rng, infoset_class)
         if action >= len(labels):
             raise StrategyError(f"{self.name} has more actions at {key!r} than the game")
         return action
@@ -68,8 +77,8 @@ class CompactPolicy:
         behavior = UniformPolicy().behavior(tree)
         offsets = tree.infoset_action_offset
         for infoset, key in enumerate(tree.infoset_keys):
-            if key in self.strategy:
-                row = self.strategy.probabilities(key)
+            if self.strategy.row_of(key, class_of(tree, infoset)) >= 0:
+                row = self.strategy.probabilities(key, class_of(tree, infoset))
                 if len(row) != offsets[infoset + 1] - offsets[infoset]:
                     raise StrategyError(f"{self.name}: infoset {key!r} has {len(row)} actions "
                                         f"in the file, {offsets[infoset + 1] - offsets[infoset]} "

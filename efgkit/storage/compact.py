@@ -1,16 +1,27 @@
-"""Export a strategy to the compact .efgs format: abstract rows once, and a key index.
+"""Export a strategy to the compact .efgs format: abstract rows once, a class rule, a key index.
 
 The file keeps the abstraction: each abstract infoset's row of quantized probabilities
 is stored once (``bits`` = 16, 8 or 4 bit integers summing exactly to ``2**bits - 1``,
-rounded by ``efgkit.storage.quantization``), and every original infoset's key reaches
-its row through a static function: an xor table (Graf & Lemire, "Xor filters: faster
-and smaller than Bloom and cuckoo filters", 2020) of ``1.23 n + 32`` slots of ``row bits
-+ check_bits`` bits, where the three slots a key hashes to XOR to its row number and a
-fingerprint of the key. No key or per-key hash is stored, so the index costs about
-``1.23 (ceil(log2 rows) + check_bits)`` bits per original infoset: an unabstracted game
-pays for its rows, an abstraction pays for its row numbers (a coarsest abstraction of
-Čermák et al. §4.1.1 with tens of classes: about 15 bits per infoset at 8 check bits).
-The layout is in docs/compact-format.md; readers are ``compact_reader`` (Python standard
+rounded by ``efgkit.storage.quantization``), and every original infoset reaches its row
+in one of two ways:
+
+* the class rule (Čermák et al. §4.1.1): the coarsest abstraction is a function of
+  (player, own-sequence length, number of actions), so a table of one row per class
+  costs nothing per infoset; the row of a class is its largest abstract set;
+* explicit entries, for the infosets outside their class's largest set (the paper's
+  explicit map entries, what a refinement adds): a static function, an xor table (Graf
+  & Lemire, "Xor filters: faster and smaller than Bloom and cuckoo filters", 2020) of
+  ``1.23 n + 32`` slots of ``row bits + check_bits`` bits, where the three slots a key
+  hashes to XOR to its row number and a fingerprint of the key. Keys that follow their
+  class must miss the index, so the fingerprint has at least ``log2(those keys) + 1``
+  bits, and one whose fingerprint still matches by chance is added as an entry too: every
+  infoset of the file reads its own row.
+
+``key_map="auto"`` uses the class rule when it makes the file smaller (the coarsest
+abstraction: no entry at all; a refinement: its explicit entries), else every key is
+an explicit entry (an unabstracted game, card buckets: 16 bytes per class would buy
+back only ``1.23 slot_bits`` bits each), and readers then need only the key. The
+layout is in docs/compact-format.md; readers are ``compact_reader`` (Python standard
 library) and ``efgs_c`` (C99).
 
 ``prune_unreachable`` leaves out original infosets the (quantized) strategy itself never
@@ -32,11 +43,12 @@ from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
 from efgkit.io.error_text import one_line
-from efgkit.maps.infoset_map import InfosetMap
+from efgkit.maps.infoset_map import InfosetMap, coarsest_classes
 from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import own_infoset_reach
 from efgkit.storage.compact_reader import (
+    CLASS_ENTRY,
     FLAG_KEYS,
     FLAG_PRUNED,
     HEADER,
@@ -48,13 +60,14 @@ from efgkit.storage.compact_reader import (
     key_hash,
     slot_positions,
 )
+from efgkit.storage.quantization import EVALUATIONS, quantize, round_for_exploitability
 from efgkit.storage.quantization import check_bits as total_of_bits
-from efgkit.storage.quantization import quantize, round_for_exploitability
 
 MAX_SEED_TRIES = 64
 SLOTS_PER_KEY = 1.23
 """Xor table size factor: three-way peeling succeeds with high probability above 1.222."""
 ROUNDINGS = ("exact", "nearest")
+KEY_MAPS = ("auto", "class", "explicit")
 
 
 @dataclass(eq=False)
@@ -68,7 +81,12 @@ class CompactExport:
     infosets_pruned: int
     rows: int
     index_bytes: int
-    """Bytes of the key index (the xor table): what the map from keys to rows costs."""
+    """Bytes of the key index (the xor table of the explicit entries)."""
+    explicit_entries: int
+    """Keys in the index: all of them, or with a class rule those outside their class's
+    row (and the few whose fingerprint would match by chance)."""
+    classes: int
+    """Entries of the class rule (0: none, every key is explicit)."""
     dequantized: Strategy
     """What the file plays, per original infoset (left-out infosets play uniformly)."""
     max_abs_error: float
@@ -146,11 +164,59 @@ def assign_slots(positions, values, order, own_slot, table):
         table[own_slot[i]] = value
 
 
+def index_rows(table: np.ndarray, seed: int, segment: int, keys: list[str], check_bits: int,
+               num_rows: int) -> np.ndarray:
+    """int64 per key: the row the xor ``table`` gives it, -1 where its fingerprint does not
+    match or the row is out of range (what a reader's lookup does)."""
+    rows = np.full(len(keys), -1, np.int64)
+    if not table.size:
+        return rows
+    for i, key in enumerate(keys):
+        hashed = key_hash(key, seed)
+        value = 0
+        for position in slot_positions(hashed, segment):
+            value ^= int(table[position])
+        row = value >> check_bits
+        if value & ((1 << check_bits) - 1) == fingerprint_of(hashed, check_bits) and row < num_rows:
+            rows[i] = row
+    return rows
+
+
+def class_rule(tree: GameTree, infosets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 (classes, 4) table of player, own-sequence length, number of actions, row,
+    sorted; bool per infoset: explicit). A class's row is the one most of its infosets
+    use (the lowest on a tie): Čermák et al.'s largest abstract set of the class."""
+    if not infosets.size:
+        return np.zeros((0, 4), np.int64), np.zeros(0, bool)
+    classes = coarsest_classes(tree)[infosets].astype(np.int64)
+    pairs, counts = np.unique(np.stack([classes, rows], axis=1), axis=0, return_counts=True)
+    order = np.lexsort((pairs[:, 1], -counts, pairs[:, 0]))  # per class: most members first
+    largest = order[np.r_[True, pairs[order[1:], 0] != pairs[order[:-1], 0]]]
+    class_row = np.full(int(classes.max()) + 1, -1, np.int64)
+    class_row[pairs[largest, 0]] = pairs[largest, 1]
+    member = np.zeros(class_row.shape[0], np.int64)
+    member[classes] = infosets
+    used = pairs[largest, 0]
+    table = np.stack([tree.infoset_player[member[used]], tree.infoset_sequence_length[member[used]],
+                      tree.infoset_num_actions[member[used]], class_row[used]], axis=1).astype(np.int64)
+    return table[np.lexsort(table[:, ::-1].T)], rows != class_row[classes]
+
+
+def segment_length(num_keys: int) -> int:
+    """Slots per segment of the xor table for ``num_keys`` keys (3 segments)."""
+    return (int(SLOTS_PER_KEY * num_keys) + 32) // 3 if num_keys else 0
+
+
+def index_bytes(num_keys: int, slot_bits: int) -> int:
+    """Bytes of the key index of ``num_keys`` keys."""
+    return (3 * segment_length(num_keys) * slot_bits + 7) // 8
+
+
 def key_index(keys: list[str], values: np.ndarray, check_bits: int) -> tuple[int, int, np.ndarray]:
     """(seed, segment length, uint64 slots) such that the three slots of key ``i`` XOR to
     ``values[i] << check_bits | fingerprint(key)``: the first seed (from 0) whose three-slot
     hypergraph peels (Graf & Lemire 2020, Algorithm 3)."""
-    segment = (int(SLOTS_PER_KEY * len(keys)) + 32) // 3
+    segment = segment_length(len(keys))
     for seed in range(MAX_SEED_TRIES):
         hashes = [key_hash(key, seed) for key in keys]
         positions = np.array([slot_positions(hashed, segment) for hashed in hashes],
@@ -202,36 +268,44 @@ def _key_section(keys: list[str], rows: np.ndarray, num_rows: int) -> bytes:
 
 
 def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int, segment: int,
-            slot_bits: int, slots: bytes, num_keys: int, row_weights: np.ndarray,
-            row_offsets: np.ndarray, keys: bytes | None) -> bytes:
+            slot_bits: int, slots: bytes, num_keys: int, num_explicit: int,
+            row_weights: np.ndarray, row_offsets: np.ndarray, keys: bytes | None,
+            classes: np.ndarray) -> bytes:
     """The whole file as bytes (docs/compact-format.md)."""
     if row_offsets[-1] >= 1 << 32:
         raise ParameterError("the compact format holds at most 2**32 - 1 actions in total")
     spec = tree.spec.encode()
-    sections = [slots, row_offsets.astype("<u4").tobytes(), _pack(row_weights, bits)]
-    sections += [keys] if keys is not None else []
-    offsets = []
+    class_table = b"".join(CLASS_ENTRY.pack(*map(int, entry)) for entry in classes)
+    named = {"slots": slots, "starts": row_offsets.astype("<u4").tobytes(),
+             "values": _pack(row_weights, bits)}
+    if keys is not None:
+        named["keys"] = keys
+    if classes.shape[0]:
+        named["classes"] = class_table
+    offsets = dict.fromkeys(("slots", "starts", "values", "keys", "classes"), 0)
     position = _aligned(HEADER.size + len(spec))
-    for section in sections:
-        offsets.append(position)
+    for name, section in named.items():
+        offsets[name] = position
         position = _aligned(position + len(section))
-    size = offsets[-1] + len(sections[-1])
+    last = list(named)[-1]
+    size = offsets[last] + len(named[last])
     base = HEADER.size + len(spec)
     body = bytearray(size - base)
-    for offset, section in zip(offsets, sections, strict=True):
-        body[offset - base:offset - base + len(section)] = section
+    for name, section in named.items():
+        body[offsets[name] - base:offsets[name] - base + len(section)] = section
     fields = [MAGIC, VERSION, bits, flags, num_keys, row_offsets.shape[0] - 1, int(row_offsets[-1]),
-              seed, segment, slot_bits, check_bits, 0, offsets[0], offsets[1], offsets[2],
-              offsets[3] if keys is not None else 0, size, zlib.crc32(body), 0,
-              bytes.fromhex(tree.fingerprint), len(spec)]
-    fields[18] = header_crc(HEADER.pack(*fields) + spec)
+              seed, segment, slot_bits, check_bits, 0, num_explicit, classes.shape[0],
+              *offsets.values(), size, zlib.crc32(body), 0, bytes.fromhex(tree.fingerprint),
+              len(spec)]
+    fields[-3] = header_crc(HEADER.pack(*fields) + spec)
     return HEADER.pack(*fields) + spec + bytes(body)
 
 
 def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8,
                    prune_unreachable: bool = False, with_keys: bool = False, check_bits: int = 8,
-                   rounding: str = "exact", evaluations: int = 4096,
-                   evaluator: BestResponse | None = None, progress=None) -> CompactExport:
+                   rounding: str = "exact", evaluations: int = EVALUATIONS,
+                   key_map: str = "auto", evaluator: BestResponse | None = None,
+                   progress=None) -> CompactExport:
     """Write ``strategy`` (on any InfosetMap) as a compact file at ``path`` (atomically).
 
     ``check_bits``: bits of key fingerprint in the index; a key not in the file is still
@@ -239,11 +313,14 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     ``with_keys`` also stores the keys, and readers then compare them (and can list them).
     ``rounding``: ``exact`` (``round_for_exploitability``, at most ``evaluations`` exact
     evaluations, ``progress(evaluations done)`` after each row) or ``nearest`` (largest
-    remainder).
+    remainder). ``key_map``: ``class`` (the class rule and explicit entries), ``explicit``
+    (every key in the index) or ``auto`` (the class rule when the file is smaller with it).
     """
     total = total_of_bits(bits)
     if rounding not in ROUNDINGS:
         raise ParameterError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
+    if key_map not in KEY_MAPS:
+        raise ParameterError(f"key_map must be one of {', '.join(KEY_MAPS)}, got {key_map!r}")
     infoset_map = strategy.infoset_map
     tree = infoset_map.tree
     row_bits = max(int(infoset_map.num_abstract - 1).bit_length(), 0)
@@ -274,14 +351,29 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
                           - np.repeat(row_offsets[:-1], counts)] if counts.size else weights[:0]
     keys = [tree.infoset_keys[i] for i in infosets]
     rows_of_keys = new_row[infoset_map.abstract_of[infosets]]
-    seed, segment, table = key_index(keys, rows_of_keys, check_bits) if keys else (
-        0, 0, np.zeros(0, np.uint64))
+    classes, explicit = class_rule(tree, infosets, rows_of_keys)
+    # Keys that follow their class must miss the index: with (keys - entries) of them,
+    # log2 of that many fingerprint bits leave about one to add as an entry.
+    class_check_bits = min(max(check_bits, int(len(keys) - explicit.sum()).bit_length() + 1),
+                           MAX_SLOT_BITS - row_bits)
+    index = None
+    class_bytes = index_bytes(int(explicit.sum()), row_bits + class_check_bits)
+    if key_map == "class" or (key_map == "auto" and class_bytes + CLASS_ENTRY.size * classes.shape[0]
+                              < index_bytes(len(keys), slot_bits)):
+        index = _explicit_index(keys, rows_of_keys, explicit, class_check_bits, used_rows.shape[0])
+        if index is not None:
+            check_bits, slot_bits = class_check_bits, max(row_bits + class_check_bits, 1)
+    if index is None:  # every key explicit: asked for, smaller, or the class rule did not settle
+        classes, explicit = classes[:0], np.ones(len(keys), bool)
+        index = _explicit_index(keys, rows_of_keys, explicit, check_bits, used_rows.shape[0])
+    seed, segment, table = index
     slots = _pack_bits(table, slot_bits)
     data = _layout(tree, bits=bits, flags=FLAG_PRUNED * prune_unreachable | FLAG_KEYS * with_keys,
                    check_bits=check_bits, seed=seed, segment=segment, slot_bits=slot_bits,
-                   slots=slots, num_keys=len(keys), row_weights=row_weights,
-                   row_offsets=row_offsets,
-                   keys=_key_section(keys, rows_of_keys, used_rows.shape[0]) if with_keys else None)
+                   slots=slots, num_keys=len(keys), num_explicit=int(explicit.sum()),
+                   row_weights=row_weights, row_offsets=row_offsets,
+                   keys=_key_section(keys, rows_of_keys, used_rows.shape[0]) if with_keys else None,
+                   classes=classes)
     try:
         with atomic_output_path(path) as temporary:
             temporary.write_bytes(data)
@@ -292,8 +384,28 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     return CompactExport(
         path=str(path), bytes=len(data), bits=bits, infosets=len(keys),
         infosets_pruned=int(tree.num_infosets - len(keys)), rows=int(used_rows.shape[0]),
-        index_bytes=len(slots), dequantized=Strategy(InfosetMap.identity(tree), played),
+        index_bytes=len(slots), explicit_entries=int(explicit.sum()),
+        classes=int(classes.shape[0]), dequantized=Strategy(InfosetMap.identity(tree), played),
         max_abs_error=float(np.max(np.abs(dequantized_rows - strategy.probabilities), initial=0.0)),
         nash_conv_nearest=nearest_nash_conv,
     )
 
+
+def _explicit_index(keys: list[str], rows: np.ndarray, explicit: np.ndarray, check_bits: int,
+                    num_rows: int) -> tuple[int, int, np.ndarray] | None:
+    """The key index of the ``explicit`` keys (``explicit`` is updated in place): a key
+    that follows its class but that the index would give another row (its fingerprint
+    matches by chance) becomes explicit too, until none does (None if that takes more
+    than ``MAX_SEED_TRIES`` rebuilds)."""
+    for _ in range(MAX_SEED_TRIES):
+        members = np.flatnonzero(explicit)
+        if not members.size:
+            return 0, 0, np.zeros(0, np.uint64)
+        seed, segment, table = key_index([keys[i] for i in members], rows[members], check_bits)
+        others = np.flatnonzero(~explicit)
+        read = index_rows(table, seed, segment, [keys[i] for i in others], check_bits, num_rows)
+        misread = others[(read >= 0) & (read != rows[others])]
+        if not misread.size:
+            return seed, segment, table
+        explicit[misread] = True
+    return None

@@ -9,13 +9,24 @@ reader in C99.
     >>> strategy.probabilities("P0 card=Ks board=- bets=-")    # one float per action
     >>> strategy.sample("P0 card=Ks board=- bets=-", random.Random(0))   # action index
 
-A file stores each abstract infoset's row once. An original infoset's key reaches its
-row through a static function (Graf & Lemire's xor construction, "Xor filters", 2020):
-three slots chosen by the key's 64-bit BLAKE2b hash XOR to the row number and a
-``check_bits``-bit fingerprint of the key, about 1.23 (row bits + check bits) bits per
-key and no key stored. Opening maps the file and checks its header; a lookup hashes the
-key, reads three slots and one row, and checks the fingerprint and that the row sums to
-``total``, so it takes the same time for a file of any size.
+A file stores each abstract infoset's row once. An original infoset reaches its row in
+one of two ways:
+
+* its key is an explicit entry of a static function (Graf & Lemire's xor construction,
+  "Xor filters", 2020): three slots chosen by the key's 64-bit BLAKE2b hash XOR to the
+  row number and a ``check_bits``-bit fingerprint of the key, about 1.23 (row bits +
+  check bits) bits per entry and no key stored;
+* or it follows its class rule (Čermák et al. §4.1.1): a small table gives the row of
+  every class (player, own-sequence length, number of actions), and costs nothing per
+  infoset. The caller passes the class, which a player knows: its seat, how many
+  actions it has taken this hand and how many it may take now.
+
+A file whose abstraction is the coarsest one has no explicit entries; a refinement of
+it stores only the infosets outside their class's largest abstract set (the paper's
+explicit map entries). Opening maps the file and checks its header; a lookup hashes the
+key, reads three slots, perhaps one class entry, and one row, and checks the
+fingerprint and that the row sums to ``total``, so it takes the same time for a file
+of any size.
 """
 
 from __future__ import annotations
@@ -28,12 +39,14 @@ from collections.abc import Iterator
 from hashlib import blake2b
 
 MAGIC = b"EFGS\r\n\x1a\n"
-VERSION = 2
-HEADER = struct.Struct("<8sHBBIIQQIBBHQQQQQII32sH")
+VERSION = 3
+HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQII32sH")
 """magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
-bits, reserved, slots/starts/values/keys offsets, file size, payload crc32, header crc32,
-tree fingerprint, spec length (docs/compact-format.md)."""
-HEADER_CRC_OFFSET = 88
+bits, reserved, explicit entries, classes, slots/starts/values/keys/classes offsets, file
+size, payload crc32, header crc32, tree fingerprint, spec length (docs/compact-format.md)."""
+CLASS_ENTRY = struct.Struct("<IIII")
+"""player, own-sequence length, number of actions, row."""
+HEADER_CRC_OFFSET = 104
 FLAG_PRUNED = 1
 FLAG_KEYS = 2
 BITS = (4, 8, 16)
@@ -82,7 +95,10 @@ class CompactStrategy:
     ``spec`` (the game), ``fingerprint`` (hex sha256 of the game tree), ``pruned``
     (infosets the strategy never reaches were left out), ``has_keys``, ``check_bits``
     (a key not in the file is found anyway with probability 2**-check_bits unless keys
-    are stored), ``num_rows`` (abstract infosets).
+    are stored), ``num_rows`` (abstract infosets), ``num_explicit`` (keys in the key
+    index), ``num_classes`` (classes in the class rule, 0 if none: then every key is
+    explicit). With a class rule and no stored keys, a key not in the game but of a
+    listed class reads that class's row.
     """
 
     def __init__(self, path: str) -> None:
@@ -107,14 +123,14 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: compact format version {version} is newer "
                                      f"than this reader ({VERSION}); upgrade the reader")
         if version < VERSION:
-            raise CompactFormatError(f"{self.path}: compact format version {version} (one row "
-                                     f"per original infoset) is no longer read; export the "
+            raise CompactFormatError(f"{self.path}: compact format version {version} (this "
+                                     f"reader reads {VERSION}) is no longer read; export the "
                                      f"strategy again with efgkit export")
         if len(data) < HEADER.size:
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes)")
         (_, _, bits, flags, keys, rows, values, seed, segment, slot_bits, check_bits, _,
-         slots_at, starts_at, values_at, keys_at, size, payload_crc, stored_header_crc,
-         fingerprint, spec_length) = HEADER.unpack_from(data, 0)
+         explicit, classes, slots_at, starts_at, values_at, keys_at, classes_at, size,
+         payload_crc, stored_header_crc, fingerprint, spec_length) = HEADER.unpack_from(data, 0)
         header_end = HEADER.size + spec_length
         if size != len(data) or header_end > len(data):
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes, the "
@@ -122,13 +138,15 @@ class CompactStrategy:
         if header_crc(bytes(data[:header_end])) != stored_header_crc:
             raise CompactFormatError(f"{self.path}: header is corrupted (CRC mismatch)")
         if bits not in BITS or not 0 < slot_bits <= MAX_SLOT_BITS or check_bits > slot_bits or (
-                keys and not segment) or (rows - 1).bit_length() > slot_bits - check_bits:
+                explicit and not segment) or (rows - 1).bit_length() > slot_bits - check_bits:
             raise CompactFormatError(f"{self.path}: unsupported layout ({bits} bits per "
                                      f"probability, {slot_bits}-bit slots)")
         sections = [(slots_at, (3 * segment * slot_bits + 7) // 8), (starts_at, 4 * (rows + 1)),
                     (values_at, (values * bits + 7) // 8)]
         if flags & FLAG_KEYS:
             sections.append((keys_at, 4 * (rows + 1) + 4 * (keys + 1)))
+        if classes:
+            sections.append((classes_at, CLASS_ENTRY.size * classes))
         if any(start < header_end or start + length > size for start, length in sections):
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
         self.bits, self.total, self.seed = bits, (1 << bits) - 1, seed
@@ -136,9 +154,10 @@ class CompactStrategy:
         self.check_bits, self.num_rows, self.num_values = check_bits, rows, values
         self.payload_crc, self.fingerprint = payload_crc, fingerprint.hex()
         self.spec = bytes(data[HEADER.size:header_end]).decode()
+        self.num_explicit, self.num_classes = explicit, classes
         self._count, self._segment, self._slot_bits = keys, segment, slot_bits
-        self._slots_at, self._starts_at, self._values_at, self._keys_at = (
-            slots_at, starts_at, values_at, keys_at)
+        self._slots_at, self._starts_at, self._values_at, self._keys_at, self._classes_at = (
+            slots_at, starts_at, values_at, keys_at, classes_at)
         self._payload_start = header_end
         if self._start(rows) != values:
             raise CompactFormatError(f"{self.path}: row table does not end at the value count")
@@ -158,10 +177,8 @@ class CompactStrategy:
     def _start(self, row: int) -> int:
         return struct.unpack_from("<I", self._map, self._starts_at + 4 * row)[0]
 
-    def row_of(self, key: str) -> int:
-        """The abstract row of infoset ``key``, or -1 if it is not in the file."""
-        if self._count == 0:
-            return -1
+    def _explicit_row(self, key: str) -> int:
+        """The row the key index gives ``key``, or -1 (fingerprint or row out of range)."""
         hashed = key_hash(key, self.seed)
         value = 0
         for position in slot_positions(hashed, self._segment):
@@ -169,36 +186,79 @@ class CompactStrategy:
         if value & ((1 << self.check_bits) - 1) != fingerprint_of(hashed, self.check_bits):
             return -1
         row = value >> self.check_bits
-        if row >= self.num_rows:  # a key not in the file whose fingerprint matched
+        return row if row < self.num_rows else -1  # else a foreign key's fingerprint matched
+
+    def _class_row(self, infoset_class: tuple[int, int, int]) -> int:
+        """The row of a class (player, own-sequence length, number of actions), or -1."""
+        wanted = tuple(int(number) for number in infoset_class)
+        lo, hi = 0, self.num_classes
+        while lo < hi:  # the class table is sorted by (player, length, actions)
+            middle = (lo + hi) // 2
+            if CLASS_ENTRY.unpack_from(self._map, self._classes_at + CLASS_ENTRY.size * middle)[:3] < wanted:
+                lo = middle + 1
+            else:
+                hi = middle
+        if lo == self.num_classes:
             return -1
-        if self.has_keys and not self._group_has(row, key.encode()):
+        *found, row = CLASS_ENTRY.unpack_from(self._map, self._classes_at + CLASS_ENTRY.size * lo)
+        if tuple(found) != wanted:
+            return -1
+        if row >= self.num_rows or self._start(row + 1) - self._start(row) != wanted[2]:
+            raise CompactFormatError(f"{self.path}: class table is corrupted")
+        return row
+
+    def row_of(self, key: str, infoset_class: tuple[int, int, int] | None = None) -> int:
+        """The abstract row of infoset ``key``, or -1 if it is not in the file.
+
+        ``infoset_class`` = (player, own-sequence length, number of actions) of the
+        infoset; a file with a class rule (``num_classes > 0``) needs it for every key
+        that is not an explicit entry, and raises KeyError without it.
+        """
+        encoded = key.encode()
+        if self.num_explicit:
+            row = self._explicit_row(key)
+            if row >= 0 and (not self.has_keys or self._group_has(row, encoded)):
+                return row
+        if not self.num_classes:
+            return -1
+        if infoset_class is None:
+            raise KeyError(f"{key!r} is not an explicit entry of {self.path}, whose other "
+                           f"infosets follow their class: pass infoset_class=(player, "
+                           f"own-sequence length, number of actions)")
+        row = self._class_row(infoset_class)
+        if row < 0 or (self.has_keys and not self._group_has(row, encoded)):
             return -1
         return row
 
     def __contains__(self, key: str) -> bool:
+        """Is ``key`` in the file? For a file with a class rule, only explicit entries
+        can be asked this way (``row_of(key, infoset_class) >= 0`` asks for any)."""
         return self.row_of(key) >= 0
 
-    def quantized(self, key: str) -> tuple[int, ...]:
+    def quantized(self, key: str, infoset_class: tuple[int, int, int] | None = None
+                  ) -> tuple[int, ...]:
         """The integer weights of the key's actions (in the game's action order), summing to ``total``.
 
         Raises KeyError for an infoset not in the file (not in the game, or pruned).
+        ``infoset_class`` as in ``row_of``.
         """
-        row = self.row_of(key)
+        row = self.row_of(key, infoset_class)
         if row < 0:
             raise KeyError(key)
         return self._row(row)
 
-    def probabilities(self, key: str) -> tuple[float, ...]:
+    def probabilities(self, key: str, infoset_class: tuple[int, int, int] | None = None
+                      ) -> tuple[float, ...]:
         """One probability per action of the infoset ``key``: ``quantized(key) / total``."""
-        return tuple(weight / self.total for weight in self.quantized(key))
+        return tuple(weight / self.total for weight in self.quantized(key, infoset_class))
 
-    def sample(self, key: str, rng) -> int:
+    def sample(self, key: str, rng, infoset_class: tuple[int, int, int] | None = None) -> int:
         """An action index drawn with probability exactly ``quantized(key)[a] / total``.
 
         ``rng`` is anything with ``randrange`` (``random.Random``, ``random.SystemRandom``).
         """
         draw = rng.randrange(self.total)
-        for action, weight in enumerate(self.quantized(key)):
+        for action, weight in enumerate(self.quantized(key, infoset_class)):
             draw -= weight
             if draw < 0:
                 return action
@@ -260,6 +320,9 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: file is corrupted (payload CRC mismatch)")
         for row in range(self.num_rows):
             self._row(row)
+        for position in range(self.num_classes):
+            self._class_row(CLASS_ENTRY.unpack_from(
+                self._map, self._classes_at + CLASS_ENTRY.size * position)[:3])
         if self.has_keys:
             for row in range(self.num_rows):
                 self._key_range(row)

@@ -6,18 +6,30 @@ Two roundings of a strategy's rows (one row per abstract infoset):
   units to the largest remainders (slumbot2019's ``Quantize``; ../shared/research/
   anchors_abstraction.md §6). Every probability moves by less than one step.
 * ``round_for_exploitability``: the same floors and the same number of units per row, but
-  which actions get them is chosen by exact evaluation. Rows are visited in decreasing
-  reach (chance and both players); for each row every admissible assignment is tried
-  with the rows already visited quantized and the others still exact, and the one whose
-  profile has the smallest exact NashConv stays. An opponent gains from a rounding error
-  only where it breaks the opponent's indifference, and errors of rows it cannot tell
-  apart (Leduc's two suits of a card, say) cancel when the later row rounds the other
-  way; rounding each row alone sends them all the same way. Pure actions stay exact (a
-  probability of 0 or 1 has no remainder and never gains or loses a unit), and mass is
-  never moved to an action the strategy does not play.
+  which actions get them is chosen by exact evaluation, in two phases.
 
-The search evaluates at most ``evaluations`` profiles (rows beyond the budget keep the
-largest-remainder rounding), and the result is kept only if its exact NashConv is not
+  1. Sequential search. Rows are visited in decreasing reach (chance and both players);
+     for each row every admissible assignment is tried with the rows already visited
+     quantized and the others still exact, and the one whose profile has the smallest
+     exact NashConv stays. An opponent gains from a rounding error only where it breaks
+     the opponent's indifference, and errors of rows it cannot tell apart (Leduc's two
+     suits of a card, say) cancel when the later row rounds the other way; rounding each
+     row alone sends them all the same way.
+  2. Descent. NashConv is the sum of two best-response values, and player ``i``'s rows
+     change only the one against ``i``; so each player's rows are improved against that
+     value alone, half an evaluation per trial. A move takes a row's unit from one action
+     and gives it to another that has none (both stay within a step of the exact
+     probability). Moves are tried in the order of their first-order effect: the
+     opponent's counterfactual value of each action under (the quantized strategy, the
+     opponent's best response to it), so units first leave the actions the opponent
+     gains most from, which are the player's own worst actions. A move stays if the
+     exact best-response value decreases; sweeps repeat until one changes nothing.
+
+Pure actions stay exact (a probability of 0 or 1 has no remainder and never gains or
+loses a unit), and mass is never moved to an action the strategy does not play. Both
+phases share ``evaluations`` exact evaluations: the sequential search spends at most
+half (rows beyond it keep the largest-remainder rounding, for the descent to improve),
+the descent the rest; the result is kept only if its exact NashConv is not
 worse than the largest-remainder one.
 """
 
@@ -26,18 +38,26 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from efgkit.errors import ParameterError
+from efgkit.games.csr import positions_within
 from efgkit.games.protocol import CHANCE
+from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
+from efgkit.solvers.traversal import ProfileLayout
 
 BITS = (16, 8, 4)
 REMAINDER_TOLERANCE = 1e-9
 """A scaled probability this close to an integer is that integer (no unit to give)."""
 MAX_CANDIDATES = 8
 """Assignments tried per row: the largest-remainder one first, then the next ones."""
+EVALUATIONS = 16384
+"""Default budget of exact evaluations (a best response counts as one)."""
+IMPROVEMENT_TOLERANCE = 1e-13
+"""A descent move stays only if the best-response value drops by more than this."""
 
 
 def check_bits(bits: int) -> int:
@@ -76,6 +96,8 @@ class Rounding:
     nash_conv_largest_remainder: float
     rows_searched: int
     evaluations: int
+    moves: int = 0
+    """Units moved by the descent (phase 2)."""
 
 
 def _assignments(scaled: np.ndarray) -> list[np.ndarray]:
@@ -111,12 +133,117 @@ def _row_reach(evaluator: BestResponse, probabilities: np.ndarray) -> np.ndarray
                        minlength=infoset_map.num_abstract)
 
 
-def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int = 4096,
+class _Descent:
+    """Phase 2 of ``round_for_exploitability``: unit moves within each row, per player.
+
+    ``scaled``: float64 per abstract action, probability * total; the moves keep every
+    weight in ``[floor(scaled), floor(scaled) + 1]`` and give units only to actions with
+    a remainder.
+    """
+
+    def __init__(self, evaluator: BestResponse, scaled: np.ndarray, total: int) -> None:
+        infoset_map = evaluator.infoset_map
+        tree = infoset_map.tree
+        self.evaluator, self.total, self.infoset_map = evaluator, total, infoset_map
+        self.floors = np.floor(scaled)
+        remainder = scaled - self.floors
+        self.open = (remainder > REMAINDER_TOLERANCE) & (remainder < 1.0 - REMAINDER_TOLERANCE)
+        self.floors[~self.open] = np.rint(scaled[~self.open])
+        self.identity = ProfileLayout(InfosetMap.identity(tree))
+        decision = np.flatnonzero(tree.node_kind < CHANCE)
+        self.nodes = [decision[tree.node_kind[decision] == player].astype(np.int64)
+                      for player in (0, 1)]
+        self.row_actions = np.split(np.arange(infoset_map.num_abstract_actions),
+                                    infoset_map.abstract_action_offset[1:-1])
+
+    def action_values(self, weights: np.ndarray, player: int) -> np.ndarray:
+        """float64 per abstract action: the opponent's counterfactual value of ``player``
+        taking it, under (``weights``, the opponent's best response to them), weighted by
+        the reach of every player and chance (the derivative of that best response's
+        value with respect to the action's probability)."""
+        infoset_map, tree = self.infoset_map, self.infoset_map.tree
+        opponent = 1 - player
+        probabilities = weights / self.total
+        _, best = self.evaluator.best_response(opponent, probabilities)
+        behavior = probabilities[infoset_map.abstract_action_of]
+        opponent_infosets = tree.infosets_of(opponent)
+        starts = tree.infoset_action_offset[opponent_infosets]
+        behavior[np.repeat(starts, tree.infoset_num_actions[opponent_infosets])
+                 + positions_within(tree.infoset_num_actions[opponent_infosets])] = 0.0
+        behavior[starts + best[opponent_infosets]] = 1.0
+        self.identity.set_strategy(behavior)
+        reach = self.identity.others_reach(-1).copy()
+        values = self.identity.expected_values() * (1.0 if opponent == 0 else -1.0)
+        per_action = np.zeros(tree.num_infoset_actions)
+        _counterfactual_action_values(self.nodes[player], tree.node_first_child,
+                                      tree.node_num_children, tree.node_infoset,
+                                      tree.infoset_action_offset, reach, values, per_action)
+        return np.bincount(infoset_map.abstract_action_of, weights=per_action,
+                           minlength=infoset_map.num_abstract_actions)
+
+    def moves(self, weights: np.ndarray, player: int) -> list[tuple[int, int]]:
+        """Admissible (from, to) flat abstract actions of ``player``'s rows, the ones whose
+        first-order effect lowers the opponent's value most first."""
+        gradient = self.action_values(weights, player)
+        has_unit = self.open & (weights > self.floors)
+        can_take = self.open & (weights == self.floors)
+        candidates = []
+        for row in self.infoset_map.abstract_infosets_of(player):
+            actions = self.row_actions[row]
+            for source in actions[has_unit[actions]]:
+                for target in actions[can_take[actions]]:
+                    candidates.append((gradient[target] - gradient[source], source, target))
+        candidates.sort()
+        return [(int(source), int(target)) for _, source, target in candidates]
+
+    def run(self, weights: np.ndarray, evaluations: int, progress=None) -> tuple[int, int]:
+        """Improve ``weights`` in place; returns (moves kept, evaluations used)."""
+        used = kept = 0
+        improving = {0: True, 1: True}
+        while any(improving.values()) and used < evaluations:
+            for player in (0, 1):
+                if not improving[player] or used >= evaluations:
+                    continue
+                opponent = 1 - player
+                value, _ = self.evaluator.best_response(opponent, weights / self.total)
+                improving[player] = False
+                for source, target in self.moves(weights, player):
+                    if weights[source] == self.floors[source] or weights[target] > self.floors[target]:
+                        continue  # an earlier move in this sweep took the unit
+                    if used >= evaluations:
+                        break
+                    weights[source] -= 1
+                    weights[target] += 1
+                    trial, _ = self.evaluator.best_response(opponent, weights / self.total)
+                    used += 1
+                    if trial < value - IMPROVEMENT_TOLERANCE:
+                        value, kept, improving[player] = trial, kept + 1, True
+                    else:
+                        weights[source] += 1
+                        weights[target] -= 1
+                if progress is not None:
+                    progress(used)
+        return kept, used
+
+
+@numba.njit(cache=True)
+def _counterfactual_action_values(nodes, first_child, num_children, node_infoset, action_offset,
+                                  reach, values, out):
+    """out[action of I] += reach(h) * value(child of h by the action), for nodes h of I."""
+    for j in range(nodes.shape[0]):
+        node = nodes[j]
+        base = action_offset[node_infoset[node]]
+        child = first_child[node]
+        for k in range(num_children[node]):
+            out[base + k] += reach[node] * values[child + k]
+
+
+def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int = EVALUATIONS,
                              evaluator: BestResponse | None = None, progress=None) -> Rounding:
-    """Quantize ``strategy``'s rows choosing, row by row, the assignment of units with the
-    least exact NashConv (see the module docstring). ``evaluations`` caps the exact
-    evaluations; ``evaluator`` may pass a BestResponse already built for the map;
-    ``progress(evaluations used)`` is called after every searched row."""
+    """Quantize ``strategy``'s rows by the sequential search and the descent of the module
+    docstring. ``evaluations`` caps the exact evaluations of both; ``evaluator`` may pass a
+    BestResponse already built for the map; ``progress(evaluations used)`` is called after
+    every searched row and every descent sweep."""
     total = check_bits(bits)
     if evaluations < 0:
         raise ParameterError(f"evaluations must be >= 0, got {evaluations}")
@@ -131,7 +258,7 @@ def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int 
     for row in np.argsort(-_row_reach(evaluator, strategy.probabilities), kind="stable"):
         lo, hi = offsets[row], offsets[row + 1]
         choices = _assignments(scaled[lo:hi])
-        if len(choices) > 1 and used + len(choices) <= evaluations:
+        if len(choices) > 1 and used + len(choices) <= evaluations // 2:
             scores = []
             for weights in choices:
                 current[lo:hi] = weights / total
@@ -143,8 +270,15 @@ def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int 
             current[lo:hi] = choices[int(np.argmin(scores))] / total
         else:
             current[lo:hi] = nearest[lo:hi] / total
-    weights = np.rint(current * total).astype(np.uint32)
+    weights = np.rint(current * total)
+    moves = 0
+    if used < evaluations:
+        moves, descent_used = _Descent(evaluator, scaled, total).run(
+            weights, evaluations - used,
+            None if progress is None else lambda done: progress(used + done))
+        used += descent_used
+    weights = weights.astype(np.uint32)
     searched_nash_conv = evaluator.evaluate(weights / total).nash_conv if used else nearest_nash_conv
     if searched_nash_conv > nearest_nash_conv:
         weights, searched_nash_conv = nearest, nearest_nash_conv
-    return Rounding(weights, searched_nash_conv, nearest_nash_conv, searched, used)
+    return Rounding(weights, searched_nash_conv, nearest_nash_conv, searched, used, moves)

@@ -18,8 +18,9 @@
 #include <unistd.h>
 #endif
 
-#define HEADER_SIZE 126u
-#define HEADER_CRC_OFFSET 88u
+#define HEADER_SIZE 142u
+#define HEADER_CRC_OFFSET 104u
+#define CLASS_ENTRY_SIZE 16u
 #define MAX_SLOT_BITS 56u
 #define FLAG_KEYS 2u
 
@@ -148,9 +149,9 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     if (size < 10u || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
     if (read_u16(bytes + 8) != EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
     if (size < HEADER_SIZE) return EFGS_ERROR_TRUNCATED;
-    reader->spec_length = read_u16(bytes + 124);
+    reader->spec_length = read_u16(bytes + 140);
     header_end = HEADER_SIZE + reader->spec_length;
-    stored_size = read_u64(bytes + 76);
+    stored_size = read_u64(bytes + 92);
     if (stored_size != size || header_end > size) return EFGS_ERROR_TRUNCATED;
     crc = crc32_update(0, bytes, HEADER_CRC_OFFSET);
     crc = crc32_update(crc, bytes + HEADER_CRC_OFFSET + 4, (size_t)header_end - HEADER_CRC_OFFSET - 4);
@@ -165,32 +166,40 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     reader->segment = read_u32(bytes + 36);
     reader->slot_bits = bytes[40];
     reader->check_bits = bytes[41];
+    reader->num_explicit = read_u32(bytes + 44);
+    reader->num_classes = read_u32(bytes + 48);
     n = reader->num_infosets;
     rows = reader->num_rows;
     if (reader->bits != 4 && reader->bits != 8 && reader->bits != 16) return EFGS_ERROR_FORMAT;
     if (reader->slot_bits == 0 || reader->slot_bits > MAX_SLOT_BITS ||
-        reader->check_bits > reader->slot_bits || (n > 0 && reader->segment == 0) ||
+        reader->check_bits > reader->slot_bits || (reader->num_explicit > 0 && reader->segment == 0) ||
         (rows > 0 && bit_length(rows - 1u) > reader->slot_bits - reader->check_bits))
         return EFGS_ERROR_FORMAT;
     reader->total = (1u << reader->bits) - 1u;
     value_bytes = (reader->num_values / 8u) * reader->bits +
                   ((reader->num_values % 8u) * reader->bits + 7u) / 8u;
     slot_bytes = (3u * (uint64_t)reader->segment * reader->slot_bits + 7u) / 8u;
-    if (!inside(read_u64(bytes + 44), slot_bytes, header_end, size) ||
-        !inside(read_u64(bytes + 52), 4u * (rows + 1u), header_end, size) ||
-        !inside(read_u64(bytes + 60), value_bytes, header_end, size))
+    if (!inside(read_u64(bytes + 52), slot_bytes, header_end, size) ||
+        !inside(read_u64(bytes + 60), 4u * (rows + 1u), header_end, size) ||
+        !inside(read_u64(bytes + 68), value_bytes, header_end, size))
         return EFGS_ERROR_FORMAT;
-    reader->slots_offset = (size_t)read_u64(bytes + 44);
-    reader->starts_offset = (size_t)read_u64(bytes + 52);
-    reader->values_offset = (size_t)read_u64(bytes + 60);
+    reader->slots_offset = (size_t)read_u64(bytes + 52);
+    reader->starts_offset = (size_t)read_u64(bytes + 60);
+    reader->values_offset = (size_t)read_u64(bytes + 68);
     if (reader->flags & FLAG_KEYS) {
-        if (!inside(read_u64(bytes + 68), 4u * (rows + 1u) + 4u * (n + 1u), header_end, size))
+        if (!inside(read_u64(bytes + 76), 4u * (rows + 1u) + 4u * (n + 1u), header_end, size))
             return EFGS_ERROR_FORMAT;
-        reader->keys_offset = (size_t)read_u64(bytes + 68);
+        reader->keys_offset = (size_t)read_u64(bytes + 76);
+    }
+    if (reader->num_classes > 0) {
+        if (!inside(read_u64(bytes + 84), (uint64_t)CLASS_ENTRY_SIZE * reader->num_classes,
+                    header_end, size))
+            return EFGS_ERROR_FORMAT;
+        reader->classes_offset = (size_t)read_u64(bytes + 84);
     }
     reader->data = bytes;
     reader->size = size;
-    reader->fingerprint = bytes + 92;
+    reader->fingerprint = bytes + 108;
     reader->spec = (const char *)bytes + HEADER_SIZE;
     if (read_u32(bytes + reader->starts_offset + 4u * rows) != reader->num_values) {
         reader->data = NULL;
@@ -301,11 +310,11 @@ static uint64_t slot_at(const efgs_reader *reader, uint64_t index) {
 
 static uint64_t scaled(uint64_t bits32, uint32_t segment) { return (bits32 * segment) >> 32; }
 
-int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length) {
+/* The row the key index gives the key, or EFGS_ERROR_NOT_FOUND. */
+static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t key_length) {
     uint64_t hashed, value, row, check_mask, rotated1, rotated2;
     uint32_t segment = reader->segment;
     int has;
-    if (reader->num_infosets == 0) return EFGS_ERROR_NOT_FOUND;
     hashed = efgs_key_hash(key, key_length, reader->seed);
     rotated1 = (hashed << 21) | (hashed >> 43);
     rotated2 = (hashed << 42) | (hashed >> 22);
@@ -324,13 +333,6 @@ int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length)
     return (int64_t)row;
 }
 
-static uint32_t value_at(const efgs_reader *reader, uint64_t j) {
-    const unsigned char *values = reader->data + reader->values_offset;
-    if (reader->bits == 8) return values[j];
-    if (reader->bits == 16) return read_u16(values + 2u * j);
-    return (values[j >> 1] >> (4u * (unsigned)(j & 1u))) & 15u;
-}
-
 /* The value range [lo, hi) of the row at ``position`` (at least one action). */
 static int row_bounds(const efgs_reader *reader, uint64_t position, uint32_t *lo, uint32_t *hi) {
     const unsigned char *starts = reader->data + reader->starts_offset + 4u * position;
@@ -339,9 +341,72 @@ static int row_bounds(const efgs_reader *reader, uint64_t position, uint32_t *lo
     return *lo < *hi && *hi <= reader->num_values ? EFGS_OK : EFGS_ERROR_CORRUPTED;
 }
 
-int efgs_quantized(const efgs_reader *reader, const char *key, size_t key_length,
-                   uint32_t *weights, int capacity) {
-    int64_t position = efgs_find(reader, key, key_length);
+/* Class entry ``position``'s row, checked: below num_rows and as long as its actions. */
+static int64_t class_entry_row(const efgs_reader *reader, uint64_t position) {
+    const unsigned char *entry = reader->data + reader->classes_offset + CLASS_ENTRY_SIZE * position;
+    uint32_t row = read_u32(entry + 12u), lo, hi;
+    if (row >= reader->num_rows || row_bounds(reader, row, &lo, &hi) != EFGS_OK ||
+        hi - lo != read_u32(entry + 8u))
+        return EFGS_ERROR_CORRUPTED;
+    return (int64_t)row;
+}
+
+/* The row of a class in the sorted class table, or EFGS_ERROR_NOT_FOUND. */
+static int64_t class_row(const efgs_reader *reader, const efgs_class *infoset_class) {
+    uint32_t wanted[3], stored[3];
+    uint64_t lo = 0, hi = reader->num_classes, middle;
+    int k, order;
+    wanted[0] = infoset_class->player;
+    wanted[1] = infoset_class->own_sequence_length;
+    wanted[2] = infoset_class->num_actions;
+    while (lo < hi) { /* first entry >= the wanted class */
+        middle = lo + (hi - lo) / 2u;
+        for (order = 0, k = 0; k < 3 && order == 0; k++) {
+            stored[k] = read_u32(reader->data + reader->classes_offset + CLASS_ENTRY_SIZE * middle + 4u * k);
+            order = (stored[k] > wanted[k]) - (stored[k] < wanted[k]);
+        }
+        if (order < 0) lo = middle + 1u; else hi = middle;
+    }
+    if (lo == reader->num_classes) return EFGS_ERROR_NOT_FOUND;
+    for (k = 0; k < 3; k++)
+        if (read_u32(reader->data + reader->classes_offset + CLASS_ENTRY_SIZE * lo + 4u * k) != wanted[k])
+            return EFGS_ERROR_NOT_FOUND;
+    return class_entry_row(reader, lo);
+}
+
+int64_t efgs_find_in_class(const efgs_reader *reader, const char *key, size_t key_length,
+                           const efgs_class *infoset_class) {
+    int64_t row = EFGS_ERROR_NOT_FOUND;
+    int has;
+    if (reader->num_explicit > 0) {
+        row = explicit_row(reader, key, key_length);
+        if (row != EFGS_ERROR_NOT_FOUND) return row;
+    }
+    if (reader->num_classes == 0) return EFGS_ERROR_NOT_FOUND;
+    if (infoset_class == NULL) return EFGS_ERROR_NEEDS_CLASS;
+    row = class_row(reader, infoset_class);
+    if (row >= 0 && (reader->flags & FLAG_KEYS)) {
+        has = row_has_key(reader, (uint64_t)row, key, key_length);
+        if (has < 0) return has;
+        if (!has) return EFGS_ERROR_NOT_FOUND;
+    }
+    return row;
+}
+
+int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length) {
+    return efgs_find_in_class(reader, key, key_length, NULL);
+}
+
+static uint32_t value_at(const efgs_reader *reader, uint64_t j) {
+    const unsigned char *values = reader->data + reader->values_offset;
+    if (reader->bits == 8) return values[j];
+    if (reader->bits == 16) return read_u16(values + 2u * j);
+    return (values[j >> 1] >> (4u * (unsigned)(j & 1u))) & 15u;
+}
+
+int efgs_quantized_in_class(const efgs_reader *reader, const char *key, size_t key_length,
+                            const efgs_class *infoset_class, uint32_t *weights, int capacity) {
+    int64_t position = efgs_find_in_class(reader, key, key_length, infoset_class);
     uint32_t lo, hi, j;
     uint64_t sum = 0;
     if (position < 0) return (int)position;
@@ -351,9 +416,15 @@ int efgs_quantized(const efgs_reader *reader, const char *key, size_t key_length
     return sum == reader->total ? (int)(hi - lo) : EFGS_ERROR_CORRUPTED;
 }
 
-int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_length,
-                       double *probabilities, int capacity) {
-    int64_t position = efgs_find(reader, key, key_length);
+int efgs_quantized(const efgs_reader *reader, const char *key, size_t key_length,
+                   uint32_t *weights, int capacity) {
+    return efgs_quantized_in_class(reader, key, key_length, NULL, weights, capacity);
+}
+
+int efgs_probabilities_in_class(const efgs_reader *reader, const char *key, size_t key_length,
+                                const efgs_class *infoset_class, double *probabilities,
+                                int capacity) {
+    int64_t position = efgs_find_in_class(reader, key, key_length, infoset_class);
     uint32_t lo, hi, j, weight;
     uint64_t sum = 0;
     if (position < 0) return (int)position;
@@ -367,8 +438,14 @@ int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_le
     return sum == reader->total ? (int)(hi - lo) : EFGS_ERROR_CORRUPTED;
 }
 
-int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length, uint64_t random_bits) {
-    int64_t position = efgs_find(reader, key, key_length);
+int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_length,
+                       double *probabilities, int capacity) {
+    return efgs_probabilities_in_class(reader, key, key_length, NULL, probabilities, capacity);
+}
+
+int efgs_sample_in_class(const efgs_reader *reader, const char *key, size_t key_length,
+                         const efgs_class *infoset_class, uint64_t random_bits) {
+    int64_t position = efgs_find_in_class(reader, key, key_length, infoset_class);
     uint32_t lo, hi, j, weight;
     uint64_t draw = random_bits % reader->total, sum = 0;
     int chosen = -1;
@@ -382,17 +459,23 @@ int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length, u
     return sum == reader->total && chosen >= 0 ? chosen : EFGS_ERROR_CORRUPTED;
 }
 
+int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length, uint64_t random_bits) {
+    return efgs_sample_in_class(reader, key, key_length, NULL, random_bits);
+}
+
 int efgs_verify(const efgs_reader *reader) {
     size_t header_end = HEADER_SIZE + reader->spec_length;
     uint64_t row, sum;
     uint32_t lo, hi, j;
-    if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 84))
+    if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 100))
         return EFGS_ERROR_CORRUPTED;
     for (row = 0; row < reader->num_rows; row++) {
         if (row_bounds(reader, row, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
         for (sum = 0, j = lo; j < hi; j++) sum += value_at(reader, j);
         if (sum != reader->total) return EFGS_ERROR_CORRUPTED;
     }
+    for (row = 0; row < reader->num_classes; row++)
+        if (class_entry_row(reader, row) < 0) return EFGS_ERROR_CORRUPTED;
     return EFGS_OK;
 }
 
@@ -401,11 +484,12 @@ const char *efgs_status_message(int status) {
     case EFGS_OK: return "ok";
     case EFGS_ERROR_IO: return "cannot open or read the file";
     case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
-    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 2; export again)";
+    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 3; export again)";
     case EFGS_ERROR_TRUNCATED: return "file is truncated";
     case EFGS_ERROR_CORRUPTED: return "file is corrupted";
     case EFGS_ERROR_NOT_FOUND: return "no such infoset key";
     case EFGS_ERROR_CAPACITY: return "output array too short for the row";
+    case EFGS_ERROR_NEEDS_CLASS: return "the key is not an explicit entry: give its class (player, own-sequence length, number of actions)";
     default: return "unknown status";
     }
 }

@@ -1,7 +1,9 @@
 /* efgs_query: look up infoset keys in a compact strategy with the C reader.
  *
  *   efgs_query FILE.efgs < keys          one line per key: "<key>\t<w1> <w2> ..." (quantized
- *                                        weights) or "<key>\tmissing"
+ *                                        weights) or "<key>\tmissing"; an input line may
+ *                                        give the infoset's class after a tab:
+ *                                        "<key>\t<player> <own-sequence length> <actions>"
  *   efgs_query --verify FILE.efgs        check the whole file; prints "ok" or the problem
  *   efgs_query --bench FILE.efgs R < keys   time R rounds of lookups of every key; prints
  *                                        nanoseconds per efgs_probabilities call
@@ -66,7 +68,10 @@ int main(int argc, char **argv) {
     char line[MAX_KEY];
     uint32_t weights[MAX_ACTIONS];
     const char *path;
-    int status, n, k;
+    char *tab;
+    efgs_class infoset_class;
+    unsigned long player, length, actions;
+    int status, n, k, has_class;
     if (argc == 3 && strcmp(argv[1], "--verify") == 0) {
         if ((status = efgs_open_file(&reader, argv[2])) != EFGS_OK) return fail(argv[2], status);
         status = efgs_verify(&reader);
@@ -88,8 +93,23 @@ int main(int argc, char **argv) {
     path = argv[1];
     if ((status = efgs_open_file(&reader, path)) != EFGS_OK) return fail(path, status);
     while (fgets(line, sizeof line, stdin) != NULL) {
-        size_t length = chomp(line);
-        n = efgs_quantized(&reader, line, length, weights, MAX_ACTIONS);
+        size_t key_length = chomp(line);
+        has_class = 0;
+        if ((tab = strchr(line, '\t')) != NULL) {
+            *tab = '\0';
+            key_length = (size_t)(tab - line);
+            if (sscanf(tab + 1, "%lu %lu %lu", &player, &length, &actions) != 3) {
+                fprintf(stderr, "efgs_query: expected <key>\\t<player> <own-sequence length> <actions>\n");
+                efgs_close(&reader);
+                return 2;
+            }
+            infoset_class.player = (uint32_t)player;
+            infoset_class.own_sequence_length = (uint32_t)length;
+            infoset_class.num_actions = (uint32_t)actions;
+            has_class = 1;
+        }
+        n = efgs_quantized_in_class(&reader, line, key_length, has_class ? &infoset_class : NULL,
+                                    weights, MAX_ACTIONS);
         if (n == EFGS_ERROR_NOT_FOUND) {
             printf("%s\tmissing\n", line);
             continue;
