@@ -1,0 +1,152 @@
+"""Full-game best response benchmark: the streamed engine on hold'em, per canonical flop.
+
+Measures (issue 13 targets in brackets):
+* a reduced hold'em whose public tree fits in memory: the streamed walk against the
+  materialised public-tree engine, same strategy (time, and the values agree to 1e-9);
+* ``holdem(ranks=8)`` (32 cards, four rounds): seconds per canonical flop for both players'
+  best responses on a sample of flops, extrapolated to all 400 canonical flops on one core
+  and on two Dask workers                                              [<= 15 min, 2 cores];
+* heads-up limit hold'em (52 cards): the same per canonical flop, extrapolated to the 1,755
+  canonical flops                       [goal <= 24 CPU-hours; Johanson et al. 2011: 76 CPU-days];
+* strategy bytes and peak RSS (nothing proportional to the public tree is allocated).
+
+The strategies are random (every probability > 0, so no subtree is pruned: the worst case) on
+random suit-symmetric imperfect-recall buckets (``IsomorphicCards.hashed``; the walk's cost
+depends on the bucket counts only through the strategy's size). ``--full`` also runs the whole
+``holdem(ranks=8)`` best response on a LocalCluster of two workers.
+
+Run ``python benchmarks/bench_full_game.py`` (writes the "full-game" section of
+docs/benchmarks.md) or ``--quick`` for a smoke run that writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import platform
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+from markdown_sections import update_section
+
+from efgkit.abstraction.cards.holdem.executor import ChunkRunner
+from efgkit.poker.best_response import evaluate_strategy
+from efgkit.poker.betting_tree import BettingTree
+from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.card_abstraction import IsomorphicCards
+from efgkit.poker.full_game import BEST, MODE_RECORD, StreamedEvaluator, _pre_deal
+from efgkit.poker.layout import StrategyLayout
+from efgkit.poker.public_tree import PublicTree
+from efgkit.specs import make_game
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+CROSS_CHECK = "holdem(ranks=4,rounds=3,caps=1-1-1)"
+JOHANSON_2011_CPU_HOURS = 76 * 24
+
+
+def random_strategy(layout: BucketLayout, seed: int) -> np.ndarray:
+    strategy = np.random.default_rng(seed).random(layout.num_actions) + 1e-3
+    for d in range(layout.width.shape[0]):
+        rows = strategy[layout.action_start[d]:layout.action_start[d + 1]].reshape(-1, layout.width[d])
+        rows /= rows.sum(axis=1, keepdims=True)
+    return strategy
+
+
+def setup(spec: str, buckets: tuple[int, ...]) -> tuple[StreamedEvaluator, np.ndarray]:
+    game = make_game(spec)
+    layout = BucketLayout(BettingTree(game), IsomorphicCards.hashed(game, buckets, seed=1))
+    return StreamedEvaluator(layout), random_strategy(layout, 2)
+
+
+def cross_check() -> list[str]:
+    evaluator, strategy = setup(CROSS_CHECK, (20, 50, 50, 50))
+    start = time.perf_counter()
+    public = PublicTree(evaluator.betting.game)
+    reference = evaluate_strategy(StrategyLayout.from_bucket_layout(public, evaluator.layout), strategy)
+    materialised = time.perf_counter() - start
+    start = time.perf_counter()
+    streamed = evaluator.evaluate(strategy)
+    seconds = time.perf_counter() - start
+    difference = max(abs(a - b) for a, b in zip(streamed.best_response_values, reference.best_response_values,
+                                                 strict=True))
+    return [f"| {CROSS_CHECK} | {public.num_nodes:,} x {public.num_hands} | {materialised:.1f} s "
+            f"(build + layout + evaluate) | {seconds:.2f} s | {difference:.1e} |"]
+
+
+def per_flop(spec: str, buckets: tuple[int, ...], sample: int) -> dict:
+    """Seconds of both players' best-response walks per canonical flop, on ``sample`` flops
+    spread over the canonical list."""
+    evaluator, strategy = setup(spec, buckets)
+    evaluator.layout.checked(strategy)
+    pre = evaluator.tables(None)
+    reach = []
+    for player in (0, 1):
+        stack = evaluator._stack()
+        _pre_deal(evaluator.view, pre, stack, strategy, player, BEST, MODE_RECORD)
+        reach.append(stack.entry_reach.copy())
+    picks = np.linspace(0, len(evaluator.items) - 1, sample).round().astype(int).tolist()
+    seconds = []
+    for item in picks:
+        start = time.perf_counter()
+        for player in (0, 1):
+            evaluator.item_values(strategy, player, BEST, reach[player], item)
+        seconds.append(time.perf_counter() - start)
+        print(f"{spec}: flop {evaluator.items[item]} {seconds[-1]:.1f} s", flush=True)
+    return {"flops": len(evaluator.items), "sample": picks, "seconds": seconds,
+            "strategy_bytes": strategy.nbytes, "hands": evaluator.hand_cards.shape[0]}
+
+
+def full_run(spec: str, buckets: tuple[int, ...], workers: int) -> float:
+    evaluator, strategy = setup(spec, buckets)
+    start = time.perf_counter()
+    with ChunkRunner(workers=workers) as runner:
+        result = evaluator.evaluate(strategy, runner=runner, game_value=False)
+    print(f"{spec}: {result}", flush=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small games only; writes nothing")
+    parser.add_argument("--sample", type=int, default=4, help="canonical flops timed per game (default 4)")
+    parser.add_argument("--full", action="store_true", help="also run holdem(ranks=8) in full on 2 workers")
+    args = parser.parse_args()
+    lines = []
+    games = ((("holdem(ranks=5,rounds=3)", (10, 20, 20)),) if args.quick else
+             (("holdem(ranks=8)", (64, 300, 300, 300)), ("holdem", (169, 1000, 1000, 1000))))
+    lines += ["| game | canonical flops | hands | s per flop (both players), sample | "
+              "extrapolated CPU time | on 2 cores | strategy bytes |", "|---|---:|---:|---|---:|---:|---:|"]
+    for spec, buckets in games:
+        measured = per_flop(spec, buckets, 1 if args.quick else args.sample)
+        mean = float(np.mean(measured["seconds"]))
+        total = mean * measured["flops"]
+        sample = ", ".join(f"{s:.1f}" for s in measured["seconds"])
+        lines.append(f"| {spec} ({'-'.join(map(str, buckets))} random buckets) | {measured['flops']:,} | "
+                     f"{measured['hands']:,} | {mean:.1f} ({sample}) | {total / 3600:.2f} h | "
+                     f"{total / 7200:.2f} h | {measured['strategy_bytes']:,} |")
+    if args.full:
+        seconds = full_run("holdem(ranks=8)", (64, 300, 300, 300), workers=2)
+        lines += ["", f"Whole `holdem(ranks=8)` best response (both players) on a LocalCluster of 2 "
+                      f"workers: {seconds / 60:.1f} min."]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    lines += ["", f"Peak RSS of the streamed runs above: {peak / 2**20:,.0f} MiB. Johanson et al. 2011 "
+                  f"report {JOHANSON_2011_CPU_HOURS:,} CPU-hours (76 CPU-days) for the full best response "
+                  f"in HULHE.", "",
+              "| cross-check | public nodes x hands | public-tree engine | streamed "
+              "| largest BR difference |",
+              "|---|---:|---:|---:|---:|", *cross_check()]
+    table = "\n".join(lines)
+    print(table)
+    if not args.quick:
+        machine = platform.processor() or platform.machine()
+        header = (f"## Full-game best response (streamed) — {datetime.date.today()}, {machine}\n\n"
+                  f"`python benchmarks/bench_full_game.py --sample {args.sample}`"
+                  f"{' --full' if args.full else ''}. Targets: `holdem(ranks=8)` in <= 15 min on 2 cores; "
+                  f"HULHE <= 24 CPU-hours (goal).\n\n")
+        update_section(DOCS, "full-game", header + table + "\n")
+
+
+if __name__ == "__main__":
+    main()
