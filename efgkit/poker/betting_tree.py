@@ -21,6 +21,7 @@ public tree's ``chance_weight`` — so terminal values are counterfactual values
 
 from __future__ import annotations
 
+from itertools import combinations
 from math import comb
 
 import numpy as np
@@ -97,6 +98,17 @@ class BettingTree:
         self.decision_index = np.full(self.num_nodes, -1, np.int64)
         self.decision_index[self.decision_nodes] = np.arange(self.decision_nodes.shape[0])
         self.node_of_history = {history: node for node, history in enumerate(histories)}
+        depth = np.zeros(self.num_nodes, np.int64)
+        for node in range(self.num_nodes):  # breadth first: parents before children
+            depth[first_child[node]:first_child[node] + num_children[node]] = depth[node] + 1
+        self.max_depth = int(depth.max()) + 1
+        """Nodes on the longest path from the root."""
+
+    def hands(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every private hand: its cards int64 (hands, k) in lexicographic order and their
+        card masks int64 (hands,)."""
+        cards = np.array(list(combinations(range(self.num_cards), self.hole_cards)), np.int64)
+        return cards, (np.int64(1) << cards).sum(axis=1).astype(np.int64)
 
     @property
     def nbytes(self) -> int:

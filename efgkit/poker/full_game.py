@@ -320,7 +320,7 @@ def _item(view, tables, stack, strategy, player, objective, entry_nodes, out):
 
 
 @numba.njit(cache=True)
-def _showdown_orders(hand_cards, hand_mask, boards, alive, num_ranks, num_suits, count, hands, strength):
+def showdown_orders(hand_cards, hand_mask, boards, alive, num_ranks, num_suits, count, hands, strength):
     """Per final board ``boards[i]`` (int64 cards) with ``alive[i]``: its valid hands sorted
     by showdown strength (``hand_ranking.hand_value``) into ``hands[i]`` / ``strength[i]``."""
     k = hand_cards.shape[1]
@@ -359,9 +359,8 @@ class StreamedEvaluator:
         cards = game.card_structure
         self.num_suits = cards.num_suits
         self.num_ranks = cards.num_ranks
-        n, k = betting.num_cards, betting.hole_cards
-        self.hand_cards = np.array(list(combinations(range(n), k)), np.int64)
-        self.hand_mask = (np.int64(1) << self.hand_cards).sum(axis=1).astype(np.int64)
+        n = betting.num_cards
+        self.hand_cards, self.hand_mask = betting.hands()
         self.entry_nodes = np.flatnonzero((betting.kind == DEAL) & (betting.level == 0)).astype(np.int64)
         entry_index = np.full(betting.num_nodes, -1, np.int64)
         entry_index[self.entry_nodes] = np.arange(self.entry_nodes.shape[0])
@@ -369,7 +368,7 @@ class StreamedEvaluator:
                                 betting.level.astype(np.int64), betting.contribution, betting.folder,
                                 betting.decision_index, layout.action_start, entry_index,
                                 betting.chance_weight)
-        self.depth = _max_depth(betting) + 2
+        self.depth = betting.max_depth + 2
         self.symmetric = layout.abstraction.suit_symmetric and not game.deal_by_rank and self.num_suits > 1
         self.suit_perms = suit_permutations(self.num_suits).tolist()
         self.hand_perms = (hand_permutations(self.hand_cards, self.num_suits) if self.symmetric
@@ -446,9 +445,9 @@ class StreamedEvaluator:
         count = np.zeros(len(final), np.int64)
         sorted_hands = np.zeros((len(final), hands), np.int64)
         strength = np.zeros((len(final), hands), np.int64)
-        _showdown_orders(self.hand_cards, self.hand_mask, final_boards,
-                         np.array([board is not None for board in final], np.bool_), self.num_ranks,
-                         self.num_suits, count, sorted_hands, strength)
+        showdown_orders(self.hand_cards, self.hand_mask, final_boards,
+                        np.array([board is not None for board in final], np.bool_), self.num_ranks,
+                        self.num_suits, count, sorted_hands, strength)
         first_mask = np.array([sum(1 << c for c in first) if first else 0], np.int64)
         keys = [entry for level in boards for entry in level]
         deal_weight = np.array([weight for _, _, weight in keys], np.float64)
@@ -529,10 +528,3 @@ def _image(cards, perm) -> set[int]:
     suits = len(perm)
     return {c - c % suits + perm[c % suits] for c in cards}
 
-
-def _max_depth(betting) -> int:
-    depth = np.zeros(betting.num_nodes, np.int64)
-    for node in range(betting.num_nodes):
-        first, m = betting.first_child[node], betting.num_children[node]
-        depth[first:first + m] = depth[node] + 1
-    return int(depth.max()) + 1
