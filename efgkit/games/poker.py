@@ -65,7 +65,7 @@ import numpy as np
 from tqdm import tqdm
 
 from efgkit.errors import GameDefinitionError, GameSpecError
-from efgkit.games.builder import PREORDER_FIELDS, allocate_preorder, checked_node_limit, tree_from_preorder
+from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
 from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
 from efgkit.games.tree import GameTree
@@ -470,7 +470,7 @@ class LimitPoker:
 
     def compile(self, node_limit: int | None = None, progress: bool = False) -> GameTree:
         """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
-        from efgkit.games.poker_preorder import expand_deals
+        from efgkit.games.poker_preorder import Preorder, deal_tables, expand_deals, skeleton_view
 
         total = self.num_nodes()
         limit = checked_node_limit(self.spec, total, node_limit)
@@ -478,13 +478,7 @@ class LimitPoker:
             skeleton = _BettingSkeleton(self)
             bar.update(1)
             arrays = allocate_preorder(total)
-            cards = self.card_structure
-            written = expand_deals(
-                skeleton.kind, skeleton.first_child, skeleton.num_children, skeleton.deal_slot,
-                skeleton.boards_dealt, skeleton.folder, skeleton.contribution, *self._deal_tables(),
-                skeleton.board_radix, skeleton.num_board_codes, cards.num_ranks, cards.num_suits,
-                cards.num_cards, skeleton.max_depth, *(arrays[name] for name, _ in PREORDER_FIELDS),
-            )
+            written = expand_deals(skeleton_view(skeleton), deal_tables(self), Preorder(**arrays))
             if written != total:  # a bug, not bad input: the two counts are one rule set
                 raise RuntimeError(f"poker kernel wrote {written} nodes, num_nodes counted {total}")
             bar.update(1)
@@ -499,24 +493,6 @@ class LimitPoker:
             )
             bar.update(1)
         return tree
-
-    def _deal_tables(self) -> tuple:
-        """The deal slots as flat arrays for the kernel: per slot its first outcome, outcome
-        count, cards per outcome and probability of each outcome (dealing cards); per
-        outcome its copies (dealing ranks), cards and card mask; whether the deal is by rank."""
-        counts = np.array([len(outcomes) for outcomes in self.slot_outcome_cards], np.int64)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        sizes = np.array(self.deal_sizes, np.int64)
-        cards = np.zeros((int(counts.sum()), int(sizes.max())), np.int64)
-        rows = [combo for outcomes in self.slot_outcome_cards for combo in outcomes]
-        for row, combo in enumerate(rows):
-            cards[row, :len(combo)] = combo
-        masks = np.array([sum(1 << card for card in combo) for combo in rows], np.int64)
-        left = self.card_structure.num_cards - np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        probability = np.array([1 / comb(int(n), int(k)) for n, k in zip(left, sizes, strict=True)])
-        copies = np.array([copies for _ in sizes for copies in self.outcome_copies] if self.deal_by_rank
-                          else np.ones(len(rows)), np.int64)
-        return starts, counts, sizes, probability, self.deal_by_rank, copies, cards, masks
 
 
 class _BettingSkeleton:

@@ -1,131 +1,238 @@
 """The numba kernel that expands a limit-poker betting skeleton over every deal, writing
-the tree in depth-first preorder for ``LimitPoker.compile`` (the rules are in ``poker``)."""
+the tree in depth-first preorder for ``LimitPoker.compile`` (the rules are in ``poker``).
+
+Three bundles carry its input and output: ``SkeletonView`` (the card-independent betting
+tree), ``DealTables`` (what each deal slot can deal, with which probability) and
+``Preorder`` (the per-node arrays ``tree_from_preorder`` takes).
+"""
 
 from __future__ import annotations
+
+from math import comb
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from efgkit.games.hand_ranking import hand_value
+from efgkit.games.protocol import CHANCE, TERMINAL
 
 
-@numba.njit(cache=True)
-def _hand_of(player_slot, dealt, boards, slot_start, slot_size, outcome_cards, hand):
-    """Write a player's private cards and the dealt boards into ``hand``; returns the count."""
+class SkeletonView(NamedTuple):
+    """The betting skeleton (``poker._BettingSkeleton``), breadth-first, per skeleton node:
+    ``kind`` int8, ``first_child``, ``num_children``, ``deal_slot`` (-1 off chance nodes) and
+    ``boards_dealt`` int64, ``folder`` int8 (-1: nobody folded), ``contribution`` float64
+    (nodes, 2); ``board_radix`` int64 (board slots,) codes the dealt boards in mixed radix,
+    ``num_board_codes`` of them; ``max_depth`` of the skeleton."""
+
+    kind: np.ndarray
+    first_child: np.ndarray
+    num_children: np.ndarray
+    deal_slot: np.ndarray
+    boards_dealt: np.ndarray
+    folder: np.ndarray
+    contribution: np.ndarray
+    board_radix: np.ndarray
+    num_board_codes: int
+    max_depth: int
+
+
+class DealTables(NamedTuple):
+    """The deal slots (0: player 0's hand, 1: player 1's, then the boards) as flat arrays.
+
+    Per slot, int64 (slots,): ``slot_start`` (its first outcome row), ``slot_count``
+    (outcomes), ``slot_size`` (cards per outcome); ``slot_probability`` float64 (slots,), each
+    outcome's probability when dealing cards. Per outcome row: ``outcome_copies`` int64
+    (outcomes,) when ``deal_by_rank``, ``outcome_cards`` int64 (outcomes, max cards),
+    ``outcome_mask`` int64 (outcomes,) of card bits. The deck: ``num_ranks``, ``num_suits``,
+    ``num_cards``.
+    """
+
+    slot_start: np.ndarray
+    slot_count: np.ndarray
+    slot_size: np.ndarray
+    slot_probability: np.ndarray
+    deal_by_rank: bool
+    outcome_copies: np.ndarray
+    outcome_cards: np.ndarray
+    outcome_mask: np.ndarray
+    num_ranks: int
+    num_suits: int
+    num_cards: int
+
+
+class Preorder(NamedTuple):
+    """The kernel's output, one entry per node in depth-first preorder (nodes,): ``kind``
+    int8, ``depth`` int16, ``num_children`` int16, ``chance_prob`` float64, ``utility``
+    float64, ``infoset_code`` int64 (-1 off decision nodes), ``public_code`` int64
+    (``builder.PREORDER_FIELDS``)."""
+
+    kind: np.ndarray
+    depth: np.ndarray
+    num_children: np.ndarray
+    chance_prob: np.ndarray
+    utility: np.ndarray
+    infoset_code: np.ndarray
+    public_code: np.ndarray
+
+
+def skeleton_view(skeleton) -> SkeletonView:
+    """The kernel's view of a ``poker._BettingSkeleton``."""
+    return SkeletonView(skeleton.kind, skeleton.first_child, skeleton.num_children, skeleton.deal_slot,
+                        skeleton.boards_dealt, skeleton.folder, skeleton.contribution, skeleton.board_radix,
+                        skeleton.num_board_codes, skeleton.max_depth)
+
+
+def deal_tables(game) -> DealTables:
+    """The deal slots of a ``LimitPoker`` game as flat arrays for the kernel."""
+    counts = np.array([len(outcomes) for outcomes in game.slot_outcome_cards], np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    sizes = np.array(game.deal_sizes, np.int64)
+    cards = np.zeros((int(counts.sum()), int(sizes.max())), np.int64)
+    rows = [combo for outcomes in game.slot_outcome_cards for combo in outcomes]
+    for row, combo in enumerate(rows):
+        cards[row, :len(combo)] = combo
+    masks = np.array([sum(1 << card for card in combo) for combo in rows], np.int64)
+    deck = game.card_structure
+    left = deck.num_cards - np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    probability = np.array([1 / comb(int(n), int(k)) for n, k in zip(left, sizes, strict=True)])
+    copies = np.array([copies for _ in sizes for copies in game.outcome_copies] if game.deal_by_rank
+                      else np.ones(len(rows)), np.int64)
+    return DealTables(starts, counts, sizes, probability, game.deal_by_rank, copies, cards, masks,
+                      deck.num_ranks, deck.num_suits, deck.num_cards)
+
+
+class _Stack(NamedTuple):
+    """The depth-first stack, int64 (capacity,) each but ``prob`` float64: the skeleton
+    ``node``, its ``depth``, the deal ``slot`` its entry deals (-1: none), that ``outcome``,
+    and the chance probability ``prob`` of the edge into it."""
+
+    node: np.ndarray
+    depth: np.ndarray
+    slot: np.ndarray
+    outcome: np.ndarray
+    prob: np.ndarray
+
+
+@numba.njit(cache=True, inline="always")
+def _hand_of(player, dealt, boards, deals, hand):
+    """Write ``player``'s private cards and the ``boards`` dealt board outcomes into ``hand``
+    (int64); returns the card count. ``dealt`` int64 (slots,): the outcome of each slot."""
     count = 0
-    row = slot_start[player_slot] + dealt[player_slot]
-    for k in range(slot_size[player_slot]):
-        hand[count] = outcome_cards[row, k]
-        count += 1
-    for slot in range(2, 2 + boards):
-        row = slot_start[slot] + dealt[slot]
-        for k in range(slot_size[slot]):
-            hand[count] = outcome_cards[row, k]
+    for j in range(1 + boards):
+        slot = player if j == 0 else 1 + j
+        row = deals.slot_start[slot] + dealt[slot]
+        for k in range(deals.slot_size[slot]):
+            hand[count] = deals.outcome_cards[row, k]
             count += 1
     return count
 
 
 @numba.njit(cache=True)
-def expand_deals(
-    skeleton_kind, skeleton_first_child, skeleton_num_children, skeleton_deal_slot, skeleton_boards_dealt,
-    skeleton_folder, skeleton_contribution, slot_start, slot_count, slot_size, slot_probability,
-    deal_by_rank, outcome_copies, outcome_cards, outcome_mask, board_radix, num_board_codes, num_ranks,
-    num_suits, num_cards, skeleton_depth, kind, depth, num_children, chance_prob, utility, infoset_code,
-    public_code,
-):
+def _terminal_value(skeleton, deals, dealt, node, hand0, hand1):
+    """Player 0's payoff at terminal skeleton ``node`` under the deal ``dealt``: a fold's
+    contribution, or the showdown's (int64 buffers ``hand0``, ``hand1`` hold the hands)."""
+    folder = skeleton.folder[node]
+    if folder == 0:
+        return -skeleton.contribution[node, 0]
+    if folder == 1:
+        return skeleton.contribution[node, 1]
+    boards = skeleton.boards_dealt[node]
+    size = _hand_of(0, dealt, boards, deals, hand0)
+    _hand_of(1, dealt, boards, deals, hand1)
+    value0 = hand_value(hand0, size, deals.num_ranks, deals.num_suits)
+    value1 = hand_value(hand1, size, deals.num_ranks, deals.num_suits)
+    if value0 > value1:
+        return skeleton.contribution[node, 1]
+    if value0 < value1:
+        return -skeleton.contribution[node, 0]
+    return 0.0
+
+
+@numba.njit(cache=True)
+def _push_deals(skeleton, deals, dealt, node, depth, stack, top):
+    """Push chance ``node``'s possible outcomes (last first) onto ``stack`` from ``top``;
+    returns how many. Cards already dealt on the path (``dealt``) cannot come again."""
+    slot = skeleton.deal_slot[node]
+    used = 0
+    for earlier in range(slot):
+        used |= deals.outcome_mask[deals.slot_start[earlier] + dealt[earlier]]
+    pushed = 0
+    for outcome in range(deals.slot_count[slot] - 1, -1, -1):
+        if deals.deal_by_rank:
+            remaining = deals.outcome_copies[deals.slot_start[slot] + outcome]
+            for earlier in range(slot):
+                if dealt[earlier] == outcome:
+                    remaining -= 1
+            probability = remaining / (deals.num_cards - slot)
+        elif deals.outcome_mask[deals.slot_start[slot] + outcome] & used:
+            remaining = 0
+        else:
+            remaining = 1
+            probability = deals.slot_probability[slot]
+        if remaining > 0:
+            at = top + pushed
+            stack.node[at] = skeleton.first_child[node]
+            stack.depth[at] = depth + 1
+            stack.slot[at] = slot
+            stack.outcome[at] = outcome
+            stack.prob[at] = probability
+            pushed += 1
+    return pushed
+
+
+@numba.njit(cache=True)
+def expand_deals(skeleton, deals, out):
     """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
 
-    ``dealt[slot]`` holds the outcome of each deal slot (0: player 0's hand, 1: player
-    1's, then the boards) on the current path: a stack entry that deals a slot sets it
-    when popped, and everything popped before its next sibling lies in its subtree.
-    Infoset code = (skeleton node * private outcomes + own hand) * board codes + board
-    code; public code = skeleton node * board codes + board code. Returns the number of
-    nodes written.
+    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``out`` ``Preorder``.
+    ``dealt[slot]`` holds the outcome of each deal slot on the current path: a stack entry
+    that deals a slot sets it when popped, and everything popped before its next sibling
+    lies in its subtree. Infoset code = (skeleton node * private outcomes + own hand) *
+    board codes + board code; public code = skeleton node * board codes + board code.
+    Returns the number of nodes written.
     """
-    num_private = slot_count[0]
-    capacity = (skeleton_depth + 1) * max(slot_count.max(), skeleton_num_children.max()) + 1
-    stack_node = np.empty(capacity, np.int64)
-    stack_depth = np.empty(capacity, np.int64)
-    stack_slot = np.empty(capacity, np.int64)
-    stack_outcome = np.empty(capacity, np.int64)
-    stack_prob = np.empty(capacity, np.float64)
-    dealt = np.full(slot_count.shape[0], -1, np.int64)
-    hand0 = np.empty(outcome_cards.shape[1] * slot_count.shape[0], np.int64)
+    capacity = (skeleton.max_depth + 1) * max(deals.slot_count.max(), skeleton.num_children.max()) + 1
+    stack = _Stack(np.empty(capacity, np.int64), np.empty(capacity, np.int64), np.empty(capacity, np.int64),
+                   np.empty(capacity, np.int64), np.empty(capacity, np.float64))
+    dealt = np.full(deals.slot_count.shape[0], -1, np.int64)
+    hand0 = np.empty(deals.outcome_cards.shape[1] * deals.slot_count.shape[0], np.int64)
     hand1 = np.empty_like(hand0)
-    stack_node[0], stack_depth[0], stack_slot[0], stack_prob[0] = 0, 0, -1, 1.0
+    stack.node[0], stack.depth[0], stack.slot[0], stack.prob[0] = 0, 0, -1, 1.0
     top = 1
     count = 0
     while top > 0:
         top -= 1
-        node = stack_node[top]
-        node_depth = stack_depth[top]
-        prob = stack_prob[top]
-        if stack_slot[top] >= 0:
-            dealt[stack_slot[top]] = stack_outcome[top]
-        node_kind = skeleton_kind[node]
-        boards = skeleton_boards_dealt[node]
+        node = stack.node[top]
+        depth = stack.depth[top]
+        if stack.slot[top] >= 0:
+            dealt[stack.slot[top]] = stack.outcome[top]
+        kind = skeleton.kind[node]
         board = 0
-        for j in range(boards):
-            board += (dealt[2 + j] + 1) * board_radix[j]
+        for j in range(skeleton.boards_dealt[node]):
+            board += (dealt[2 + j] + 1) * skeleton.board_radix[j]
+        out.kind[count] = kind
+        out.depth[count] = depth
+        out.chance_prob[count] = stack.prob[top]
+        out.utility[count] = 0.0
+        out.infoset_code[count] = -1
+        out.public_code[count] = node * skeleton.num_board_codes + board
         children = 0
-        value = 0.0
-        code = -1
-        if node_kind == 2:
-            slot = skeleton_deal_slot[node]
-            used = 0
-            for earlier in range(slot):
-                used |= outcome_mask[slot_start[earlier] + dealt[earlier]]
-            for outcome in range(slot_count[slot] - 1, -1, -1):
-                if deal_by_rank:
-                    remaining = outcome_copies[slot_start[slot] + outcome]
-                    for earlier in range(slot):
-                        if dealt[earlier] == outcome:
-                            remaining -= 1
-                    probability = remaining / (num_cards - slot)
-                elif outcome_mask[slot_start[slot] + outcome] & used:
-                    remaining = 0
-                else:
-                    remaining = 1
-                    probability = slot_probability[slot]
-                if remaining > 0:
-                    stack_node[top] = skeleton_first_child[node]
-                    stack_depth[top] = node_depth + 1
-                    stack_slot[top] = slot
-                    stack_outcome[top] = outcome
-                    stack_prob[top] = probability
-                    top += 1
-                    children += 1
-        elif node_kind == 3:
-            folder = skeleton_folder[node]
-            if folder == 0:
-                value = -skeleton_contribution[node, 0]
-            elif folder == 1:
-                value = skeleton_contribution[node, 1]
-            else:
-                size = _hand_of(0, dealt, boards, slot_start, slot_size, outcome_cards, hand0)
-                _hand_of(1, dealt, boards, slot_start, slot_size, outcome_cards, hand1)
-                value0 = hand_value(hand0, size, num_ranks, num_suits)
-                value1 = hand_value(hand1, size, num_ranks, num_suits)
-                if value0 > value1:
-                    value = skeleton_contribution[node, 1]
-                elif value0 < value1:
-                    value = -skeleton_contribution[node, 0]
+        if kind == CHANCE:
+            children = _push_deals(skeleton, deals, dealt, node, depth, stack, top)
+        elif kind == TERMINAL:
+            out.utility[count] = _terminal_value(skeleton, deals, dealt, node, hand0, hand1)
         else:
-            children = skeleton_num_children[node]
-            first = skeleton_first_child[node]
-            for k in range(children - 1, -1, -1):
-                stack_node[top] = first + k
-                stack_depth[top] = node_depth + 1
-                stack_slot[top] = -1
-                stack_prob[top] = 1.0
-                top += 1
-            code = (node * num_private + dealt[node_kind]) * num_board_codes + board
-        kind[count] = node_kind
-        depth[count] = node_depth
-        num_children[count] = children
-        chance_prob[count] = prob
-        utility[count] = value
-        infoset_code[count] = code
-        public_code[count] = node * num_board_codes + board
+            children = skeleton.num_children[node]
+            for k in range(children):
+                at = top + children - 1 - k
+                stack.node[at] = skeleton.first_child[node] + k
+                stack.depth[at] = depth + 1
+                stack.slot[at] = -1
+                stack.prob[at] = 1.0
+            own = dealt[kind]
+            out.infoset_code[count] = (node * deals.slot_count[0] + own) * skeleton.num_board_codes + board
+        out.num_children[count] = children
+        top += children
         count += 1
     return count
