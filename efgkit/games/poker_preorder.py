@@ -118,9 +118,13 @@ class _Stack(NamedTuple):
 def _hand_of(player, dealt, boards, deals, hand):
     """Write ``player``'s private cards and the ``boards`` dealt board outcomes into ``hand``
     (int64); returns the card count. ``dealt`` int64 (slots,): the outcome of each slot."""
-    count = 0
-    for j in range(1 + boards):
-        slot = player if j == 0 else 1 + j
+    # The count starts from an array entry, not the constant 0, so numba never types it as
+    # a literal and compiles no extra specialisation of hand_value.
+    count = deals.slot_size[player]
+    row = deals.slot_start[player] + dealt[player]
+    for k in range(count):
+        hand[k] = deals.outcome_cards[row, k]
+    for slot in range(2, 2 + boards):
         row = deals.slot_start[slot] + dealt[slot]
         for k in range(deals.slot_size[slot]):
             hand[count] = deals.outcome_cards[row, k]
@@ -129,19 +133,18 @@ def _hand_of(player, dealt, boards, deals, hand):
 
 
 @numba.njit(cache=True)
-def _terminal_value(skeleton, deals, dealt, node, hand0, hand1):
+def _terminal_value(skeleton, deals, dealt, node, hands):
     """Player 0's payoff at terminal skeleton ``node`` under the deal ``dealt``: a fold's
-    contribution, or the showdown's (int64 buffers ``hand0``, ``hand1`` hold the hands)."""
+    contribution, or the showdown's (``hands`` int64 (2, cards) holds both hands)."""
     folder = skeleton.folder[node]
     if folder == 0:
         return -skeleton.contribution[node, 0]
     if folder == 1:
         return skeleton.contribution[node, 1]
-    boards = skeleton.boards_dealt[node]
-    size = _hand_of(0, dealt, boards, deals, hand0)
-    _hand_of(1, dealt, boards, deals, hand1)
-    value0 = hand_value(hand0, size, deals.num_ranks, deals.num_suits)
-    value1 = hand_value(hand1, size, deals.num_ranks, deals.num_suits)
+    size = _hand_of(0, dealt, skeleton.boards_dealt[node], deals, hands[0])
+    _hand_of(1, dealt, skeleton.boards_dealt[node], deals, hands[1])
+    value0 = hand_value(hands[0], size, deals.num_ranks, deals.num_suits)
+    value1 = hand_value(hands[1], size, deals.num_ranks, deals.num_suits)
     if value0 > value1:
         return skeleton.contribution[node, 1]
     if value0 < value1:
@@ -196,8 +199,7 @@ def expand_deals(skeleton, deals, out):
     stack = _Stack(np.empty(capacity, np.int64), np.empty(capacity, np.int64), np.empty(capacity, np.int64),
                    np.empty(capacity, np.int64), np.empty(capacity, np.float64))
     dealt = np.full(deals.slot_count.shape[0], -1, np.int64)
-    hand0 = np.empty(deals.outcome_cards.shape[1] * deals.slot_count.shape[0], np.int64)
-    hand1 = np.empty_like(hand0)
+    hands = np.empty((2, deals.outcome_cards.shape[1] * deals.slot_count.shape[0]), np.int64)
     stack.node[0], stack.depth[0], stack.slot[0], stack.prob[0] = 0, 0, -1, 1.0
     top = 1
     count = 0
@@ -221,7 +223,7 @@ def expand_deals(skeleton, deals, out):
         if kind == CHANCE:
             children = _push_deals(skeleton, deals, dealt, node, depth, stack, top)
         elif kind == TERMINAL:
-            out.utility[count] = _terminal_value(skeleton, deals, dealt, node, hand0, hand1)
+            out.utility[count] = _terminal_value(skeleton, deals, dealt, node, hands)
         else:
             children = skeleton.num_children[node]
             for k in range(children):
