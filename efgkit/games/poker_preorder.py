@@ -114,7 +114,7 @@ class _Stack(NamedTuple):
     prob: np.ndarray
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def _hand_of(player, dealt, boards, deals, hand):
     """Write ``player``'s private cards and the ``boards`` dealt board outcomes into ``hand``
     (int64); returns the card count. ``dealt`` int64 (slots,): the outcome of each slot."""
@@ -133,30 +133,10 @@ def _hand_of(player, dealt, boards, deals, hand):
 
 
 @numba.njit(cache=True)
-def _terminal_value(skeleton, deals, dealt, node, hands):
-    """Player 0's payoff at terminal skeleton ``node`` under the deal ``dealt``: a fold's
-    contribution, or the showdown's (``hands`` int64 (2, cards) holds both hands)."""
-    folder = skeleton.folder[node]
-    if folder == 0:
-        return -skeleton.contribution[node, 0]
-    if folder == 1:
-        return skeleton.contribution[node, 1]
-    size = _hand_of(0, dealt, skeleton.boards_dealt[node], deals, hands[0])
-    _hand_of(1, dealt, skeleton.boards_dealt[node], deals, hands[1])
-    value0 = hand_value(hands[0], size, deals.num_ranks, deals.num_suits)
-    value1 = hand_value(hands[1], size, deals.num_ranks, deals.num_suits)
-    if value0 > value1:
-        return skeleton.contribution[node, 1]
-    if value0 < value1:
-        return -skeleton.contribution[node, 0]
-    return 0.0
-
-
-@numba.njit(cache=True)
-def _push_deals(skeleton, deals, dealt, node, depth, stack, top):
-    """Push chance ``node``'s possible outcomes (last first) onto ``stack`` from ``top``;
-    returns how many. Cards already dealt on the path (``dealt``) cannot come again."""
-    slot = skeleton.deal_slot[node]
+def _push_deals(deals, slot, dealt, child, depth, stack, top):
+    """Push the outcomes of deal ``slot`` (last first) as entries for skeleton node ``child``
+    at ``depth`` onto ``stack`` from ``top``; returns how many. Cards already dealt on the
+    path (``dealt``) cannot come again."""
     used = 0
     for earlier in range(slot):
         used |= deals.outcome_mask[deals.slot_start[earlier] + dealt[earlier]]
@@ -175,8 +155,8 @@ def _push_deals(skeleton, deals, dealt, node, depth, stack, top):
             probability = deals.slot_probability[slot]
         if remaining > 0:
             at = top + pushed
-            stack.node[at] = skeleton.first_child[node]
-            stack.depth[at] = depth + 1
+            stack.node[at] = child
+            stack.depth[at] = depth
             stack.slot[at] = slot
             stack.outcome[at] = outcome
             stack.prob[at] = probability
@@ -199,7 +179,8 @@ def expand_deals(skeleton, deals, out):
     stack = _Stack(np.empty(capacity, np.int64), np.empty(capacity, np.int64), np.empty(capacity, np.int64),
                    np.empty(capacity, np.int64), np.empty(capacity, np.float64))
     dealt = np.full(deals.slot_count.shape[0], -1, np.int64)
-    hands = np.empty((2, deals.outcome_cards.shape[1] * deals.slot_count.shape[0]), np.int64)
+    hand0 = np.empty(deals.outcome_cards.shape[1] * deals.slot_count.shape[0], np.int64)
+    hand1 = np.empty_like(hand0)
     stack.node[0], stack.depth[0], stack.slot[0], stack.prob[0] = 0, 0, -1, 1.0
     top = 1
     count = 0
@@ -207,23 +188,37 @@ def expand_deals(skeleton, deals, out):
         top -= 1
         node = stack.node[top]
         depth = stack.depth[top]
+        prob = stack.prob[top]
         if stack.slot[top] >= 0:
             dealt[stack.slot[top]] = stack.outcome[top]
         kind = skeleton.kind[node]
+        boards = skeleton.boards_dealt[node]
         board = 0
-        for j in range(skeleton.boards_dealt[node]):
+        for j in range(boards):
             board += (dealt[2 + j] + 1) * skeleton.board_radix[j]
-        out.kind[count] = kind
-        out.depth[count] = depth
-        out.chance_prob[count] = stack.prob[top]
-        out.utility[count] = 0.0
-        out.infoset_code[count] = -1
-        out.public_code[count] = node * skeleton.num_board_codes + board
         children = 0
+        value = 0.0
+        code = -1
         if kind == CHANCE:
-            children = _push_deals(skeleton, deals, dealt, node, depth, stack, top)
+            children = _push_deals(deals, skeleton.deal_slot[node], dealt, skeleton.first_child[node],
+                                   depth + 1, stack, top)
         elif kind == TERMINAL:
-            out.utility[count] = _terminal_value(skeleton, deals, dealt, node, hands)
+            # The showdown stays in this loop: moved into a helper, its two hand_value calls
+            # made the whole build about five times slower.
+            folder = skeleton.folder[node]
+            if folder == 0:
+                value = -skeleton.contribution[node, 0]
+            elif folder == 1:
+                value = skeleton.contribution[node, 1]
+            else:
+                size = _hand_of(0, dealt, boards, deals, hand0)
+                _hand_of(1, dealt, boards, deals, hand1)
+                value0 = hand_value(hand0, size, deals.num_ranks, deals.num_suits)
+                value1 = hand_value(hand1, size, deals.num_ranks, deals.num_suits)
+                if value0 > value1:
+                    value = skeleton.contribution[node, 1]
+                elif value0 < value1:
+                    value = -skeleton.contribution[node, 0]
         else:
             children = skeleton.num_children[node]
             for k in range(children):
@@ -232,9 +227,14 @@ def expand_deals(skeleton, deals, out):
                 stack.depth[at] = depth + 1
                 stack.slot[at] = -1
                 stack.prob[at] = 1.0
-            own = dealt[kind]
-            out.infoset_code[count] = (node * deals.slot_count[0] + own) * skeleton.num_board_codes + board
+            code = (node * deals.slot_count[0] + dealt[kind]) * skeleton.num_board_codes + board
+        out.kind[count] = kind
+        out.depth[count] = depth
         out.num_children[count] = children
+        out.chance_prob[count] = prob
+        out.utility[count] = value
+        out.infoset_code[count] = code
+        out.public_code[count] = node * skeleton.num_board_codes + board
         top += children
         count += 1
     return count

@@ -346,7 +346,7 @@ def check_iterations(variant: str, horizon: int, done: int, iterations: int) -> 
                              f"{done + iterations} would pass it (give a horizon of the total iterations)")
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def discount(s, alpha):
     """d(s) = s^alpha / (s^alpha + 1), DCFR+'s and PDCFR+'s regret discount (d(0) = 0)."""
     if s <= 0:
@@ -367,7 +367,7 @@ class DiscountRule(NamedTuple):
     previous: float
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def discount_rule(variant, t, alpha, beta, gamma, horizon):
     """The ``DiscountRule`` of iteration ``t`` (the GameTree kernels and the poker engine share it).
 
@@ -409,7 +409,7 @@ def update_regret(rule, regrets, instant, average, x):
     regrets[x] = r
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def average_weight(variant, t, delay, gamma, horizon):
     """Iteration ``t``'s weight in the average accumulator: CFR+'s max(t - delay, 0); t^gamma
     for DCFR+, PCFR+ and PDCFR+; t^g(t) with the schedule's g(t) = gamma - 5t/n for HS-DCFR
@@ -423,13 +423,13 @@ def average_weight(variant, t, delay, gamma, horizon):
     return 1.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def is_predictive(variant):
     """Whether the next strategy matches a prediction (PCFR+, PDCFR+, HS-PCFR+)."""
     return variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def prediction_scale(variant, t, alpha):
     """How much of the cumulative regret enters the prediction after iteration ``t``."""
     return discount(t, alpha) if variant == VARIANT_PDCFR_PLUS else 1.0
