@@ -23,7 +23,8 @@ class SkeletonView(NamedTuple):
     ``kind`` int8, ``first_child``, ``num_children``, ``deal_slot`` (-1 off chance nodes) and
     ``boards_dealt`` int64, ``folder`` int8 (-1: nobody folded), ``contribution`` float64
     (nodes, 2); ``board_radix`` int64 (board slots,) codes the dealt boards in mixed radix,
-    ``num_board_codes`` of them; ``max_depth`` of the skeleton."""
+    ``num_board_codes`` of them; ``max_depth`` of the skeleton and the ``max_children`` of
+    any of its nodes."""
 
     kind: np.ndarray
     first_child: np.ndarray
@@ -35,6 +36,7 @@ class SkeletonView(NamedTuple):
     board_radix: np.ndarray
     num_board_codes: int
     max_depth: int
+    max_children: int
 
 
 class DealTables(NamedTuple):
@@ -44,8 +46,8 @@ class DealTables(NamedTuple):
     (outcomes), ``slot_size`` (cards per outcome); ``slot_probability`` float64 (slots,), each
     outcome's probability when dealing cards. Per outcome row: ``outcome_copies`` int64
     (outcomes,) when ``deal_by_rank``, ``outcome_cards`` int64 (outcomes, max cards),
-    ``outcome_mask`` int64 (outcomes,) of card bits. The deck: ``num_ranks``, ``num_suits``,
-    ``num_cards``.
+    ``outcome_mask`` int64 (outcomes,) of card bits; ``max_outcomes`` of any slot. The deck:
+    ``num_ranks``, ``num_suits``, ``num_cards``.
     """
 
     slot_start: np.ndarray
@@ -56,6 +58,7 @@ class DealTables(NamedTuple):
     outcome_copies: np.ndarray
     outcome_cards: np.ndarray
     outcome_mask: np.ndarray
+    max_outcomes: int
     num_ranks: int
     num_suits: int
     num_cards: int
@@ -80,7 +83,7 @@ def skeleton_view(skeleton) -> SkeletonView:
     """The kernel's view of a ``poker._BettingSkeleton``."""
     return SkeletonView(skeleton.kind, skeleton.first_child, skeleton.num_children, skeleton.deal_slot,
                         skeleton.boards_dealt, skeleton.folder, skeleton.contribution, skeleton.board_radix,
-                        skeleton.num_board_codes, skeleton.max_depth)
+                        skeleton.num_board_codes, skeleton.max_depth, int(skeleton.num_children.max()))
 
 
 def deal_tables(game) -> DealTables:
@@ -99,7 +102,7 @@ def deal_tables(game) -> DealTables:
     copies = np.array([copies for _ in sizes for copies in game.outcome_copies] if game.deal_by_rank
                       else np.ones(len(rows)), np.int64)
     return DealTables(starts, counts, sizes, probability, game.deal_by_rank, copies, cards, masks,
-                      deck.num_ranks, deck.num_suits, deck.num_cards)
+                      int(counts.max()), deck.num_ranks, deck.num_suits, deck.num_cards)
 
 
 class _Stack(NamedTuple):
@@ -114,12 +117,12 @@ class _Stack(NamedTuple):
     prob: np.ndarray
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _hand_of(player, dealt, boards, deals, hand):
     """Write ``player``'s private cards and the ``boards`` dealt board outcomes into ``hand``
     (int64); returns the card count. ``dealt`` int64 (slots,): the outcome of each slot."""
-    # The count starts from an array entry, not the constant 0, so numba never types it as
-    # a literal and compiles no extra specialisation of hand_value.
+    # Inlined, so the constant players 0 and 1 make no literal specialisations; the count
+    # starts from an array entry, not the constant 0, so neither does hand_value's.
     count = deals.slot_size[player]
     row = deals.slot_start[player] + dealt[player]
     for k in range(count):
@@ -175,12 +178,14 @@ def expand_deals(skeleton, deals, out):
     board codes + board code; public code = skeleton node * board codes + board code.
     Returns the number of nodes written.
     """
-    capacity = (skeleton.max_depth + 1) * max(deals.slot_count.max(), skeleton.num_children.max()) + 1
+    # Sizes come from Python (not ``array.max()`` here): fewer numba overloads to compile.
+    fan_out = deals.max_outcomes if deals.max_outcomes > skeleton.max_children else skeleton.max_children
+    capacity = (skeleton.max_depth + 1) * fan_out + 1
     stack = _Stack(np.empty(capacity, np.int64), np.empty(capacity, np.int64), np.empty(capacity, np.int64),
                    np.empty(capacity, np.int64), np.empty(capacity, np.float64))
     dealt = np.full(deals.slot_count.shape[0], -1, np.int64)
     hand0 = np.empty(deals.outcome_cards.shape[1] * deals.slot_count.shape[0], np.int64)
-    hand1 = np.empty_like(hand0)
+    hand1 = np.empty(hand0.shape[0], np.int64)
     stack.node[0], stack.depth[0], stack.slot[0], stack.prob[0] = 0, 0, -1, 1.0
     top = 1
     count = 0

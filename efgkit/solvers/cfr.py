@@ -174,7 +174,7 @@ class CFRSolver:
         check_iterations(self.variant, self.horizon, self.iteration, iterations)
         players = PlayerSets(self._player_infosets, self._player_abstract, self._matched_abstract)
         run_iterations(iterations, self.iteration, self.alternating, self._settings, self.layout.passes,
-                       self._view, players, self._state, self._work)
+                       self._view, players, self._state, self._work, no_samples())
         self.iteration += iterations
         return self
 
@@ -545,6 +545,7 @@ class Samples(NamedTuple):
 
 
 def no_samples() -> Samples:
+    """Samples that track nothing (every solver but CFR+IRA)."""
     return Samples(np.zeros((2, 0), np.int32), np.zeros((2, 0, 0)))
 
 
@@ -646,11 +647,10 @@ def match_player(settings, t, matched, action_offset, state, edge_prob):
 
 
 @numba.njit(cache=True)
-def run_iterations(iterations, done, alternating, settings, passes, view, players, state, work):
+def run_iterations(iterations, done, alternating, settings, passes, view, players, state, work, samples):
     """Iterations ``done + 1 .. done + iterations``, player 0 then player 1 in each; with
     ``alternating`` player 1 responds to player 0's new strategy. Bundles as in
     ``update_player``; ``players`` a ``PlayerSets``."""
-    samples = Samples(np.zeros((2, 0), np.int32), np.zeros((2, 0, 0)))
     for it in range(iterations):
         t = done + it + 1
         for player in range(2):
