@@ -101,7 +101,7 @@ class GameTree:
             "infosets_player0": int(per_player[0]),
             "infosets_player1": int(per_player[1]),
             "infoset_actions": self.num_infoset_actions,
-            "max_depth": int(self.node_depth.max()) if self.num_nodes else 0,
+            "max_depth": self.max_depth,
             "bytes_per_node": self.bytes_per_node(),
         }
 
@@ -125,6 +125,22 @@ class GameTree:
         from efgkit.games.tree_structure import parents_and_depths
 
         _, depth = parents_and_depths(self.node_first_child, self.node_num_children)
+        return depth
+
+    @cached_property
+    def max_depth(self) -> int:
+        """Depth of the deepest node (0 for a lone root), without deriving ``node_depth``.
+
+        Breadth-first order puts a deepest node last; its depth is the length of its chain
+        of parents, each found by binary search among the internal nodes' first children
+        (increasing in breadth-first order).
+        """
+        internal = self.internal_nodes
+        first_child = self.node_first_child[internal]
+        node, depth = self.num_nodes - 1, 0
+        while node > 0:
+            node = int(internal[np.searchsorted(first_child, node, side="right") - 1])
+            depth += 1
         return depth
 
     @cached_property
