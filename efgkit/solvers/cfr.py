@@ -583,7 +583,7 @@ def values_and_regrets(passes, edge_prob, values, reach, player, instant, sample
                                 samples.regrets[s, slot, k] += weight * (values[start + k] - total)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def update_player(t, player, settings, passes, view, infosets, abstract, state, work, samples):
     """One player's update at iteration ``t``: regrets, average and cumulative regrets, no
     regret matching. ``infosets`` / ``abstract`` int32: the player's original and abstract
