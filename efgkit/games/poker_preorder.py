@@ -135,7 +135,7 @@ def _hand_of(player, dealt, boards, deals, hand):
     return count
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _push_deals(deals, slot, dealt, child, depth, stack, top):
     """Push the outcomes of deal ``slot`` (last first) as entries for skeleton node ``child``
     at ``depth`` onto ``stack`` from ``top``; returns how many. Cards already dealt on the
