@@ -56,10 +56,12 @@ class ProfileLayout:
         self.internal_num_children = np.ascontiguousarray(
             tree.node_num_children[self.internal_nodes])
         self.internal_infoset = np.ascontiguousarray(tree.node_infoset[self.internal_nodes])
-        self.internal_prob_offset = _prob_offsets(
-            self.internal_kind, self.internal_infoset, self.internal_first_child,
-            infoset_map.infoset_offset, self.num_strategy_entries,
-        )
+        # Child k of internal node i has probability edge_prob[offset[i] + k]: the profile's
+        # entries of its infoset at decision nodes, its own chance block at chance nodes.
+        offsets = self.internal_first_child.astype(np.int64) + self.num_strategy_entries
+        decision = self.internal_kind < CHANCE
+        offsets[decision] = infoset_map.infoset_offset[self.internal_infoset[decision]]
+        self.internal_prob_offset = offsets.astype(np.int32)
         self.passes = NodePasses(self.internal_nodes, self.internal_kind, self.internal_first_child,
                                  self.internal_num_children, self.internal_prob_offset,
                                  self.internal_infoset)
@@ -96,17 +98,6 @@ class ProfileLayout:
         """Reach probability of every node due to chance and ``player``'s opponent."""
         others_reach(self.passes, self.edge_prob, player, self.reach)
         return self.reach
-
-
-@numba.njit(cache=True)
-def _prob_offsets(kind, infoset, first_child, infoset_offset, num_strategy_entries):
-    offsets = np.zeros(kind.shape[0], np.int32)
-    for i in range(kind.shape[0]):
-        if kind[i] < CHANCE:
-            offsets[i] = infoset_offset[infoset[i]]
-        else:
-            offsets[i] = num_strategy_entries + first_child[i]
-    return offsets
 
 
 @numba.njit(cache=True)
