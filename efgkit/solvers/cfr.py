@@ -437,6 +437,12 @@ def prediction_scale(variant, t, alpha):
 
 @numba.njit(cache=True)
 def regret_matching(abstract_infosets, action_offset, regrets, edge_prob):
+    """Regret matching (Zinkevich et al. 2007): each of ``abstract_infosets`` (int32 (m,))
+    plays its positive regrets normalised, or uniformly when none is positive.
+
+    ``action_offset`` int32 (abstract infosets + 1,); ``regrets`` float64 (abstract
+    actions,); writes ``edge_prob[:abstract actions]``.
+    """
     for j in range(abstract_infosets.shape[0]):
         a = abstract_infosets[j]
         lo = action_offset[a]

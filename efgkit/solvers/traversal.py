@@ -102,6 +102,9 @@ class ProfileLayout:
 
 @numba.njit(cache=True)
 def _reassign_offsets(infosets, order, bounds, infoset_offset, offsets):
+    """Point the decision nodes of ``infosets`` (int32) at their new ``infoset_offset``:
+    ``order`` int32 lists decision nodes (positions in ``offsets``, int32 (internal nodes,))
+    grouped by infoset, infoset I's group at ``order[bounds[I]:bounds[I + 1]]`` (int64)."""
     for j in range(infosets.shape[0]):
         infoset = infosets[j]
         for x in range(bounds[infoset], bounds[infoset + 1]):
