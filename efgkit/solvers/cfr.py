@@ -367,7 +367,7 @@ class DiscountRule(NamedTuple):
     previous: float
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True)
 def discount_rule(variant, t, alpha, beta, gamma, horizon):
     """The ``DiscountRule`` of iteration ``t`` (the GameTree kernels and the poker engine share it).
 
