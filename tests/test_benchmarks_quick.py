@@ -50,3 +50,13 @@ def test_fuzzing_quick_mode_handles_every_damaged_input():
     )
     assert "unhandled" not in result.stdout
     assert "| strategy file (evaluate) | 5 | 5 |" in result.stdout
+
+
+def test_startup_benchmark_quick_mode_prints_its_table():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_startup.py"), "--quick"],
+        capture_output=True, text=True, timeout=600, check=True, cwd=ROOT / "benchmarks",
+    )
+    assert "| efgkit games |" in result.stdout
+    assert "| efgkit solve kuhn -n 10 (solve, empty cache) |" in result.stdout
+    assert "| kernels compiled by the first solve |" in result.stdout

@@ -1,5 +1,7 @@
 """The efgkit command: help, JSON output, one-line errors with exit code 2, files never damaged."""
 
+import subprocess
+import sys
 
 import pytest
 
@@ -51,6 +53,16 @@ def test_games_json_lists_games_parameters_and_aliases(runner, json_output):
     assert by_name["kuhn"]["parameters"][0]["name"] == "cards"
     assert "default" in by_name["kuhn"]["parameters"][0]
     assert data["aliases"]["P224"] == "poker(bets=2,raises=2,cap=4)"
+
+
+@pytest.mark.parametrize("arguments", [["--help"], ["games"]])
+def test_help_and_games_start_without_numba_scipy_or_h5py(arguments):
+    """What makes them start in a fraction of a second (docs/benchmarks.md, start-up)."""
+    probe = ("import sys\nfrom efgkit.cli import main\n"
+             f"main({arguments!r}, standalone_mode=False)\n"
+             "print(' '.join(m for m in ('numba', 'scipy', 'h5py') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == ""
 
 
 def test_info_json_has_the_sizes(runner, json_output):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from random_games import RandomGame, random_tree
+from random_games import RandomGame, random_tree, random_trees
 
 from efgkit.errors import FileFormatError, GameDefinitionError, TreeTooLargeError
 from efgkit.games.builder import build_tree
@@ -22,6 +22,13 @@ def test_random_trees_are_breadth_first_with_contiguous_children(seed):
     assert np.all(parent[1:] < np.arange(1, tree.num_nodes))
     assert np.all(np.diff(tree.node_depth) >= 0)
     assert tree.has_perfect_recall
+
+
+@settings(max_examples=30, deadline=None)
+@given(random_trees())
+def test_max_depth_walks_up_from_the_last_node_to_the_deepest_depth(tree):
+    assert tree.max_depth == int(tree.node_depth.max())
+    assert tree.sizes()["max_depth"] == tree.max_depth
 
 
 @settings(max_examples=20, deadline=None)

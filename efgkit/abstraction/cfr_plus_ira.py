@@ -40,7 +40,16 @@ from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers.best_response import BestResponse, Evaluation
-from efgkit.solvers.cfr import VARIANT_CFR_PLUS, regret_matching, update_player
+from efgkit.solvers.cfr import (
+    VARIANT_CFR_PLUS,
+    InfosetView,
+    RegretState,
+    Samples,
+    Settings,
+    Workspace,
+    regret_matching,
+    update_player,
+)
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
 from efgkit.solvers.traversal import ProfileLayout
 
@@ -85,15 +94,16 @@ class CFRPlusIRA:
         capacity = self.map.capacity_actions
         self.regrets = np.zeros(capacity)
         self.average_accumulator = np.zeros(capacity)
-        self._instant = np.zeros(capacity)
+        self._state = RegretState(self.regrets, self.average_accumulator, np.zeros(capacity))
         self._own_reach = np.zeros(tree.num_infosets)
-        self._parent_action = tree.infoset_parent_action
+        self._settings = Settings(VARIANT_CFR_PLUS, self.delay, 0.0, 0.0, 0.0, 0)
         self._player_infosets = [tree.infosets_of(p) for p in (0, 1)]
         self.utility_range = _infoset_utility_range(tree)
         rows = max(self.k_heuristic, self.k_bound, 1)
         self._max_actions = int(tree.infoset_num_actions.max())
         self._slots = np.full((2, tree.num_infosets), -1, np.int32)
         self._sample_regrets = np.zeros((2, rows, self._max_actions))
+        self._samples_view = Samples(self._slots, self._sample_regrets)
         self._samples = [np.zeros(0, np.int32), np.zeros(0, np.int32)]
         self._bound_window_start = 0
         self._next_bound_resample = 1
@@ -109,6 +119,10 @@ class CFRPlusIRA:
         if iterations < 0:
             raise ParameterError(f"iterations must be >= 0, got {iterations}")
         tree, m, layout = self.tree, self.map, self.layout
+        # The map's offsets change in place as it splits, so the view stays current.
+        view = InfosetView(tree.infoset_parent_action, tree.action_infoset, tree.infoset_action_offset,
+                           tree.infoset_num_actions, m.infoset_offset, m.abstract_action_offset)
+        work = Workspace(layout.edge_prob, layout.values, layout.reach, self._own_reach)
         for _ in range(iterations):
             t = self.iteration + 1
             if t == self._next_bound_resample:
@@ -119,16 +133,8 @@ class CFRPlusIRA:
             for player in (0, 1):
                 self._resample(HEURISTIC, player, self.k_heuristic)
                 abstract = m.abstract_infosets_of(player)
-                update_player(
-                    t, player, VARIANT_CFR_PLUS, self.delay, 0.0, 0.0, 0.0, 0,
-                    *layout.passes, layout.internal_infoset,
-                    self._player_infosets[player], abstract, self._parent_action,
-                    tree.action_infoset, tree.infoset_action_offset, m.infoset_offset,
-                    tree.infoset_num_actions, m.abstract_action_offset,
-                    self.regrets, self.average_accumulator, self._instant, self._own_reach,
-                    layout.edge_prob, layout.values, layout.reach,
-                    self._slots, self._sample_regrets,
-                )
+                update_player(t, player, self._settings, layout.passes, view, self._player_infosets[player],
+                              abstract, self._state, work, self._samples_view)
                 self._match(abstract)
                 self._heuristic_update(t)
             self._bound_update(t)

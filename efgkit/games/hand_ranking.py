@@ -26,7 +26,7 @@ CATEGORY_SHIFT = 20
 MAX_RANKS = 13
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _top_straight(rank_mask, num_ranks):
     """Highest rank ending five consecutive ranks in ``rank_mask`` (ace-low wheel with 13
     ranks counts as ending at rank 3), or -1."""
@@ -39,13 +39,13 @@ def _top_straight(rank_mask, num_ranks):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _slot(rank, slot):
     """Rank ``rank`` in rank slot ``slot`` (0: most significant) of a hand value."""
     return (rank + 1) << (4 * (4 - slot))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _kickers(rank_counts, num_ranks, skip_a, skip_b, start, wanted):
     """The ``wanted`` highest ranks present (other than the skipped ones) in slots from ``start``."""
     value = 0
@@ -128,7 +128,7 @@ def hand_value(cards, count, num_ranks, num_suits):
     return (HIGH_CARD << CATEGORY_SHIFT) | _kickers(rank_counts, num_ranks, -1, -1, 0, 5)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def _popcount(mask):
     bits = 0
     while mask:

@@ -49,8 +49,9 @@ describes the deck and the showdown for card abstraction.
 
 ``compile()`` builds the tree fast: the betting part of the public tree (the "betting
 skeleton", card independent) is walked once through the protocol methods, and a numba
-kernel expands it over every deal in depth-first preorder; ``tree_from_preorder`` does
-the rest. The result is identical to ``build_tree(game)`` (same fingerprint).
+kernel (``poker_preorder``, imported only then) expands it over every deal in depth-first
+preorder; ``tree_from_preorder`` does the rest. The result is identical to
+``build_tree(game)`` (same fingerprint).
 """
 
 from __future__ import annotations
@@ -60,13 +61,11 @@ from itertools import combinations
 from math import comb
 from typing import NamedTuple
 
-import numba
 import numpy as np
 from tqdm import tqdm
 
 from efgkit.errors import GameDefinitionError, GameSpecError
-from efgkit.games.builder import PREORDER_FIELDS, allocate_preorder, checked_node_limit, tree_from_preorder
-from efgkit.games.hand_ranking import evaluate, hand_value
+from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
 from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
 from efgkit.games.tree import GameTree
@@ -132,6 +131,8 @@ class CardStructure:
 
     def showdown(self, hand0: tuple[int, ...], hand1: tuple[int, ...], board: tuple[int, ...] = ()) -> int:
         """+1 if player 0's cards win the showdown, -1 if player 1's do, 0 for a tie (card ids)."""
+        from efgkit.games.hand_ranking import evaluate
+
         value0 = evaluate((*hand0, *board), self.num_ranks, self.num_suits)
         value1 = evaluate((*hand1, *board), self.num_ranks, self.num_suits)
         return (value0 > value1) - (value0 < value1)
@@ -469,19 +470,15 @@ class LimitPoker:
 
     def compile(self, node_limit: int | None = None, progress: bool = False) -> GameTree:
         """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
+        from efgkit.games.poker_preorder import Preorder, deal_tables, expand_deals, skeleton_view
+
         total = self.num_nodes()
         limit = checked_node_limit(self.spec, total, node_limit)
         with tqdm(total=3, desc=f"building {self.spec}", disable=not progress) as bar:
             skeleton = _BettingSkeleton(self)
             bar.update(1)
             arrays = allocate_preorder(total)
-            cards = self.card_structure
-            written = _expand_deals(
-                skeleton.kind, skeleton.first_child, skeleton.num_children, skeleton.deal_slot,
-                skeleton.boards_dealt, skeleton.folder, skeleton.contribution, *self._deal_tables(),
-                skeleton.board_radix, skeleton.num_board_codes, cards.num_ranks, cards.num_suits,
-                cards.num_cards, skeleton.max_depth, *(arrays[name] for name, _ in PREORDER_FIELDS),
-            )
+            written = expand_deals(skeleton_view(skeleton), deal_tables(self), Preorder(**arrays))
             if written != total:  # a bug, not bad input: the two counts are one rule set
                 raise RuntimeError(f"poker kernel wrote {written} nodes, num_nodes counted {total}")
             bar.update(1)
@@ -496,24 +493,6 @@ class LimitPoker:
             )
             bar.update(1)
         return tree
-
-    def _deal_tables(self) -> tuple:
-        """The deal slots as flat arrays for the kernel: per slot its first outcome, outcome
-        count, cards per outcome and probability of each outcome (dealing cards); per
-        outcome its copies (dealing ranks), cards and card mask; whether the deal is by rank."""
-        counts = np.array([len(outcomes) for outcomes in self.slot_outcome_cards], np.int64)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        sizes = np.array(self.deal_sizes, np.int64)
-        cards = np.zeros((int(counts.sum()), int(sizes.max())), np.int64)
-        rows = [combo for outcomes in self.slot_outcome_cards for combo in outcomes]
-        for row, combo in enumerate(rows):
-            cards[row, :len(combo)] = combo
-        masks = np.array([sum(1 << card for card in combo) for combo in rows], np.int64)
-        left = self.card_structure.num_cards - np.concatenate([[0], np.cumsum(sizes)[:-1]])
-        probability = np.array([1 / comb(int(n), int(k)) for n, k in zip(left, sizes, strict=True)])
-        copies = np.array([copies for _ in sizes for copies in self.outcome_copies] if self.deal_by_rank
-                          else np.ones(len(rows)), np.int64)
-        return starts, counts, sizes, probability, self.deal_by_rank, copies, cards, masks
 
 
 class _BettingSkeleton:
@@ -594,128 +573,6 @@ class _BettingSkeleton:
         if len(state.cards) >= 2:
             state = self._state_with_cards(skeleton_node, 0, board_code)
         return self.game.public_state_key(state)
-
-
-@numba.njit(cache=True)
-def _hand_of(player_slot, dealt, boards, slot_start, slot_size, outcome_cards, hand):
-    """Write a player's private cards and the dealt boards into ``hand``; returns the count."""
-    count = 0
-    row = slot_start[player_slot] + dealt[player_slot]
-    for k in range(slot_size[player_slot]):
-        hand[count] = outcome_cards[row, k]
-        count += 1
-    for slot in range(2, 2 + boards):
-        row = slot_start[slot] + dealt[slot]
-        for k in range(slot_size[slot]):
-            hand[count] = outcome_cards[row, k]
-            count += 1
-    return count
-
-
-@numba.njit(cache=True)
-def _expand_deals(
-    skeleton_kind, skeleton_first_child, skeleton_num_children, skeleton_deal_slot, skeleton_boards_dealt,
-    skeleton_folder, skeleton_contribution, slot_start, slot_count, slot_size, slot_probability,
-    deal_by_rank, outcome_copies, outcome_cards, outcome_mask, board_radix, num_board_codes, num_ranks,
-    num_suits, num_cards, skeleton_depth, kind, depth, num_children, chance_prob, utility, infoset_code,
-    public_code,
-):
-    """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
-
-    ``dealt[slot]`` holds the outcome of each deal slot (0: player 0's hand, 1: player
-    1's, then the boards) on the current path: a stack entry that deals a slot sets it
-    when popped, and everything popped before its next sibling lies in its subtree.
-    Infoset code = (skeleton node * private outcomes + own hand) * board codes + board
-    code; public code = skeleton node * board codes + board code. Returns the number of
-    nodes written.
-    """
-    num_private = slot_count[0]
-    capacity = (skeleton_depth + 1) * max(slot_count.max(), skeleton_num_children.max()) + 1
-    stack_node = np.empty(capacity, np.int64)
-    stack_depth = np.empty(capacity, np.int64)
-    stack_slot = np.empty(capacity, np.int64)
-    stack_outcome = np.empty(capacity, np.int64)
-    stack_prob = np.empty(capacity, np.float64)
-    dealt = np.full(slot_count.shape[0], -1, np.int64)
-    hand0 = np.empty(outcome_cards.shape[1] * slot_count.shape[0], np.int64)
-    hand1 = np.empty_like(hand0)
-    stack_node[0], stack_depth[0], stack_slot[0], stack_prob[0] = 0, 0, -1, 1.0
-    top = 1
-    count = 0
-    while top > 0:
-        top -= 1
-        node = stack_node[top]
-        node_depth = stack_depth[top]
-        prob = stack_prob[top]
-        if stack_slot[top] >= 0:
-            dealt[stack_slot[top]] = stack_outcome[top]
-        node_kind = skeleton_kind[node]
-        boards = skeleton_boards_dealt[node]
-        board = 0
-        for j in range(boards):
-            board += (dealt[2 + j] + 1) * board_radix[j]
-        children = 0
-        value = 0.0
-        code = -1
-        if node_kind == 2:
-            slot = skeleton_deal_slot[node]
-            used = 0
-            for earlier in range(slot):
-                used |= outcome_mask[slot_start[earlier] + dealt[earlier]]
-            for outcome in range(slot_count[slot] - 1, -1, -1):
-                if deal_by_rank:
-                    remaining = outcome_copies[slot_start[slot] + outcome]
-                    for earlier in range(slot):
-                        if dealt[earlier] == outcome:
-                            remaining -= 1
-                    probability = remaining / (num_cards - slot)
-                elif outcome_mask[slot_start[slot] + outcome] & used:
-                    remaining = 0
-                else:
-                    remaining = 1
-                    probability = slot_probability[slot]
-                if remaining > 0:
-                    stack_node[top] = skeleton_first_child[node]
-                    stack_depth[top] = node_depth + 1
-                    stack_slot[top] = slot
-                    stack_outcome[top] = outcome
-                    stack_prob[top] = probability
-                    top += 1
-                    children += 1
-        elif node_kind == 3:
-            folder = skeleton_folder[node]
-            if folder == 0:
-                value = -skeleton_contribution[node, 0]
-            elif folder == 1:
-                value = skeleton_contribution[node, 1]
-            else:
-                size = _hand_of(0, dealt, boards, slot_start, slot_size, outcome_cards, hand0)
-                _hand_of(1, dealt, boards, slot_start, slot_size, outcome_cards, hand1)
-                value0 = hand_value(hand0, size, num_ranks, num_suits)
-                value1 = hand_value(hand1, size, num_ranks, num_suits)
-                if value0 > value1:
-                    value = skeleton_contribution[node, 1]
-                elif value0 < value1:
-                    value = -skeleton_contribution[node, 0]
-        else:
-            children = skeleton_num_children[node]
-            first = skeleton_first_child[node]
-            for k in range(children - 1, -1, -1):
-                stack_node[top] = first + k
-                stack_depth[top] = node_depth + 1
-                stack_slot[top] = -1
-                stack_prob[top] = 1.0
-                top += 1
-            code = (node * num_private + dealt[node_kind]) * num_board_codes + board
-        kind[count] = node_kind
-        depth[count] = node_depth
-        num_children[count] = children
-        chance_prob[count] = prob
-        utility[count] = value
-        infoset_code[count] = code
-        public_code[count] = node * num_board_codes + board
-        count += 1
-    return count
 
 
 def _check_range(family: str, name: str, value: int, low: int, high: int) -> None:

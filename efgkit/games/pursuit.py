@@ -62,8 +62,8 @@ GP5 then GP6 (nodes / terminals / infosets 0 + 1), all of which miss them:
   to attacker: 2,416 + 5,073 and 23,433 + 60,865.
 
 ``GraphPursuit(moves).compile()`` builds the tree with a numba kernel that emits it in
-preorder; ``build_tree(GraphPursuit(moves))`` walks the protocol methods and gives the
-identical tree (same fingerprint), only slower.
+preorder (``pursuit_preorder``, imported only then); ``build_tree(GraphPursuit(moves))``
+walks the protocol methods and gives the identical tree (same fingerprint), only slower.
 """
 
 from __future__ import annotations
@@ -71,10 +71,7 @@ from __future__ import annotations
 from functools import cache
 from typing import NamedTuple
 
-import numba
 import numpy as np
-from numba import types
-from numba.typed import Dict
 from tqdm import tqdm
 
 from efgkit.errors import GameDefinitionError, GameSpecError
@@ -100,12 +97,6 @@ MAX_MOVES = 12
 """GP12 has 8.9e11 nodes (each round multiplies them by about 8): far past any node limit."""
 DEFAULT_MOVES = 4
 
-_OUT_OFFSET = np.zeros(NUM_GRAPH_NODES + 1, np.int64)
-for _node in range(NUM_GRAPH_NODES):
-    _OUT_OFFSET[_node + 1] = _OUT_OFFSET[_node] + len(GRAPH_OUT_EDGES.get(_node, ()))
-_OUT_TARGET = np.array([t for n in range(NUM_GRAPH_NODES) for t in GRAPH_OUT_EDGES.get(n, ())],
-                       np.int64)
-
 
 def _shortest_distances() -> np.ndarray:
     """Directed shortest-path lengths along out-edges (Floyd-Warshall); unreachable = N."""
@@ -119,13 +110,6 @@ def _shortest_distances() -> np.ndarray:
 
 
 DISTANCE = _shortest_distances()
-
-# Observation codes in the kernel: attacker 0 (no unit seen), 1 + n (one unit on n),
-# 1 + N + N * n1 + n2 (unit 1 on n1, unit 2 on n2); defender 0 (nothing) or 1 + n.
-_NUM_OBSERVATIONS = 1 + NUM_GRAPH_NODES + NUM_GRAPH_NODES * NUM_GRAPH_NODES
-_MAX_JOINT_ACTIONS = max(len(t) for t in GRAPH_OUT_EDGES.values()) ** 2
-# Columns of the per-player infoset trie the kernel fills (row 0 = empty history).
-_PARENT, _ACTION, _OBSERVATION, _POSITION_A, _POSITION_B = range(5)
 
 
 def _attacker_sees(attacker: int, unit1: int, unit2: int) -> tuple[int, ...]:
@@ -285,6 +269,8 @@ class GraphPursuit:
     # ------------------------------------------------------------ fast builder
     def compile(self, node_limit: int | None = None, progress: bool = False) -> GameTree:
         """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
+        from efgkit.games.pursuit_preorder import OUT_OFFSET, OUT_TARGET, emit_preorder
+
         attacker_decisions, defender_decisions, terminals = node_counts(self.moves)
         total = attacker_decisions + defender_decisions + terminals
         limit = checked_node_limit(self.spec, total, node_limit)
@@ -292,8 +278,8 @@ class GraphPursuit:
             arrays = allocate_preorder(total)
             # Each decision node adds at most one row to its player's trie (plus row 0).
             trie = np.zeros((2, max(attacker_decisions, defender_decisions) + 1, 5), np.int64)
-            written, trie_rows = _emit_preorder(
-                self.moves, _OUT_OFFSET, _OUT_TARGET, DISTANCE, VISIBILITY_RADIUS, GOAL,
+            written, trie_rows = emit_preorder(
+                self.moves, OUT_OFFSET, OUT_TARGET, DISTANCE, VISIBILITY_RADIUS, GOAL,
                 ATTACKER_START, UNIT_STARTS[0], UNIT_STARTS[1],
                 arrays["kind"], arrays["depth"], arrays["num_children"], arrays["utility"],
                 arrays["infoset_code"], arrays["public_code"], trie,
@@ -336,135 +322,6 @@ def _infoset_names(player: int, trie: np.ndarray) -> list[tuple[str, tuple[str, 
         seen = _observation_text(player, _decode_observation(player, observation))
         names.append((f"{parent_key}{taken} {seen}", _labels(player, position_a, position_b)))
     return names
-
-
-@numba.njit(cache=True)
-def _intern_infoset(table, trie, rows, player, parent, action, observation, position_a,
-                    position_b):
-    """Row of the infoset (parent row, action, observation) in ``player``'s trie; new rows
-    are appended. Returns the int64 infoset code: row * 2 + player."""
-    key = ((parent * _MAX_JOINT_ACTIONS + action) * _NUM_OBSERVATIONS + observation) * 2 + player
-    row = table.get(key, -1)
-    if row < 0:
-        row = rows[player]
-        rows[player] += 1
-        table[key] = row
-        trie[player, row, _PARENT] = parent
-        trie[player, row, _ACTION] = action
-        trie[player, row, _OBSERVATION] = observation
-        trie[player, row, _POSITION_A] = position_a
-        trie[player, row, _POSITION_B] = position_b
-    return row * 2 + player
-
-
-@numba.njit(cache=True)
-def _emit_preorder(moves, out_offset, out_target, distance, radius, goal, attacker_start,
-                   unit1_start, unit2_start, kind, depth, num_children, utility, infoset_code,
-                   public_code, trie):
-    """Write GP``moves`` in depth-first preorder into the given per-node arrays.
-
-    Level ``2 * round`` is the attacker's decision, ``2 * round + 1`` the defender's; a
-    frame per level holds the positions, each player's infoset row and the
-    action it last took there (its next infoset's trie parent), and the next child to
-    expand. ``trie`` (int64 (2, rows, 5)) receives both players' infoset tries. Returns
-    (nodes written, trie rows used per player).
-    """
-    levels = 2 * moves
-    origin = np.zeros(levels, np.int64)
-    attacker = np.zeros(levels, np.int64)
-    unit1 = np.zeros(levels, np.int64)
-    unit2 = np.zeros(levels, np.int64)
-    own_row = np.zeros((levels, 2), np.int64)  # each player's latest infoset row
-    own_action = np.zeros((levels, 2), np.int64)  # the action taken there
-    next_child = np.zeros(levels, np.int64)
-    child_count = np.zeros(levels, np.int64)
-    table = Dict.empty(key_type=types.int64, value_type=types.int64)
-    rows = np.ones(2, np.int64)
-
-    origin[0] = attacker_start
-    attacker[0] = attacker_start
-    unit1[0] = unit1_start
-    unit2[0] = unit2_start
-    node = 0
-    level = 0
-    while True:
-        # Write the node that ``level``'s frame describes and start its children.
-        round_index = level >> 1
-        if level & 1 == 0:
-            here = attacker[level]
-            seen = 0
-            first = distance[here, unit1[level]] <= radius
-            second = distance[here, unit2[level]] <= radius
-            if first and second:
-                seen = 1 + distance.shape[0] * (1 + unit1[level]) + unit2[level]
-            elif first:
-                seen = 1 + unit1[level]
-            elif second:
-                seen = 1 + unit2[level]
-            code = _intern_infoset(table, trie, rows, 0, own_row[level, 0], own_action[level, 0],
-                                   seen, here, -1)
-            child_count[level] = out_offset[here + 1] - out_offset[here]
-        else:
-            start = origin[level]
-            seen = 0
-            if min(distance[start, unit1[level]], distance[start, unit2[level]]) <= radius:
-                seen = 1 + start
-            code = _intern_infoset(table, trie, rows, 1, own_row[level, 1], own_action[level, 1],
-                                   seen, unit1[level], unit2[level])
-            child_count[level] = ((out_offset[unit1[level] + 1] - out_offset[unit1[level]])
-                                  * (out_offset[unit2[level] + 1] - out_offset[unit2[level]]))
-        kind[node] = level & 1
-        depth[node] = level
-        num_children[node] = child_count[level]
-        infoset_code[node] = code
-        public_code[node] = round_index
-        node += 1
-        own_row[level, level & 1] = code >> 1
-        next_child[level] = 0
-
-        # Advance to the next node in preorder, writing terminal children on the way.
-        while True:
-            if next_child[level] == child_count[level]:
-                level -= 1
-                if level < 0:
-                    return node, rows
-                continue
-            child = next_child[level]
-            next_child[level] += 1
-            if level & 1 == 0:
-                destination = out_target[out_offset[attacker[level]] + child]
-                origin[level + 1] = origin[level]
-                unit1[level + 1] = unit1[level]
-                unit2[level + 1] = unit2[level]
-            else:
-                second_degree = out_offset[unit2[level] + 1] - out_offset[unit2[level]]
-                to1 = out_target[out_offset[unit1[level]] + child // second_degree]
-                to2 = out_target[out_offset[unit2[level]] + child % second_degree]
-                start = origin[level]
-                destination = attacker[level]
-                caught = (destination == to1 or destination == to2
-                          or (destination == unit1[level] and start == to1)
-                          or (destination == unit2[level] and start == to2))
-                on_goal = not caught and destination == goal
-                if caught or (level >> 1) + 1 == moves:
-                    kind[node] = 3
-                    depth[node] = level + 1
-                    num_children[node] = 0
-                    utility[node] = (GOAL_UTILITY if on_goal
-                                     else CAPTURE_UTILITY if caught else TIMEOUT_UTILITY)
-                    infoset_code[node] = -1
-                    public_code[node] = (level >> 1) + 1
-                    node += 1
-                    continue
-                origin[level + 1] = destination
-                unit1[level + 1] = to1
-                unit2[level + 1] = to2
-            attacker[level + 1] = destination
-            own_row[level + 1] = own_row[level]
-            own_action[level + 1] = own_action[level]
-            own_action[level + 1, level & 1] = child
-            level += 1
-            break
 
 
 PURSUIT = GameEntry(

@@ -16,6 +16,9 @@ own action on the path (``node_last_action``), perfect-recall data per infoset.
 Per infoset: ``infoset_player``, ``infoset_num_actions`` and CSR ``infoset_action_offset``
 (length infosets + 1) into flat per-action arrays, plus human-readable ``infoset_keys``
 and ``action_labels`` (kept outside the kernels).
+
+The kernels deriving data from these arrays live in ``tree_structure`` and are imported on
+first use, so reading the game list never imports numba.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import numba
 import numpy as np
 
 from efgkit.errors import FileFormatError, GameDefinitionError
@@ -99,7 +101,7 @@ class GameTree:
             "infosets_player0": int(per_player[0]),
             "infosets_player1": int(per_player[1]),
             "infoset_actions": self.num_infoset_actions,
-            "max_depth": int(self.node_depth.max()) if self.num_nodes else 0,
+            "max_depth": self.max_depth,
             "bytes_per_node": self.bytes_per_node(),
         }
 
@@ -112,13 +114,33 @@ class GameTree:
     @cached_property
     def node_parent(self) -> np.ndarray:
         """int32 parent of each node (-1 at the root)."""
-        parent, _ = _parents_and_depths(self.node_first_child, self.node_num_children)
+        from efgkit.games.tree_structure import parents_and_depths
+
+        parent, _ = parents_and_depths(self.node_first_child, self.node_num_children)
         return parent
 
     @cached_property
     def node_depth(self) -> np.ndarray:
         """int16 depth of each node (root 0)."""
-        _, depth = _parents_and_depths(self.node_first_child, self.node_num_children)
+        from efgkit.games.tree_structure import parents_and_depths
+
+        _, depth = parents_and_depths(self.node_first_child, self.node_num_children)
+        return depth
+
+    @cached_property
+    def max_depth(self) -> int:
+        """Depth of the deepest node (0 for a lone root), without deriving ``node_depth``.
+
+        Breadth-first order puts a deepest node last; its depth is the length of its chain
+        of parents, each found by binary search among the internal nodes' first children
+        (increasing in breadth-first order).
+        """
+        internal = self.internal_nodes
+        first_child = self.node_first_child[internal]
+        node, depth = self.num_nodes - 1, 0
+        while node > 0:
+            node = int(internal[np.searchsorted(first_child, node, side="right") - 1])
+            depth += 1
         return depth
 
     @cached_property
@@ -136,7 +158,9 @@ class GameTree:
     @cached_property
     def node_last_action(self) -> np.ndarray:
         """int32 array (2, nodes): each player's last own flat action on the path (-1: none)."""
-        return _last_own_actions(
+        from efgkit.games.tree_structure import last_own_actions
+
+        return last_own_actions(
             self.node_kind, self.node_infoset, self.node_first_child,
             self.node_num_children, self.infoset_action_offset,
         )
@@ -148,7 +172,9 @@ class GameTree:
         Raises GameDefinitionError when the game does not have perfect recall (two nodes
         of one infoset reached through different own action sequences).
         """
-        parent_action, bad_infoset = _infoset_parent_actions(
+        from efgkit.games.tree_structure import infoset_parent_actions
+
+        parent_action, bad_infoset = infoset_parent_actions(
             self.node_kind, self.node_infoset, self.node_last_action, self.num_infosets
         )
         if bad_infoset >= 0:
@@ -169,7 +195,9 @@ class GameTree:
     @cached_property
     def infoset_sequence_length(self) -> np.ndarray:
         """int32 per infoset: length of the owner's own action sequence leading to it."""
-        return _sequence_lengths(self.infoset_parent_action, self.action_infoset)
+        from efgkit.games.tree_structure import sequence_lengths
+
+        return sequence_lengths(self.infoset_parent_action, self.action_infoset)
 
     def infosets_of(self, player: int) -> np.ndarray:
         return np.flatnonzero(self.infoset_player == player).astype(np.int32)
@@ -186,7 +214,9 @@ class GameTree:
     # ------------------------------------------------------------ integrity
     def validate(self) -> None:
         """Check the structural invariants; raise GameDefinitionError on the first violation."""
-        problem = _structure_problem(
+        from efgkit.games.tree_structure import structure_problem
+
+        problem = structure_problem(
             self.node_kind, self.node_infoset, self.node_first_child, self.node_num_children,
             self.node_chance_prob, self.infoset_player, self.infoset_num_actions,
         )
@@ -264,121 +294,3 @@ class GameTree:
                 f"{path}: tree file is for game {tree.spec!r}, not {expected_spec!r}"
             )
         return tree
-
-
-# ---------------------------------------------------------------------- kernels
-@numba.njit(cache=True)
-def _parents_and_depths(first_child, num_children):
-    n = first_child.shape[0]
-    parent = np.full(n, -1, np.int32)
-    depth = np.zeros(n, np.int16)
-    for node in range(n):
-        start = first_child[node]
-        for k in range(num_children[node]):
-            parent[start + k] = node
-            depth[start + k] = depth[node] + 1
-    return parent, depth
-
-
-@numba.njit(cache=True)
-def _last_own_actions(kind, infoset, first_child, num_children, action_offset):
-    n = kind.shape[0]
-    last = np.full((2, n), -1, np.int32)
-    for node in range(n):
-        start = first_child[node]
-        for k in range(num_children[node]):
-            child = start + k
-            last[0, child] = last[0, node]
-            last[1, child] = last[1, node]
-            if kind[node] < 2:
-                last[kind[node], child] = action_offset[infoset[node]] + k
-    return last
-
-
-@numba.njit(cache=True)
-def _infoset_parent_actions(kind, infoset, last_action, num_infosets):
-    parent_action = np.full(num_infosets, -2, np.int32)
-    for node in range(kind.shape[0]):
-        if kind[node] >= 2:
-            continue
-        i = infoset[node]
-        own = last_action[kind[node], node]
-        if parent_action[i] == -2:
-            parent_action[i] = own
-        elif parent_action[i] != own:
-            return parent_action, i
-    return parent_action, -1
-
-
-@numba.njit(cache=True)
-def _sequence_lengths(parent_action, action_infoset):
-    # Infosets are numbered by first appearance in breadth-first order, so an infoset's
-    # parent infoset always has a smaller id and one forward pass suffices.
-    length = np.zeros(parent_action.shape[0], np.int32)
-    for i in range(parent_action.shape[0]):
-        if parent_action[i] >= 0:
-            length[i] = length[action_infoset[parent_action[i]]] + 1
-    return length
-
-
-@numba.njit(cache=True)
-def _structure_problem_code(kind, infoset, first_child, num_children, chance_prob,
-                            infoset_player, infoset_num_actions):
-    n = kind.shape[0]
-    expected_next = 1
-    next_new_infoset = 0
-    for node in range(n):
-        m = num_children[node]
-        if kind[node] == 3:
-            if m != 0:
-                return 1, node
-            continue
-        if m <= 0:
-            return 2, node
-        if first_child[node] != expected_next:
-            return 3, node
-        expected_next += m
-        if kind[node] == 2:
-            total = 0.0
-            for k in range(m):
-                p = chance_prob[first_child[node] + k]
-                if p < 0.0:
-                    return 4, node
-                total += p
-            if abs(total - 1.0) > 1e-9:
-                return 4, node
-        else:
-            i = infoset[node]
-            if i < 0 or i >= infoset_player.shape[0]:
-                return 5, node
-            if i == next_new_infoset:
-                next_new_infoset += 1
-            elif i > next_new_infoset:
-                return 9, node
-            if infoset_player[i] != kind[node]:
-                return 6, node
-            if infoset_num_actions[i] != m:
-                return 7, node
-    if expected_next != n:
-        return 8, n
-    if next_new_infoset != infoset_player.shape[0]:
-        return 5, n
-    return 0, -1
-
-
-_STRUCTURE_PROBLEMS = {
-    1: "terminal node {} has children",
-    2: "non-terminal node {} has no children",
-    3: "node {}'s children are not contiguous in breadth-first order",
-    4: "chance node {}'s outcome probabilities are negative or do not sum to 1",
-    5: "decision node {} has no valid infoset",
-    6: "decision node {}'s player differs from its infoset's player",
-    7: "decision node {}'s action count differs from its infoset's",
-    8: "node count {} does not match the children listed",
-    9: "infosets are not numbered by first appearance in breadth-first order (node {})",
-}
-
-
-def _structure_problem(*arrays) -> str:
-    code, node = _structure_problem_code(*arrays)
-    return _STRUCTURE_PROBLEMS[code].format(node) if code else ""

@@ -25,6 +25,7 @@ from efgkit.solvers.cfr import (
     PREDICTIVE,
     SCHEDULED,
     VARIANT_CODES,
+    Settings,
     average_weight,
     check_iterations,
     checked_parameters,
@@ -191,20 +192,6 @@ def accumulate_average(tree, layout, strategy, player, weight, reach, average):
                 offset = layout.action_offset[row]
                 for k in range(tree.num_children[node]):
                     average[offset + k] += w * strategy[offset + k]
-
-
-class Settings(NamedTuple):
-    """``variant`` (``efgkit.solvers.cfr.VARIANT_CODES``), CFR+'s averaging ``delay``, the
-    discount exponents (DCFR's alpha, beta, gamma; DCFR+/PDCFR+'s alpha; gamma the average
-    weight exponent of DCFR+, PCFR+ and PDCFR+, the schedule's start for HS-DCFR and
-    HS-PCFR+) and the schedule's ``horizon`` (``efgkit.solvers.cfr.KernelParameters``)."""
-
-    variant: int
-    delay: int
-    alpha: float
-    beta: float
-    gamma: float
-    horizon: int
 
 
 class SolverState(NamedTuple):

@@ -177,7 +177,7 @@ class DistributionalSolver:
         """The opponent's normalised counterfactual value of ``follow`` at every head infoset
         under the current profile (float64 per element; the mean where unreachable)."""
         layout = self.solver.layout
-        bottom_up_values(*layout.passes, layout.edge_prob, self._values)
+        bottom_up_values(layout.passes, layout.edge_prob, self._values)
         follow = self._sign * self._values[self._follow_child]
         total = np.bincount(self._element, weights=self._weight * follow, minlength=self.means.shape[0])
         return np.divide(total, self._normaliser, out=self.means.copy(), where=self._normaliser > 0)

@@ -124,28 +124,26 @@ class CFRSolver:
         self.iteration = 0
         self.regrets = np.zeros(infoset_map.num_abstract_actions)
         self.average_accumulator = np.zeros(infoset_map.num_abstract_actions)
-        self._instant = np.zeros(infoset_map.num_abstract_actions)
-        self._own_reach = np.zeros(tree.num_infosets)
-        parent_action = tree.infoset_parent_action  # raises unless perfect recall
-        self._parent_action = parent_action
-        self._player_infosets = [tree.infosets_of(p) for p in (0, 1)]
-        self._player_abstract = [infoset_map.abstract_infosets_of(p) for p in (0, 1)]
-        self._matched_abstract = list(self._player_abstract)  # all but the held infosets
+        self._state = RegretState(self.regrets, self.average_accumulator,
+                                  np.zeros(infoset_map.num_abstract_actions))
+        self._work = Workspace(self.layout.edge_prob, self.layout.values, self.layout.reach,
+                               np.zeros(tree.num_infosets))
+        self._view = InfosetView(tree.infoset_parent_action,  # raises unless perfect recall
+                                 tree.action_infoset, tree.infoset_action_offset, tree.infoset_num_actions,
+                                 infoset_map.infoset_offset, infoset_map.abstract_action_offset)
+        self._settings = Settings(VARIANT_CODES[self.variant], self.delay, self.alpha, self.beta, self.gamma,
+                                  self.horizon)
+        self._player_infosets = tuple(tree.infosets_of(p) for p in (0, 1))
+        self._player_abstract = tuple(infoset_map.abstract_infosets_of(p) for p in (0, 1))
+        self._matched_abstract = self._player_abstract  # all but the held infosets
         self._held = np.zeros(0, np.int32)
         self._held_actions = np.zeros(0, np.int64)
-        self._variant_code = VARIANT_CODES[self.variant]
         for player in (0, 1):
             self._match(player)
 
     def _match(self, player: int) -> None:
-        if self.variant in PREDICTIVE:
-            predictive_regret_matching(self._matched_abstract[player],
-                                       self.infoset_map.abstract_action_offset, self.regrets, self._instant,
-                                       prediction_scale(self._variant_code, self.iteration, self.alpha),
-                                       self.layout.edge_prob)
-        else:
-            regret_matching(self._matched_abstract[player], self.infoset_map.abstract_action_offset,
-                            self.regrets, self.layout.edge_prob)
+        match_player(self._settings, self.iteration, self._matched_abstract[player],
+                     self.infoset_map.abstract_action_offset, self._state, self.layout.edge_prob)
 
     def hold_strategy(self, abstract_infosets: np.ndarray, probabilities: np.ndarray) -> None:
         """Play ``probabilities`` (float64, the held infosets' actions one after another) at
@@ -164,7 +162,7 @@ class CFRSolver:
         if not np.array_equal(infosets, self._held):
             held = np.zeros(self.infoset_map.num_abstract, dtype=bool)
             held[infosets] = True
-            self._matched_abstract = [a[~held[a]] for a in self._player_abstract]
+            self._matched_abstract = tuple(a[~held[a]] for a in self._player_abstract)
             self._held = infosets
             self._held_actions = np.repeat(offsets[infosets], counts) + positions_within(counts)
             for player in (0, 1):
@@ -174,21 +172,9 @@ class CFRSolver:
     def iterate(self, iterations: int = 1) -> CFRSolver:
         """Run ``iterations`` full iterations (both players updated in each)."""
         check_iterations(self.variant, self.horizon, self.iteration, iterations)
-        tree = self.infoset_map.tree
-        m = self.infoset_map
-        _cfr_iterations(
-            iterations, self.iteration, self._variant_code, self.alternating, self.delay,
-            self.alpha, self.beta, self.gamma, self.horizon,
-            *self.layout.passes, self.layout.internal_infoset,
-            self._player_infosets[0], self._player_infosets[1],
-            self._player_abstract[0], self._player_abstract[1],
-            self._matched_abstract[0], self._matched_abstract[1],
-            self._parent_action, tree.action_infoset, tree.infoset_action_offset,
-            m.infoset_offset,
-            tree.infoset_num_actions, m.abstract_action_offset,
-            self.regrets, self.average_accumulator, self._instant, self._own_reach,
-            self.layout.edge_prob, self.layout.values, self.layout.reach,
-        )
+        players = PlayerSets(self._player_infosets, self._player_abstract, self._matched_abstract)
+        run_iterations(iterations, self.iteration, self.alternating, self._settings, self.layout.passes,
+                       self._view, players, self._state, self._work, no_samples())
         self.iteration += iterations
         return self
 
@@ -208,7 +194,7 @@ class CFRSolver:
         predictive variants add their prediction, the last instantaneous regrets)."""
         arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
         if self.variant in PREDICTIVE:
-            arrays["prediction"] = self._instant
+            arrays["prediction"] = self._state.instant
         return arrays
 
     def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray,
@@ -230,7 +216,7 @@ class CFRSolver:
                 raise ParameterError(f"{name} holds values that are not finite")
         self.regrets[:] = regrets
         self.average_accumulator[:] = average_accumulator
-        self._instant[:] = 0.0 if prediction is None else prediction
+        self._state.instant[:] = 0.0 if prediction is None else prediction
         self.iteration = int(iteration)
         for player in (0, 1):
             self._match(player)
@@ -360,7 +346,7 @@ def check_iterations(variant: str, horizon: int, done: int, iterations: int) -> 
                              f"{done + iterations} would pass it (give a horizon of the total iterations)")
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def discount(s, alpha):
     """d(s) = s^alpha / (s^alpha + 1), DCFR+'s and PDCFR+'s regret discount (d(0) = 0)."""
     if s <= 0:
@@ -423,7 +409,7 @@ def update_regret(rule, regrets, instant, average, x):
     regrets[x] = r
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def average_weight(variant, t, delay, gamma, horizon):
     """Iteration ``t``'s weight in the average accumulator: CFR+'s max(t - delay, 0); t^gamma
     for DCFR+, PCFR+ and PDCFR+; t^g(t) with the schedule's g(t) = gamma - 5t/n for HS-DCFR
@@ -437,13 +423,13 @@ def average_weight(variant, t, delay, gamma, horizon):
     return 1.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def is_predictive(variant):
     """Whether the next strategy matches a prediction (PCFR+, PDCFR+, HS-PCFR+)."""
     return variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def prediction_scale(variant, t, alpha):
     """How much of the cumulative regret enters the prediction after iteration ``t``."""
     return discount(t, alpha) if variant == VARIANT_PDCFR_PLUS else 1.0
@@ -451,6 +437,12 @@ def prediction_scale(variant, t, alpha):
 
 @numba.njit(cache=True)
 def regret_matching(abstract_infosets, action_offset, regrets, edge_prob):
+    """Regret matching (Zinkevich et al. 2007): each of ``abstract_infosets`` (int32 (m,))
+    plays its positive regrets normalised, or uniformly when none is positive.
+
+    ``action_offset`` int32 (abstract infosets + 1,); ``regrets`` float64 (abstract
+    actions,); writes ``edge_prob[:abstract actions]``.
+    """
     for j in range(abstract_infosets.shape[0]):
         a = abstract_infosets[j]
         lo = action_offset[a]
@@ -490,124 +482,189 @@ def predictive_regret_matching(abstract_infosets, action_offset, regrets, instan
                 edge_prob[x] = 1.0 / (hi - lo)
 
 
+class Settings(NamedTuple):
+    """``variant`` (``VARIANT_CODES``), CFR+'s averaging ``delay``, the discount exponents
+    (DCFR's alpha, beta, gamma; DCFR+/PDCFR+'s alpha; gamma the average weight exponent of
+    DCFR+, PCFR+ and PDCFR+, the schedule's start for HS-DCFR and HS-PCFR+) and the
+    schedule's ``horizon`` (``KernelParameters``). The GameTree kernels and the poker engine
+    share it."""
+
+    variant: int
+    delay: int
+    alpha: float
+    beta: float
+    gamma: float
+    horizon: int
+
+
+class InfosetView(NamedTuple):
+    """The tree's infosets and where their actions sit on the abstraction: ``parent_action``
+    int32 (infosets,) (``GameTree.infoset_parent_action``), ``action_infoset`` int32
+    (infoset-actions,), ``tree_action_offset`` int32 (infosets + 1,), ``num_actions`` int32
+    (infosets,), ``infoset_offset`` int32 (infosets,) the first abstract action of each
+    original infoset, ``action_offset`` int32 (abstract infosets + 1,) the abstraction's."""
+
+    parent_action: np.ndarray
+    action_infoset: np.ndarray
+    tree_action_offset: np.ndarray
+    num_actions: np.ndarray
+    infoset_offset: np.ndarray
+    action_offset: np.ndarray
+
+
+class PlayerSets(NamedTuple):
+    """Per player, a pair of int32 arrays each: the original ``infosets``, the ``abstract``
+    infosets, and the abstract infosets regret matching sets (``matched``: all but the held)."""
+
+    infosets: tuple
+    abstract: tuple
+    matched: tuple
+
+
+class RegretState(NamedTuple):
+    """float64 (abstract actions,) each: cumulative ``regrets``, the ``average`` accumulator and
+    the ``instant`` regrets of each player's last update (the predictive variants' prediction)."""
+
+    regrets: np.ndarray
+    average: np.ndarray
+    instant: np.ndarray
+
+
+class Workspace(NamedTuple):
+    """``edge_prob`` float64 (profile entries + nodes,): the current profile, then the chance
+    probabilities (``ProfileLayout``); ``values`` and ``reach`` float64 (nodes,);
+    ``own_reach`` float64 (infosets,)."""
+
+    edge_prob: np.ndarray
+    values: np.ndarray
+    reach: np.ndarray
+    own_reach: np.ndarray
+
+
+class Samples(NamedTuple):
+    """CFR+IRA's sampled original infosets (Čermák et al. Alg. 7): ``slots`` int32 (2,
+    infosets), the row of each infoset in ``regrets`` float64 (2, rows, max actions) per
+    sample kind, -1 when not sampled. Shapes (2, 0) and (2, 0, 0) sample nothing."""
+
+    slots: np.ndarray
+    regrets: np.ndarray
+
+
+def no_samples() -> Samples:
+    """Samples that track nothing (every solver but CFR+IRA)."""
+    return Samples(np.zeros((2, 0), np.int32), np.zeros((2, 0, 0)))
+
+
 @numba.njit(cache=True)
-def values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, infoset_of,
-                       edge_prob, values, reach, player, instant, sample_slots, sample_regrets):
+def values_and_regrets(passes, edge_prob, values, reach, player, instant, samples):
     """Bottom-up values (player 0) and the player's counterfactual regrets, in one pass.
 
-    When ``sample_slots`` is non-empty (shape (2, infosets)), an original infoset with
-    ``sample_slots[s, I] >= 0`` also gets its own counterfactual regrets added to row
-    ``sample_regrets[s, slot]`` (the sampled sets of CFR+IRA, Čermák et al. Alg. 7).
+    ``passes`` a ``NodePasses``; ``edge_prob`` float64 (profile entries + nodes,);
+    ``values``, ``reach`` (opponent and chance) float64 (nodes,); regrets are added to
+    ``instant`` float64 (abstract actions,). An original infoset with ``samples.slots[s, I]
+    >= 0`` also gets its own counterfactual regrets added to row ``samples.regrets[s,
+    slot]`` (the sampled sets of CFR+IRA, Čermák et al. Alg. 7).
     """
     sign = 1.0 if player == 0 else -1.0
-    track = sample_slots.shape[1] > 0
-    for i in range(nodes.shape[0] - 1, -1, -1):
-        node = nodes[i]
-        start = first_child[i]
-        offset = prob_offset[i]
-        m = num_children[i]
+    track = samples.slots.shape[1] > 0
+    for i in range(passes.nodes.shape[0] - 1, -1, -1):
+        start = passes.first_child[i]
+        offset = passes.prob_offset[i]
+        m = passes.num_children[i]
         total = 0.0
         for k in range(m):
             total += edge_prob[offset + k] * values[start + k]
+        node = passes.nodes[i]
         values[node] = total
-        if kinds[i] == player:
+        if passes.kind[i] == player:
             weight = sign * reach[node]
             if weight != 0.0:
                 for k in range(m):
                     instant[offset + k] += weight * (values[start + k] - total)
                 if track:
                     for s in range(2):
-                        slot = sample_slots[s, infoset_of[i]]
+                        slot = samples.slots[s, passes.infoset[i]]
                         if slot >= 0:
                             for k in range(m):
-                                sample_regrets[s, slot, k] += weight * (values[start + k] - total)
+                                samples.regrets[s, slot, k] += weight * (values[start + k] - total)
+
+
+@numba.njit(cache=True, inline="always")
+def update_player(t, player, settings, passes, view, infosets, abstract, state, work, samples):
+    """One player's update at iteration ``t``: regrets, average and cumulative regrets, no
+    regret matching. ``infosets`` / ``abstract`` int32: the player's original and abstract
+    infosets; the bundles are ``Settings``, ``NodePasses``, ``InfosetView``, ``RegretState``,
+    ``Workspace`` and ``Samples``."""
+    clear_instant_regrets(abstract, view.action_offset, state.instant)
+    others_reach(passes, work.edge_prob, player, work.reach)
+    values_and_regrets(passes, work.edge_prob, work.values, work.reach, player, state.instant, samples)
+    accumulate_player_update(t, settings, view, infosets, abstract, state, work)
 
 
 @numba.njit(cache=True)
-def update_player(t, player, variant, delay, alpha, beta, gamma, horizon,
-                  nodes, kinds, first_child, num_children, prob_offset, infoset_of,
-                  player_infosets, player_abstract, parent_action, action_infoset,
-                  tree_action_offset, infoset_offset, infoset_num_actions, action_offset,
-                  regrets, average, instant, own_reach, edge_prob, values, reach,
-                  sample_slots, sample_regrets):
-    """One player's CFR/CFR+/DCFR update at iteration ``t`` (regrets, average, not matching)."""
-    clear_instant_regrets(player_abstract, action_offset, instant)
-    others_reach(nodes, kinds, first_child, num_children, prob_offset, edge_prob, player, reach)
-    values_and_regrets(nodes, kinds, first_child, num_children, prob_offset, infoset_of,
-                       edge_prob, values, reach, player, instant, sample_slots, sample_regrets)
-    accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, horizon, player_infosets,
-                             player_abstract, parent_action, action_infoset, tree_action_offset,
-                             infoset_offset, infoset_num_actions, action_offset, regrets, average,
-                             instant, own_reach, edge_prob)
-
-
-@numba.njit(cache=True)
-def clear_instant_regrets(player_abstract, action_offset, instant):
-    for j in range(player_abstract.shape[0]):
-        a = player_abstract[j]
+def clear_instant_regrets(abstract, action_offset, instant):
+    """Zero ``instant`` float64 (abstract actions,) on the actions of ``abstract`` (int32)
+    by ``action_offset`` int32 (abstract infosets + 1,)."""
+    for j in range(abstract.shape[0]):
+        a = abstract[j]
         for x in range(action_offset[a], action_offset[a + 1]):
             instant[x] = 0.0
 
 
 @numba.njit(cache=True)
-def accumulate_player_update(t, player, variant, delay, alpha, beta, gamma, horizon, player_infosets,
-                             player_abstract, parent_action, action_infoset, tree_action_offset,
-                             infoset_offset, infoset_num_actions, action_offset, regrets, average,
-                             instant, own_reach, edge_prob):
+def accumulate_player_update(t, settings, view, infosets, abstract, state, work):
     """Iteration ``t``'s average-strategy contribution and cumulative regret update.
 
-    Works infoset by infoset, so a driver may call it on consecutive slices of
-    ``player_infosets`` / ``player_abstract`` (efgkit.storage.disk_solve does, to bound
-    its resident memory) with the same result as one call.
+    ``infosets`` / ``abstract`` int32: one player's original and abstract infosets. Works
+    infoset by infoset, so a driver may call it on consecutive slices of both
+    (efgkit.storage.disk_solve does, to bound its resident memory) with the same result as
+    one call.
     """
     # Average strategy: weight * own reach of each original infoset * current strategy.
-    weight = average_weight(variant, t, delay, gamma, horizon)
+    weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
     if weight > 0.0:
-        own_infoset_reach(player_infosets, parent_action, action_infoset, tree_action_offset,
-                          infoset_offset, edge_prob, own_reach)
-        for j in range(player_infosets.shape[0]):
-            infoset = player_infosets[j]
-            w = weight * own_reach[infoset]
+        own_infoset_reach(infosets, view.parent_action, view.action_infoset, view.tree_action_offset,
+                          view.infoset_offset, work.edge_prob, work.own_reach)
+        for j in range(infosets.shape[0]):
+            infoset = infosets[j]
+            w = weight * work.own_reach[infoset]
             if w != 0.0:
-                lo = infoset_offset[infoset]
-                for k in range(infoset_num_actions[infoset]):
-                    average[lo + k] += w * edge_prob[lo + k]
+                lo = view.infoset_offset[infoset]
+                for k in range(view.num_actions[infoset]):
+                    state.average[lo + k] += w * work.edge_prob[lo + k]
 
     # Cumulative regret update.
-    rule = discount_rule(variant, t, alpha, beta, gamma, horizon)
-    for j in range(player_abstract.shape[0]):
-        a = player_abstract[j]
-        for x in range(action_offset[a], action_offset[a + 1]):
-            update_regret(rule, regrets, instant, average, x)
+    rule = discount_rule(settings.variant, t, settings.alpha, settings.beta, settings.gamma, settings.horizon)
+    for j in range(abstract.shape[0]):
+        a = abstract[j]
+        for x in range(view.action_offset[a], view.action_offset[a + 1]):
+            update_regret(rule, state.regrets, state.instant, state.average, x)
 
 
 @numba.njit(cache=True)
-def _cfr_iterations(iterations, done, variant, alternating, delay, alpha, beta, gamma, horizon,
-                    nodes, kinds, first_child, num_children, prob_offset, infoset_of,
-                    infosets0, infosets1, abstract0, abstract1, matched0, matched1,
-                    parent_action, action_infoset, tree_action_offset, infoset_offset,
-                    infoset_num_actions, action_offset,
-                    regrets, average, instant, own_reach, edge_prob, values, reach):
-    no_slots = np.zeros((2, 0), np.int32)
-    no_rows = np.zeros((2, 0, 0))
+def match_player(settings, t, matched, action_offset, state, edge_prob):
+    """Regret matching of ``matched`` (int32 abstract infosets) after iteration ``t``: of the
+    regrets, or for the predictive variants of the prediction. Writes ``edge_prob``."""
+    if is_predictive(settings.variant):
+        predictive_regret_matching(matched, action_offset, state.regrets, state.instant,
+                                   prediction_scale(settings.variant, t, settings.alpha), edge_prob)
+    else:
+        regret_matching(matched, action_offset, state.regrets, edge_prob)
+
+
+@numba.njit(cache=True)
+def run_iterations(iterations, done, alternating, settings, passes, view, players, state, work, samples):
+    """Iterations ``done + 1 .. done + iterations``, player 0 then player 1 in each; with
+    ``alternating`` player 1 responds to player 0's new strategy. Bundles as in
+    ``update_player``; ``players`` a ``PlayerSets``."""
     for it in range(iterations):
         t = done + it + 1
         for player in range(2):
-            infosets = infosets0 if player == 0 else infosets1
-            abstract = abstract0 if player == 0 else abstract1
-            update_player(t, player, variant, delay, alpha, beta, gamma, horizon,
-                          nodes, kinds, first_child, num_children, prob_offset, infoset_of,
-                          infosets, abstract, parent_action, action_infoset,
-                          tree_action_offset, infoset_offset, infoset_num_actions,
-                          action_offset, regrets, average, instant, own_reach, edge_prob,
-                          values, reach, no_slots, no_rows)
+            update_player(t, player, settings, passes, view, players.infosets[player],
+                          players.abstract[player], state, work, samples)
             if alternating:
-                matched = matched0 if player == 0 else matched1
-                if is_predictive(variant):
-                    predictive_regret_matching(matched, action_offset, regrets, instant,
-                                               prediction_scale(variant, t, alpha), edge_prob)
-                else:
-                    regret_matching(matched, action_offset, regrets, edge_prob)
+                match_player(settings, t, players.matched[player], view.action_offset, state,
+                             work.edge_prob)
         if not alternating:
-            regret_matching(matched0, action_offset, regrets, edge_prob)
-            regret_matching(matched1, action_offset, regrets, edge_prob)
+            regret_matching(players.matched[0], view.action_offset, state.regrets, work.edge_prob)
+            regret_matching(players.matched[1], view.action_offset, state.regrets, work.edge_prob)

@@ -10,21 +10,25 @@ sequences are (s0, s1). The symmetric LP gives player 1's plan. Both are solved 
 scipy's HiGHS; equilibrium behaviour strategies come from x(I, a) / x(parent(I)).
 Sequence 0 of each player is the empty sequence; sequence j + 1 is the player's j-th
 original infoset-action. Only the original (perfect-recall) game can be solved this way.
+scipy is imported when an LP is built, not with the module: importing the solvers stays
+fast for commands that never solve one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.optimize
-import scipy.sparse as sp
 
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
 from efgkit.solvers.traversal import ProfileLayout
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 HIGHS_OPTIONS = {
     "primal_feasibility_tolerance": 1e-10,
@@ -58,6 +62,8 @@ class SequenceFormLP:
 
     def _plan_constraints(self, player: int, parent_action: np.ndarray) -> sp.csr_matrix:
         """E with E x = e: x(empty) = 1 and, per infoset, sum_a x(I, a) = x(parent(I))."""
+        import scipy.sparse as sp
+
         tree = self.tree
         infosets = tree.infosets_of(player)
         rows, cols, vals = [0], [0], [1.0]
@@ -74,6 +80,8 @@ class SequenceFormLP:
         return sp.csr_matrix((vals, (rows, cols)), shape=shape)
 
     def _payoff_matrix(self) -> sp.csr_matrix:
+        import scipy.sparse as sp
+
         tree = self.tree
         layout = ProfileLayout(InfosetMap.identity(tree))
         layout.set_strategy(np.ones(tree.num_infoset_actions))
@@ -86,6 +94,9 @@ class SequenceFormLP:
         return sp.csr_matrix((values, (rows, cols)), shape=tuple(self._num_sequences))
 
     def _solve_player(self, player: int) -> tuple[float, np.ndarray]:
+        import scipy.optimize
+        import scipy.sparse as sp
+
         own, other = self._constraints[player], self._constraints[1 - player]
         payoff = self.payoff if player == 0 else -self.payoff.T
         n_plan, n_dual = own.shape[1], other.shape[0]

@@ -10,11 +10,27 @@ top-down, backward loop = bottom-up).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.maps.infoset_map import InfosetMap
+
+
+class NodePasses(NamedTuple):
+    """The internal nodes in breadth-first order, one entry each (internal nodes,): the node
+    id ``nodes`` int32, ``kind`` int8, ``first_child`` int32, ``num_children`` int16, the
+    ``prob_offset`` int32 of child 0's probability in ``edge_prob`` and the ``infoset``
+    int32 (-1 at chance nodes). What every pass kernel reads first."""
+
+    nodes: np.ndarray
+    kind: np.ndarray
+    first_child: np.ndarray
+    num_children: np.ndarray
+    prob_offset: np.ndarray
+    infoset: np.ndarray
 
 
 class ProfileLayout:
@@ -40,10 +56,15 @@ class ProfileLayout:
         self.internal_num_children = np.ascontiguousarray(
             tree.node_num_children[self.internal_nodes])
         self.internal_infoset = np.ascontiguousarray(tree.node_infoset[self.internal_nodes])
-        self.internal_prob_offset = _prob_offsets(
-            self.internal_kind, self.internal_infoset, self.internal_first_child,
-            infoset_map.infoset_offset, self.num_strategy_entries,
-        )
+        # Child k of internal node i has probability edge_prob[offset[i] + k]: the profile's
+        # entries of its infoset at decision nodes, its own chance block at chance nodes.
+        offsets = self.internal_first_child.astype(np.int64) + self.num_strategy_entries
+        decision = self.internal_kind < CHANCE
+        offsets[decision] = infoset_map.infoset_offset[self.internal_infoset[decision]]
+        self.internal_prob_offset = offsets.astype(np.int32)
+        self.passes = NodePasses(self.internal_nodes, self.internal_kind, self.internal_first_child,
+                                 self.internal_num_children, self.internal_prob_offset,
+                                 self.internal_infoset)
         self.terminal_nodes = np.flatnonzero(tree.node_kind == TERMINAL).astype(np.int32)
         self.values = tree.node_utility.copy()  # terminals keep utilities; internals overwritten
         self.reach = np.zeros(tree.num_nodes)
@@ -61,12 +82,6 @@ class ProfileLayout:
         _reassign_offsets(np.asarray(infosets, np.int32), order, bounds,
                           self.infoset_map.infoset_offset, self.internal_prob_offset)
 
-    @property
-    def passes(self) -> tuple[np.ndarray, ...]:
-        """The per-internal-node arrays every pass kernel takes first."""
-        return (self.internal_nodes, self.internal_kind, self.internal_first_child,
-                self.internal_num_children, self.internal_prob_offset)
-
     def set_strategy(self, probabilities: np.ndarray) -> None:
         self.edge_prob[: probabilities.shape[0]] = probabilities
 
@@ -76,28 +91,20 @@ class ProfileLayout:
 
     def expected_values(self) -> np.ndarray:
         """Player 0's expected utility at every node under the current strategy."""
-        bottom_up_values(*self.passes, self.edge_prob, self.values)
+        bottom_up_values(self.passes, self.edge_prob, self.values)
         return self.values
 
     def others_reach(self, player: int) -> np.ndarray:
         """Reach probability of every node due to chance and ``player``'s opponent."""
-        others_reach(*self.passes, self.edge_prob, player, self.reach)
+        others_reach(self.passes, self.edge_prob, player, self.reach)
         return self.reach
 
 
 @numba.njit(cache=True)
-def _prob_offsets(kind, infoset, first_child, infoset_offset, num_strategy_entries):
-    offsets = np.zeros(kind.shape[0], np.int32)
-    for i in range(kind.shape[0]):
-        if kind[i] < CHANCE:
-            offsets[i] = infoset_offset[infoset[i]]
-        else:
-            offsets[i] = num_strategy_entries + first_child[i]
-    return offsets
-
-
-@numba.njit(cache=True)
 def _reassign_offsets(infosets, order, bounds, infoset_offset, offsets):
+    """Point the decision nodes of ``infosets`` (int32) at their new ``infoset_offset``:
+    ``order`` int32 lists decision nodes (positions in ``offsets``, int32 (internal nodes,))
+    grouped by infoset, infoset I's group at ``order[bounds[I]:bounds[I + 1]]`` (int64)."""
     for j in range(infosets.shape[0]):
         infoset = infosets[j]
         for x in range(bounds[infoset], bounds[infoset + 1]):
@@ -105,34 +112,38 @@ def _reassign_offsets(infosets, order, bounds, infoset_offset, offsets):
 
 
 @numba.njit(cache=True)
-def bottom_up_values(nodes, kinds, first_child, num_children, prob_offset, edge_prob, values):
-    """values[n] = sum_k p(n, k) * values[child k], for internal nodes, deepest first."""
-    for i in range(nodes.shape[0] - 1, -1, -1):
-        node = nodes[i]
-        start = first_child[i]
-        offset = prob_offset[i]
+def bottom_up_values(passes, edge_prob, values):
+    """values[n] = sum_k p(n, k) * values[child k] for the internal nodes, deepest first.
+
+    ``passes`` a ``NodePasses``; ``edge_prob`` float64 (profile entries + nodes,);
+    ``values`` float64 (nodes,), terminals holding their utilities.
+    """
+    for i in range(passes.nodes.shape[0] - 1, -1, -1):
+        start = passes.first_child[i]
+        offset = passes.prob_offset[i]
         total = 0.0
-        for k in range(num_children[i]):
+        for k in range(passes.num_children[i]):
             total += edge_prob[offset + k] * values[start + k]
-        values[node] = total
+        values[passes.nodes[i]] = total
 
 
 @numba.njit(cache=True)
-def others_reach(nodes, kinds, first_child, num_children, prob_offset, edge_prob, player, reach):
+def others_reach(passes, edge_prob, player, reach):
     """reach[n] = product of chance and opponent probabilities on the path to n (all nodes).
 
-    ``player = -1`` multiplies every edge (the full reach of the profile).
+    ``player = -1`` multiplies every edge (the full reach of the profile). ``passes`` a
+    ``NodePasses``; ``edge_prob`` float64 (profile entries + nodes,); ``reach`` float64 (nodes,).
     """
     reach[0] = 1.0
-    for i in range(nodes.shape[0]):
-        start = first_child[i]
-        r = reach[nodes[i]]
-        if kinds[i] == player:
-            for k in range(num_children[i]):
+    for i in range(passes.nodes.shape[0]):
+        start = passes.first_child[i]
+        r = reach[passes.nodes[i]]
+        if passes.kind[i] == player:
+            for k in range(passes.num_children[i]):
                 reach[start + k] = r
         else:
-            offset = prob_offset[i]
-            for k in range(num_children[i]):
+            offset = passes.prob_offset[i]
+            for k in range(passes.num_children[i]):
                 reach[start + k] = r * edge_prob[offset + k]
 
 

@@ -44,18 +44,21 @@ from efgkit.solvers.cfr import (
     PREDICTIVE,
     SCHEDULED,
     VARIANT_CODES,
+    InfosetView,
+    RegretState,
+    Settings,
+    Workspace,
     accumulate_player_update,
     check_iterations,
     checked_parameters,
     clear_instant_regrets,
     kernel_parameters,
-    prediction_scale,
-    predictive_regret_matching,
-    regret_matching,
+    match_player,
+    no_samples,
     values_and_regrets,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
-from efgkit.solvers.traversal import others_reach
+from efgkit.solvers.traversal import NodePasses, others_reach
 from efgkit.storage.strategy_file import (
     HISTORY_DTYPE,
     SolverState,
@@ -240,9 +243,11 @@ class DiskSolver:
         if variant in PREDICTIVE and not alternating:
             raise ParameterError(f"{variant} predicts each player's next regrets from its last "
                                  f"update: alternating must be True")
-        self.variant, self._variant_code = variant, VARIANT_CODES[variant]
+        self.variant = variant
         self.alternating = alternating
-        self.delay, self.alpha, self.beta, self.gamma, self.horizon = kernel_parameters(variant, parameters)
+        kernel = kernel_parameters(variant, parameters)
+        self.delay, self.alpha, self.beta, self.gamma, self.horizon = kernel
+        self._settings = Settings(VARIANT_CODES[variant], *kernel)
         if variant in SCHEDULED:
             self.gamma_start = self.gamma
         self.memory_limit = int(memory_limit)
@@ -268,7 +273,7 @@ class DiskSolver:
         self._players = (a["infoset/player0"], a["infoset/player1"])
         self._action_offset = a["infoset/action_offset"]
         self._infoset_offset = self._action_offset[:-1]
-        self._no_slots, self._no_rows = np.zeros((2, 0), np.int32), np.zeros((2, 0, 0))
+        self._no_samples = no_samples()
         self._plan_windows(baseline, window_bytes)
         for array in (self.regrets, self.average_accumulator, self._arrays["action/instant"]):
             for part in slices(array.shape[0], 8):
@@ -331,40 +336,31 @@ class DiskSolver:
     def _match(self, player: int, t: int) -> None:
         """Regret matching after iteration ``t`` (of the prediction, for the predictive variants)."""
         infosets = self._players[player]
-        scale = prediction_scale(self._variant_code, t, self.alpha)
+        state = RegretState(self.regrets, self.average_accumulator, self._arrays["action/instant"])
         for lo, hi in self._infoset_windows[player]:
-            if self.variant in PREDICTIVE:
-                predictive_regret_matching(infosets[lo:hi], self._action_offset, self.regrets,
-                                           self._arrays["action/instant"], scale,
-                                           self._arrays["edge_prob"])
-            else:
-                regret_matching(infosets[lo:hi], self._action_offset, self.regrets,
-                                self._arrays["edge_prob"])
+            match_player(self._settings, t, infosets[lo:hi], self._action_offset, state,
+                         self._arrays["edge_prob"])
             self._relieve()
 
     def _update_player(self, t: int, player: int) -> None:
         a = self._arrays
-        passes = [a[f"internal/{name}"] for name in
-                  ("nodes", "kind", "first_child", "num_children", "prob_offset")]
-        edge_prob, instant = a["edge_prob"], a["action/instant"]
-        clear_instant_regrets(self._players[player], self._action_offset, instant)
+        passes = NodePasses(*(a[f"internal/{name}"] for name in NodePasses._fields))
+        state = RegretState(self.regrets, self.average_accumulator, a["action/instant"])
+        work = Workspace(a["edge_prob"], a["node/values"], a["node/reach"], a["infoset/own_reach"])
+        # The working file's game is unabstracted: abstract infosets and actions are the tree's.
+        view = InfosetView(a["infoset/parent_action"], a["action/infoset"], self._action_offset,
+                           a["infoset/num_actions"], self._infoset_offset, self._action_offset)
+        clear_instant_regrets(self._players[player], self._action_offset, state.instant)
         for lo, hi in self._node_windows:
-            others_reach(*(array[lo:hi] for array in passes), edge_prob, player, a["node/reach"])
+            others_reach(NodePasses(*(array[lo:hi] for array in passes)), work.edge_prob, player, work.reach)
             self._relieve()
         for lo, hi in reversed(self._node_windows):
-            values_and_regrets(*(array[lo:hi] for array in passes), a["internal/infoset"][lo:hi],
-                               edge_prob, a["node/values"], a["node/reach"], player, instant,
-                               self._no_slots, self._no_rows)
+            values_and_regrets(NodePasses(*(array[lo:hi] for array in passes)), work.edge_prob, work.values,
+                               work.reach, player, state.instant, self._no_samples)
             self._relieve()
         infosets = self._players[player]
         for lo, hi in self._infoset_windows[player]:
-            accumulate_player_update(
-                t, player, self._variant_code, self.delay, self.alpha, self.beta, self.gamma,
-                self.horizon, infosets[lo:hi], infosets[lo:hi], a["infoset/parent_action"],
-                a["action/infoset"],
-                self._action_offset, self._infoset_offset, a["infoset/num_actions"],
-                self._action_offset, self.regrets, self.average_accumulator, instant,
-                a["infoset/own_reach"], edge_prob)
+            accumulate_player_update(t, self._settings, view, infosets[lo:hi], infosets[lo:hi], state, work)
             self._relieve()
 
     def iterate(self, iterations: int = 1) -> DiskSolver:

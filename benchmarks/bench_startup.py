@@ -1,0 +1,121 @@
+"""Start-up and first-run cost of the efgkit command: ``--help``, ``games`` and a solve of
+Leduc on an empty numba cache (every kernel compiled) and on a warm one.
+
+Each measurement runs the command in a fresh process (``python -c "from efgkit.cli import
+main; main()"`` with ``PYTHONPATH`` at the tree measured) and keeps the best of the runs:
+wall seconds, and CPU seconds of the process (user + system), which a busy shared machine
+disturbs less. A cold run gets its own empty ``NUMBA_CACHE_DIR``; the kernels it compiles
+are counted from the cache index files it leaves. ``--reference DIR`` measures another
+checkout (e.g. ``git archive main``) in the same run, interleaved, for a before/after
+table. Writes the ``startup`` section of docs/benchmarks.md; ``--quick`` is a smoke run
+that prints the table and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from markdown_sections import update_section
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "benchmarks.md"
+LAUNCH = "from efgkit.cli import main; main()"
+
+
+def run_command(tree: Path, arguments: list[str], cache_dir: str) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``efgkit ARGUMENTS`` process on ``tree``."""
+    environment = {**os.environ, "PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": cache_dir}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", LAUNCH, *arguments], env=environment, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def measure(trees: dict[str, Path], solve: list[str], repeats: int, cold_repeats: int) -> dict:
+    """Best (wall, cpu) per tree and case, the cases interleaved across trees."""
+    best: dict[tuple[str, str], tuple[float, float]] = {}
+    kernels: dict[str, int] = {}
+
+    def keep(label: str, case: str, result: tuple[float, float]) -> None:
+        old = best.get((label, case), (float("inf"), float("inf")))
+        best[label, case] = (min(old[0], result[0]), min(old[1], result[1]))
+
+    with tempfile.TemporaryDirectory() as scratch:
+        warm_caches = {label: os.path.join(scratch, f"warm-{label}") for label in trees}
+        for label, tree in trees.items():  # fill each warm cache once
+            run_command(tree, solve, warm_caches[label])
+        for _ in range(repeats):
+            for label, tree in trees.items():
+                keep(label, "--help", run_command(tree, ["--help"], warm_caches[label]))
+                keep(label, "games", run_command(tree, ["games"], warm_caches[label]))
+                keep(label, "solve, warm cache", run_command(tree, solve, warm_caches[label]))
+        for attempt in range(cold_repeats):
+            for label, tree in trees.items():
+                cache = os.path.join(scratch, f"cold-{label}-{attempt}")
+                keep(label, "solve, empty cache", run_command(tree, solve, cache))
+                kernels[label] = sum(name.endswith(".nbi") for _, _, names in os.walk(cache)
+                                     for name in names)
+    return {"best": best, "kernels": kernels}
+
+
+def table(trees: dict[str, Path], solve: list[str], result: dict) -> str:
+    labels = list(trees)
+    cases = ["--help", "games", "solve, warm cache", "solve, empty cache"]
+    header = "| command | " + " | ".join(f"{label}: wall s (CPU s)" for label in labels) + " |"
+    lines = [header, "|---|" + "---|" * len(labels)]
+    for case in cases:
+        command = f"efgkit {case}" if case.startswith("-") or case == "games" else (
+            f"efgkit {' '.join(solve)} ({case})")
+        cells = [f"{result['best'][label, case][0]:.2f} ({result['best'][label, case][1]:.2f})"
+                 for label in labels]
+        lines.append(f"| {command} | " + " | ".join(cells) + " |")
+    lines.append("| kernels compiled by the first solve | "
+                 + " | ".join(str(result["kernels"][label]) for label in labels) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reference", type=Path, help="another checkout to measure alongside")
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each warm case (best kept)")
+    parser.add_argument("--cold-repeats", type=int, default=3, help="runs on an empty cache (best kept)")
+    parser.add_argument("--quick", action="store_true", help="smoke run on Kuhn, prints only")
+    args = parser.parse_args()
+    trees = {"this tree": ROOT}
+    if args.reference is not None:
+        trees = {"reference": args.reference.resolve(), **trees}
+    solve = ["solve", "kuhn", "-n", "10"] if args.quick else ["solve", "leduc", "-n", "100"]
+    repeats, cold_repeats = (1, 1) if args.quick else (args.repeats, args.cold_repeats)
+    load_before = os.getloadavg()[0]
+    result = measure(trees, solve, repeats, cold_repeats)
+    command = "python benchmarks/bench_startup.py" + (" --reference REF" if args.reference else "")
+    text = "\n".join([
+        "## Start-up and first run",
+        "",
+        f"Generated by `{command}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+        f"{platform.machine()}, {os.cpu_count()} cores, load average {load_before:.1f} at the start "
+        f"(the machine is shared: wall seconds grow with the load, CPU seconds much less).",
+        "",
+        f"Best of {repeats} runs (warm) and {cold_repeats} (empty numba cache), each a fresh process.",
+        "",
+        table(trees, solve, result),
+    ])
+    print(text)
+    if not args.quick:
+        update_section(DOCS, "startup", text)
+
+
+if __name__ == "__main__":
+    main()
