@@ -28,10 +28,11 @@ from efgkit.poker.betting_tree import DEAL, FOLD
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.full_game import showdown_orders
 from efgkit.poker.terminal_values import fold_values, showdown_values
-from efgkit.poker.vector_cfr import Settings, SolverState, clear_rows, match_rows, update_rows
+from efgkit.poker.vector_cfr import SolverState, clear_rows, match_rows, update_rows
 from efgkit.solvers.cfr import (
     PREDICTIVE,
     VARIANT_CODES,
+    Settings,
     average_weight,
     check_iterations,
     checked_parameters,
@@ -259,8 +260,7 @@ class SampledCFR:
         self.parameters = checked_parameters(variant, given)
         kernel = kernel_parameters(variant, self.parameters)
         self.variant, self.layout = variant, layout
-        self._settings = Settings(VARIANT_CODES[variant], kernel.delay, kernel.alpha, kernel.beta,
-                                  kernel.gamma, kernel.horizon)
+        self._settings = Settings(VARIANT_CODES[variant], *kernel)
         betting = layout.betting
         self.betting = betting
         self._view = SampledView(betting.kind, betting.first_child, betting.num_children,
