@@ -39,7 +39,8 @@ from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 ITERATIVE_SOLVERS = {**SOLVER_CLASSES, "fp": FictitiousPlay}
 ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
-ENGINES = ("tree", "public-tree")
+ENGINES = ("tree", "public-tree", "sampled")
+EVALUATION_ENGINES = ("tree", "public-tree", "streamed")
 
 
 def _defaults(name: str) -> str:
@@ -235,16 +236,25 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
 @click.option("--engine", type=click.Choice(ENGINES), default="tree", show_default=True,
               help="tree: the compiled GameTree; public-tree: the poker engine (betting x boards, "
                    "hands as vectors) for limit-poker games, every CFR variant; the same "
-                   "iterates, checkpoints and strategy files.")
+                   "iterates, checkpoints and strategy files. sampled: CFR with public chance "
+                   "sampling on the card abstraction --buckets, nothing built (full hold'em).")
+@click.option("--buckets", default=None, metavar="BUCKETS.h5|canonical|none|lossless",
+              help="--engine sampled: a hold'em bucket file (efgkit holdem-abstraction), canonical "
+                   "(suit isomorphism only), none (one bucket per round) or lossless.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="--engine sampled: the seed of the boards sampled.")
+@click.option("--nash-conv", "final_nash_conv", is_flag=True,
+              help="--engine sampled: evaluate the result exactly in the full game (streamed, split "
+                   "by flop; hours for 52-card hold'em).")
 @with_options(STATE_OPTIONS)
 @json_option
 @click.pass_context
 def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every: int,
           delay: int | None, alpha: float | None, beta: float | None, gamma: float | None,
           gamma_start: float | None, horizon: int | None, out: str | None, plot: str | None,
-          abstraction_file: str | None, engine: str,
-          state: str | None, checkpoint_every: int | None, checkpoint_seconds: float | None,
-          resume: bool, memory_limit: str | None, as_json: bool) -> None:
+          abstraction_file: str | None, engine: str, buckets: str | None, seed: int,
+          final_nash_conv: bool, state: str | None, checkpoint_every: int | None,
+          checkpoint_seconds: float | None, resume: bool, memory_limit: str | None, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
 
     Prints the game's sizes, NashConv (and NashConv/2, OpenSpiel's exploitability) of the
@@ -254,6 +264,24 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     options = _solver_options(ctx, algorithm, iterations,
                               {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
                                "gamma_start": gamma_start, "horizon": horizon})
+    sampled_only = [flag for flag, given in (("--buckets", buckets is not None),
+                                             ("--nash-conv", final_nash_conv)) if given]
+    if engine != "sampled" and sampled_only:
+        raise ParameterError(f"{sampled_only[0]} goes with --engine sampled")
+    if engine == "sampled":
+        refused = [flag for flag, given in (("--plot", plot), ("--abstraction", abstraction_file),
+                                            ("--state", state), ("--memory-limit", memory_limit)) if given]
+        if refused or algorithm not in SOLVER_CLASSES:
+            raise ParameterError(f"--engine sampled runs {', '.join(SOLVER_CLASSES)} on --buckets "
+                                 f"without {refused[0] if refused else '--algorithm ' + algorithm}")
+        if buckets is None:
+            raise ParameterError("--engine sampled needs --buckets BUCKETS.h5|canonical|none|lossless")
+        check_writable(out, "--out")
+        from efgkit.cli.streamed import solve_sampled
+
+        solve_sampled(game, algorithm, options, iterations, buckets, seed, out, final_nash_conv,
+                      as_json)
+        return
     if plot is not None and (algorithm == "lp" or iterations == 0):
         raise ParameterError("--plot needs an iterative algorithm and --iterations >= 1")
     if abstraction_file is not None and algorithm == "lp":
@@ -444,11 +472,40 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
 @main.command()
 @click.argument("game")
 @click.argument("strategy_file", metavar="STRATEGY.h5", type=click.Path(exists=True, dir_okay=False))
-@click.option("--engine", type=click.Choice(ENGINES), default="tree", show_default=True,
-              help="Compute the best responses on the GameTree or on the poker engine's public tree.")
+@click.option("--engine", type=click.Choice(EVALUATION_ENGINES), default=None,
+              help="tree: the GameTree; public-tree: the poker engine's public tree; streamed: the "
+                   "full game streamed board by board, split by flop (strategies of --engine "
+                   "sampled; chosen by itself for their files)  [default: tree]")
+@click.option("--buckets", "bucket_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="streamed: the bucket file, if it moved since the solve (its digest must match).")
+@click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="streamed: a Dask LocalCluster of this many worker processes (0: this process).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="streamed: a running Dask scheduler (tcp://host:8786) to run the flops on.")
+@click.option("--game-value/--no-game-value", default=True, show_default=True,
+              help="streamed: also compute player 0's expected value (one more walk).")
 @json_option
-def evaluate(game: str, strategy_file: str, engine: str, as_json: bool) -> None:
+def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str | None, workers: int,
+             scheduler: str | None, game_value: bool, as_json: bool) -> None:
     """Exact NashConv, best-response values and game value of a stored strategy for GAME."""
+    from efgkit.storage.bucket_strategy import is_bucket_strategy_file
+
+    bucket_strategy = is_bucket_strategy_file(strategy_file)
+    if engine is None:
+        engine = "streamed" if bucket_strategy else "tree"
+    if (engine == "streamed") != bucket_strategy:
+        raise ParameterError(f"{strategy_file}: " + ("a strategy on a card abstraction (efgkit solve "
+                                                     "--engine sampled) is evaluated by --engine streamed"
+                                                     if bucket_strategy else
+                                                     "--engine streamed evaluates strategies of "
+                                                     "efgkit solve --engine sampled"))
+    if engine == "streamed":
+        from efgkit.cli.streamed import evaluate_streamed
+
+        evaluate_streamed(game, strategy_file, bucket_file, workers, scheduler, game_value, as_json)
+        return
+    if bucket_file is not None or workers or scheduler is not None:
+        raise ParameterError("--buckets, --workers and --scheduler go with --engine streamed")
     tree, _ = build_game(game)
     strategy, provenance = load_strategy(strategy_file, tree)
     started = time.perf_counter()

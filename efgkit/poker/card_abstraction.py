@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from itertools import combinations
 from math import comb, prod
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -41,6 +42,9 @@ HOLDEM_SUITS = 4
 class CardAbstraction(Protocol):
     description: str
     suit_symmetric: bool
+    reference: dict
+    """What rebuilds it (``abstraction_from_reference``): its kind and, for a bucket file,
+    the path and the file's content digest."""
 
     def num_buckets(self, round: int) -> int: ...
 
@@ -52,6 +56,7 @@ class CardIndependent:
 
     description = "card independent (one bucket per round)"
     suit_symmetric = True
+    reference = {"kind": "none"}
 
     def num_buckets(self, round: int) -> int:
         return 1
@@ -65,6 +70,7 @@ class LosslessCards:
 
     description = "lossless (every board and hand)"
     suit_symmetric = False
+    reference = {"kind": "lossless"}
 
     def __init__(self, game: LimitPoker) -> None:
         cards = game.card_structure
@@ -99,7 +105,8 @@ class IsomorphicCards:
 
     suit_symmetric = True
 
-    def __init__(self, game: LimitPoker, tables: list[np.ndarray], description: str) -> None:
+    def __init__(self, game: LimitPoker, tables: list[np.ndarray], description: str,
+                 reference: dict | None = None) -> None:
         cards = game.card_structure
         if cards.num_suits != HOLDEM_SUITS or cards.private_cards_per_player != 2 or game.deal_by_rank:
             raise AbstractionError(f"{game.spec}: isomorphic card abstractions need hold'em cards (two hole "
@@ -115,6 +122,7 @@ class IsomorphicCards:
                 raise AbstractionError(f"{description}: round {r} has {np.shape(table)} buckets, "
                                        f"{game.spec} {size} canonical hands")
         self._tables = tables
+        self.reference = reference or {"kind": "tables"}
         self._counts = [int(np.max(t)) + 1 if t.size else 0 for t in tables]
         self.description = description
 
@@ -141,7 +149,7 @@ class IsomorphicCards:
         for cards in boards:
             indexer = hand_indexer(cards, ranks)
             tables.append(np.arange(indexer.round_size(indexer.num_rounds - 1), dtype=np.int64))
-        return cls(game, tables, "canonical hands (suit isomorphism)")
+        return cls(game, tables, "canonical hands (suit isomorphism)", {"kind": "canonical"})
 
     @classmethod
     def hashed(cls, game: LimitPoker, buckets: tuple[int, ...], seed: int) -> IsomorphicCards:
@@ -166,5 +174,37 @@ class IsomorphicCards:
             raise AbstractionError(f"{path}: the bucket file is for a {lookup.deck.num_ranks}-rank deck, "
                                    f"{game.spec} has {ranks} ranks"
                                    + (" (the standard deck)" if ranks == STANDARD_RANKS else ""))
-        tables = [np.asarray(table) for table in lookup._buckets]
-        return cls(game, tables, f"bucket file {path}")
+        reference = {"kind": "bucket-file", "path": str(Path(path).resolve()),
+                     "sha256": lookup.content_sha256}
+        return cls(game, lookup.tables(), f"bucket file {path}", reference)
+
+
+ABSTRACTION_KINDS = ("canonical", "none", "lossless")
+"""The card abstractions named by a word; anything else is a bucket file's path."""
+
+
+def abstraction_from_reference(game: LimitPoker, reference: dict, bucket_file=None) -> CardAbstraction:
+    """The abstraction ``reference`` describes; a bucket file is opened at ``bucket_file`` when
+    given (a moved file), else at its recorded path, and must have the recorded digest."""
+    kind = reference.get("kind")
+    if kind == "canonical":
+        return IsomorphicCards.canonical(game)
+    if kind == "none":
+        return CardIndependent()
+    if kind == "lossless":
+        return LosslessCards(game)
+    if kind == "bucket-file":
+        path = bucket_file or reference.get("path")
+        cards = IsomorphicCards.from_bucket_file(game, path)
+        if cards.reference["sha256"] != reference.get("sha256"):
+            raise AbstractionError(f"{path}: not the bucket file the strategy was computed on (its "
+                                   f"content digest differs)")
+        return cards
+    raise AbstractionError(f"unknown card abstraction {reference!r}")
+
+
+def abstraction_named(game: LimitPoker, name: str) -> CardAbstraction:
+    """``canonical``, ``none`` (one bucket per round), ``lossless`` or a bucket file's path."""
+    if name in ABSTRACTION_KINDS:
+        return abstraction_from_reference(game, {"kind": name})
+    return IsomorphicCards.from_bucket_file(game, name)

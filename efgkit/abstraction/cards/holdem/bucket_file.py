@@ -116,6 +116,7 @@ class BucketLookup:
         self._mapped = None
         with open_checked(self.path, FORMAT, SCHEMA_VERSION, WHAT) as handle:
             self.deck = Deck(int(handle.attrs["num_ranks"]))
+            self.content_sha256 = str(handle.attrs["content_sha256"])
             self.parameters = json.loads(str(handle.attrs["parameters"]))
             self.streets = {}
             for r, street in enumerate(ROUND_NAMES):
@@ -141,6 +142,10 @@ class BucketLookup:
 
     def num_buckets(self, round: int) -> int:
         return int(self.streets[ROUND_NAMES[round]]["num_buckets"])
+
+    def tables(self) -> list[np.ndarray]:
+        """Each street's bucket of every canonical hand (memory-mapped, read-only)."""
+        return list(self._buckets)
 
     def _cards(self, hole, board) -> np.ndarray:
         hole_cards = self.deck.parse(hole) if isinstance(hole, str) else np.asarray(hole, np.int64).ravel()

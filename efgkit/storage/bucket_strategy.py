@@ -1,0 +1,98 @@
+"""HDF5 files of strategies on card abstractions (``BucketLayout`` rows), the streamed poker
+engine's strategy files.
+
+One file holds the average strategy (one float64 per row action), the solver state that
+continues the run (regrets, average accumulator, iteration, the sampler's RNG state), the
+game's canonical spec with a digest of its betting tree, and a reference to the card
+abstraction (``card_abstraction.abstraction_from_reference``: a word, or a bucket file's path
+and content digest, checked when the file is read). The conventions of every efgkit HDF5
+file (``io.checked_hdf5``): format name and schema version, a sha256 per dataset and over
+the metadata, written atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import numpy as np
+
+from efgkit.errors import FileFormatError
+from efgkit.games.poker import LimitPoker
+from efgkit.io.atomic import atomic_output_path
+from efgkit.io.checked_hdf5 import open_checked, read_dataset, seal, stamp, write_dataset
+from efgkit.io.error_text import one_line
+from efgkit.io.mapped_arrays import create_file
+from efgkit.poker.betting_tree import BettingTree
+from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.card_abstraction import abstraction_from_reference
+
+FORMAT = "efgkit-bucket-strategy"
+SCHEMA_VERSION = 1
+WHAT = "bucket strategy file"
+
+
+def betting_digest(betting: BettingTree) -> str:
+    """sha256 of the betting tree's shape and chips: files for other betting rules differ."""
+    digest = hashlib.sha256()
+    for array in (betting.kind, betting.num_children, betting.contribution):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+def is_bucket_strategy_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names a file of this format (a cheap look at its root attribute)."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as handle:
+            return handle.attrs.get("format") == FORMAT
+    except (OSError, ValueError):
+        return False
+
+
+def save_bucket_strategy(path: str | os.PathLike, layout: BucketLayout, strategy: np.ndarray,
+                         provenance: dict, state: dict[str, np.ndarray] | None = None) -> None:
+    """Write ``strategy`` (and the solver ``state`` arrays) on ``layout`` atomically."""
+    try:
+        with atomic_output_path(path) as temporary:
+            with create_file(temporary) as handle:
+                stamp(handle, FORMAT, SCHEMA_VERSION)
+                handle.attrs["game"] = layout.betting.game.spec
+                handle.attrs["betting_sha256"] = betting_digest(layout.betting)
+                handle.attrs["abstraction"] = json.dumps(layout.abstraction.reference, sort_keys=True)
+                handle.attrs["provenance"] = json.dumps(provenance, sort_keys=True)
+                write_dataset(handle, "strategy", np.asarray(strategy, np.float64), compressed=False)
+                group = handle.create_group("solver_state")
+                for name, array in (state or {}).items():
+                    write_dataset(group, name, np.asarray(array, np.float64), compressed=False)
+                seal(handle)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write the {WHAT} ({one_line(exc)})") from exc
+
+
+def load_bucket_strategy(path: str | os.PathLike, game: LimitPoker,
+                         bucket_file=None) -> tuple[BucketLayout, np.ndarray, dict, dict[str, np.ndarray]]:
+    """(layout, strategy, provenance, solver state) of a file for ``game``; ``bucket_file``
+    overrides the recorded path of its bucket file (which must still have the recorded digest)."""
+    betting = BettingTree(game)
+    with open_checked(path, FORMAT, SCHEMA_VERSION, WHAT) as handle:
+        if handle.attrs.get("game") != game.spec:
+            raise FileFormatError(f"{path}: the strategy is for {handle.attrs.get('game')!r}, "
+                                  f"not {game.spec!r}")
+        if handle.attrs.get("betting_sha256") != betting_digest(betting):
+            raise FileFormatError(f"{path}: the strategy's betting tree is not {game.spec}'s")
+        try:
+            reference = json.loads(str(handle.attrs["abstraction"]))
+            provenance = json.loads(str(handle.attrs["provenance"]))
+        except (KeyError, json.JSONDecodeError) as exc:
+            raise FileFormatError(f"{path}: unreadable metadata ({one_line(exc)})") from exc
+        strategy = read_dataset(handle, "strategy")
+        group = handle["solver_state"] if "solver_state" in handle else {}
+        state = {name: read_dataset(group, name) for name in group}
+    layout = BucketLayout(betting, abstraction_from_reference(game, reference, bucket_file))
+    if strategy.shape != (layout.num_actions,):
+        raise FileFormatError(f"{path}: {strategy.shape[0] if strategy.ndim else 0:,} strategy entries, the "
+                              f"abstraction has {layout.num_actions:,}")
+    return layout, layout.checked(strategy), provenance, state
