@@ -37,17 +37,15 @@ def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
             h = valid_hands[x]
             out[h] = payoff * (total - opponent_reach[h])
         return
-    for x in range(valid_hands.shape[0]):
+    for x in range(valid_hands.shape[0]):  # two hole cards: the engine plays at most two
         h = valid_hands[x]
         r = opponent_reach[h]
         total += r
-        for j in range(k):
-            card_sum[hand_cards[h, j]] += r
+        card_sum[hand_cards[h, 0]] += r
+        card_sum[hand_cards[h, 1]] += r
     for x in range(valid_hands.shape[0]):
         h = valid_hands[x]
-        compatible = total + (k - 1) * opponent_reach[h]
-        for j in range(k):
-            compatible -= card_sum[hand_cards[h, j]]
+        compatible = total + opponent_reach[h] - card_sum[hand_cards[h, 0]] - card_sum[hand_cards[h, 1]]
         out[h] = payoff * _cancelled(compatible, total)
     card_sum[:] = 0.0
 
@@ -61,51 +59,11 @@ def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum
     int64 (m,); every other hand gets 0.
     """
     out[:] = 0.0
-    m = sorted_hands.shape[0]
-    k = hand_cards.shape[1]
-    if k == 1:
+    if hand_cards.shape[1] == 1:
         _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_payoff, out)
         return
-    below = 0.0
-    start = 0
-    while start < m:
-        end = start
-        while end < m and strength[end] == strength[start]:
-            end += 1
-        for x in range(start, end):
-            h = sorted_hands[x]
-            wins = below
-            for j in range(k):
-                wins -= card_sum[hand_cards[h, j]]
-            out[h] = win_payoff * _cancelled(wins, below)
-        for x in range(start, end):
-            h = sorted_hands[x]
-            r = opponent_reach[h]
-            below += r
-            for j in range(k):
-                card_sum[hand_cards[h, j]] += r
-        start = end
-    card_sum[:] = 0.0
-    above = 0.0
-    end = m
-    while end > 0:
-        start = end
-        while start > 0 and strength[start - 1] == strength[end - 1]:
-            start -= 1
-        for x in range(start, end):
-            h = sorted_hands[x]
-            losses = above
-            for j in range(k):
-                losses -= card_sum[hand_cards[h, j]]
-            out[h] -= lose_payoff * _cancelled(losses, above)
-        for x in range(start, end):
-            h = sorted_hands[x]
-            r = opponent_reach[h]
-            above += r
-            for j in range(k):
-                card_sum[hand_cards[h, j]] += r
-        end = start
-    card_sum[:] = 0.0
+    _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
+                       lose_payoff, out)
 
 
 @numba.njit(cache=True, inline="always")
@@ -117,6 +75,49 @@ def _cancelled(difference, total):
     regret matching is discontinuous at 0, so the residue is dropped.
     """
     return 0.0 if abs(difference) <= CANCELLATION * total else difference
+
+
+@numba.njit(cache=True)
+def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
+                       lose_payoff, out):
+    """``showdown_values`` for two-card hands (the engine plays at most two)."""
+    m = sorted_hands.shape[0]
+    below = 0.0
+    start = 0
+    while start < m:
+        end = start
+        while end < m and strength[end] == strength[start]:
+            end += 1
+        for x in range(start, end):
+            h = sorted_hands[x]
+            wins = below - card_sum[hand_cards[h, 0]] - card_sum[hand_cards[h, 1]]
+            out[h] = win_payoff * _cancelled(wins, below)
+        for x in range(start, end):
+            h = sorted_hands[x]
+            r = opponent_reach[h]
+            below += r
+            card_sum[hand_cards[h, 0]] += r
+            card_sum[hand_cards[h, 1]] += r
+        start = end
+    card_sum[:] = 0.0
+    above = 0.0
+    end = m
+    while end > 0:
+        start = end
+        while start > 0 and strength[start - 1] == strength[end - 1]:
+            start -= 1
+        for x in range(start, end):
+            h = sorted_hands[x]
+            losses = above - card_sum[hand_cards[h, 0]] - card_sum[hand_cards[h, 1]]
+            out[h] -= lose_payoff * _cancelled(losses, above)
+        for x in range(start, end):
+            h = sorted_hands[x]
+            r = opponent_reach[h]
+            above += r
+            card_sum[hand_cards[h, 0]] += r
+            card_sum[hand_cards[h, 1]] += r
+        end = start
+    card_sum[:] = 0.0
 
 
 @numba.njit(cache=True)
