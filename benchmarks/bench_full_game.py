@@ -35,7 +35,7 @@ from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import IsomorphicCards
+from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards
 from efgkit.poker.full_game import BEST, MODE_RECORD, StreamedEvaluator, _pre_deal
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
@@ -98,6 +98,32 @@ def per_flop(spec: str, buckets: tuple[int, ...], sample: int) -> dict:
             "strategy_bytes": strategy.nbytes, "hands": evaluator.hand_cards.shape[0]}
 
 
+BASELINES = {
+    "always fold": lambda labels: labels.index("fold") if "fold" in labels else labels.index("call"),
+    "always call": lambda labels: labels.index("call"),
+    "always raise": lambda labels: next(labels.index(a) for a in ("raise", "bet", "call") if a in labels),
+}
+
+
+def baselines(spec: str, names: list[str], workers: int) -> list[str]:
+    """Exact full-game exploitability (mbb/g) of card-independent baseline strategies."""
+    game = make_game(spec)
+    layout = BucketLayout(BettingTree(game), CardIndependent())
+    evaluator = StreamedEvaluator(layout)
+    rows = []
+    for name in names:
+        start = time.perf_counter()
+        with ChunkRunner(workers=workers) as runner:
+            result = evaluator.evaluate(layout.pure(BASELINES[name]), runner=runner, game_value=False)
+        seconds = time.perf_counter() - start
+        mbb = result.exploitability / max(game.blinds) * 1000
+        rows.append(f"| {spec} | {name} | {mbb:.3f} | {result.best_response_values[0]:.6f} | "
+                    f"{result.best_response_values[1]:.6f} | {seconds / 60:.1f} min on "
+                    f"{runner.description} |")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def full_run(spec: str, buckets: tuple[int, ...], workers: int) -> float:
     evaluator, strategy = setup(spec, buckets)
     start = time.perf_counter()
@@ -112,7 +138,23 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small games only; writes nothing")
     parser.add_argument("--sample", type=int, default=4, help="canonical flops timed per game (default 4)")
     parser.add_argument("--full", action="store_true", help="also run holdem(ranks=8) in full on 2 workers")
+    parser.add_argument("--baselines", metavar="GAME", default=None,
+                        help="only the exact exploitability of always fold / call / raise in GAME (section "
+                             "full-game-baselines)")
+    parser.add_argument("--which", default="always fold,always call,always raise",
+                        help="the baselines of --baselines, comma-separated")
+    parser.add_argument("--workers", type=int, default=2, help="Dask workers for --baselines (default 2)")
     args = parser.parse_args()
+    if args.baselines:
+        rows = baselines(args.baselines, args.which.split(","), args.workers)
+        header = (f"## Baseline strategies, exact in the full game — {datetime.date.today()}\n\n"
+                  f"`python benchmarks/bench_full_game.py --baselines {args.baselines}`: card-independent "
+                  f"strategies evaluated by the streamed best response (both players, suit isomorphism).\n\n"
+                  "| game | strategy | exploitability mbb/g | BR value p0 | BR value p1 | time |\n"
+                  "|---|---|---:|---:|---:|---|\n")
+        if not args.quick:
+            update_section(DOCS, f"full-game-baselines-{args.baselines}", header + "\n".join(rows) + "\n")
+        return
     lines = []
     games = ((("holdem(ranks=5,rounds=3)", (10, 20, 20)),) if args.quick else
              (("holdem(ranks=8)", (64, 300, 300, 300)), ("holdem", (169, 1000, 1000, 1000))))
