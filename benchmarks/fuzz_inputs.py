@@ -44,7 +44,10 @@ def _make_inputs(folder: Path, runner: CliRunner) -> dict[str, tuple[Path, list[
     """Valid inputs and the command reading each ({file} stands for the damaged copy)."""
     strategy, compact, efg, acpc = (folder / "kuhn.h5", folder / "kuhn.efgs", folder / "kuhn.efg",
                                     folder / "leduc.game")
+    holdem, buckets = "holdem(ranks=3,rounds=2)", folder / "holdem.h5"
     for command in (["solve", "kuhn", "-n", "50", "--out", str(strategy)],
+                    ["solve", holdem, "--engine", "sampled", "--buckets", "canonical", "-n", "20", "--out",
+                     str(buckets)],
                     ["export", str(strategy), "-o", str(compact)],
                     ["convert", "kuhn", str(efg)], ["convert", "leduc", str(acpc)]):
         result = runner.invoke(main, command)
@@ -52,6 +55,7 @@ def _make_inputs(folder: Path, runner: CliRunner) -> dict[str, tuple[Path, list[
     return {
         "strategy file (evaluate)": (strategy, ["evaluate", "kuhn", "{file}"]),
         "strategy file (export)": (strategy, ["export", "{file}", "-o", str(folder / "out.efgs")]),
+        "bucket strategy file (evaluate, streamed)": (buckets, ["evaluate", holdem, "{file}"]),
         ".efgs file (play)": (compact, ["play", "{file}", "--game", "kuhn", "--against", "random",
                                         "--hands", "20"]),
         ".efg game (info)": (efg, ["info", "efg:{file}"]),

@@ -42,13 +42,14 @@ def betting_digest(betting: BettingTree) -> str:
 
 
 def is_bucket_strategy_file(path: str | os.PathLike) -> bool:
-    """Whether ``path`` names a file of this format (a cheap look at its root attribute)."""
+    """Whether ``path`` names a file of this format (a cheap look at its root attribute; a
+    damaged file is not one, and its own reader reports the damage)."""
     import h5py
 
     try:
         with h5py.File(path, "r") as handle:
             return handle.attrs.get("format") == FORMAT
-    except (OSError, ValueError):
+    except (OSError, KeyError, ValueError, TypeError, RuntimeError):
         return False
 
 
