@@ -114,12 +114,12 @@ def baselines(spec: str, names: list[str], workers: int) -> list[str]:
     for name in names:
         start = time.perf_counter()
         with ChunkRunner(workers=workers) as runner:
+            where = runner.description
             result = evaluator.evaluate(layout.pure(BASELINES[name]), runner=runner, game_value=False)
         seconds = time.perf_counter() - start
         mbb = result.exploitability / max(game.blinds) * 1000
         rows.append(f"| {spec} | {name} | {mbb:.3f} | {result.best_response_values[0]:.6f} | "
-                    f"{result.best_response_values[1]:.6f} | {seconds / 60:.1f} min on "
-                    f"{runner.description} |")
+                    f"{result.best_response_values[1]:.6f} | {seconds / 60:.1f} min on {where} |")
         print(rows[-1], flush=True)
     return rows
 
