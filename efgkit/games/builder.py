@@ -23,6 +23,7 @@ import numpy as np
 from tqdm import tqdm
 
 from efgkit.errors import GameDefinitionError, TreeTooLargeError
+from efgkit.games.numbering import ids_by_first_appearance
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL, Game
 from efgkit.games.tree import GameTree
 from efgkit.io.sizes import human_bytes, physical_memory, size_in_bytes
@@ -229,16 +230,11 @@ def tree_from_preorder(
 
     codes = np.asarray(infoset_code)[order]
     decision = np.flatnonzero(kind < 2)
-    unique_codes, first_index, inverse = np.unique(
-        codes[decision], return_index=True, return_inverse=True
-    )
-    rank = np.empty(unique_codes.shape[0], dtype=np.int32)
-    rank[np.argsort(first_index, kind="stable")] = np.arange(unique_codes.shape[0], dtype=np.int32)
+    decision_infoset, first_index = ids_by_first_appearance(codes[decision])
     node_infoset = np.full(kind.shape[0], -1, dtype=np.int32)
-    node_infoset[decision] = rank[inverse]
-    ordered_codes = np.empty_like(unique_codes)
-    ordered_codes[rank] = unique_codes
-    representative = decision[np.sort(first_index)]
+    node_infoset[decision] = decision_infoset
+    ordered_codes = codes[decision][first_index]
+    representative = decision[first_index]
     infoset_player = kind[representative].astype(np.int8)
     num_actions = children[representative].astype(np.int32)
     if np.any(num_actions[node_infoset[decision]] != children[decision]) or np.any(
@@ -247,15 +243,8 @@ def tree_from_preorder(
         raise GameDefinitionError(f"game {spec!r}: an infoset has nodes with different actions")
 
     public_codes = np.asarray(public_code)[order]
-    unique_public, public_first, public_inverse = np.unique(
-        public_codes, return_index=True, return_inverse=True
-    )
-    public_rank = np.empty(unique_public.shape[0], dtype=np.int32)
-    public_rank[np.argsort(public_first, kind="stable")] = np.arange(
-        unique_public.shape[0], dtype=np.int32
-    )
-    public_ordered = np.empty_like(unique_public)
-    public_ordered[public_rank] = unique_public
+    node_public_state, public_first = ids_by_first_appearance(public_codes)
+    public_ordered = public_codes[public_first]
 
     labels: list[str] = []
     for code, count in zip(ordered_codes.tolist(), num_actions.tolist(), strict=True):
@@ -269,7 +258,7 @@ def tree_from_preorder(
         node_infoset=node_infoset,
         node_first_child=first_child,
         node_num_children=_children_array(children, spec),
-        node_public_state=public_rank[public_inverse].astype(np.int32),
+        node_public_state=node_public_state,
         node_chance_prob=np.ascontiguousarray(chance_prob[order], dtype=np.float64),
         node_utility=np.ascontiguousarray(utility[order], dtype=np.float64),
         infoset_player=infoset_player,
