@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from tqdm import tqdm
@@ -71,20 +72,30 @@ def checked_node_limit(spec: str, num_nodes: int, node_limit: int | None) -> int
     return limit
 
 
-PREORDER_FIELDS = (
-    ("kind", np.int8), ("depth", np.int16), ("num_children", np.int16),
-    ("chance_prob", np.float64), ("utility", np.float64), ("infoset_code", np.int64),
-    ("public_code", np.int64),
-)
+class Preorder(NamedTuple):
+    """What a fast generator's kernel writes, one entry per node in depth-first preorder
+    (nodes,): ``kind`` int8, ``depth`` int16, ``num_children`` int16, ``chance_prob`` float64
+    (of the edge into the node), ``utility`` float64 (player 0, terminals), ``infoset_code``
+    int64 (-1 off decision nodes) and ``public_code`` int64: ``tree_from_preorder``'s arrays
+    (``**preorder._asdict()``)."""
+
+    kind: np.ndarray
+    depth: np.ndarray
+    num_children: np.ndarray
+    chance_prob: np.ndarray
+    utility: np.ndarray
+    infoset_code: np.ndarray
+    public_code: np.ndarray
 
 
-def allocate_preorder(num_nodes: int) -> dict[str, np.ndarray]:
-    """Per-node preorder arrays for a fast generator, keyed as ``tree_from_preorder`` takes
-    them; chance probabilities start at 1 and utilities at 0."""
-    arrays = {name: np.empty(num_nodes, dtype) for name, dtype in PREORDER_FIELDS}
-    arrays["chance_prob"][:] = 1.0
-    arrays["utility"][:] = 0.0
-    return arrays
+def allocate_preorder(num_nodes: int) -> Preorder:
+    """Empty preorder arrays of ``num_nodes`` entries for a fast generator's kernel; chance
+    probabilities start at 1 and utilities at 0."""
+    dtypes = (np.int8, np.int16, np.int16, np.float64, np.float64, np.int64, np.int64)
+    preorder = Preorder(*(np.empty(num_nodes, dtype) for dtype in dtypes))
+    preorder.chance_prob[:] = 1.0
+    preorder.utility[:] = 0.0
+    return preorder
 
 
 def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = False) -> GameTree:
