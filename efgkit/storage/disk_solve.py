@@ -45,7 +45,6 @@ from efgkit.solvers.cfr import (
     PREDICTIVE,
     SCHEDULED,
     VARIANT_CODES,
-    InfosetView,
     RegretState,
     Settings,
     Workspace,
@@ -59,7 +58,7 @@ from efgkit.solvers.cfr import (
     values_and_regrets,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
-from efgkit.solvers.traversal import NodePasses, others_reach
+from efgkit.solvers.traversal import InfosetView, NodePasses, others_reach
 from efgkit.storage.strategy_file import (
     HISTORY_DTYPE,
     SolverState,
