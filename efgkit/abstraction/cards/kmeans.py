@@ -6,19 +6,15 @@ weighted mean of its points (Johanson et al. 2013's "k-means with EMD"; the mean
 histograms is the histogram whose CDF is the mean CDF). Seeding is k-means++ (each new
 centre drawn with probability proportional to weight x squared EMD to the nearest
 chosen centre), ``n_init`` restarts keep the run with the smallest inertia (weighted sum
-of EMDs to the assigned centres), and ``random_state`` makes it reproducible.
+of EMDs to the assigned centres), and ``random_state`` makes it reproducible. A centre
+left without points is moved to the point farthest from its own centre.
 
 The ground distance decides how EMD is computed (``efgkit.abstraction.cards.emd``):
 
 * ``positions`` (increasing floats, one per histogram entry; default: centres of
-  equal-width bins of [0, 1]): exact 1-D EMD. This is efgkit's one 1-D EMD k-means,
-  ``LineEMDKMeans``, configured for small data: k-means++ over every point
-  (``init_size`` = all of them), no mini-batches, exact Lloyd iterations of every point
-  against every centre (``algorithm="lloyd"``), ``n_init`` restarts. A centre left
-  without points stays where it was.
+  equal-width bins of [0, 1]): exact 1-D EMD, L1 between CDFs weighted by the gaps;
 * ``ground_distance`` (a symmetric matrix): Ganzfried & Sandholm 2014's greedy
-  approximation (their Algorithm 2), exact EMD being an LP per pair; Lloyd iterations
-  here, a centre left without points moved to the point farthest from its own centre.
+  approximation (their Algorithm 2), exact EMD being an LP per pair.
 
 Results follow scikit-learn: ``labels_``, ``cluster_centers_``, ``inertia_``, ``n_iter_``,
 and ``predict``/``fit_predict``/``transform``.
@@ -29,7 +25,6 @@ from __future__ import annotations
 import numpy as np
 
 from efgkit.abstraction.cards.emd import bin_centers, greedy_distances, line_distances, nearest_order
-from efgkit.abstraction.cards.line_kmeans import LineEMDKMeans
 from efgkit.errors import AbstractionError
 
 
@@ -143,15 +138,6 @@ class EMDKMeans:
         """Cluster the histograms in X (n_samples, support) with optional sample weights."""
         points, weights = self._check(X, sample_weight)
         self._prepare(points.shape[1])
-        if self._gaps is not None:
-            self._line = LineEMDKMeans(
-                self.n_clusters, positions=self.positions, algorithm="lloyd", init_size=points.shape[0],
-                max_iter=self.max_iter, n_init=self.n_init, random_state=self.random_state,
-            ).fit(points, sample_weight=weights)
-            self.labels_ = self._line.labels_.astype(np.int64)
-            self.cluster_centers_ = self._line.cluster_centers_
-            self.inertia_, self.n_iter_ = self._line.inertia_, self._line.n_iter_
-            return self
         rng = np.random.default_rng(self.random_state)
         best = None
         for _ in range(self.n_init):
@@ -164,19 +150,12 @@ class EMDKMeans:
     def fit_predict(self, X, y=None, sample_weight=None) -> np.ndarray:
         return self.fit(X, sample_weight=sample_weight).labels_
 
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "cluster_centers_"):
-            raise AbstractionError("this EMDKMeans is not fitted yet; call fit first")
-
     def transform(self, X) -> np.ndarray:
         """EMD from every row of X to every centre, (n_samples, n_clusters)."""
-        self._check_fitted()
+        if not hasattr(self, "cluster_centers_"):
+            raise AbstractionError("this EMDKMeans is not fitted yet; call fit first")
         return self._distances(np.ascontiguousarray(X, dtype=np.float64), self.cluster_centers_)
 
     def predict(self, X) -> np.ndarray:
-        """The nearest centre (by EMD) of every row of X, int64; on a line by the float32
-        distances the fit assigned with (``LineEMDKMeans.predict``)."""
-        self._check_fitted()
-        if self._gaps is not None:
-            return self._line.predict(X).astype(np.int64)
+        """The nearest centre (by EMD) of every row of X."""
         return np.argmin(self.transform(X), axis=1)
