@@ -53,7 +53,7 @@ from efgkit.storage.compact_reader import (
 )
 from efgkit.storage.disk_solve import DiskSolver, build_working_file, current_rss
 from efgkit.storage.quantization import quantize
-from efgkit.storage.strategy_file import open_checked, write_strategy_file
+from efgkit.storage.strategy_file import open_strategy_file, write_strategy_file
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-storage.md"
 C_SOURCES = Path(compact_reader.__file__).parent / "efgs_c"
@@ -166,7 +166,7 @@ def synthetic_hdf5(path: Path, actions: int) -> None:
 
 def open_and_read_hdf5_ms(path: Path, offset: int, clock=time.perf_counter) -> float:
     started = clock()
-    with open_checked(path) as (handle, _):
+    with open_strategy_file(path) as handle:
         dataset = handle["strategy/probabilities"]
         with MappedFile(path, writable=False) as mapped:
             row = np.array(mapped.map(dataset)[offset:offset + 2])
@@ -480,7 +480,7 @@ NOTES = """## Notes
   a cached open and lookup stays well under a millisecond (compact) or about 2 ms (HDF5,
   mostly h5py opening the file) at every size, and an evicted one costs the disk reads
   of the few pages it touches. The
-  HDF5 row is `open_checked` (format, version and manifest checksum) plus mapping
+  HDF5 row is `open_strategy_file` (format, version and manifest checksum) plus mapping
   `/strategy/probabilities` and reading one row at a known offset (finding the offset
   of an infoset needs the game tree, which the compact file does not).
 * A Python lookup is the key's BLAKE2b hash (hashlib), three slots of the mapped xor

@@ -42,7 +42,6 @@ from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers.best_response import BestResponse, Evaluation
 from efgkit.solvers.cfr import (
     VARIANT_CFR_PLUS,
-    InfosetView,
     RegretState,
     Samples,
     Settings,
@@ -51,7 +50,7 @@ from efgkit.solvers.cfr import (
     update_player,
 )
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
-from efgkit.solvers.traversal import ProfileLayout
+from efgkit.solvers.traversal import ProfileLayout, infoset_view
 
 HEURISTIC, BOUND = 0, 1
 
@@ -120,8 +119,7 @@ class CFRPlusIRA:
             raise ParameterError(f"iterations must be >= 0, got {iterations}")
         tree, m, layout = self.tree, self.map, self.layout
         # The map's offsets change in place as it splits, so the view stays current.
-        view = InfosetView(tree.infoset_parent_action, tree.action_infoset, tree.infoset_action_offset,
-                           tree.infoset_num_actions, m.infoset_offset, m.abstract_action_offset)
+        view = infoset_view(tree, m)
         work = Workspace(layout.edge_prob, layout.values, layout.reach, self._own_reach)
         for _ in range(iterations):
             t = self.iteration + 1

@@ -32,6 +32,7 @@ from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers.best_response import BestResponse, Evaluation
 from efgkit.solvers.fictitious_play import mix_realization_weighted, own_reach, pure_response
 from efgkit.solvers.strategy import Strategy
+from efgkit.solvers.traversal import infoset_view
 
 
 class FPIRA:
@@ -122,7 +123,7 @@ class FPIRA:
         self._refine_for_best_response(reachable, actions, reach_response)
 
         mixing = 1.0 / (self._updates[player] + 2)
-        reach_average = own_reach(tree, infosets, m.infoset_offset, self.average)
+        reach_average = own_reach(infoset_view(tree, m), infosets, self.average)
         hat = mix_realization_weighted(self.average, m, player, infosets, actions,
                                        reach_average, reach_response, mixing)
         tilde = self.behavior()

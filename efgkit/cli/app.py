@@ -106,8 +106,16 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
+JSON_REQUESTED = "efgkit.json"
+"""``click.Context.meta`` key: the running command was given ``--json``."""
+
+
 def show_progress() -> bool:
-    return sys.stderr.isatty()
+    """Whether to draw progress bars (tqdm, on stderr): only on a terminal, and never under
+    ``--json``, whose caller reads the output rather than watching it."""
+    context = click.get_current_context(silent=True)
+    as_json = context is not None and context.meta.get(JSON_REQUESTED, False)
+    return not as_json and sys.stderr.isatty()
 
 
 def emit(as_json: bool, data: dict, lines: list[str]) -> None:
@@ -136,7 +144,12 @@ def size_lines(tree: GameTree, build_seconds: float) -> list[str]:
     ]
 
 
-json_option = click.option("--json", "as_json", is_flag=True,
+def _remember_json(context: click.Context, parameter: click.Parameter, value: bool) -> bool:
+    context.meta[JSON_REQUESTED] = value
+    return value
+
+
+json_option = click.option("--json", "as_json", is_flag=True, callback=_remember_json,
                            help="Print one JSON object on stdout instead of text.")
 
 

@@ -332,8 +332,9 @@ def tradeoff(game: str, settings: str, seeds: int, target: float, max_iterations
     identity_words = 2 * tree.num_infoset_actions
     rows: list[dict] = []
     summary = []
-    for label, kb, kh in runs:
-        for seed in range(1 if kb < 0 else seeds):
+    plan = [(label, kb, kh, seed) for label, kb, kh in runs for seed in range(1 if kb < 0 else seeds)]
+    with tqdm(plan, unit="run", desc="tradeoff runs", file=sys.stderr, disable=not show_progress()) as bar:
+        for label, kb, kh, seed in bar:
             algorithm = "fpira" if kb < 0 else "cfr+ira"
             refiner = _make_refiner(tree, algorithm, InfosetMap.coarsest(tree), kb, kh, 100, seed)
             history = _run_refinement(refiner, target, max_iterations, every,

@@ -72,7 +72,7 @@ def solve_sampled(spec: str, algorithm: str, options: dict, iterations: int, buc
     started = time.perf_counter()
     chunk = max(1, iterations // 200)
     with tqdm(total=iterations, unit="it", desc=f"{algorithm} (public chance sampling)", file=sys.stderr,
-              disable=not show_progress() or as_json, leave=False) as bar:
+              disable=not show_progress(), leave=False) as bar:
         while solver.iteration < iterations:
             step = min(chunk, iterations - solver.iteration)
             solver.iterate(step)

@@ -18,11 +18,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 from tqdm import tqdm
 
 from efgkit.errors import GameDefinitionError, TreeTooLargeError
+from efgkit.games.numbering import ids_by_first_appearance
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL, Game
 from efgkit.games.tree import GameTree
 from efgkit.io.sizes import human_bytes, physical_memory, size_in_bytes
@@ -70,20 +72,30 @@ def checked_node_limit(spec: str, num_nodes: int, node_limit: int | None) -> int
     return limit
 
 
-PREORDER_FIELDS = (
-    ("kind", np.int8), ("depth", np.int16), ("num_children", np.int16),
-    ("chance_prob", np.float64), ("utility", np.float64), ("infoset_code", np.int64),
-    ("public_code", np.int64),
-)
+class Preorder(NamedTuple):
+    """What a fast generator's kernel writes, one entry per node in depth-first preorder
+    (nodes,): ``kind`` int8, ``depth`` int16, ``num_children`` int16, ``chance_prob`` float64
+    (of the edge into the node), ``utility`` float64 (player 0, terminals), ``infoset_code``
+    int64 (-1 off decision nodes) and ``public_code`` int64: ``tree_from_preorder``'s arrays
+    (``**preorder._asdict()``)."""
+
+    kind: np.ndarray
+    depth: np.ndarray
+    num_children: np.ndarray
+    chance_prob: np.ndarray
+    utility: np.ndarray
+    infoset_code: np.ndarray
+    public_code: np.ndarray
 
 
-def allocate_preorder(num_nodes: int) -> dict[str, np.ndarray]:
-    """Per-node preorder arrays for a fast generator, keyed as ``tree_from_preorder`` takes
-    them; chance probabilities start at 1 and utilities at 0."""
-    arrays = {name: np.empty(num_nodes, dtype) for name, dtype in PREORDER_FIELDS}
-    arrays["chance_prob"][:] = 1.0
-    arrays["utility"][:] = 0.0
-    return arrays
+def allocate_preorder(num_nodes: int) -> Preorder:
+    """Empty preorder arrays of ``num_nodes`` entries for a fast generator's kernel; chance
+    probabilities start at 1 and utilities at 0."""
+    dtypes = (np.int8, np.int16, np.int16, np.float64, np.float64, np.int64, np.int64)
+    preorder = Preorder(*(np.empty(num_nodes, dtype) for dtype in dtypes))
+    preorder.chance_prob[:] = 1.0
+    preorder.utility[:] = 0.0
+    return preorder
 
 
 def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = False) -> GameTree:
@@ -229,16 +241,11 @@ def tree_from_preorder(
 
     codes = np.asarray(infoset_code)[order]
     decision = np.flatnonzero(kind < 2)
-    unique_codes, first_index, inverse = np.unique(
-        codes[decision], return_index=True, return_inverse=True
-    )
-    rank = np.empty(unique_codes.shape[0], dtype=np.int32)
-    rank[np.argsort(first_index, kind="stable")] = np.arange(unique_codes.shape[0], dtype=np.int32)
+    decision_infoset, first_index = ids_by_first_appearance(codes[decision])
     node_infoset = np.full(kind.shape[0], -1, dtype=np.int32)
-    node_infoset[decision] = rank[inverse]
-    ordered_codes = np.empty_like(unique_codes)
-    ordered_codes[rank] = unique_codes
-    representative = decision[np.sort(first_index)]
+    node_infoset[decision] = decision_infoset
+    ordered_codes = codes[decision][first_index]
+    representative = decision[first_index]
     infoset_player = kind[representative].astype(np.int8)
     num_actions = children[representative].astype(np.int32)
     if np.any(num_actions[node_infoset[decision]] != children[decision]) or np.any(
@@ -247,15 +254,8 @@ def tree_from_preorder(
         raise GameDefinitionError(f"game {spec!r}: an infoset has nodes with different actions")
 
     public_codes = np.asarray(public_code)[order]
-    unique_public, public_first, public_inverse = np.unique(
-        public_codes, return_index=True, return_inverse=True
-    )
-    public_rank = np.empty(unique_public.shape[0], dtype=np.int32)
-    public_rank[np.argsort(public_first, kind="stable")] = np.arange(
-        unique_public.shape[0], dtype=np.int32
-    )
-    public_ordered = np.empty_like(unique_public)
-    public_ordered[public_rank] = unique_public
+    node_public_state, public_first = ids_by_first_appearance(public_codes)
+    public_ordered = public_codes[public_first]
 
     labels: list[str] = []
     for code, count in zip(ordered_codes.tolist(), num_actions.tolist(), strict=True):
@@ -269,7 +269,7 @@ def tree_from_preorder(
         node_infoset=node_infoset,
         node_first_child=first_child,
         node_num_children=_children_array(children, spec),
-        node_public_state=public_rank[public_inverse].astype(np.int32),
+        node_public_state=node_public_state,
         node_chance_prob=np.ascontiguousarray(chance_prob[order], dtype=np.float64),
         node_utility=np.ascontiguousarray(utility[order], dtype=np.float64),
         infoset_player=infoset_player,

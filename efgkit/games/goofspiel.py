@@ -177,17 +177,14 @@ class Goofspiel:
         total = num_nodes(self.cards)
         limit = checked_node_limit(self.spec, total, node_limit)
         with tqdm(total=2, desc=f"building {self.spec}", disable=not progress) as bar:
-            arrays = allocate_preorder(total)
-            written = emit_preorder(
-                self.cards, arrays["kind"], arrays["depth"], arrays["num_children"],
-                arrays["utility"], arrays["infoset_code"], arrays["public_code"],
-            )
+            preorder = allocate_preorder(total)
+            written = emit_preorder(self.cards, preorder)
             if written != total:  # a bug, not bad input: the two counts are one rule set
                 raise RuntimeError(f"goofspiel kernel wrote {written} nodes, num_nodes counted {total}")
             bar.update(1)
             tree = tree_from_preorder(
                 self.spec,
-                **arrays,
+                **preorder._asdict(),
                 describe_infoset=self._describe_infoset,
                 action_labels_of=self._action_labels_of,
                 describe_public=self._describe_public,

@@ -34,8 +34,9 @@ def _nth_unused_card(used_mask, n):
 
 
 @numba.njit(cache=True)
-def emit_preorder(cards, kind, depth, num_children, utility, infoset_code, public_code):
-    """Write GS``cards`` in depth-first preorder into the given per-node arrays.
+def emit_preorder(cards, out):
+    """Write GS``cards`` in depth-first preorder into ``out``, a ``builder.Preorder``
+    (its ``chance_prob`` stays 1: every chance node has one outcome).
 
     Decision level ``2 * round + player`` is a bid; ``position[level]`` is the index of
     the bid among the bidder's remaining cards (ascending, the action order). Prefix
@@ -43,6 +44,8 @@ def emit_preorder(cards, kind, depth, num_children, utility, infoset_code, publi
     view) and player 0's point difference, so backtracking only has to clear a card from
     the bidder's used-card mask. Returns the number of nodes written.
     """
+    kind, depth, num_children = out.kind, out.depth, out.num_children
+    utility, infoset_code, public_code = out.utility, out.infoset_code, out.public_code
     levels = 2 * cards
     chosen = np.zeros(levels, np.int64)
     position = np.zeros(levels, np.int64)

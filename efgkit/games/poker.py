@@ -470,21 +470,21 @@ class LimitPoker:
 
     def compile(self, node_limit: int | None = None, progress: bool = False) -> GameTree:
         """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
-        from efgkit.games.poker_preorder import Preorder, deal_tables, expand_deals, skeleton_view
+        from efgkit.games.poker_preorder import deal_tables, expand_deals, skeleton_view
 
         total = self.num_nodes()
         limit = checked_node_limit(self.spec, total, node_limit)
         with tqdm(total=3, desc=f"building {self.spec}", disable=not progress) as bar:
             skeleton = _BettingSkeleton(self)
             bar.update(1)
-            arrays = allocate_preorder(total)
-            written = expand_deals(skeleton_view(skeleton), deal_tables(self), Preorder(**arrays))
+            preorder = allocate_preorder(total)
+            written = expand_deals(skeleton_view(skeleton), deal_tables(self), preorder)
             if written != total:  # a bug, not bad input: the two counts are one rule set
                 raise RuntimeError(f"poker kernel wrote {written} nodes, num_nodes counted {total}")
             bar.update(1)
             tree = tree_from_preorder(
                 self.spec,
-                **arrays,
+                **preorder._asdict(),
                 describe_infoset=skeleton.describe_infoset,
                 action_labels_of=skeleton.action_labels_of,
                 describe_public=skeleton.describe_public,

@@ -3,7 +3,8 @@ the tree in depth-first preorder for ``LimitPoker.compile`` (the rules are in ``
 
 Three bundles carry its input and output: ``SkeletonView`` (the card-independent betting
 tree), ``DealTables`` (what each deal slot can deal, with which probability) and
-``Preorder`` (the per-node arrays ``tree_from_preorder`` takes).
+``builder.Preorder`` (the per-node arrays ``tree_from_preorder`` takes, shared by every fast
+builder).
 """
 
 from __future__ import annotations
@@ -62,21 +63,6 @@ class DealTables(NamedTuple):
     num_ranks: int
     num_suits: int
     num_cards: int
-
-
-class Preorder(NamedTuple):
-    """The kernel's output, one entry per node in depth-first preorder (nodes,): ``kind``
-    int8, ``depth`` int16, ``num_children`` int16, ``chance_prob`` float64, ``utility``
-    float64, ``infoset_code`` int64 (-1 off decision nodes), ``public_code`` int64
-    (``builder.PREORDER_FIELDS``)."""
-
-    kind: np.ndarray
-    depth: np.ndarray
-    num_children: np.ndarray
-    chance_prob: np.ndarray
-    utility: np.ndarray
-    infoset_code: np.ndarray
-    public_code: np.ndarray
 
 
 def skeleton_view(skeleton) -> SkeletonView:
@@ -171,7 +157,7 @@ def _push_deals(deals, slot, dealt, child, depth, stack, top):
 def expand_deals(skeleton, deals, out):
     """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
 
-    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``out`` ``Preorder``.
+    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``out`` ``builder.Preorder``.
     ``dealt[slot]`` holds the outcome of each deal slot on the current path: a stack entry
     that deals a slot sets it when popped, and everything popped before its next sibling
     lies in its subtree. Infoset code = (skeleton node * private outcomes + own hand) *

@@ -269,21 +269,16 @@ class GraphPursuit:
     # ------------------------------------------------------------ fast builder
     def compile(self, node_limit: int | None = None, progress: bool = False) -> GameTree:
         """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
-        from efgkit.games.pursuit_preorder import OUT_OFFSET, OUT_TARGET, emit_preorder
+        from efgkit.games.pursuit_preorder import BOARD, emit_preorder
 
         attacker_decisions, defender_decisions, terminals = node_counts(self.moves)
         total = attacker_decisions + defender_decisions + terminals
         limit = checked_node_limit(self.spec, total, node_limit)
         with tqdm(total=2, desc=f"building {self.spec}", disable=not progress) as bar:
-            arrays = allocate_preorder(total)
+            preorder = allocate_preorder(total)
             # Each decision node adds at most one row to its player's trie (plus row 0).
             trie = np.zeros((2, max(attacker_decisions, defender_decisions) + 1, 5), np.int64)
-            written, trie_rows = emit_preorder(
-                self.moves, OUT_OFFSET, OUT_TARGET, DISTANCE, VISIBILITY_RADIUS, GOAL,
-                ATTACKER_START, UNIT_STARTS[0], UNIT_STARTS[1],
-                arrays["kind"], arrays["depth"], arrays["num_children"], arrays["utility"],
-                arrays["infoset_code"], arrays["public_code"], trie,
-            )
+            written, trie_rows = emit_preorder(self.moves, BOARD, preorder, trie)
             if written != total:  # a bug, not bad input: the two counts are one rule set
                 raise RuntimeError(f"pursuit kernel wrote {written} nodes, num_nodes counted {total}")
             bar.update(1)
@@ -291,7 +286,7 @@ class GraphPursuit:
                      for player in (PLAYER0, PLAYER1)]
             tree = tree_from_preorder(
                 self.spec,
-                **arrays,
+                **preorder._asdict(),
                 describe_infoset=lambda code: names[code & 1][code >> 1][0],
                 action_labels_of=lambda code: names[code & 1][code >> 1][1],
                 game=self,

@@ -3,24 +3,52 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from numba import types
 from numba.typed import Dict
 
 from efgkit.games.pursuit import (
+    ATTACKER_START,
     CAPTURE_UTILITY,
+    DISTANCE,
+    GOAL,
     GOAL_UTILITY,
     GRAPH_OUT_EDGES,
     NUM_GRAPH_NODES,
     TIMEOUT_UTILITY,
+    UNIT_STARTS,
+    VISIBILITY_RADIUS,
 )
+
+
+class PursuitBoard(NamedTuple):
+    """The graph and the start of play, as the kernel reads them: node ``n``'s out-edges lead
+    to ``out_target[out_offset[n]:out_offset[n + 1]]`` (int64 (graph nodes + 1,) and int64
+    (edges,)); ``distance`` int64 (graph nodes, graph nodes), shortest path lengths;
+    a player sees what is within ``radius`` of it; the attacker wins on ``goal``; the
+    attacker starts on ``attacker_start``, the defender's units on ``unit1_start`` and
+    ``unit2_start``."""
+
+    out_offset: np.ndarray
+    out_target: np.ndarray
+    distance: np.ndarray
+    radius: int
+    goal: int
+    attacker_start: int
+    unit1_start: int
+    unit2_start: int
+
 
 # The graph in CSR form: node n's out-edges lead to OUT_TARGET[OUT_OFFSET[n]:OUT_OFFSET[n + 1]].
 OUT_OFFSET = np.cumsum([0] + [len(GRAPH_OUT_EDGES.get(n, ())) for n in range(NUM_GRAPH_NODES)],
                        dtype=np.int64)
 OUT_TARGET = np.array([t for n in range(NUM_GRAPH_NODES) for t in GRAPH_OUT_EDGES.get(n, ())],
                       np.int64)
+BOARD = PursuitBoard(OUT_OFFSET, OUT_TARGET, DISTANCE, VISIBILITY_RADIUS, GOAL, ATTACKER_START,
+                     UNIT_STARTS[0], UNIT_STARTS[1])
 # Observation codes in the kernel: attacker 0 (no unit seen), 1 + n (one unit on n),
 # 1 + N + N * n1 + n2 (unit 1 on n1, unit 2 on n2); defender 0 (nothing) or 1 + n.
 NUM_OBSERVATIONS = 1 + NUM_GRAPH_NODES + NUM_GRAPH_NODES * NUM_GRAPH_NODES
@@ -49,10 +77,9 @@ def _intern_infoset(table, trie, rows, player, parent, action, observation, posi
 
 
 @numba.njit(cache=True)
-def emit_preorder(moves, out_offset, out_target, distance, radius, goal, attacker_start,
-                   unit1_start, unit2_start, kind, depth, num_children, utility, infoset_code,
-                   public_code, trie):
-    """Write GP``moves`` in depth-first preorder into the given per-node arrays.
+def emit_preorder(moves, board, out, trie):
+    """Write GP``moves`` on ``board`` (a ``PursuitBoard``) in depth-first preorder into
+    ``out``, a ``builder.Preorder`` (its ``chance_prob`` stays 1: the game has no chance).
 
     Level ``2 * round`` is the attacker's decision, ``2 * round + 1`` the defender's; a
     frame per level holds the positions, each player's infoset row and the
@@ -60,6 +87,10 @@ def emit_preorder(moves, out_offset, out_target, distance, radius, goal, attacke
     expand. ``trie`` (int64 (2, rows, 5)) receives both players' infoset tries. Returns
     (nodes written, trie rows used per player).
     """
+    out_offset, out_target, distance, radius, goal = (board.out_offset, board.out_target, board.distance,
+                                                      board.radius, board.goal)
+    kind, depth, num_children = out.kind, out.depth, out.num_children
+    utility, infoset_code, public_code = out.utility, out.infoset_code, out.public_code
     levels = 2 * moves
     origin = np.zeros(levels, np.int64)
     attacker = np.zeros(levels, np.int64)
@@ -72,10 +103,10 @@ def emit_preorder(moves, out_offset, out_target, distance, radius, goal, attacke
     table = Dict.empty(key_type=types.int64, value_type=types.int64)
     rows = np.ones(2, np.int64)
 
-    origin[0] = attacker_start
-    attacker[0] = attacker_start
-    unit1[0] = unit1_start
-    unit2[0] = unit2_start
+    origin[0] = board.attacker_start
+    attacker[0] = board.attacker_start
+    unit1[0] = board.unit1_start
+    unit2[0] = board.unit2_start
     node = 0
     level = 0
     while True:

@@ -19,6 +19,7 @@ import numpy as np
 
 from efgkit.errors import AbstractionError
 from efgkit.games.csr import positions_within
+from efgkit.games.numbering import ids_by_first_appearance
 from efgkit.games.tree import GameTree
 
 
@@ -36,13 +37,9 @@ class InfosetMap:
                                                                               np.integer)):
             raise AbstractionError("abstract infoset ids must be non-negative integers")
         # Renumber densely by first appearance so ids are canonical for a given partition.
-        _, first, inverse = np.unique(abstract_of, return_index=True, return_inverse=True)
-        rank = np.empty(first.shape[0], dtype=np.int32)
-        rank[np.argsort(first, kind="stable")] = np.arange(first.shape[0], dtype=np.int32)
+        self.abstract_of, representative = ids_by_first_appearance(abstract_of)
         self.tree = tree
-        self.abstract_of = rank[inverse].astype(np.int32)
-        self.num_abstract = int(first.shape[0])
-        representative = np.sort(first)
+        self.num_abstract = int(representative.shape[0])
         self.abstract_player = tree.infoset_player[representative].astype(np.int8)
         self.abstract_num_actions = tree.infoset_num_actions[representative].astype(np.int32)
         mismatch = (self.abstract_player[self.abstract_of] != tree.infoset_player) | (

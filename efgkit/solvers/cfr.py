@@ -56,7 +56,7 @@ from efgkit.games.csr import positions_within
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
-from efgkit.solvers.traversal import ProfileLayout, others_reach, own_infoset_reach
+from efgkit.solvers.traversal import ProfileLayout, infoset_view, others_reach, own_infoset_reach
 
 VARIANT_CFR = 0
 VARIANT_CFR_PLUS = 1
@@ -128,9 +128,7 @@ class CFRSolver:
                                   np.zeros(infoset_map.num_abstract_actions))
         self._work = Workspace(self.layout.edge_prob, self.layout.values, self.layout.reach,
                                np.zeros(tree.num_infosets))
-        self._view = InfosetView(tree.infoset_parent_action,  # raises unless perfect recall
-                                 tree.action_infoset, tree.infoset_action_offset, tree.infoset_num_actions,
-                                 infoset_map.infoset_offset, infoset_map.abstract_action_offset)
+        self._view = infoset_view(tree, infoset_map)  # raises unless perfect recall
         self._settings = Settings(VARIANT_CODES[self.variant], self.delay, self.alpha, self.beta, self.gamma,
                                   self.horizon)
         self._player_infosets = tuple(tree.infosets_of(p) for p in (0, 1))
@@ -497,21 +495,6 @@ class Settings(NamedTuple):
     horizon: int
 
 
-class InfosetView(NamedTuple):
-    """The tree's infosets and where their actions sit on the abstraction: ``parent_action``
-    int32 (infosets,) (``GameTree.infoset_parent_action``), ``action_infoset`` int32
-    (infoset-actions,), ``tree_action_offset`` int32 (infosets + 1,), ``num_actions`` int32
-    (infosets,), ``infoset_offset`` int32 (infosets,) the first abstract action of each
-    original infoset, ``action_offset`` int32 (abstract infosets + 1,) the abstraction's."""
-
-    parent_action: np.ndarray
-    action_infoset: np.ndarray
-    tree_action_offset: np.ndarray
-    num_actions: np.ndarray
-    infoset_offset: np.ndarray
-    action_offset: np.ndarray
-
-
 class PlayerSets(NamedTuple):
     """Per player, a pair of int32 arrays each: the original ``infosets``, the ``abstract``
     infosets, and the abstract infosets regret matching sets (``matched``: all but the held)."""
@@ -623,8 +606,7 @@ def accumulate_player_update(t, settings, view, infosets, abstract, state, work)
     # Average strategy: weight * own reach of each original infoset * current strategy.
     weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
     if weight > 0.0:
-        own_infoset_reach(infosets, view.parent_action, view.action_infoset, view.tree_action_offset,
-                          view.infoset_offset, work.edge_prob, work.own_reach)
+        own_infoset_reach(infosets, view, work.edge_prob, work.own_reach)
         for j in range(infosets.shape[0]):
             infoset = infosets[j]
             w = weight * work.own_reach[infoset]

@@ -24,7 +24,7 @@ from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
-from efgkit.solvers.traversal import own_infoset_reach
+from efgkit.solvers.traversal import InfosetView, infoset_view, own_infoset_reach
 
 
 class FictitiousPlay:
@@ -82,7 +82,7 @@ class FictitiousPlay:
         m = self.infoset_map
         infosets = self._player_infosets[player]
         pure, reach_response = pure_response(tree, infosets, actions)
-        reach_average = own_reach(tree, infosets, m.infoset_offset, self.average)
+        reach_average = own_reach(infoset_view(tree, m), infosets, self.average)
         self.average = mix_realization_weighted(self.average, m, player, infosets, actions,
                                                 reach_average, reach_response, mixing)
         owned = np.repeat(m.abstract_player == player, m.abstract_num_actions)
@@ -102,16 +102,15 @@ def pure_response(tree: GameTree, infosets: np.ndarray,
     ``actions[I]`` at each of ``infosets``) and the own reach of each infoset under it."""
     pure = np.zeros(tree.num_infoset_actions)
     pure[tree.infoset_action_offset[infosets] + actions[infosets]] = 1.0
-    return pure, own_reach(tree, infosets, tree.infoset_action_offset, pure)
+    return pure, own_reach(infoset_view(tree), infosets, pure)
 
 
-def own_reach(tree: GameTree, infosets: np.ndarray, infoset_offset: np.ndarray,
-              behavior: np.ndarray) -> np.ndarray:
+def own_reach(view: InfosetView, infosets: np.ndarray, behavior: np.ndarray) -> np.ndarray:
     """float64 per original infoset: the player's own reach of ``infosets`` under ``behavior``
-    (laid out by ``infoset_offset``: the tree's for original actions, a map's for abstract)."""
-    reach = np.zeros(tree.num_infosets)
-    own_infoset_reach(infosets, tree.infoset_parent_action, tree.action_infoset,
-                      tree.infoset_action_offset, infoset_offset, behavior, reach)
+    (laid out as ``view`` says: ``infoset_view(tree)`` for original actions, ``infoset_view(tree,
+    infoset_map)`` for abstract ones)."""
+    reach = np.zeros(view.parent_action.shape[0])
+    own_infoset_reach(infosets, view, behavior, reach)
     return reach
 
 

@@ -16,7 +16,9 @@ import numba
 import numpy as np
 
 from efgkit.games.protocol import CHANCE, TERMINAL
+from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
+from efgkit.maps.protocol import AbstractionMap
 
 
 class NodePasses(NamedTuple):
@@ -147,16 +149,46 @@ def others_reach(passes, edge_prob, player, reach):
                 reach[start + k] = r * edge_prob[offset + k]
 
 
+class InfosetView(NamedTuple):
+    """The tree's infosets and where their actions sit on the abstraction: ``parent_action``
+    int32 (infosets,) (``GameTree.infoset_parent_action``), ``action_infoset`` int32
+    (infoset-actions,), ``tree_action_offset`` int32 (infosets + 1,), ``num_actions`` int32
+    (infosets,), ``infoset_offset`` int32 (infosets,) the first abstract action of each
+    original infoset, ``action_offset`` int32 (abstract infosets + 1,) the abstraction's."""
+
+    parent_action: np.ndarray
+    action_infoset: np.ndarray
+    tree_action_offset: np.ndarray
+    num_actions: np.ndarray
+    infoset_offset: np.ndarray
+    action_offset: np.ndarray
+
+
+def infoset_view(tree: GameTree, infoset_map: AbstractionMap | None = None) -> InfosetView:
+    """The ``InfosetView`` of ``tree`` on ``infoset_map`` (an InfosetMap or RefinableMap, read
+    through its offsets, so a map refined in place stays current), or on the tree's own
+    infosets. Raises unless the tree has perfect recall (``GameTree.infoset_parent_action``)."""
+    if infoset_map is None:
+        infoset_offset, action_offset = tree.infoset_action_offset[:-1], tree.infoset_action_offset
+    else:
+        infoset_offset, action_offset = infoset_map.infoset_offset, infoset_map.abstract_action_offset
+    return InfosetView(tree.infoset_parent_action, tree.action_infoset, tree.infoset_action_offset,
+                       tree.infoset_num_actions, infoset_offset, action_offset)
+
+
 @numba.njit(cache=True)
-def own_infoset_reach(player_infosets, parent_action, action_infoset, tree_action_offset,
-                      infoset_offset, strategy, own_reach):
+def own_infoset_reach(player_infosets, view, strategy, own_reach):
     """own_reach[I] = the owner's own probability of reaching original infoset I.
 
-    ``player_infosets`` lists one player's infosets in increasing id, so each infoset's
-    parent (an earlier id) is done first. Needs a perfect-recall original game. Original
-    flat action ``a`` of infoset ``J`` reads ``strategy[infoset_offset[J] + a -
-    tree_action_offset[J]]`` (positional action mapping into the abstraction).
+    ``player_infosets`` int32 lists one player's infosets in increasing id, so each
+    infoset's parent (an earlier id) is done first; ``view`` is an ``InfosetView``;
+    ``strategy`` float64 is laid out by ``view.infoset_offset`` (original flat action ``a``
+    of infoset ``J`` reads ``strategy[infoset_offset[J] + a - tree_action_offset[J]]``, the
+    positional action mapping into the abstraction); ``own_reach`` float64 (infosets,) is
+    written for ``player_infosets`` only. Needs a perfect-recall original game.
     """
+    parent_action, action_infoset = view.parent_action, view.action_infoset
+    tree_action_offset, infoset_offset = view.tree_action_offset, view.infoset_offset
     for j in range(player_infosets.shape[0]):
         infoset = player_infosets[j]
         parent = parent_action[infoset]

@@ -46,7 +46,7 @@ from efgkit.io.error_text import one_line
 from efgkit.maps.infoset_map import InfosetMap, coarsest_classes
 from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
-from efgkit.solvers.traversal import own_infoset_reach
+from efgkit.solvers.traversal import infoset_view, own_infoset_reach
 from efgkit.storage.compact_reader import (
     CLASS_ENTRY,
     FLAG_KEYS,
@@ -101,10 +101,9 @@ class CompactExport:
 def reachable_infosets(tree: GameTree, behavior: np.ndarray) -> np.ndarray:
     """bool per infoset: its owner reaches it with positive probability playing ``behavior``."""
     own_reach = np.zeros(tree.num_infosets)
+    view = infoset_view(tree)
     for player in (0, 1):
-        own_infoset_reach(tree.infosets_of(player), tree.infoset_parent_action, tree.action_infoset,
-                          tree.infoset_action_offset, tree.infoset_action_offset[:-1].astype(np.int32),
-                          behavior, own_reach)
+        own_infoset_reach(tree.infosets_of(player), view, behavior, own_reach)
     return own_reach > 0.0
 
 

@@ -38,13 +38,13 @@ import efgkit
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
+from efgkit.io.checked_hdf5 import verify_dataset
 from efgkit.io.mapped_arrays import MappedFile, create_file, slices, write_contiguous
 from efgkit.io.sizes import size_in_bytes
 from efgkit.solvers.cfr import (
     PREDICTIVE,
     SCHEDULED,
     VARIANT_CODES,
-    InfosetView,
     RegretState,
     Settings,
     Workspace,
@@ -58,13 +58,12 @@ from efgkit.solvers.cfr import (
     values_and_regrets,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
-from efgkit.solvers.traversal import NodePasses, others_reach
+from efgkit.solvers.traversal import InfosetView, NodePasses, others_reach
 from efgkit.storage.strategy_file import (
     HISTORY_DTYPE,
     SolverState,
     dataset_checked,
-    open_checked,
-    verify_dataset,
+    open_strategy_file,
     write_strategy_file,
 )
 
@@ -394,8 +393,9 @@ class DiskSolver:
 
     def restore(self, path: str | os.PathLike) -> dict:
         """Continue from the checkpoint at ``path`` (checked); returns its provenance."""
-        with open_checked(path) as (handle, version):
+        with open_strategy_file(path) as handle:
             attrs = handle.attrs
+            version = int(attrs["schema_version"])
             if (attrs["game_spec"], attrs["tree_fingerprint"]) != (self.game_spec,
                                                                    self.tree_fingerprint):
                 raise FileFormatError(f"{path}: checkpoint is for game {attrs['game_spec']!r} "

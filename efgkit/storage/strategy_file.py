@@ -20,21 +20,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 
 import h5py
 import numpy as np
 
-import efgkit
 from efgkit.errors import EfgkitError, FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import links_problem, manifest_digest, storage_problem
+from efgkit.io.checked_hdf5 import open_checked, seal, stamp, storage_problem, verify_dataset
 from efgkit.io.error_text import one_line
-from efgkit.io.mapped_arrays import create_file, slices, write_contiguous
+from efgkit.io.mapped_arrays import create_file, write_contiguous
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy
 
@@ -147,9 +145,7 @@ def write_strategy_file(path: str | os.PathLike, *, game_spec: str, tree_fingerp
     try:
         with atomic_output_path(path) as temporary:
             with create_file(temporary) as handle:
-                handle.attrs["format"] = FORMAT
-                handle.attrs["schema_version"] = SCHEMA_VERSION
-                handle.attrs["efgkit_version"] = efgkit.__version__
+                stamp(handle, FORMAT, SCHEMA_VERSION)
                 handle.attrs["game_spec"] = game_spec
                 handle.attrs["tree_fingerprint"] = tree_fingerprint
                 _write_array(handle.create_group("abstraction"), "abstract_of", abstract_of, "<i4")
@@ -166,7 +162,7 @@ def write_strategy_file(path: str | os.PathLike, *, game_spec: str, tree_fingerp
                     state.attrs["rng_state"] = rng_state
                     for name in _state_arrays(solver_state):
                         _write_array(state, name, getattr(solver_state, name), "<f8", after_slice)
-                handle.attrs["content_sha256"] = manifest_digest(handle)
+                seal(handle)
     except OSError as exc:
         raise FileFormatError(f"{path}: cannot write strategy file ({one_line(exc)})") from exc
 
@@ -208,43 +204,11 @@ def _content_digest_v1(game_spec: str, tree_fingerprint: str, abstract_of: np.nd
     return digest.hexdigest()
 
 
-@contextmanager
-def open_checked(path: str | os.PathLike) -> Iterator[tuple[h5py.File, int]]:
-    """Open a strategy file read-only after checking format, version and (v2) the manifest.
-
-    Yields the h5py file and its schema version. Raises FileFormatError (one line) for a
-    missing, foreign, future-version or damaged file; an OSError, KeyError, ValueError,
-    TypeError, AttributeError or RuntimeError raised while reading inside the block (a
-    missing attribute, an unreadable dataset) is reported the same way.
-    """
-    if not Path(path).is_file():
-        raise FileFormatError(f"{path}: no such strategy file")
-    try:
-        with h5py.File(path, "r") as handle:
-            attrs = handle.attrs
-            if attrs.get("format") != FORMAT:
-                raise FileFormatError(f"{path}: not an efgkit strategy file")
-            problem = links_problem(handle)
-            if problem is not None:
-                raise FileFormatError(f"{path}: strategy file {problem}")
-            version = attrs["schema_version"]
-            if not isinstance(version, int | np.integer):
-                raise FileFormatError(f"{path}: schema_version {version!r} is not an integer")
-            if version > SCHEMA_VERSION:
-                raise FileFormatError(
-                    f"{path}: strategy file schema version {int(version)} is newer than this "
-                    f"efgkit ({efgkit.__version__}) reads ({SCHEMA_VERSION}); upgrade efgkit"
-                )
-            if version < 1:
-                raise FileFormatError(f"{path}: invalid schema version {int(version)}")
-            if version >= 2 and str(attrs.get("content_sha256")) != manifest_digest(handle):
-                raise FileFormatError(
-                    f"{path}: strategy file is corrupted (metadata checksum mismatch)")
-            yield handle, int(version)
-    except FileFormatError:
-        raise
-    except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
-        raise FileFormatError(f"{path}: cannot read strategy file ({one_line(exc)})") from exc
+def open_strategy_file(path: str | os.PathLike) -> AbstractContextManager[h5py.File]:
+    """``checked_hdf5.open_checked`` for strategy files: a context manager yielding the h5py
+    file once format, version and (schema 2) the manifest are checked; schema 1 files carry
+    their own content checksum instead, which ``_read_v1`` checks."""
+    return open_checked(path, FORMAT, SCHEMA_VERSION, "strategy file", manifest_since=2)
 
 
 def dataset_checked(handle: h5py.File, name: str, dtype: np.dtype | str) -> h5py.Dataset:
@@ -261,19 +225,6 @@ def dataset_checked(handle: h5py.File, name: str, dtype: np.dtype | str) -> h5py
     if problem is not None:
         raise FileFormatError(f"{handle.filename}: {problem}")
     return dataset
-
-
-def verify_dataset(dataset: h5py.Dataset, data: np.ndarray | None = None) -> None:
-    """Check a dataset's data against its sha256 attribute (hashing in slices if not given)."""
-    digest = hashlib.sha256()
-    if data is not None:
-        digest.update(memoryview(np.ascontiguousarray(data)).cast("B"))
-    else:
-        for part in slices(dataset.shape[0], dataset.dtype.itemsize):
-            digest.update(memoryview(np.ascontiguousarray(dataset[part])).cast("B"))
-    if digest.hexdigest() != str(dataset.attrs.get("sha256")):
-        raise FileFormatError(
-            f"{dataset.file.filename}: strategy file is corrupted (checksum of {dataset.name})")
 
 
 def _read_verified(handle: h5py.File, name: str, dtype: np.dtype | str) -> np.ndarray:
@@ -341,8 +292,9 @@ def _read_v2(handle: h5py.File, with_state: bool) -> dict:
 
 def _read_raw(path: str | os.PathLike, with_state: bool) -> dict:
     """Everything the file holds, as plain Python / in-memory numpy objects, checked."""
-    with open_checked(path) as (handle, version):
+    with open_strategy_file(path) as handle:
         try:
+            version = int(handle.attrs["schema_version"])
             return _read_v1(path, handle) if version == 1 else _read_v2(handle, with_state)
         except FileFormatError:
             raise
@@ -356,7 +308,7 @@ def stored_game(path: str | os.PathLike) -> tuple[str, str]:
     A caller builds the game itself (``efgkit.specs.game_of_strategy_file`` decides which
     stored specs are safe to build) and passes the tree to ``load_strategy``.
     """
-    with open_checked(path) as (handle, _):
+    with open_strategy_file(path) as handle:
         try:
             return str(handle.attrs["game_spec"]), str(handle.attrs["tree_fingerprint"])
         except KeyError as exc:

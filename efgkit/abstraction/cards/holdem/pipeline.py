@@ -344,7 +344,12 @@ def cluster_streets(options: AbstractionOptions, store, runner: ChunkRunner,
     potential-aware variant needs the turn buckets). Returns them in street order."""
     seeds = {street: options.seed + r for r, street in enumerate(ROUND_NAMES)}
     done: dict[str, StreetBuckets] = {}
-    for street in ("preflop", "river", "turn", "flop"):
+    # One step per street, so a long clustering without its own bar (scikit-learn's river
+    # k-means) still shows which street runs and for how long.
+    streets = tqdm(("preflop", "river", "turn", "flop"), desc="clustering", unit="street", leave=False,
+                   disable=not progress)
+    for street in streets:
+        streets.set_postfix(street=street)
         started = time.perf_counter()
         k = options.buckets[ROUND_NAMES.index(street)]
         data = store.read(street)
