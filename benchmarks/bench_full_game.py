@@ -46,18 +46,10 @@ CROSS_CHECK = "holdem(ranks=4,rounds=3,caps=1-1-1)"
 JOHANSON_2011_CPU_HOURS = 76 * 24
 
 
-def random_strategy(layout: BucketLayout, seed: int) -> np.ndarray:
-    strategy = np.random.default_rng(seed).random(layout.num_actions) + 1e-3
-    for d in range(layout.width.shape[0]):
-        rows = strategy[layout.action_start[d]:layout.action_start[d + 1]].reshape(-1, layout.width[d])
-        rows /= rows.sum(axis=1, keepdims=True)
-    return strategy
-
-
 def setup(spec: str, buckets: tuple[int, ...]) -> tuple[StreamedEvaluator, np.ndarray]:
     game = make_game(spec)
     layout = BucketLayout(BettingTree(game), IsomorphicCards.hashed(game, buckets, seed=1))
-    return StreamedEvaluator(layout), random_strategy(layout, 2)
+    return StreamedEvaluator(layout), layout.random(2)
 
 
 def cross_check() -> list[str]:

@@ -22,17 +22,9 @@ from efgkit.poker.suits import canonical_deals
 from efgkit.specs import make_game
 
 
-def _random_strategy(layout: BucketLayout, seed: int) -> np.ndarray:
-    strategy = np.random.default_rng(seed).random(layout.num_actions) + 1e-3
-    for d in range(layout.width.shape[0]):
-        rows = strategy[layout.action_start[d]:layout.action_start[d + 1]].reshape(-1, layout.width[d])
-        rows /= rows.sum(axis=1, keepdims=True)
-    return strategy
-
-
 def _assert_equal_engines(game, abstraction, seed: int = 0) -> None:
     layout = BucketLayout(BettingTree(game), abstraction)
-    strategy = _random_strategy(layout, seed)
+    strategy = layout.random(seed)
     public = PublicTree(game)
     reference = evaluate_strategy(StrategyLayout.from_bucket_layout(public, layout), strategy)
     streamed = StreamedEvaluator(layout).evaluate(strategy)
@@ -90,7 +82,7 @@ def test_always_fold_in_a_reduced_hold_em_is_exploitable_for_750_mbb_per_game():
 def test_the_result_is_bit_identical_on_a_dask_cluster():
     game = make_game("holdem(ranks=3,rounds=3,caps=1-1-1)")
     layout = BucketLayout(BettingTree(game), IsomorphicCards.hashed(game, (2, 3, 3), seed=5))
-    strategy = _random_strategy(layout, 4)
+    strategy = layout.random(4)
     evaluator = StreamedEvaluator(layout)
     here = evaluator.evaluate(strategy)
     with ChunkRunner(workers=2) as runner:

@@ -11,7 +11,8 @@ Nodes are stored breadth first (children contiguous) as flat arrays:
   dealt (one child, the next round's first node), ``FOLD`` or ``SHOWDOWN`` a terminal;
 * ``first_child`` int64, ``num_children`` int32, ``round`` int8, ``level`` int8 (board deals
   made before the node), ``contribution`` float64 (nodes, 2) chips put in, ``folder`` int8;
-* ``decision_nodes`` int64 and ``decision_index`` int64 (nodes,), -1 off decisions.
+* ``decision_nodes`` int64 and ``decision_index`` int64 (nodes,), -1 off decisions;
+  ``entry_nodes`` / ``entry_index`` likewise for the deal nodes of the first board.
 
 ``deal_size[j]`` is the number of cards the ``j``-th deal puts on the board (level ``j + 1``);
 ``chance_weight[level]`` the probability of one compatible pair of hands and of one board of
@@ -98,6 +99,10 @@ class BettingTree:
         self.decision_index = np.full(self.num_nodes, -1, np.int64)
         self.decision_index[self.decision_nodes] = np.arange(self.decision_nodes.shape[0])
         self.node_of_history = {history: node for node, history in enumerate(histories)}
+        self.entry_nodes = np.flatnonzero((self.kind == DEAL) & (self.level == 0)).astype(np.int64)
+        """The nodes where the first board is dealt (where the streamed engine splits work)."""
+        self.entry_index = np.full(self.num_nodes, -1, np.int64)
+        self.entry_index[self.entry_nodes] = np.arange(self.entry_nodes.shape[0])
         depth = np.zeros(self.num_nodes, np.int64)
         for node in range(self.num_nodes):  # breadth first: parents before children
             depth[first_child[node]:first_child[node] + num_children[node]] = depth[node] + 1

@@ -11,6 +11,8 @@ and averages in (Burch's thesis §3.2).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from efgkit.errors import StrategyError
@@ -18,6 +20,24 @@ from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.card_abstraction import CardAbstraction
 
 ROW_SUM_TOLERANCE = 1e-6
+
+
+class BettingView(NamedTuple):
+    """What the streamed kernels read: ``BettingTree`` arrays (``kind``, ``first_child``,
+    ``num_children``, ``level`` int64, ``contribution``, ``folder``, ``decision_index``,
+    ``entry_index``, ``chance_weight`` (levels,)) and the layout's ``action_start`` int64
+    (decisions + 1,): row (d, b) starts at ``action_start[d] + b * num_children``."""
+
+    kind: np.ndarray
+    first_child: np.ndarray
+    num_children: np.ndarray
+    level: np.ndarray
+    contribution: np.ndarray
+    folder: np.ndarray
+    decision_index: np.ndarray
+    action_start: np.ndarray
+    entry_index: np.ndarray
+    chance_weight: np.ndarray
 
 
 class BucketLayout:
@@ -33,6 +53,19 @@ class BucketLayout:
         self.action_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         self.num_actions = int(self.action_start[-1])
         self.num_rows = int(self.buckets.sum())
+
+    def view(self) -> BettingView:
+        b = self.betting
+        return BettingView(b.kind, b.first_child, b.num_children, b.level.astype(np.int64), b.contribution,
+                           b.folder, b.decision_index, self.action_start, b.entry_index, b.chance_weight)
+
+    def random(self, seed: int) -> np.ndarray:
+        """Every row a random distribution (each probability > 0): tests and benchmarks."""
+        strategy = np.random.default_rng(seed).random(self.num_actions) + 1e-3
+        for d in range(self.width.shape[0]):
+            rows = strategy[self.action_start[d]:self.action_start[d + 1]].reshape(-1, self.width[d])
+            rows /= rows.sum(axis=1, keepdims=True)
+        return strategy
 
     def uniform(self) -> np.ndarray:
         """Every row uniform over its actions."""

@@ -45,23 +45,6 @@ MODE_RECORD, MODE_REPLAY, MODE_DESCEND = 0, 1, 2
 BEST, EXPECTED = 0, 1
 
 
-class BettingView(NamedTuple):
-    """``BettingTree`` arrays (see there) plus ``action_start`` int64 (decisions + 1,) of the
-    ``BucketLayout``, ``entry_index`` int64 (nodes,): the entry number of each pre-deal
-    node where the first board is dealt, -1 elsewhere, and ``chance_weight`` (levels,)."""
-
-    kind: np.ndarray
-    first_child: np.ndarray
-    num_children: np.ndarray
-    level: np.ndarray
-    contribution: np.ndarray
-    folder: np.ndarray
-    decision_index: np.ndarray
-    action_start: np.ndarray
-    entry_index: np.ndarray
-    chance_weight: np.ndarray
-
-
 class BoardTables(NamedTuple):
     """The boards of one work item. Boards are numbered by *key*: level 0 (no board) is key
     0, level 1 (the item's first deal) key 1, level j >= 2 the keys ``key_start[j] +
@@ -361,13 +344,8 @@ class StreamedEvaluator:
         self.num_ranks = cards.num_ranks
         n = betting.num_cards
         self.hand_cards, self.hand_mask = betting.hands()
-        self.entry_nodes = np.flatnonzero((betting.kind == DEAL) & (betting.level == 0)).astype(np.int64)
-        entry_index = np.full(betting.num_nodes, -1, np.int64)
-        entry_index[self.entry_nodes] = np.arange(self.entry_nodes.shape[0])
-        self.view = BettingView(betting.kind, betting.first_child, betting.num_children,
-                                betting.level.astype(np.int64), betting.contribution, betting.folder,
-                                betting.decision_index, layout.action_start, entry_index,
-                                betting.chance_weight)
+        self.entry_nodes = betting.entry_nodes
+        self.view = layout.view()
         self.depth = betting.max_depth + 2
         self.symmetric = layout.abstraction.suit_symmetric and not game.deal_by_rank and self.num_suits > 1
         self.suit_perms = suit_permutations(self.num_suits).tolist()

@@ -42,21 +42,6 @@ from efgkit.solvers.cfr import (
 from efgkit.solvers.strategy import normalize_per_infoset
 
 
-class SampledView(NamedTuple):
-    """``BettingTree`` arrays: ``kind``, ``first_child``, ``num_children``, ``level``,
-    ``contribution``, ``folder``, ``decision_index``; ``action_start`` int64 (decisions + 1,)
-    of the layout."""
-
-    kind: np.ndarray
-    first_child: np.ndarray
-    num_children: np.ndarray
-    level: np.ndarray
-    contribution: np.ndarray
-    folder: np.ndarray
-    decision_index: np.ndarray
-    action_start: np.ndarray
-
-
 class SampledBoard(NamedTuple):
     """One sampled board: per level the ``valid`` hands (levels, hands) int64 and their
     ``valid_count``, each hand's ``bucket`` (levels, hands) int64 (-1 off the board), the
@@ -263,9 +248,7 @@ class SampledCFR:
         self._settings = Settings(VARIANT_CODES[variant], *kernel)
         betting = layout.betting
         self.betting = betting
-        self._view = SampledView(betting.kind, betting.first_child, betting.num_children,
-                                 betting.level.astype(np.int64), betting.contribution, betting.folder,
-                                 betting.decision_index, layout.action_start)
+        self._view = layout.view()
         rows = [np.full(b, d) for d, b in enumerate(layout.buckets.tolist())]
         row_decision = np.concatenate(rows).astype(np.int64)
         row_bucket = np.concatenate([np.arange(b) for b in layout.buckets.tolist()]).astype(np.int64)
