@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from efgkit.abstraction.cards.bucketing import RECALLS, CardAbstraction
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
@@ -48,6 +49,8 @@ from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import own_infoset_reach
 from efgkit.storage.compact_reader import (
+    CARD_HEAD,
+    CARD_ROUND,
     CLASS_ENTRY,
     FLAG_KEYS,
     FLAG_PRUNED,
@@ -55,6 +58,7 @@ from efgkit.storage.compact_reader import (
     MAGIC,
     MAX_SLOT_BITS,
     VERSION,
+    CardTable,
     fingerprint_of,
     header_crc,
     key_hash,
@@ -67,7 +71,7 @@ MAX_SEED_TRIES = 64
 SLOTS_PER_KEY = 1.23
 """Xor table size factor: three-way peeling succeeds with high probability above 1.222."""
 ROUNDINGS = ("exact", "nearest")
-KEY_MAPS = ("auto", "class", "explicit")
+KEY_MAPS = ("auto", "class", "explicit", "cards")
 
 
 @dataclass(eq=False)
@@ -87,6 +91,10 @@ class CompactExport:
     row (and the few whose fingerprint would match by chance)."""
     classes: int
     """Entries of the class rule (0: none, every key is explicit)."""
+    key_map: str
+    """How keys reach their rows: ``class``, ``explicit`` or ``cards``."""
+    card_table_bytes: int
+    """Bytes of the card table (0 without one)."""
     dequantized: Strategy
     """What the file plays, per original infoset (left-out infosets play uniformly)."""
     max_abs_error: float
@@ -270,7 +278,7 @@ def _key_section(keys: list[str], rows: np.ndarray, num_rows: int) -> bytes:
 def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int, segment: int,
             slot_bits: int, slots: bytes, num_keys: int, num_explicit: int,
             row_weights: np.ndarray, row_offsets: np.ndarray, keys: bytes | None,
-            classes: np.ndarray) -> bytes:
+            classes: np.ndarray, cards: bytes | None = None) -> bytes:
     """The whole file as bytes (docs/compact-format.md)."""
     if row_offsets[-1] >= 1 << 32:
         raise ParameterError("the compact format holds at most 2**32 - 1 actions in total")
@@ -282,7 +290,9 @@ def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int
         named["keys"] = keys
     if classes.shape[0]:
         named["classes"] = class_table
-    offsets = dict.fromkeys(("slots", "starts", "values", "keys", "classes"), 0)
+    if cards is not None:
+        named["cards"] = cards
+    offsets = dict.fromkeys(("slots", "starts", "values", "keys", "classes", "cards"), 0)
     position = _aligned(HEADER.size + len(spec))
     for name, section in named.items():
         offsets[name] = position
@@ -301,10 +311,68 @@ def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int
     return HEADER.pack(*fields) + spec + bytes(body)
 
 
+def card_table_section(abstraction: CardAbstraction, recall: str = "imperfect") -> bytes:
+    """The card table of a compact file: the deck's card names and, per round, the bucket
+    (renumbered 0, 1, ... in the order of the abstraction's labels) of every (private
+    hand, board) pair, ``ceil(log2 buckets)`` bits each (docs/compact-format.md)."""
+    if recall not in RECALLS:
+        raise ParameterError(f"recall must be one of {', '.join(RECALLS)}, got {recall!r}")
+    structure = abstraction.card_structure
+    names = [structure.card_name(card).encode() for card in range(structure.num_cards)]
+    if len(set(names)) != len(names) or len({len(name) for name in names}) != 1:
+        raise CardTableUnreadable("a card table needs a distinct name of one length per card")
+    rounds = abstraction.situations.rounds
+    parts = [CARD_HEAD.pack(len(names[0]), len(names), structure.private_cards_per_player,
+                            len(rounds), RECALLS.index(recall))]
+    tables = []
+    for situations, labels, dealt in zip(rounds, abstraction.labels,
+                                         structure.public_cards_per_round, strict=True):
+        buckets = np.unique(labels, return_inverse=True)[1].astype(np.uint64)
+        bucket_bits = int(buckets.max(initial=0)).bit_length()
+        entries = np.zeros(situations.hands.shape[0] * situations.boards.shape[0], np.uint64)
+        entries[situations.hand_of * situations.boards.shape[0] + situations.board_of] = buckets
+        parts.append(CARD_ROUND.pack(dealt, bucket_bits, int(buckets.max(initial=0)) + 1))
+        tables.append(_pack_bits(entries, bucket_bits) if bucket_bits else b"")
+    return b"".join([*parts, *names, *tables])
+
+
+class CardTableUnreadable(ParameterError):
+    """The game's infoset keys do not name their cards one by one (a deck dealt by rank
+    shows ranks only), so a card table cannot read them."""
+
+
+@dataclass(eq=False)
+class _File:
+    """One candidate layout of the file: its bytes and what it holds."""
+
+    data: bytes
+    key_map: str
+    rows: int
+    explicit_entries: int
+    classes: int
+    index_bytes: int
+    card_table_bytes: int = 0
+
+
+def _rows(weights: np.ndarray, infoset_map: InfosetMap, sources: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """(values, int64 row starts) of file rows copying abstract rows ``sources`` (-1: an
+    empty row)."""
+    present = sources >= 0
+    counts = np.where(present, infoset_map.abstract_num_actions[np.maximum(sources, 0)], 0)
+    row_offsets = np.zeros(sources.shape[0] + 1, np.int64)
+    np.cumsum(counts, out=row_offsets[1:])
+    starts = infoset_map.abstract_action_offset[np.maximum(sources, 0)].astype(np.int64)
+    taken = np.repeat(starts, counts) + np.arange(row_offsets[-1]) - np.repeat(row_offsets[:-1],
+                                                                               counts)
+    return weights[taken], row_offsets
+
+
 def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8,
                    prune_unreachable: bool = False, with_keys: bool = False, check_bits: int = 8,
                    rounding: str = "exact", evaluations: int = EVALUATIONS,
-                   key_map: str = "auto", evaluator: BestResponse | None = None,
+                   key_map: str = "auto", card_abstraction: CardAbstraction | None = None,
+                   recall: str = "imperfect", evaluator: BestResponse | None = None,
                    progress=None) -> CompactExport:
     """Write ``strategy`` (on any InfosetMap) as a compact file at ``path`` (atomically).
 
@@ -314,20 +382,23 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     ``rounding``: ``exact`` (``round_for_exploitability``, at most ``evaluations`` exact
     evaluations, ``progress(evaluations done)`` after each row) or ``nearest`` (largest
     remainder). ``key_map``: ``class`` (the class rule and explicit entries), ``explicit``
-    (every key in the index) or ``auto`` (the class rule when the file is smaller with it).
+    (every key in the index), ``cards`` (the ``card_abstraction``'s bucket tables with
+    ``recall`` and one index entry per betting history; the strategy must be on that
+    abstraction) or ``auto`` (the smallest of these files).
     """
     total = total_of_bits(bits)
     if rounding not in ROUNDINGS:
         raise ParameterError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
     if key_map not in KEY_MAPS:
         raise ParameterError(f"key_map must be one of {', '.join(KEY_MAPS)}, got {key_map!r}")
+    if key_map == "cards" and card_abstraction is None:
+        raise ParameterError("key_map 'cards' needs the card abstraction the strategy was "
+                             "solved on (efgkit export --card-abstraction ABS.h5)")
     infoset_map = strategy.infoset_map
     tree = infoset_map.tree
-    row_bits = max(int(infoset_map.num_abstract - 1).bit_length(), 0)
     if not 0 <= check_bits <= MAX_SLOT_BITS - 32:
         raise ParameterError(f"check_bits must be between 0 and {MAX_SLOT_BITS - 32}, "
                              f"got {check_bits}")
-    slot_bits = max(row_bits + check_bits, 1)
     nearest_nash_conv = None
     if rounding == "exact":
         chosen = round_for_exploitability(strategy, bits, evaluations=evaluations,
@@ -340,16 +411,49 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     kept = reachable_infosets(tree, behavior) if prune_unreachable else np.ones(tree.num_infosets,
                                                                                    bool)
     infosets = np.flatnonzero(kept)
+    keys = [tree.infoset_keys[i] for i in infosets]
+    flags = FLAG_PRUNED * prune_unreachable | FLAG_KEYS * with_keys
+    layout = dict(tree=tree, bits=bits, flags=flags, num_keys=len(keys))
+    candidates = []
+    if key_map != "cards":
+        candidates.append(_keyed_file(layout, weights, infoset_map, infosets, keys, key_map,
+                                      check_bits, with_keys))
+    if card_abstraction is not None and key_map in ("auto", "cards"):
+        try:
+            candidates.append(_card_file(layout, weights, infoset_map, infosets, keys,
+                                         card_abstraction, recall, check_bits, with_keys))
+        except CardTableUnreadable:
+            if key_map == "cards":
+                raise  # with auto the keyed file stays, and the result's key_map says so
+    chosen_file = min(candidates, key=lambda candidate: len(candidate.data))
+    try:
+        with atomic_output_path(path) as temporary:
+            temporary.write_bytes(chosen_file.data)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
+    played = np.where(np.repeat(kept, tree.infoset_num_actions), behavior,
+                      1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions))
+    return CompactExport(
+        path=str(path), bytes=len(chosen_file.data), bits=bits, infosets=len(keys),
+        infosets_pruned=int(tree.num_infosets - len(keys)), rows=chosen_file.rows,
+        index_bytes=chosen_file.index_bytes, explicit_entries=chosen_file.explicit_entries,
+        classes=chosen_file.classes, key_map=chosen_file.key_map,
+        card_table_bytes=chosen_file.card_table_bytes,
+        dequantized=Strategy(InfosetMap.identity(tree), played),
+        max_abs_error=float(np.max(np.abs(dequantized_rows - strategy.probabilities), initial=0.0)),
+        nash_conv_nearest=nearest_nash_conv,
+    )
+
+
+def _keyed_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infosets: np.ndarray,
+                keys: list[str], key_map: str, check_bits: int, with_keys: bool) -> _File:
+    """The file whose key index holds original infoset keys (with a class rule or not)."""
+    tree = infoset_map.tree
     used_rows = np.unique(infoset_map.abstract_of[infosets])
+    row_bits = max(int(used_rows.shape[0] - 1).bit_length(), 0)
+    slot_bits = max(row_bits + check_bits, 1)
     new_row = np.full(infoset_map.num_abstract, -1, np.int64)
     new_row[used_rows] = np.arange(used_rows.shape[0])
-    counts = infoset_map.abstract_num_actions[used_rows].astype(np.int64)
-    row_offsets = np.zeros(used_rows.shape[0] + 1, np.int64)
-    np.cumsum(counts, out=row_offsets[1:])
-    starts = infoset_map.abstract_action_offset[used_rows]
-    row_weights = weights[np.repeat(starts, counts) + np.arange(row_offsets[-1])
-                          - np.repeat(row_offsets[:-1], counts)] if counts.size else weights[:0]
-    keys = [tree.infoset_keys[i] for i in infosets]
     rows_of_keys = new_row[infoset_map.abstract_of[infosets]]
     classes, explicit = class_rule(tree, infosets, rows_of_keys)
     # Keys that follow their class must miss the index: with (keys - entries) of them,
@@ -368,27 +472,56 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
         index = _explicit_index(keys, rows_of_keys, explicit, check_bits, used_rows.shape[0])
     seed, segment, table = index
     slots = _pack_bits(table, slot_bits)
-    data = _layout(tree, bits=bits, flags=FLAG_PRUNED * prune_unreachable | FLAG_KEYS * with_keys,
-                   check_bits=check_bits, seed=seed, segment=segment, slot_bits=slot_bits,
-                   slots=slots, num_keys=len(keys), num_explicit=int(explicit.sum()),
+    row_weights, row_offsets = _rows(weights, infoset_map, used_rows)
+    data = _layout(**layout, check_bits=check_bits, seed=seed, segment=segment,
+                   slot_bits=slot_bits, slots=slots, num_explicit=int(explicit.sum()),
                    row_weights=row_weights, row_offsets=row_offsets,
                    keys=_key_section(keys, rows_of_keys, used_rows.shape[0]) if with_keys else None,
                    classes=classes)
-    try:
-        with atomic_output_path(path) as temporary:
-            temporary.write_bytes(data)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
-    played = np.where(np.repeat(kept, tree.infoset_num_actions), behavior,
-                      1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions))
-    return CompactExport(
-        path=str(path), bytes=len(data), bits=bits, infosets=len(keys),
-        infosets_pruned=int(tree.num_infosets - len(keys)), rows=int(used_rows.shape[0]),
-        index_bytes=len(slots), explicit_entries=int(explicit.sum()),
-        classes=int(classes.shape[0]), dequantized=Strategy(InfosetMap.identity(tree), played),
-        max_abs_error=float(np.max(np.abs(dequantized_rows - strategy.probabilities), initial=0.0)),
-        nash_conv_nearest=nearest_nash_conv,
-    )
+    return _File(data, "class" if classes.shape[0] else "explicit", int(used_rows.shape[0]),
+                 int(explicit.sum()), int(classes.shape[0]), len(slots))
+
+
+def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infosets: np.ndarray,
+               keys: list[str], card_abstraction: CardAbstraction, recall: str, check_bits: int,
+               with_keys: bool) -> _File:
+    """The file with a card table: rows in blocks of one betting history each (a row per
+    cell: bucket, or bucket sequence with perfect recall), one index entry per betting
+    history."""
+    section = card_table_section(card_abstraction, recall)
+    cards = CardTable(section, 0, len(section))
+    first_rows: dict[str, int] = {}
+    rows_of_keys = np.empty(len(keys), np.int64)
+    num_rows = 0
+    for i, key in enumerate(keys):
+        located = cards.locate(key)
+        if located is None:
+            raise CardTableUnreadable(f"the card table cannot read the cards of infoset {key!r} "
+                                 f"(keys of {infoset_map.tree.spec} name ranks only?)")
+        betting, round_index, cell = located
+        if betting not in first_rows:
+            first_rows[betting] = num_rows
+            num_rows += cards.block_size(round_index)
+        rows_of_keys[i] = first_rows[betting] + cell
+    sources = np.full(num_rows, -1, np.int64)
+    sources[rows_of_keys] = infoset_map.abstract_of[infosets]
+    differing = np.flatnonzero(sources[rows_of_keys] != infoset_map.abstract_of[infosets])
+    if differing.size:
+        raise ParameterError(f"the strategy is not on this card abstraction: infoset "
+                             f"{keys[differing[0]]!r} has the betting and buckets of another "
+                             f"infoset but not its abstract infoset")
+    row_bits = max(int(num_rows - 1).bit_length(), 0)
+    slot_bits = max(row_bits + check_bits, 1)
+    seed, segment, table = key_index(list(first_rows), np.fromiter(first_rows.values(), np.int64),
+                                     check_bits)
+    slots = _pack_bits(table, slot_bits)
+    row_weights, row_offsets = _rows(weights, infoset_map, sources)
+    data = _layout(**layout, check_bits=check_bits, seed=seed, segment=segment,
+                   slot_bits=slot_bits, slots=slots, num_explicit=len(first_rows),
+                   row_weights=row_weights, row_offsets=row_offsets,
+                   keys=_key_section(keys, rows_of_keys, num_rows) if with_keys else None,
+                   classes=np.zeros((0, 4), np.int64), cards=section)
+    return _File(data, "cards", num_rows, len(first_rows), 0, len(slots), len(section))
 
 
 def _explicit_index(keys: list[str], rows: np.ndarray, explicit: np.ndarray, check_bits: int,

@@ -37,16 +37,25 @@ import zlib
 from bisect import bisect_left
 from collections.abc import Iterator
 from hashlib import blake2b
+from math import comb
 
 MAGIC = b"EFGS\r\n\x1a\n"
-VERSION = 3
-HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQII32sH")
+VERSION = 4
+HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQQII32sH")
 """magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
-bits, reserved, explicit entries, classes, slots/starts/values/keys/classes offsets, file
-size, payload crc32, header crc32, tree fingerprint, spec length (docs/compact-format.md)."""
+bits, reserved, explicit entries, classes, slots/starts/values/keys/classes/card table
+offsets, file size, payload crc32, header crc32, tree fingerprint, spec length
+(docs/compact-format.md)."""
 CLASS_ENTRY = struct.Struct("<IIII")
 """player, own-sequence length, number of actions, row."""
-HEADER_CRC_OFFSET = 104
+CARD_HEAD = struct.Struct("<BBBBB3x")
+"""Card table: card name width, cards, private cards per player, rounds, recall."""
+CARD_ROUND = struct.Struct("<BBxxI")
+"""Per round: board cards dealt, bits per bucket, buckets."""
+RECALL_PERFECT = 1
+MAX_CARDS = 62
+MAX_CARD_ROUNDS = 8
+HEADER_CRC_OFFSET = 112
 FLAG_PRUNED = 1
 FLAG_KEYS = 2
 BITS = (4, 8, 16)
@@ -84,8 +93,125 @@ def fingerprint_of(hashed: int, check_bits: int) -> int:
 
 
 def header_crc(header: bytes) -> int:
-    """CRC-32 of the header with its own CRC field (4 bytes at offset 88) left out."""
+    """CRC-32 of the header with its own CRC field (4 bytes at offset 112) left out."""
     return zlib.crc32(header[HEADER_CRC_OFFSET + 4:], zlib.crc32(header[:HEADER_CRC_OFFSET]))
+
+
+def combination_rank(cards: list[int], num_cards: int) -> int:
+    """Position of the sorted card set ``cards`` among all sets of its size drawn from
+    ``num_cards`` cards, in lexicographic order (0 for the first)."""
+    rank, previous, size = 0, -1, len(cards)
+    for i, card in enumerate(cards):
+        for skipped in range(previous + 1, card):
+            rank += comb(num_cards - 1 - skipped, size - 1 - i)
+        previous = card
+    return rank
+
+
+class CardTable:
+    """A card abstraction's bucket tables as a compact file stores them (docs/compact-format.md).
+
+    A poker infoset key names its private cards (``card=``/``cards=``), its board
+    (``board=``, rounds separated by ``/``) and its betting (``bets=``, rounds separated
+    by ``/``). ``locate`` splits a key into its betting history (the value of ``bets=``,
+    e.g. ``rc/c``, which also tells whose turn it is) and its *cell*: the bucket of its
+    cards in the current round (imperfect recall) or the buckets of every round so far
+    in mixed radix (perfect recall). The file's key index gives a betting history its
+    first row; the infoset's row is that plus its cell.
+
+    ``data`` is the file (or any buffer), the table starts at ``offset`` and must end by
+    ``limit``; a table that does not fit raises CompactFormatError.
+    """
+
+    def __init__(self, data, offset: int, limit: int, path: str = "card table") -> None:
+        self._data, self.path = data, path
+        if offset + CARD_HEAD.size > limit:
+            raise CompactFormatError(f"{path}: card table is out of range")
+        width, cards, private, rounds, recall = CARD_HEAD.unpack_from(data, offset)
+        position = offset + CARD_HEAD.size
+        if not (1 <= width <= 4 and 2 <= cards <= MAX_CARDS and 1 <= private <= cards
+                and 1 <= rounds <= MAX_CARD_ROUNDS and recall <= RECALL_PERFECT
+                and position + CARD_ROUND.size * rounds + width * cards <= limit):
+            raise CompactFormatError(f"{path}: card table is corrupted")
+        self.width, self.num_cards, self.private, self.perfect = width, cards, private, bool(recall)
+        self.board_sizes, self.bucket_bits, self.buckets, self._tables = [], [], [], []
+        board = 0
+        for _ in range(rounds):
+            dealt, bits, buckets = CARD_ROUND.unpack_from(data, position)
+            position += CARD_ROUND.size
+            board += dealt
+            self.board_sizes.append(board)
+            self.bucket_bits.append(bits)
+            self.buckets.append(buckets)
+        names = bytes(data[position:position + width * cards])
+        self.names = {names[width * card:width * (card + 1)]: card for card in range(cards)}
+        position += width * cards
+        for round_index in range(rounds):
+            self._tables.append(position)
+            position += self.table_bytes(round_index)
+            if (len(self.names) != cards or not 0 <= self.bucket_bits[round_index] <= 32
+                    or not 1 <= self.buckets[round_index] <= 1 << self.bucket_bits[round_index]
+                    or private + self.board_sizes[round_index] > cards or position > limit):
+                raise CompactFormatError(f"{path}: card table is corrupted")
+        self.size = position - offset
+
+    def table_bytes(self, round_index: int) -> int:
+        """Bytes of round ``round_index``'s bucket table (one entry per hand and board)."""
+        entries = comb(self.num_cards, self.private) * comb(self.num_cards,
+                                                            self.board_sizes[round_index])
+        return (entries * self.bucket_bits[round_index] + 7) // 8
+
+    def block_size(self, round_index: int) -> int:
+        """Rows of one betting key of round ``round_index``: its possible cells."""
+        if not self.perfect:
+            return self.buckets[round_index]
+        size = 1
+        for buckets in self.buckets[:round_index + 1]:
+            size *= buckets
+        return size
+
+    def bucket(self, round_index: int, hand: list[int], board: list[int]) -> int:
+        """The bucket of private cards ``hand`` with ``board`` (sorted card ids) in a round."""
+        entry = (combination_rank(hand, self.num_cards)
+                 * comb(self.num_cards, self.board_sizes[round_index])
+                 + combination_rank(board, self.num_cards))
+        bits = self.bucket_bits[round_index]
+        bit = entry * bits
+        start = self._tables[round_index] + (bit >> 3)
+        word = int.from_bytes(self._data[start:start + (((bit & 7) + bits + 7) >> 3)], "little")
+        bucket = (word >> (bit & 7)) & ((1 << bits) - 1)
+        if bucket >= self.buckets[round_index]:
+            raise CompactFormatError(f"{self.path}: card table is corrupted")
+        return bucket
+
+    def _card_ids(self, text: str) -> list[int] | None:
+        encoded = text.encode()
+        if len(encoded) % self.width:
+            return None
+        cards = [self.names.get(encoded[i:i + self.width]) for i in range(0, len(encoded), self.width)]
+        return None if None in cards else cards
+
+    def locate(self, key: str) -> tuple[str, int, int] | None:
+        """(betting history, round, cell) of an infoset key, or None if its cards or
+        betting cannot be read (not an infoset of this game)."""
+        fields = dict(token.split("=", 1) for token in key.split(" ") if "=" in token)
+        private = fields.get("card", fields.get("cards"))
+        if private is None or "bets" not in fields:
+            return None
+        round_index = fields["bets"].count("/")
+        board_text = fields.get("board", "-")
+        hand = self._card_ids(private)
+        board = self._card_ids("" if board_text == "-" else board_text.replace("/", ""))
+        if (hand is None or board is None or round_index >= len(self.board_sizes)
+                or len(hand) != self.private or len(board) != self.board_sizes[round_index]
+                or len(set(hand + board)) != len(hand) + len(board)):
+            return None
+        hand.sort()
+        cell = 0
+        for past in range(round_index + 1) if self.perfect else (round_index,):
+            bucket = self.bucket(past, hand, sorted(board[:self.board_sizes[past]]))
+            cell = cell * self.buckets[past] + bucket
+        return fields["bets"], round_index, cell
 
 
 class CompactStrategy:
@@ -129,7 +255,7 @@ class CompactStrategy:
         if len(data) < HEADER.size:
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes)")
         (_, _, bits, flags, keys, rows, values, seed, segment, slot_bits, check_bits, _,
-         explicit, classes, slots_at, starts_at, values_at, keys_at, classes_at, size,
+         explicit, classes, slots_at, starts_at, values_at, keys_at, classes_at, cards_at, size,
          payload_crc, stored_header_crc, fingerprint, spec_length) = HEADER.unpack_from(data, 0)
         header_end = HEADER.size + spec_length
         if size != len(data) or header_end > len(data):
@@ -149,6 +275,9 @@ class CompactStrategy:
             sections.append((classes_at, CLASS_ENTRY.size * classes))
         if any(start < header_end or start + length > size for start, length in sections):
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
+        if cards_at and (cards_at < header_end or classes):
+            raise CompactFormatError(f"{self.path}: section offsets are out of range")
+        self.card_table = CardTable(data, cards_at, size, self.path) if cards_at else None
         self.bits, self.total, self.seed = bits, (1 << bits) - 1, seed
         self.pruned, self.has_keys = bool(flags & FLAG_PRUNED), bool(flags & FLAG_KEYS)
         self.check_bits, self.num_rows, self.num_values = check_bits, rows, values
@@ -215,6 +344,8 @@ class CompactStrategy:
         that is not an explicit entry, and raises KeyError without it.
         """
         encoded = key.encode()
+        if self.card_table is not None:
+            return self._card_row(key, encoded)
         if self.num_explicit:
             row = self._explicit_row(key)
             if row >= 0 and (not self.has_keys or self._group_has(row, encoded)):
@@ -229,6 +360,20 @@ class CompactStrategy:
         if row < 0 or (self.has_keys and not self._group_has(row, encoded)):
             return -1
         return row
+
+    def _card_row(self, key: str, encoded: bytes) -> int:
+        """The row of ``key`` in a file with a card table: its betting history's first row
+        (key index) plus its cell (bucket table), -1 if either is missing or the row is
+        empty."""
+        located = self.card_table.locate(key) if self.num_explicit else None
+        if located is None:
+            return -1
+        betting, _, cell = located
+        first = self._explicit_row(betting)
+        row = first + cell
+        if first < 0 or row >= self.num_rows or self._start(row) == self._start(row + 1):
+            return -1  # empty rows: cells that never occur, or rows left out by pruning
+        return row if not self.has_keys or self._group_has(row, encoded) else -1
 
     def __contains__(self, key: str) -> bool:
         """Is ``key`` in the file? For a file with a class rule, only explicit entries
@@ -319,7 +464,8 @@ class CompactStrategy:
         if crc != self.payload_crc:
             raise CompactFormatError(f"{self.path}: file is corrupted (payload CRC mismatch)")
         for row in range(self.num_rows):
-            self._row(row)
+            if self.card_table is None or self._start(row) != self._start(row + 1):
+                self._row(row)
         for position in range(self.num_classes):
             self._class_row(CLASS_ENTRY.unpack_from(
                 self._map, self._classes_at + CLASS_ENTRY.size * position)[:3])

@@ -18,11 +18,12 @@
 #include <unistd.h>
 #endif
 
-#define HEADER_SIZE 142u
-#define HEADER_CRC_OFFSET 104u
+#define HEADER_SIZE 150u
+#define HEADER_CRC_OFFSET 112u
 #define CLASS_ENTRY_SIZE 16u
 #define MAX_SLOT_BITS 56u
 #define FLAG_KEYS 2u
+#define MAX_CARDS 62u
 
 static const unsigned char MAGIC[8] = {'E', 'F', 'G', 'S', '\r', '\n', 0x1a, '\n'};
 
@@ -141,17 +142,83 @@ static unsigned bit_length(uint64_t value) {
     return length;
 }
 
+/* C(n, k), or UINT64_MAX if it does not fit in 64 bits. */
+static uint64_t binomial(uint64_t n, uint64_t k) {
+    uint64_t result = 1, i;
+    if (k > n) return 0;
+    if (k > n - k) k = n - k;
+    for (i = 1; i <= k; i++) { /* result = C(n - k + i, i) after each step */
+        if (result > UINT64_MAX / (n - k + i)) return UINT64_MAX;
+        result = result * (n - k + i) / i;
+    }
+    return result;
+}
+
+/* Bytes of a round's bucket table (one entry per hand and board), UINT64_MAX if huge. */
+static uint64_t bucket_table_bytes(const efgs_reader *reader, unsigned round) {
+    uint64_t hands = binomial(reader->num_cards, reader->private_cards);
+    uint64_t boards = binomial(reader->num_cards, reader->board_cards[round]);
+    if (hands == UINT64_MAX || boards == UINT64_MAX || (boards && hands > UINT64_MAX / 64u / boards))
+        return UINT64_MAX;
+    return (hands * boards * reader->bucket_bits[round] + 7u) / 8u;
+}
+
+/* Read and check the card table's head, per-round records and table extents. */
+static int open_card_table(efgs_reader *reader, const unsigned char *bytes, size_t size) {
+    const unsigned char *head = bytes + reader->cards_offset;
+    uint64_t position = reader->cards_offset + 8u, length;
+    unsigned round, board = 0, i, j;
+    if (!inside(reader->cards_offset, 8u, 0, size)) return EFGS_ERROR_FORMAT;
+    reader->card_name_width = head[0];
+    reader->num_cards = head[1];
+    reader->private_cards = head[2];
+    reader->num_card_rounds = head[3];
+    reader->perfect_recall = head[4];
+    if (reader->card_name_width < 1u || reader->card_name_width > 4u || reader->num_cards < 2u ||
+        reader->num_cards > MAX_CARDS || reader->private_cards < 1u ||
+        reader->private_cards > reader->num_cards || reader->num_card_rounds < 1u ||
+        reader->num_card_rounds > EFGS_MAX_CARD_ROUNDS || reader->perfect_recall > 1u ||
+        !inside(position, 8u * reader->num_card_rounds +
+                (uint64_t)reader->card_name_width * reader->num_cards, 0, size))
+        return EFGS_ERROR_FORMAT;
+    for (round = 0; round < reader->num_card_rounds; round++, position += 8u) {
+        board += bytes[position];
+        reader->board_cards[round] = board;
+        reader->bucket_bits[round] = bytes[position + 1u];
+        reader->buckets[round] = read_u32(bytes + position + 4u);
+    }
+    reader->card_names_offset = (size_t)position;
+    for (i = 0; i < reader->num_cards; i++) /* every card's name differs from the others' */
+        for (j = 0; j < i; j++)
+            if (memcmp(bytes + position + i * reader->card_name_width,
+                       bytes + position + j * reader->card_name_width, reader->card_name_width) == 0)
+                return EFGS_ERROR_FORMAT;
+    position += (uint64_t)reader->card_name_width * reader->num_cards;
+    for (round = 0; round < reader->num_card_rounds; round++) {
+        if (reader->bucket_bits[round] > 32u || reader->buckets[round] < 1u ||
+            (uint64_t)reader->buckets[round] > (uint64_t)1 << reader->bucket_bits[round] ||
+            reader->private_cards + reader->board_cards[round] > reader->num_cards)
+            return EFGS_ERROR_FORMAT;
+        length = bucket_table_bytes(reader, round);
+        if (length == UINT64_MAX || !inside(position, length, 0, size)) return EFGS_ERROR_FORMAT;
+        reader->bucket_table_offset[round] = (size_t)position;
+        position += length;
+    }
+    return EFGS_OK;
+}
+
 int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     const unsigned char *bytes = (const unsigned char *)data;
     uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows;
     uint32_t crc;
+    int status;
     memset(reader, 0, sizeof *reader);
     if (size < 10u || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
     if (read_u16(bytes + 8) != EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
     if (size < HEADER_SIZE) return EFGS_ERROR_TRUNCATED;
-    reader->spec_length = read_u16(bytes + 140);
+    reader->spec_length = read_u16(bytes + 148);
     header_end = HEADER_SIZE + reader->spec_length;
-    stored_size = read_u64(bytes + 92);
+    stored_size = read_u64(bytes + 100);
     if (stored_size != size || header_end > size) return EFGS_ERROR_TRUNCATED;
     crc = crc32_update(0, bytes, HEADER_CRC_OFFSET);
     crc = crc32_update(crc, bytes + HEADER_CRC_OFFSET + 4, (size_t)header_end - HEADER_CRC_OFFSET - 4);
@@ -197,9 +264,15 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
             return EFGS_ERROR_FORMAT;
         reader->classes_offset = (size_t)read_u64(bytes + 84);
     }
+    if (read_u64(bytes + 92) != 0) {
+        if (reader->num_classes > 0 || read_u64(bytes + 92) < header_end || read_u64(bytes + 92) > size)
+            return EFGS_ERROR_FORMAT;
+        reader->cards_offset = (size_t)read_u64(bytes + 92);
+        if ((status = open_card_table(reader, bytes, size)) != EFGS_OK) return status;
+    }
     reader->data = bytes;
     reader->size = size;
-    reader->fingerprint = bytes + 108;
+    reader->fingerprint = bytes + 116;
     reader->spec = (const char *)bytes + HEADER_SIZE;
     if (read_u32(bytes + reader->starts_offset + 4u * rows) != reader->num_values) {
         reader->data = NULL;
@@ -310,7 +383,8 @@ static uint64_t slot_at(const efgs_reader *reader, uint64_t index) {
 
 static uint64_t scaled(uint64_t bits32, uint32_t segment) { return (bits32 * segment) >> 32; }
 
-/* The row the key index gives the key, or EFGS_ERROR_NOT_FOUND. */
+/* The row the key index gives the key, or EFGS_ERROR_NOT_FOUND. With a card table the
+ * key is a betting history, never confirmed against the stored keys here. */
 static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t key_length) {
     uint64_t hashed, value, row, check_mask, rotated1, rotated2;
     uint32_t segment = reader->segment;
@@ -325,7 +399,7 @@ static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t k
     if ((value & check_mask) != ((hashed ^ (hashed >> 32)) & check_mask)) return EFGS_ERROR_NOT_FOUND;
     row = value >> reader->check_bits;
     if (row >= reader->num_rows) return EFGS_ERROR_NOT_FOUND; /* a foreign key's fingerprint matched */
-    if (reader->flags & FLAG_KEYS) {
+    if ((reader->flags & FLAG_KEYS) && reader->cards_offset == 0) {
         has = row_has_key(reader, row, key, key_length);
         if (has < 0) return has;
         if (!has) return EFGS_ERROR_NOT_FOUND;
@@ -374,10 +448,143 @@ static int64_t class_row(const efgs_reader *reader, const efgs_class *infoset_cl
     return class_entry_row(reader, lo);
 }
 
+/* ---- card tables: a poker key read as (betting history, cards) ----------------------- */
+
+static void sort_cards(unsigned *cards, unsigned count) {
+    unsigned i, j, card;
+    for (i = 1; i < count; i++) {
+        card = cards[i];
+        for (j = i; j > 0 && cards[j - 1] > card; j--) cards[j] = cards[j - 1];
+        cards[j] = card;
+    }
+}
+
+/* Position of a sorted card set among all sets of its size from num_cards, lexicographically. */
+static uint64_t combination_rank(const unsigned *cards, unsigned size, unsigned num_cards) {
+    uint64_t rank = 0;
+    unsigned i, skipped, next = 0;
+    for (i = 0; i < size; i++) {
+        for (skipped = next; skipped < cards[i]; skipped++)
+            rank += binomial(num_cards - 1u - skipped, size - 1u - i);
+        next = cards[i] + 1u;
+    }
+    return rank;
+}
+
+/* The card names in a field value, in order ('/' skipped if asked): count, or -1 if a
+ * name is unknown, the text is not whole names, or there are more than MAX_CARDS. */
+static int read_cards(const efgs_reader *reader, const char *text, size_t length, int skip_slashes,
+                      unsigned *cards) {
+    char name[4];
+    unsigned width = reader->card_name_width, filled = 0, count = 0, card;
+    size_t i;
+    for (i = 0; i < length; i++) {
+        if (skip_slashes && text[i] == '/') continue;
+        name[filled++] = text[i];
+        if (filled < width) continue;
+        filled = 0;
+        for (card = 0; card < reader->num_cards; card++)
+            if (memcmp(reader->data + reader->card_names_offset + (size_t)card * width, name, width) == 0)
+                break;
+        if (card == reader->num_cards || count == MAX_CARDS) return -1;
+        cards[count++] = card;
+    }
+    return filled == 0 ? (int)count : -1;
+}
+
+/* The bucket of a sorted hand and sorted board in a round, or EFGS_ERROR_CORRUPTED. */
+static int64_t bucket_of(const efgs_reader *reader, unsigned round, const unsigned *hand,
+                         const unsigned *board) {
+    unsigned bits = reader->bucket_bits[round], shift, width, i;
+    uint64_t entry = combination_rank(hand, reader->private_cards, reader->num_cards) *
+                         binomial(reader->num_cards, reader->board_cards[round]) +
+                     combination_rank(board, reader->board_cards[round], reader->num_cards);
+    uint64_t bit = entry * bits, word = 0, bucket;
+    const unsigned char *at = reader->data + reader->bucket_table_offset[round] + (bit >> 3);
+    shift = (unsigned)(bit & 7u);
+    width = (shift + bits + 7u) >> 3;
+    for (i = 0; i < width; i++) word |= (uint64_t)at[i] << (8u * i);
+    bucket = (word >> shift) & (((uint64_t)1 << bits) - 1u);
+    return bucket < reader->buckets[round] ? (int64_t)bucket : EFGS_ERROR_CORRUPTED;
+}
+
+/* Split a key into its fields card=/cards=, board=, bets= (the last of each wins). */
+static void find_fields(const char *key, size_t length, const char *values[4], size_t lengths[4]) {
+    static const char *const names[4] = {"card", "cards", "board", "bets"};
+    size_t start = 0, end, equals, k;
+    while (start <= length) {
+        for (end = start; end < length && key[end] != ' '; end++) continue;
+        for (equals = start; equals < end && key[equals] != '='; equals++) continue;
+        if (equals < end)
+            for (k = 0; k < 4; k++)
+                if (strlen(names[k]) == equals - start && memcmp(key + start, names[k], equals - start) == 0) {
+                    values[k] = key + equals + 1;
+                    lengths[k] = end - equals - 1;
+                }
+        start = end + 1;
+    }
+}
+
+static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t key_length);
+
+/* The row of a key in a file with a card table: its betting history's first row plus its
+ * cell (the current bucket, or every round's bucket in mixed radix with perfect recall). */
+static int64_t card_row(const efgs_reader *reader, const char *key, size_t key_length) {
+    const char *values[4] = {NULL, NULL, NULL, NULL};
+    size_t lengths[4] = {0, 0, 0, 0}, i;
+    unsigned hand[MAX_CARDS], board[MAX_CARDS], prefix[MAX_CARDS], round = 0, past, first_round;
+    int hand_count, board_count, j, k;
+    int64_t bucket, first;
+    uint64_t cell = 0, row, limit = (uint64_t)1 << 33;
+    uint32_t lo, hi;
+    find_fields(key, key_length, values, lengths);
+    if (values[0] != NULL) { /* card= before cards=, as a dict of the fields would */
+        values[1] = values[0];
+        lengths[1] = lengths[0];
+    }
+    if (values[1] == NULL || values[3] == NULL) return EFGS_ERROR_NOT_FOUND;
+    for (i = 0; i < lengths[3]; i++) round += values[3][i] == '/';
+    hand_count = read_cards(reader, values[1], lengths[1], 0, hand);
+    board_count = values[2] == NULL || (lengths[2] == 1 && values[2][0] == '-')
+                      ? 0 : read_cards(reader, values[2], lengths[2], 1, board);
+    if (hand_count < 0 || board_count < 0 || round >= reader->num_card_rounds ||
+        (unsigned)hand_count != reader->private_cards || (unsigned)board_count != reader->board_cards[round])
+        return EFGS_ERROR_NOT_FOUND;
+    for (j = 0; j < hand_count + board_count; j++)
+        for (k = 0; k < j; k++)
+            if ((j < hand_count ? hand[j] : board[j - hand_count]) ==
+                (k < hand_count ? hand[k] : board[k - hand_count]))
+                return EFGS_ERROR_NOT_FOUND;
+    sort_cards(hand, (unsigned)hand_count);
+    first_round = reader->perfect_recall ? 0u : round;
+    for (past = first_round; past <= round; past++) {
+        memcpy(prefix, board, reader->board_cards[past] * sizeof *prefix);
+        sort_cards(prefix, reader->board_cards[past]);
+        if ((bucket = bucket_of(reader, past, hand, prefix)) < 0) return bucket;
+        cell = cell * reader->buckets[past] + (uint64_t)bucket;
+        if (cell > limit) cell = limit; /* past any row: saturate instead of overflowing */
+    }
+    first = explicit_row(reader, values[3], lengths[3]);
+    if (first < 0) return first;
+    row = (uint64_t)first + cell;
+    if (row >= reader->num_rows) return EFGS_ERROR_NOT_FOUND;
+    lo = read_u32(reader->data + reader->starts_offset + 4u * row);
+    hi = read_u32(reader->data + reader->starts_offset + 4u * row + 4u);
+    if (lo == hi) return EFGS_ERROR_NOT_FOUND; /* a cell that never occurs, or pruned */
+    return (int64_t)row;
+}
+
 int64_t efgs_find_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                            const efgs_class *infoset_class) {
     int64_t row = EFGS_ERROR_NOT_FOUND;
     int has;
+    if (reader->cards_offset != 0) {
+        if (reader->num_explicit == 0) return EFGS_ERROR_NOT_FOUND;
+        row = card_row(reader, key, key_length);
+        if (row < 0 || !(reader->flags & FLAG_KEYS)) return row;
+        has = row_has_key(reader, (uint64_t)row, key, key_length);
+        return has < 0 ? has : has ? row : EFGS_ERROR_NOT_FOUND;
+    }
     if (reader->num_explicit > 0) {
         row = explicit_row(reader, key, key_length);
         if (row != EFGS_ERROR_NOT_FOUND) return row;
@@ -467,9 +674,13 @@ int efgs_verify(const efgs_reader *reader) {
     size_t header_end = HEADER_SIZE + reader->spec_length;
     uint64_t row, sum;
     uint32_t lo, hi, j;
-    if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 100))
+    if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 108))
         return EFGS_ERROR_CORRUPTED;
     for (row = 0; row < reader->num_rows; row++) {
+        if (reader->cards_offset != 0 &&
+            read_u32(reader->data + reader->starts_offset + 4u * row) ==
+                read_u32(reader->data + reader->starts_offset + 4u * row + 4u))
+            continue; /* with a card table, an empty row is a cell no infoset has */
         if (row_bounds(reader, row, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
         for (sum = 0, j = lo; j < hi; j++) sum += value_at(reader, j);
         if (sum != reader->total) return EFGS_ERROR_CORRUPTED;
