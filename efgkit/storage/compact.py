@@ -277,15 +277,19 @@ def _key_section(keys: list[str], rows: np.ndarray, num_rows: int) -> bytes:
 
 def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int, segment: int,
             slot_bits: int, slots: bytes, num_keys: int, num_explicit: int,
-            row_weights: np.ndarray, row_offsets: np.ndarray, keys: bytes | None,
-            classes: np.ndarray, cards: bytes | None = None) -> bytes:
-    """The whole file as bytes (docs/compact-format.md)."""
-    if row_offsets[-1] >= 1 << 32:
+            row_weights: np.ndarray, row_offsets: np.ndarray | None, keys: bytes | None,
+            classes: np.ndarray, cards: bytes | None = None, num_rows: int = 0) -> bytes:
+    """The whole file as bytes (docs/compact-format.md); a file with a card table has no
+    row-start table (``row_offsets`` None, ``num_rows`` rows)."""
+    if row_weights.shape[0] >= 1 << 32:
         raise ParameterError("the compact format holds at most 2**32 - 1 actions in total")
     spec = tree.spec.encode()
     class_table = b"".join(CLASS_ENTRY.pack(*map(int, entry)) for entry in classes)
-    named = {"slots": slots, "starts": row_offsets.astype("<u4").tobytes(),
-             "values": _pack(row_weights, bits)}
+    named = {"slots": slots}
+    if row_offsets is not None:
+        named["starts"] = row_offsets.astype("<u4").tobytes()
+        num_rows = row_offsets.shape[0] - 1
+    named["values"] = _pack(row_weights, bits)
     if keys is not None:
         named["keys"] = keys
     if classes.shape[0]:
@@ -303,7 +307,7 @@ def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int
     body = bytearray(size - base)
     for name, section in named.items():
         body[offsets[name] - base:offsets[name] - base + len(section)] = section
-    fields = [MAGIC, VERSION, bits, flags, num_keys, row_offsets.shape[0] - 1, int(row_offsets[-1]),
+    fields = [MAGIC, VERSION, bits, flags, num_keys, num_rows, row_weights.shape[0],
               seed, segment, slot_bits, check_bits, 0, num_explicit, classes.shape[0],
               *offsets.values(), size, zlib.crc32(body), 0, bytes.fromhex(tree.fingerprint),
               len(spec)]
@@ -311,19 +315,22 @@ def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int
     return HEADER.pack(*fields) + spec + bytes(body)
 
 
-def card_table_section(abstraction: CardAbstraction, recall: str = "imperfect") -> bytes:
+def card_table_section(abstraction: CardAbstraction, recall: str = "imperfect", *,
+                       value_bits: int = 0, action_bits: int = 1) -> bytes:
     """The card table of a compact file: the deck's card names and, per round, the bucket
     (renumbered 0, 1, ... in the order of the abstraction's labels) of every (private
-    hand, board) pair, ``ceil(log2 buckets)`` bits each (docs/compact-format.md)."""
+    hand, board) pair, ``ceil(log2 buckets)`` bits each (docs/compact-format.md).
+    ``value_bits`` and ``action_bits``: widths of a block's first value and number of
+    actions in the key index's values."""
     if recall not in RECALLS:
         raise ParameterError(f"recall must be one of {', '.join(RECALLS)}, got {recall!r}")
     structure = abstraction.card_structure
     names = [structure.card_name(card).encode() for card in range(structure.num_cards)]
     if len(set(names)) != len(names) or len({len(name) for name in names}) != 1:
-        raise CardTableUnreadable("a card table needs a distinct name of one length per card")
+        raise CardTableUnavailable("a card table needs a distinct name of one length per card")
     rounds = abstraction.situations.rounds
     parts = [CARD_HEAD.pack(len(names[0]), len(names), structure.private_cards_per_player,
-                            len(rounds), RECALLS.index(recall))]
+                            len(rounds), RECALLS.index(recall), value_bits, action_bits)]
     tables = []
     for situations, labels, dealt in zip(rounds, abstraction.labels,
                                          structure.public_cards_per_round, strict=True):
@@ -336,9 +343,9 @@ def card_table_section(abstraction: CardAbstraction, recall: str = "imperfect") 
     return b"".join([*parts, *names, *tables])
 
 
-class CardTableUnreadable(ParameterError):
-    """The game's infoset keys do not name their cards one by one (a deck dealt by rank
-    shows ranks only), so a card table cannot read them."""
+class CardTableUnavailable(ParameterError):
+    """A card table cannot serve this game: its infoset keys do not name their cards one
+    by one (a deck dealt by rank shows ranks only), or a block does not fit a slot."""
 
 
 @dataclass(eq=False)
@@ -422,7 +429,7 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
         try:
             candidates.append(_card_file(layout, weights, infoset_map, infosets, keys,
                                          card_abstraction, recall, check_bits, with_keys))
-        except CardTableUnreadable:
+        except CardTableUnavailable:
             if key_map == "cards":
                 raise  # with auto the keyed file stays, and the result's key_map says so
     chosen_file = min(candidates, key=lambda candidate: len(candidate.data))
@@ -486,23 +493,34 @@ def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infos
                keys: list[str], card_abstraction: CardAbstraction, recall: str, check_bits: int,
                with_keys: bool) -> _File:
     """The file with a card table: rows in blocks of one betting history each (a row per
-    cell: bucket, or bucket sequence with perfect recall), one index entry per betting
-    history."""
-    section = card_table_section(card_abstraction, recall)
-    cards = CardTable(section, 0, len(section))
-    first_rows: dict[str, int] = {}
-    rows_of_keys = np.empty(len(keys), np.int64)
-    num_rows = 0
-    for i, key in enumerate(keys):
+    cell: bucket, or bucket sequence with perfect recall; a row of zeros for a cell no
+    infoset has), one index entry per betting history giving its block's first row, first
+    value and number of actions, and no row-start table."""
+    tree = infoset_map.tree
+    readable = card_table_section(card_abstraction, recall)
+    cards = CardTable(readable, 0, len(readable))
+    blocks: dict[str, int] = {}
+    block_rows, block_actions = [], []
+    key_blocks, key_cells = np.empty(len(keys), np.int64), np.empty(len(keys), np.int64)
+    for i, (infoset, key) in enumerate(zip(infosets, keys, strict=True)):
         located = cards.locate(key)
         if located is None:
-            raise CardTableUnreadable(f"the card table cannot read the cards of infoset {key!r} "
-                                 f"(keys of {infoset_map.tree.spec} name ranks only?)")
+            raise CardTableUnavailable(f"the card table cannot read the cards of infoset {key!r} "
+                                       f"(keys of {tree.spec} name ranks only?)")
         betting, round_index, cell = located
-        if betting not in first_rows:
-            first_rows[betting] = num_rows
-            num_rows += cards.block_size(round_index)
-        rows_of_keys[i] = first_rows[betting] + cell
+        if betting not in blocks:
+            blocks[betting] = len(block_rows)
+            block_rows.append(cards.block_size(round_index))
+            block_actions.append(int(tree.infoset_num_actions[infoset]))
+        key_blocks[i], key_cells[i] = blocks[betting], cell
+    block_rows, block_actions = np.array(block_rows, np.int64), np.array(block_actions, np.int64)
+    first_row = np.concatenate([[0], np.cumsum(block_rows)])
+    first_value = np.concatenate([[0], np.cumsum(block_rows * block_actions)])
+    rows_of_keys = first_row[key_blocks] + key_cells
+    num_rows, num_values = int(first_row[-1]), int(first_value[-1])
+    row_actions = np.repeat(block_actions, block_rows)
+    row_starts = np.repeat(first_value[:-1], block_rows) + row_actions * (
+        np.arange(num_rows) - np.repeat(first_row[:-1], block_rows))
     sources = np.full(num_rows, -1, np.int64)
     sources[rows_of_keys] = infoset_map.abstract_of[infosets]
     differing = np.flatnonzero(sources[rows_of_keys] != infoset_map.abstract_of[infosets])
@@ -510,18 +528,30 @@ def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infos
         raise ParameterError(f"the strategy is not on this card abstraction: infoset "
                              f"{keys[differing[0]]!r} has the betting and buckets of another "
                              f"infoset but not its abstract infoset")
+    present = np.flatnonzero(sources >= 0)
+    counts = row_actions[present]
+    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    row_weights = np.zeros(num_values, weights.dtype)
+    row_weights[np.repeat(row_starts[present], counts) + within] = weights[
+        np.repeat(infoset_map.abstract_action_offset[sources[present]], counts) + within]
     row_bits = max(int(num_rows - 1).bit_length(), 0)
-    slot_bits = max(row_bits + check_bits, 1)
-    seed, segment, table = key_index(list(first_rows), np.fromiter(first_rows.values(), np.int64),
-                                     check_bits)
+    value_bits, action_bits = num_values.bit_length(), int(block_actions.max()).bit_length()
+    slot_bits = row_bits + value_bits + action_bits + check_bits
+    if slot_bits > MAX_SLOT_BITS:
+        raise CardTableUnavailable(f"a card table's blocks need {slot_bits}-bit slots, more "
+                                   f"than {MAX_SLOT_BITS}")
+    section = card_table_section(card_abstraction, recall, value_bits=value_bits,
+                                 action_bits=action_bits)
+    block_values = (first_row[:-1] << (value_bits + action_bits)
+                    | first_value[:-1] << action_bits | block_actions)
+    seed, segment, table = key_index(list(blocks), block_values, check_bits)
     slots = _pack_bits(table, slot_bits)
-    row_weights, row_offsets = _rows(weights, infoset_map, sources)
     data = _layout(**layout, check_bits=check_bits, seed=seed, segment=segment,
-                   slot_bits=slot_bits, slots=slots, num_explicit=len(first_rows),
-                   row_weights=row_weights, row_offsets=row_offsets,
+                   slot_bits=slot_bits, slots=slots, num_explicit=len(blocks),
+                   row_weights=row_weights, row_offsets=None, num_rows=num_rows,
                    keys=_key_section(keys, rows_of_keys, num_rows) if with_keys else None,
                    classes=np.zeros((0, 4), np.int64), cards=section)
-    return _File(data, "cards", num_rows, len(first_rows), 0, len(slots), len(section))
+    return _File(data, "cards", num_rows, len(blocks), 0, len(slots), len(section))
 
 
 def _explicit_index(keys: list[str], rows: np.ndarray, explicit: np.ndarray, check_bits: int,

@@ -48,8 +48,9 @@ offsets, file size, payload crc32, header crc32, tree fingerprint, spec length
 (docs/compact-format.md)."""
 CLASS_ENTRY = struct.Struct("<IIII")
 """player, own-sequence length, number of actions, row."""
-CARD_HEAD = struct.Struct("<BBBBB3x")
-"""Card table: card name width, cards, private cards per player, rounds, recall."""
+CARD_HEAD = struct.Struct("<BBBBBBBx")
+"""Card table: card name width, cards, private cards per player, rounds, recall, bits of a
+block's first value and of its number of actions in the key index's values."""
 CARD_ROUND = struct.Struct("<BBxxI")
 """Per round: board cards dealt, bits per bucket, buckets."""
 RECALL_PERFECT = 1
@@ -127,13 +128,16 @@ class CardTable:
         self._data, self.path = data, path
         if offset + CARD_HEAD.size > limit:
             raise CompactFormatError(f"{path}: card table is out of range")
-        width, cards, private, rounds, recall = CARD_HEAD.unpack_from(data, offset)
+        width, cards, private, rounds, recall, value_bits, action_bits = CARD_HEAD.unpack_from(
+            data, offset)
         position = offset + CARD_HEAD.size
         if not (1 <= width <= 4 and 2 <= cards <= MAX_CARDS and 1 <= private <= cards
                 and 1 <= rounds <= MAX_CARD_ROUNDS and recall <= RECALL_PERFECT
+                and value_bits <= 40 and 1 <= action_bits <= 16
                 and position + CARD_ROUND.size * rounds + width * cards <= limit):
             raise CompactFormatError(f"{path}: card table is corrupted")
         self.width, self.num_cards, self.private, self.perfect = width, cards, private, bool(recall)
+        self.value_bits, self.action_bits = value_bits, action_bits
         self.board_sizes, self.bucket_bits, self.buckets, self._tables = [], [], [], []
         board = 0
         for _ in range(rounds):
@@ -263,21 +267,28 @@ class CompactStrategy:
                                      f"header says {size})")
         if header_crc(bytes(data[:header_end])) != stored_header_crc:
             raise CompactFormatError(f"{self.path}: header is corrupted (CRC mismatch)")
+        if cards_at and (cards_at < header_end or classes or starts_at):
+            raise CompactFormatError(f"{self.path}: section offsets are out of range")
+        self.card_table = CardTable(data, cards_at, size, self.path) if cards_at else None
+        # With a card table an index value is (first row, first value, actions) of a block.
+        block_bits = (self.card_table.value_bits + self.card_table.action_bits
+                      if self.card_table else 0)
         if bits not in BITS or not 0 < slot_bits <= MAX_SLOT_BITS or check_bits > slot_bits or (
-                explicit and not segment) or (rows - 1).bit_length() > slot_bits - check_bits:
+                explicit and not segment) or (rows - 1).bit_length() > (
+                slot_bits - check_bits - block_bits) or (
+                self.card_table and values.bit_length() > self.card_table.value_bits):
             raise CompactFormatError(f"{self.path}: unsupported layout ({bits} bits per "
                                      f"probability, {slot_bits}-bit slots)")
-        sections = [(slots_at, (3 * segment * slot_bits + 7) // 8), (starts_at, 4 * (rows + 1)),
+        sections = [(slots_at, (3 * segment * slot_bits + 7) // 8),
                     (values_at, (values * bits + 7) // 8)]
+        if not cards_at:
+            sections.append((starts_at, 4 * (rows + 1)))
         if flags & FLAG_KEYS:
             sections.append((keys_at, 4 * (rows + 1) + 4 * (keys + 1)))
         if classes:
             sections.append((classes_at, CLASS_ENTRY.size * classes))
         if any(start < header_end or start + length > size for start, length in sections):
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
-        if cards_at and (cards_at < header_end or classes):
-            raise CompactFormatError(f"{self.path}: section offsets are out of range")
-        self.card_table = CardTable(data, cards_at, size, self.path) if cards_at else None
         self.bits, self.total, self.seed = bits, (1 << bits) - 1, seed
         self.pruned, self.has_keys = bool(flags & FLAG_PRUNED), bool(flags & FLAG_KEYS)
         self.check_bits, self.num_rows, self.num_values = check_bits, rows, values
@@ -288,7 +299,7 @@ class CompactStrategy:
         self._slots_at, self._starts_at, self._values_at, self._keys_at, self._classes_at = (
             slots_at, starts_at, values_at, keys_at, classes_at)
         self._payload_start = header_end
-        if self._start(rows) != values:
+        if not cards_at and self._start(rows) != values:
             raise CompactFormatError(f"{self.path}: row table does not end at the value count")
 
     # ----------------------------------------------------------------- lookups
@@ -306,15 +317,19 @@ class CompactStrategy:
     def _start(self, row: int) -> int:
         return struct.unpack_from("<I", self._map, self._starts_at + 4 * row)[0]
 
-    def _explicit_row(self, key: str) -> int:
-        """The row the key index gives ``key``, or -1 (fingerprint or row out of range)."""
+    def _index_value(self, key: str) -> int:
+        """The value the key index gives ``key``, or -1 if the fingerprint does not match."""
         hashed = key_hash(key, self.seed)
         value = 0
         for position in slot_positions(hashed, self._segment):
             value ^= self._slot(position)
         if value & ((1 << self.check_bits) - 1) != fingerprint_of(hashed, self.check_bits):
             return -1
-        row = value >> self.check_bits
+        return value >> self.check_bits
+
+    def _explicit_row(self, key: str) -> int:
+        """The row the key index gives ``key``, or -1 (fingerprint or row out of range)."""
+        row = self._index_value(key)
         return row if row < self.num_rows else -1  # else a foreign key's fingerprint matched
 
     def _class_row(self, infoset_class: tuple[int, int, int]) -> int:
@@ -343,9 +358,10 @@ class CompactStrategy:
         infoset; a file with a class rule (``num_classes > 0``) needs it for every key
         that is not an explicit entry, and raises KeyError without it.
         """
-        encoded = key.encode()
         if self.card_table is not None:
-            return self._card_row(key, encoded)
+            located = self._card_cell(key)
+            return -1 if located is None else located[0]
+        encoded = key.encode()
         if self.num_explicit:
             row = self._explicit_row(key)
             if row >= 0 and (not self.has_keys or self._group_has(row, encoded)):
@@ -361,19 +377,28 @@ class CompactStrategy:
             return -1
         return row
 
-    def _card_row(self, key: str, encoded: bytes) -> int:
-        """The row of ``key`` in a file with a card table: its betting history's first row
-        (key index) plus its cell (bucket table), -1 if either is missing or the row is
-        empty."""
+    def _card_cell(self, key: str) -> tuple[int, int, int] | None:
+        """(row, first value, end value) of ``key`` in a file with a card table, or None.
+
+        The key index gives the key's betting history its block: (first row, first value,
+        number of actions); the key's cell (bucket table) picks the row in the block. A
+        row of zeros is a cell no infoset of the file has (never dealt, or pruned)."""
         located = self.card_table.locate(key) if self.num_explicit else None
-        if located is None:
-            return -1
-        betting, _, cell = located
-        first = self._explicit_row(betting)
-        row = first + cell
-        if first < 0 or row >= self.num_rows or self._start(row) == self._start(row + 1):
-            return -1  # empty rows: cells that never occur, or rows left out by pruning
-        return row if not self.has_keys or self._group_has(row, encoded) else -1
+        value = -1 if located is None else self._index_value(located[0])
+        if value < 0:
+            return None
+        table, cell = self.card_table, located[2]
+        actions = value & ((1 << table.action_bits) - 1)
+        first_value = (value >> table.action_bits) & ((1 << table.value_bits) - 1)
+        row = (value >> (table.action_bits + table.value_bits)) + cell
+        lo = first_value + cell * actions
+        if row >= self.num_rows or not actions or lo + actions > self.num_values:
+            return None  # a foreign betting history whose fingerprint matched
+        if not any(self._weights(lo, lo + actions)):
+            return None
+        if self.has_keys and not self._group_has(row, key.encode()):
+            return None
+        return row, lo, lo + actions
 
     def __contains__(self, key: str) -> bool:
         """Is ``key`` in the file? For a file with a class rule, only explicit entries
@@ -387,6 +412,11 @@ class CompactStrategy:
         Raises KeyError for an infoset not in the file (not in the game, or pruned).
         ``infoset_class`` as in ``row_of``.
         """
+        if self.card_table is not None:
+            located = self._card_cell(key)
+            if located is None:
+                raise KeyError(key)
+            return self._checked(*located[1:])
         row = self.row_of(key, infoset_class)
         if row < 0:
             raise KeyError(key)
@@ -410,10 +440,22 @@ class CompactStrategy:
         raise CompactFormatError(f"{self.path}: row of {key!r} does not sum to {self.total}")
 
     def _row(self, row: int) -> tuple[int, ...]:
-        """Row ``row``'s weights; a row that fails its own checks is never returned."""
+        """Row ``row``'s weights (from the row-start table); a row that fails its own
+        checks is never returned."""
         lo, hi = struct.unpack_from("<II", self._map, self._starts_at + 4 * row)
         if not lo < hi <= self.num_values:
             raise CompactFormatError(f"{self.path}: row table is corrupted")
+        return self._checked(lo, hi)
+
+    def _checked(self, lo: int, hi: int) -> tuple[int, ...]:
+        """Values ``[lo, hi)``, which must sum to ``total``."""
+        weights = self._weights(lo, hi)
+        if sum(weights) != self.total:
+            raise CompactFormatError(f"{self.path}: a row does not sum to {self.total} "
+                                     f"(file is corrupted)")
+        return weights
+
+    def _weights(self, lo: int, hi: int) -> tuple[int, ...]:
         data, base = self._map, self._values_at
         if self.bits == 8:
             weights = tuple(data[base + lo:base + hi])
@@ -421,9 +463,6 @@ class CompactStrategy:
             weights = struct.unpack_from(f"<{hi - lo}H", data, base + 2 * lo)
         else:
             weights = tuple((data[base + (j >> 1)] >> (4 * (j & 1))) & 15 for j in range(lo, hi))
-        if sum(weights) != self.total:
-            raise CompactFormatError(f"{self.path}: a row does not sum to {self.total} "
-                                     f"(file is corrupted)")
         return weights
 
     # ----------------------------------------------------------------- keys, integrity
@@ -463,9 +502,8 @@ class CompactStrategy:
             view.release()
         if crc != self.payload_crc:
             raise CompactFormatError(f"{self.path}: file is corrupted (payload CRC mismatch)")
-        for row in range(self.num_rows):
-            if self.card_table is None or self._start(row) != self._start(row + 1):
-                self._row(row)
+        for row in range(self.num_rows if self.card_table is None else 0):
+            self._row(row)  # with a card table rows are checked as they are read
         for position in range(self.num_classes):
             self._class_row(CLASS_ENTRY.unpack_from(
                 self._map, self._classes_at + CLASS_ENTRY.size * position)[:3])

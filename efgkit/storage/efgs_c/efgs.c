@@ -174,10 +174,13 @@ static int open_card_table(efgs_reader *reader, const unsigned char *bytes, size
     reader->private_cards = head[2];
     reader->num_card_rounds = head[3];
     reader->perfect_recall = head[4];
+    reader->card_value_bits = head[5];
+    reader->card_action_bits = head[6];
     if (reader->card_name_width < 1u || reader->card_name_width > 4u || reader->num_cards < 2u ||
         reader->num_cards > MAX_CARDS || reader->private_cards < 1u ||
         reader->private_cards > reader->num_cards || reader->num_card_rounds < 1u ||
         reader->num_card_rounds > EFGS_MAX_CARD_ROUNDS || reader->perfect_recall > 1u ||
+        reader->card_value_bits > 40u || reader->card_action_bits < 1u || reader->card_action_bits > 16u ||
         !inside(position, 8u * reader->num_card_rounds +
                 (uint64_t)reader->card_name_width * reader->num_cards, 0, size))
         return EFGS_ERROR_FORMAT;
@@ -209,8 +212,9 @@ static int open_card_table(efgs_reader *reader, const unsigned char *bytes, size
 
 int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     const unsigned char *bytes = (const unsigned char *)data;
-    uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows;
+    uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows, cards_offset;
     uint32_t crc;
+    unsigned block_bits = 0;
     int status;
     memset(reader, 0, sizeof *reader);
     if (size < 10u || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
@@ -237,17 +241,29 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     reader->num_classes = read_u32(bytes + 48);
     n = reader->num_infosets;
     rows = reader->num_rows;
+    cards_offset = read_u64(bytes + 92);
+    if (cards_offset != 0) { /* blocks of a card table: no row starts, no class rule */
+        if (reader->num_classes > 0 || read_u64(bytes + 60) != 0 || cards_offset < header_end ||
+            cards_offset > size)
+            return EFGS_ERROR_FORMAT;
+        reader->cards_offset = (size_t)cards_offset;
+        if ((status = open_card_table(reader, bytes, size)) != EFGS_OK) return status;
+        /* an index value is (first row, first value, actions) of a betting history's block */
+        block_bits = reader->card_value_bits + reader->card_action_bits;
+        if (bit_length(reader->num_values) > reader->card_value_bits) return EFGS_ERROR_FORMAT;
+    }
     if (reader->bits != 4 && reader->bits != 8 && reader->bits != 16) return EFGS_ERROR_FORMAT;
     if (reader->slot_bits == 0 || reader->slot_bits > MAX_SLOT_BITS ||
         reader->check_bits > reader->slot_bits || (reader->num_explicit > 0 && reader->segment == 0) ||
-        (rows > 0 && bit_length(rows - 1u) > reader->slot_bits - reader->check_bits))
+        reader->check_bits + block_bits > reader->slot_bits ||
+        (rows > 0 && bit_length(rows - 1u) > reader->slot_bits - reader->check_bits - block_bits))
         return EFGS_ERROR_FORMAT;
     reader->total = (1u << reader->bits) - 1u;
     value_bytes = (reader->num_values / 8u) * reader->bits +
                   ((reader->num_values % 8u) * reader->bits + 7u) / 8u;
     slot_bytes = (3u * (uint64_t)reader->segment * reader->slot_bits + 7u) / 8u;
     if (!inside(read_u64(bytes + 52), slot_bytes, header_end, size) ||
-        !inside(read_u64(bytes + 60), 4u * (rows + 1u), header_end, size) ||
+        (cards_offset == 0 && !inside(read_u64(bytes + 60), 4u * (rows + 1u), header_end, size)) ||
         !inside(read_u64(bytes + 68), value_bytes, header_end, size))
         return EFGS_ERROR_FORMAT;
     reader->slots_offset = (size_t)read_u64(bytes + 52);
@@ -264,17 +280,11 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
             return EFGS_ERROR_FORMAT;
         reader->classes_offset = (size_t)read_u64(bytes + 84);
     }
-    if (read_u64(bytes + 92) != 0) {
-        if (reader->num_classes > 0 || read_u64(bytes + 92) < header_end || read_u64(bytes + 92) > size)
-            return EFGS_ERROR_FORMAT;
-        reader->cards_offset = (size_t)read_u64(bytes + 92);
-        if ((status = open_card_table(reader, bytes, size)) != EFGS_OK) return status;
-    }
     reader->data = bytes;
     reader->size = size;
     reader->fingerprint = bytes + 116;
     reader->spec = (const char *)bytes + HEADER_SIZE;
-    if (read_u32(bytes + reader->starts_offset + 4u * rows) != reader->num_values) {
+    if (cards_offset == 0 && read_u32(bytes + reader->starts_offset + 4u * rows) != reader->num_values) {
         reader->data = NULL;
         return EFGS_ERROR_FORMAT;
     }
@@ -383,12 +393,10 @@ static uint64_t slot_at(const efgs_reader *reader, uint64_t index) {
 
 static uint64_t scaled(uint64_t bits32, uint32_t segment) { return (bits32 * segment) >> 32; }
 
-/* The row the key index gives the key, or EFGS_ERROR_NOT_FOUND. With a card table the
- * key is a betting history, never confirmed against the stored keys here. */
-static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t key_length) {
-    uint64_t hashed, value, row, check_mask, rotated1, rotated2;
+/* The value the key index gives the key (fingerprint removed), or EFGS_ERROR_NOT_FOUND. */
+static int64_t index_value(const efgs_reader *reader, const char *key, size_t key_length) {
+    uint64_t hashed, value, check_mask, rotated1, rotated2;
     uint32_t segment = reader->segment;
-    int has;
     hashed = efgs_key_hash(key, key_length, reader->seed);
     rotated1 = (hashed << 21) | (hashed >> 43);
     rotated2 = (hashed << 42) | (hashed >> 22);
@@ -397,14 +405,21 @@ static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t k
             slot_at(reader, 2u * (uint64_t)segment + scaled(rotated2 & 0xFFFFFFFFu, segment));
     check_mask = ((uint64_t)1 << reader->check_bits) - 1u;
     if ((value & check_mask) != ((hashed ^ (hashed >> 32)) & check_mask)) return EFGS_ERROR_NOT_FOUND;
-    row = value >> reader->check_bits;
-    if (row >= reader->num_rows) return EFGS_ERROR_NOT_FOUND; /* a foreign key's fingerprint matched */
-    if ((reader->flags & FLAG_KEYS) && reader->cards_offset == 0) {
-        has = row_has_key(reader, row, key, key_length);
+    return (int64_t)(value >> reader->check_bits);
+}
+
+/* The row the key index gives the key, or EFGS_ERROR_NOT_FOUND. */
+static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t key_length) {
+    int64_t row = index_value(reader, key, key_length);
+    int has;
+    if (row < 0) return row;
+    if ((uint64_t)row >= reader->num_rows) return EFGS_ERROR_NOT_FOUND; /* a foreign key's fingerprint matched */
+    if (reader->flags & FLAG_KEYS) {
+        has = row_has_key(reader, (uint64_t)row, key, key_length);
         if (has < 0) return has;
         if (!has) return EFGS_ERROR_NOT_FOUND;
     }
-    return (int64_t)row;
+    return row;
 }
 
 /* The value range [lo, hi) of the row at ``position`` (at least one action). */
@@ -525,18 +540,22 @@ static void find_fields(const char *key, size_t length, const char *values[4], s
     }
 }
 
-static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t key_length);
+static int64_t index_value(const efgs_reader *reader, const char *key, size_t key_length);
+static int row_has_key(const efgs_reader *reader, uint64_t row, const char *key, size_t length);
+static uint32_t value_at(const efgs_reader *reader, uint64_t j);
 
-/* The row of a key in a file with a card table: its betting history's first row plus its
- * cell (the current bucket, or every round's bucket in mixed radix with perfect recall). */
-static int64_t card_row(const efgs_reader *reader, const char *key, size_t key_length) {
+/* The row and values [lo, hi) of a key in a file with a card table. The key index gives its
+ * betting history's block (first row, first value, actions); its cell (the current bucket,
+ * or every round's bucket in mixed radix with perfect recall) picks the row in the block.
+ * A row of zeros is a cell no infoset of the file has (never dealt, or pruned). */
+static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_length,
+                         uint32_t *lo, uint32_t *hi) {
     const char *values[4] = {NULL, NULL, NULL, NULL};
     size_t lengths[4] = {0, 0, 0, 0}, i;
     unsigned hand[MAX_CARDS], board[MAX_CARDS], prefix[MAX_CARDS], round = 0, past, first_round;
     int hand_count, board_count, j, k;
-    int64_t bucket, first;
-    uint64_t cell = 0, row, limit = (uint64_t)1 << 33;
-    uint32_t lo, hi;
+    int64_t bucket, block;
+    uint64_t cell = 0, row, first_value, actions, sum = 0, limit = (uint64_t)1 << 33;
     find_fields(key, key_length, values, lengths);
     if (values[0] != NULL) { /* card= before cards=, as a dict of the fields would */
         values[1] = values[0];
@@ -564,40 +583,52 @@ static int64_t card_row(const efgs_reader *reader, const char *key, size_t key_l
         cell = cell * reader->buckets[past] + (uint64_t)bucket;
         if (cell > limit) cell = limit; /* past any row: saturate instead of overflowing */
     }
-    first = explicit_row(reader, values[3], lengths[3]);
-    if (first < 0) return first;
-    row = (uint64_t)first + cell;
-    if (row >= reader->num_rows) return EFGS_ERROR_NOT_FOUND;
-    lo = read_u32(reader->data + reader->starts_offset + 4u * row);
-    hi = read_u32(reader->data + reader->starts_offset + 4u * row + 4u);
-    if (lo == hi) return EFGS_ERROR_NOT_FOUND; /* a cell that never occurs, or pruned */
+    if ((block = index_value(reader, values[3], lengths[3])) < 0) return block;
+    actions = (uint64_t)block & (((uint64_t)1 << reader->card_action_bits) - 1u);
+    first_value = ((uint64_t)block >> reader->card_action_bits) &
+                  (((uint64_t)1 << reader->card_value_bits) - 1u);
+    row = ((uint64_t)block >> (reader->card_action_bits + reader->card_value_bits)) + cell;
+    if (row >= reader->num_rows || actions == 0 || first_value + cell * actions + actions > reader->num_values)
+        return EFGS_ERROR_NOT_FOUND; /* a foreign betting history whose fingerprint matched */
+    *lo = (uint32_t)(first_value + cell * actions);
+    *hi = (uint32_t)(*lo + actions);
+    for (i = *lo; i < *hi; i++) sum += value_at(reader, i);
+    if (sum == 0) return EFGS_ERROR_NOT_FOUND;
+    if (reader->flags & FLAG_KEYS) {
+        if ((j = row_has_key(reader, row, key, key_length)) < 0) return j;
+        if (!j) return EFGS_ERROR_NOT_FOUND;
+    }
     return (int64_t)row;
+}
+
+/* The row of a key (and its values [lo, hi)), or a negative efgs_status. */
+static int64_t locate(const efgs_reader *reader, const char *key, size_t key_length,
+                      const efgs_class *infoset_class, uint32_t *lo, uint32_t *hi) {
+    int64_t row = EFGS_ERROR_NOT_FOUND;
+    int has;
+    if (reader->cards_offset != 0)
+        return reader->num_explicit == 0 ? EFGS_ERROR_NOT_FOUND : card_cell(reader, key, key_length, lo, hi);
+    if (reader->num_explicit > 0) {
+        row = explicit_row(reader, key, key_length);
+    }
+    if (row == EFGS_ERROR_NOT_FOUND) {
+        if (reader->num_classes == 0) return EFGS_ERROR_NOT_FOUND;
+        if (infoset_class == NULL) return EFGS_ERROR_NEEDS_CLASS;
+        row = class_row(reader, infoset_class);
+        if (row >= 0 && (reader->flags & FLAG_KEYS)) {
+            has = row_has_key(reader, (uint64_t)row, key, key_length);
+            if (has < 0) return has;
+            if (!has) return EFGS_ERROR_NOT_FOUND;
+        }
+    }
+    if (row < 0) return row;
+    return row_bounds(reader, (uint64_t)row, lo, hi) == EFGS_OK ? row : EFGS_ERROR_CORRUPTED;
 }
 
 int64_t efgs_find_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                            const efgs_class *infoset_class) {
-    int64_t row = EFGS_ERROR_NOT_FOUND;
-    int has;
-    if (reader->cards_offset != 0) {
-        if (reader->num_explicit == 0) return EFGS_ERROR_NOT_FOUND;
-        row = card_row(reader, key, key_length);
-        if (row < 0 || !(reader->flags & FLAG_KEYS)) return row;
-        has = row_has_key(reader, (uint64_t)row, key, key_length);
-        return has < 0 ? has : has ? row : EFGS_ERROR_NOT_FOUND;
-    }
-    if (reader->num_explicit > 0) {
-        row = explicit_row(reader, key, key_length);
-        if (row != EFGS_ERROR_NOT_FOUND) return row;
-    }
-    if (reader->num_classes == 0) return EFGS_ERROR_NOT_FOUND;
-    if (infoset_class == NULL) return EFGS_ERROR_NEEDS_CLASS;
-    row = class_row(reader, infoset_class);
-    if (row >= 0 && (reader->flags & FLAG_KEYS)) {
-        has = row_has_key(reader, (uint64_t)row, key, key_length);
-        if (has < 0) return has;
-        if (!has) return EFGS_ERROR_NOT_FOUND;
-    }
-    return row;
+    uint32_t lo, hi;
+    return locate(reader, key, key_length, infoset_class, &lo, &hi);
 }
 
 int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length) {
@@ -613,11 +644,10 @@ static uint32_t value_at(const efgs_reader *reader, uint64_t j) {
 
 int efgs_quantized_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                             const efgs_class *infoset_class, uint32_t *weights, int capacity) {
-    int64_t position = efgs_find_in_class(reader, key, key_length, infoset_class);
-    uint32_t lo, hi, j;
+    uint32_t lo = 0, hi = 0, j;
+    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
     uint64_t sum = 0;
     if (position < 0) return (int)position;
-    if (row_bounds(reader, (uint64_t)position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
     if (hi - lo > (uint32_t)capacity) return EFGS_ERROR_CAPACITY;
     for (j = lo; j < hi; j++) sum += weights[j - lo] = value_at(reader, j);
     return sum == reader->total ? (int)(hi - lo) : EFGS_ERROR_CORRUPTED;
@@ -631,11 +661,10 @@ int efgs_quantized(const efgs_reader *reader, const char *key, size_t key_length
 int efgs_probabilities_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                                 const efgs_class *infoset_class, double *probabilities,
                                 int capacity) {
-    int64_t position = efgs_find_in_class(reader, key, key_length, infoset_class);
-    uint32_t lo, hi, j, weight;
+    uint32_t lo = 0, hi = 0, j, weight;
+    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
     uint64_t sum = 0;
     if (position < 0) return (int)position;
-    if (row_bounds(reader, (uint64_t)position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
     if (hi - lo > (uint32_t)capacity) return EFGS_ERROR_CAPACITY;
     for (j = lo; j < hi; j++) {
         weight = value_at(reader, j);
@@ -652,12 +681,11 @@ int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_le
 
 int efgs_sample_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                          const efgs_class *infoset_class, uint64_t random_bits) {
-    int64_t position = efgs_find_in_class(reader, key, key_length, infoset_class);
-    uint32_t lo, hi, j, weight;
+    uint32_t lo = 0, hi = 0, j, weight;
+    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
     uint64_t draw = random_bits % reader->total, sum = 0;
     int chosen = -1;
     if (position < 0) return (int)position;
-    if (row_bounds(reader, (uint64_t)position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
     for (j = lo; j < hi; j++) { /* the whole row is summed: a damaged row is never sampled */
         weight = value_at(reader, j);
         if (chosen < 0 && draw < sum + weight) chosen = (int)(j - lo);
@@ -676,11 +704,8 @@ int efgs_verify(const efgs_reader *reader) {
     uint32_t lo, hi, j;
     if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 108))
         return EFGS_ERROR_CORRUPTED;
-    for (row = 0; row < reader->num_rows; row++) {
-        if (reader->cards_offset != 0 &&
-            read_u32(reader->data + reader->starts_offset + 4u * row) ==
-                read_u32(reader->data + reader->starts_offset + 4u * row + 4u))
-            continue; /* with a card table, an empty row is a cell no infoset has */
+    /* with a card table there is no row-start table: rows are checked as they are read */
+    for (row = 0; reader->cards_offset == 0 && row < reader->num_rows; row++) {
         if (row_bounds(reader, row, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
         for (sum = 0, j = lo; j < hi; j++) sum += value_at(reader, j);
         if (sum != reader->total) return EFGS_ERROR_CORRUPTED;
@@ -695,7 +720,7 @@ const char *efgs_status_message(int status) {
     case EFGS_OK: return "ok";
     case EFGS_ERROR_IO: return "cannot open or read the file";
     case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
-    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 3; export again)";
+    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 4; export again)";
     case EFGS_ERROR_TRUNCATED: return "file is truncated";
     case EFGS_ERROR_CORRUPTED: return "file is corrupted";
     case EFGS_ERROR_NOT_FOUND: return "no such infoset key";

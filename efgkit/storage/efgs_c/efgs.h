@@ -82,6 +82,7 @@ typedef struct efgs_reader {
      * holds betting histories and a row is its history's first row plus its cell. */
     size_t cards_offset, card_names_offset;
     unsigned card_name_width, num_cards, private_cards, num_card_rounds, perfect_recall;
+    unsigned card_value_bits, card_action_bits;  /* widths in an index value of a block */
     unsigned board_cards[EFGS_MAX_CARD_ROUNDS];   /* board cards seen in each round */
     unsigned bucket_bits[EFGS_MAX_CARD_ROUNDS];
     uint32_t buckets[EFGS_MAX_CARD_ROUNDS];
