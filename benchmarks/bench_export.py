@@ -2,10 +2,10 @@
 
 1. Export bytes beside the abstract solver state: CFR+IRA (B10H90, seed 0) from the
    coarsest abstraction to NashConv 0.05 on liar's dice, GS5, P222 and GP5; the 8-bit
-   .efgs (format 3: rows stored once, the class rule free, explicit map entries in the
-   key index) against 4 bytes x the paper's 32-bit words, and
-   against the format-1 file that expanded every original infoset (its size computed
-   from its layout, docs/compact-format.md history).
+   .efgs (rows stored once, the class rule free, explicit map entries in the key index)
+   against 4 bytes x the paper's 32-bit words, and against the format-1 file that
+   expanded every original infoset (its size computed from its layout,
+   docs/compact-format.md history).
 2. Quantization: exact NashConv after 8- and 16-bit export of CFR+ strategies (full
    Leduc, P222, GS5, and hist buckets 3,3 on Leduc), largest remainder against the
    exact-evaluation rounding.

@@ -1,9 +1,10 @@
-"""Export a strategy to the compact .efgs format: abstract rows once, a class rule, a key index.
+"""Export a strategy to the compact .efgs format: abstract rows once, a class rule or a card
+table, a key index.
 
 The file keeps the abstraction: each abstract infoset's row of quantized probabilities
 is stored once (``bits`` = 16, 8 or 4 bit integers summing exactly to ``2**bits - 1``,
 rounded by ``efgkit.storage.quantization``), and every original infoset reaches its row
-in one of two ways:
+in one of three ways:
 
 * the class rule (Čermák et al. §4.1.1): the coarsest abstraction is a function of
   (player, own-sequence length, number of actions), so a table of one row per class
@@ -17,12 +18,19 @@ in one of two ways:
   bits, and one whose fingerprint still matches by chance is added as an entry too: every
   infoset of the file reads its own row.
 
-``key_map="auto"`` uses the class rule when it makes the file smaller (the coarsest
-abstraction: no entry at all; a refinement: its explicit entries), else every key is
-an explicit entry (an unabstracted game, card buckets: 16 bytes per class would buy
-back only ``1.23 slot_bits`` bits each), and readers then need only the key. The
-layout is in docs/compact-format.md; readers are ``compact_reader`` (Python standard
-library) and ``efgs_c`` (C99).
+* a card table, for a strategy on a card abstraction (``card_abstraction``): the
+  abstraction's bucket tables are stored (tiny for Leduc-like decks, and a reference to
+  the HDF5 file would be neither smaller nor readable by the readers), the key index
+  holds one entry per betting history, giving its block of rows (one per bucket, or
+  bucket sequence with perfect recall), and the key's cards pick the row in the block.
+
+``key_map="auto"`` writes the smallest of these files: the class rule when it makes the
+file smaller (the coarsest abstraction: no entry at all; a refinement: its explicit
+entries), the card table when a card abstraction is given, else every key an explicit
+entry (an unabstracted game: 16 bytes per class would buy back only ``1.23 slot_bits``
+bits each), and readers then need only the key. The layout is in
+docs/compact-format.md; readers are ``compact_reader`` (Python standard library) and
+``efgs_c`` (C99).
 
 ``prune_unreachable`` leaves out original infosets the (quantized) strategy itself never
 reaches (its owner's own reach is 0), and rows none of whose members are left: what is

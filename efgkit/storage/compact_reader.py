@@ -10,7 +10,7 @@ reader in C99.
     >>> strategy.sample("P0 card=Ks board=- bets=-", random.Random(0))   # action index
 
 A file stores each abstract infoset's row once. An original infoset reaches its row in
-one of two ways:
+one of three ways:
 
 * its key is an explicit entry of a static function (Graf & Lemire's xor construction,
   "Xor filters", 2020): three slots chosen by the key's 64-bit BLAKE2b hash XOR to the
@@ -19,7 +19,10 @@ one of two ways:
 * or it follows its class rule (Čermák et al. §4.1.1): a small table gives the row of
   every class (player, own-sequence length, number of actions), and costs nothing per
   infoset. The caller passes the class, which a player knows: its seat, how many
-  actions it has taken this hand and how many it may take now.
+  actions it has taken this hand and how many it may take now;
+* or, in a file exported on a card abstraction, through its cards and betting: the key
+  index takes the betting history (``bets=``) to a block of rows, the file's bucket
+  tables (``CardTable``) take the cards to a bucket, which picks the row in the block.
 
 A file whose abstraction is the coarsest one has no explicit entries; a refinement of
 it stores only the infosets outside their class's largest abstract set (the paper's
