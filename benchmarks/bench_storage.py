@@ -132,7 +132,8 @@ def synthetic_efgs(path: Path, infosets: int, seed: int = 0) -> list[str]:
         while chunk := handle.read(1 << 24):
             crc = zlib.crc32(chunk, crc)
     fields = [MAGIC, VERSION, 8, 0, count, count, 2 * count, 0, segment, slot_bits, check_bits, 0,
-              count, 0, slots_at, starts_at, values_at, 0, 0, size, crc, 0, bytes(32), len(spec)]
+              count, 0, slots_at, starts_at, values_at, 0, 0, 0, size, crc, 0, bytes(32),
+              len(spec)]
     fields[-3] = header_crc(HEADER.pack(*fields) + spec)
     with open(path, "r+b") as handle:
         handle.write(HEADER.pack(*fields) + spec)

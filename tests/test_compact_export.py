@@ -16,14 +16,18 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from efgkit.abstraction.cards.bucketing import poker_rules
+from efgkit.abstraction.cards.clustering import cluster_cards
 from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA
 from efgkit.abstraction.refinement import run_refinement
 from efgkit.cli import main
+from efgkit.errors import ParameterError
 from efgkit.maps.infoset_map import InfosetMap, class_of, coarsest_classes
 from efgkit.play.playout import CompactPolicy
 from efgkit.solvers import BestResponse, CFRPlusSolver, Strategy
 from efgkit.specs import load_game
 from efgkit.storage import compact_reader
+from efgkit.storage.abstraction_file import save_card_abstraction
 from efgkit.storage.compact import export_compact, reachable_infosets
 from efgkit.storage.compact_reader import (
     HEADER,
@@ -31,11 +35,12 @@ from efgkit.storage.compact_reader import (
     VERSION,
     CompactFormatError,
     CompactStrategy,
+    combination_rank,
     header_crc,
     key_hash,
 )
 from efgkit.storage.quantization import quantize, round_for_exploitability
-from efgkit.storage.strategy_file import save_strategy
+from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 C_SOURCES = Path(compact_reader.__file__).parent / "efgs_c"
 VARIANTS = [(16, False, False), (8, False, False), (4, False, False), (8, True, True),
@@ -237,6 +242,8 @@ def _set_version(version):
     (_set_version(VERSION + 1), "newer", "another compact format version"),
     (_set_version(1), "no longer read; export the strategy again", "another compact format version"),
     (_set_version(2), "no longer read; export the strategy again", "another compact format version"),
+    (_set_version(3), "version 3 .* no longer read; export the strategy again",
+     "another compact format version"),
 ])
 def test_damaged_files_are_refused_by_both_readers(tmp_path, exports, query_tool, change, message,
                                                    c_message):
@@ -439,6 +446,171 @@ def test_exact_rounding_of_a_converged_leduc_strategy_adds_little_nash_conv(ledu
     assert sixteen.nash_conv - before < 1e-4
 
 
+# ---------------------------------------------------------------------- card tables
+CARD_CASES = [([3, 3], "imperfect"), ([2, 5], "imperfect"), ([1, 6], "imperfect"),
+              ([6, 30], "imperfect"), ([2, 4], "perfect")]
+CARD_VARIANTS = [(8, False, False), (4, True, False), (16, True, True)]
+
+
+def _card_abstraction(tree, buckets):
+    return cluster_cards(poker_rules(tree).card_structure, "hist", buckets, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def card_exports(tmp_path_factory, leduc):
+    """Per card case: the strategy, its card-table exports (CARD_VARIANTS) and the same
+    strategy exported with a key per infoset."""
+    folder = tmp_path_factory.mktemp("cards")
+    result = {}
+    for buckets, recall in CARD_CASES:
+        abstraction = _card_abstraction(leduc, buckets)
+        strategy = CFRPlusSolver(abstraction.infoset_map(leduc, recall)).iterate(30).average_strategy()
+        name = f"{'-'.join(map(str, buckets))}-{recall}"
+        exports = {variant: export_compact(strategy, folder / f"{name}-{variant}.efgs",
+                                           bits=variant[0], prune_unreachable=variant[1],
+                                           with_keys=variant[2], rounding="nearest",
+                                           card_abstraction=abstraction, recall=recall)
+                   for variant in CARD_VARIANTS}
+        keyed = export_compact(strategy, folder / f"{name}-keyed.efgs", rounding="nearest",
+                               key_map="explicit")
+        result[(tuple(buckets), recall)] = strategy, exports, keyed
+    return result
+
+
+def test_combination_rank_counts_sets_in_lexicographic_order():
+    from itertools import combinations
+
+    for num_cards, size in [(6, 1), (6, 2), (9, 3), (26, 1), (12, 0)]:
+        ranks = [combination_rank(list(cards), num_cards)
+                 for cards in combinations(range(num_cards), size)]
+        assert ranks == list(range(len(ranks)))
+
+
+@pytest.mark.parametrize("case", CARD_CASES, ids=lambda case: f"{case}")
+@pytest.mark.parametrize("variant", CARD_VARIANTS)
+def test_both_readers_answer_every_leduc_infoset_through_the_bucket_tables(
+        leduc, card_exports, query_tool, case, variant):
+    """A card-table file reads every infoset's row through (betting history, bucket), and
+    answers each infoset of Leduc (and foreign keys) as the file with a key per infoset."""
+    _, exports, keyed = card_exports[(tuple(case[0]), case[1])]
+    export = exports[variant]
+    assert export.key_map == "cards" and export.classes == 0
+    expected = _expected_rows(leduc, export)
+    kept = reachable_infosets(leduc, export.dequantized.behavior()) if variant[1] else np.ones(
+        leduc.num_infosets, bool)
+    foreign = ["no such infoset", "P0 card=Js board=- bets=-x", "P0 card=Js board=Js bets=cc/",
+               "P0 card=JsJh board=- bets=-", "P0 card=Zz board=- bets=-", "P1 card=Ks bets=c",
+               "P0 card=Ks board=Qh bets=-", "P0 card=Ks board=Qh/ bets=cc/c/"]
+    with CompactStrategy(export.path) as compact, CompactStrategy(keyed.path) as by_key:
+        compact.verify()
+        assert compact.card_table is not None and len(compact) == kept.sum()
+        for infoset, key in enumerate(leduc.infoset_keys):
+            if kept[infoset]:
+                assert compact.quantized(key) == expected[key]
+                assert compact.probabilities(key) == tuple(w / compact.total for w in expected[key])
+                if variant[0] == 8:
+                    assert compact.quantized(key) == by_key.quantized(key)
+            elif variant[2]:  # with keys stored, a left-out infoset is never found
+                assert key not in compact
+        assert not any(key in compact for key in foreign[:5])
+        if variant[2]:
+            assert sorted(compact.keys()) == sorted(np.array(leduc.infoset_keys)[kept])
+        lines = leduc.infoset_keys + foreign
+        answers = [f"{key}\t" + (" ".join(map(str, compact.quantized(key))) if key in compact
+                                 else "missing") for key in lines]
+    result = subprocess.run([str(query_tool / "efgs_query"), export.path],
+                            input="\n".join(lines) + "\n", capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.splitlines() == answers
+    verified = subprocess.run([str(query_tool / "efgs_query"), "--verify", export.path],
+                              capture_output=True, text=True)
+    assert verified.stdout == "ok\n"
+
+
+def test_a_card_table_stores_one_row_per_abstract_infoset_and_is_smaller(leduc, card_exports):
+    """Without pruning, imperfect recall: one row per (betting history, bucket), i.e. per
+    abstract infoset, and an index entry per betting history, not per infoset."""
+    for (buckets, recall), (strategy, exports, keyed) in card_exports.items():
+        export = exports[(8, False, False)]
+        betting = {key.split("bets=")[1] for key in leduc.infoset_keys}
+        assert export.explicit_entries == len(betting)
+        if recall == "imperfect":
+            assert export.rows == strategy.infoset_map.num_abstract
+        assert 0 < export.card_table_bytes < 200
+        assert export.bytes < keyed.bytes / 2, (buckets, recall)
+
+
+def test_the_python_card_reader_needs_no_numpy(card_exports):
+    path = card_exports[((3, 3), "imperfect")][1][(8, False, False)].path
+    script = (
+        "import importlib.util, sys; sys.modules['numpy'] = None\n"
+        f"spec = importlib.util.spec_from_file_location('reader', {compact_reader.__file__!r})\n"
+        "reader = importlib.util.module_from_spec(spec); spec.loader.exec_module(reader)\n"
+        f"s = reader.CompactStrategy({path!r}); s.verify()\n"
+        "print(len(s), s.quantized('P1 card=Kh board=Js bets=crrc/crr'))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.startswith("936 (")
+
+
+def test_a_card_table_needs_the_strategy_to_be_on_its_abstraction(tmp_path, leduc,
+                                                                  leduc_strategy):
+    abstraction = _card_abstraction(leduc, [3, 3])
+    with pytest.raises(ParameterError, match="not on this card abstraction"):
+        export_compact(leduc_strategy, tmp_path / "x.efgs", rounding="nearest",
+                       card_abstraction=abstraction)
+    with pytest.raises(ParameterError, match="needs the card abstraction"):
+        export_compact(leduc_strategy, tmp_path / "x.efgs", key_map="cards")
+    assert not (tmp_path / "x.efgs").exists()
+
+
+def test_a_game_whose_keys_show_ranks_only_keeps_its_keys_unless_cards_are_asked_for(tmp_path):
+    tree = load_game("P111")
+    abstraction = _card_abstraction(tree, [2, 3])
+    strategy = CFRPlusSolver(abstraction.infoset_map(tree)).iterate(5).average_strategy()
+    export = export_compact(strategy, tmp_path / "p.efgs", rounding="nearest",
+                            card_abstraction=abstraction)
+    assert export.key_map in ("class", "explicit")
+    with pytest.raises(ParameterError, match="cannot read the cards"):
+        export_compact(strategy, tmp_path / "q.efgs", rounding="nearest",
+                       card_abstraction=abstraction, key_map="cards")
+
+
+def _set_card_byte(position, value):
+    def change(data):
+        cards_at = HEADER.unpack_from(bytes(data), 0)[19]
+        data[cards_at + position] = value
+    return change
+
+
+@pytest.mark.parametrize("change", [_set_card_byte(1, 63), _set_card_byte(0, 0),
+                                    _set_card_byte(3, 0), _set_card_byte(9, 30)])
+def test_a_damaged_card_table_is_refused_by_both_readers(tmp_path, card_exports, query_tool,
+                                                         change):
+    source = card_exports[((3, 3), "imperfect")][1][(8, False, False)].path
+    path = _damaged(tmp_path, source, change)
+    with pytest.raises(CompactFormatError, match="card table is corrupted"):
+        CompactStrategy(str(path))
+    result = subprocess.run([str(query_tool / "efgs_query"), str(path)], input="",
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "not a compact" in result.stderr
+
+
+def test_a_bucket_out_of_range_is_never_read(tmp_path, leduc, card_exports, query_tool):
+    export = card_exports[((3, 3), "imperfect")][1][(8, False, False)]
+    with CompactStrategy(export.path) as compact:
+        first_table = compact.card_table._tables[0]
+    path = _damaged(tmp_path, export.path, lambda d: d.__setitem__(first_table, 0xFF))
+    key = "P0 card=Js board=- bets=-"  # hand 0, the table's first entry
+    with CompactStrategy(str(path)) as compact:
+        with pytest.raises(CompactFormatError, match="card table is corrupted"):
+            compact.quantized(key)
+    result = subprocess.run([str(query_tool / "efgs_query"), str(path)], input=key + "\n",
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "corrupted" in result.stderr
+
+
 # ---------------------------------------------------------------------- command line
 def test_export_json_reports_size_and_nash_conv_change(tmp_path, leduc_strategy):
     save_strategy(tmp_path / "s.h5", leduc_strategy, provenance={"algorithm": "cfr+"})
@@ -500,3 +672,70 @@ def test_openspiel_export_loads_as_a_tabular_policy_with_the_same_nash_conv(tmp_
     ours = json.loads(result.stdout)["nash_conv_before"]
     assert pyspiel.nash_conv(pyspiel.load_game("leduc_poker"), policy) == pytest.approx(ours,
                                                                                         rel=1e-9)
+
+
+def test_export_stores_the_card_abstraction_the_strategy_was_solved_on(tmp_path, leduc,
+                                                                       monkeypatch):
+    """efgkit solve --abstraction records the file (path, content digest); export stores
+    its bucket tables, refuses a missing file or one with another digest in one line, and
+    takes a moved file with --card-abstraction; the file plays."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for name, buckets in (("abs.h5", "3,3"), ("other.h5", "2,2")):
+        assert runner.invoke(main, ["cards", "leduc", "-b", buckets, "--out", name]).exit_code == 0
+    solved = runner.invoke(main, ["solve", "leduc", "-a", "cfr+", "-n", "50", "--abstraction",
+                                  "abs.h5", "--out", "s.h5"])
+    assert solved.exit_code == 0, solved.stderr
+    _, provenance = load_strategy("s.h5", leduc)
+    reference = provenance["parameters"]["card_abstraction"]
+    assert reference["path"] == str(tmp_path / "abs.h5") and len(reference["sha256"]) == 64
+    reports = {}
+    for key_map in ("auto", "explicit"):
+        result = runner.invoke(main, ["export", "s.h5", "--key-map", key_map, "--out",
+                                      f"{key_map}.efgs", "--json"])
+        assert result.exit_code == 0, result.stderr
+        reports[key_map] = json.loads(result.stdout)
+    assert reports["auto"]["key_map"] == "cards" and reports["explicit"]["key_map"] == "explicit"
+    assert reports["auto"]["bytes"] < reports["explicit"]["bytes"] / 2
+    assert reports["auto"]["nash_conv_after"] == reports["explicit"]["nash_conv_after"]
+    played = runner.invoke(main, ["play", "auto.efgs", "--game", "leduc", "--against",
+                                  "explicit.efgs", "-n", "200", "--json"])
+    assert played.exit_code == 0, played.stderr
+    assert json.loads(played.stdout)["expected_payoff"] == pytest.approx(0.0, abs=1e-12)
+
+    Path("abs.h5").rename("moved.h5")
+    for extra, message in (([], "which is missing; pass the file"),
+                           (["--card-abstraction", "other.h5"], "content digest differs"),
+                           (["--card-abstraction", "nowhere.h5"], "which is missing")):
+        result = runner.invoke(main, ["export", "s.h5", "--out", "x.efgs", *extra])
+        assert result.exit_code == 2 and message in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and not Path("x.efgs").exists()
+    moved = runner.invoke(main, ["export", "s.h5", "--out", "moved.efgs", "--card-abstraction",
+                                 "moved.h5", "--json"])
+    assert moved.exit_code == 0, moved.stderr
+    assert Path("moved.efgs").read_bytes() == Path("auto.efgs").read_bytes()
+
+
+def test_export_takes_a_card_abstraction_for_a_strategy_that_recorded_none(tmp_path, leduc):
+    abstraction = _card_abstraction(leduc, [3, 3])
+    infoset_map = save_card_abstraction(tmp_path / "abs.h5", abstraction, leduc)
+    strategy = CFRPlusSolver(infoset_map).iterate(20).average_strategy()
+    save_strategy(tmp_path / "s.h5", strategy, provenance={"algorithm": "cfr+"})
+    runner = CliRunner()
+    result = runner.invoke(main, ["export", str(tmp_path / "s.h5"), "--out",
+                                  str(tmp_path / "s.efgs"), "--card-abstraction",
+                                  str(tmp_path / "abs.h5"), "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["key_map"] == "cards"
+    for extra, message in ((["--key-map", "explicit"], "--card-abstraction goes with"),
+                           (["--format", "json"], "--card-abstraction applies to --format efgs")):
+        refused = runner.invoke(main, ["export", str(tmp_path / "s.h5"), "--out",
+                                       str(tmp_path / "t.efgs"), "--card-abstraction",
+                                       str(tmp_path / "abs.h5"), *extra])
+        assert refused.exit_code == 2 and message in refused.stderr
+    full = CFRPlusSolver(leduc).iterate(5).average_strategy()
+    save_strategy(tmp_path / "full.h5", full, provenance={"algorithm": "cfr+"})
+    refused = runner.invoke(main, ["export", str(tmp_path / "full.h5"), "--out",
+                                   str(tmp_path / "f.efgs"), "--card-abstraction",
+                                   str(tmp_path / "abs.h5")])
+    assert refused.exit_code == 2 and "not on this card abstraction" in refused.stderr

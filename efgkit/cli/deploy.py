@@ -68,6 +68,11 @@ def _output_format(out: str, output_format: str | None) -> str:
                    "actions) costs nothing, only explicit map entries are indexed, readers are "
                    "given the class; explicit = every key indexed, readers need only the key; "
                    "auto = class when the file is smaller.")
+@click.option("--card-abstraction", "card_abstraction_file", metavar="ABS.h5",
+              type=click.Path(dir_okay=False), default=None,
+              help="efgs: the card abstraction (efgkit cards --out) the strategy was solved on, "
+                   "if it moved since efgkit solve recorded it (its content digest must match), "
+                   "or for a strategy that recorded none; its bucket tables go into the file.")
 @click.option("--game", "-g", "game", default=None,
               help="The strategy's game [default: the built-in game the file names; a game read "
                    "from a file (efg:, acpc:) must be given here].")
@@ -75,7 +80,8 @@ def _output_format(out: str, output_format: str | None) -> str:
 @click.pass_context
 def export(ctx: click.Context, strategy_file: str, out: str, output_format: str | None, bits: str,
            prune_unreachable: bool, with_keys: bool, check_bits: int, rounding: str,
-           key_map: str, game: str | None, as_json: bool) -> None:
+           key_map: str, card_abstraction_file: str | None, game: str | None,
+           as_json: bool) -> None:
     """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
 
     An abstract strategy keeps its abstraction: each abstract row is stored once. Reports
@@ -84,25 +90,30 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
     is OpenSpiel's exploitability).
     """
     output_format = _output_format(out, output_format)
-    efgs_only = [f"--{name.replace('_', '-')}" for name in (
-        "bits", "prune_unreachable", "with_keys", "check_bits", "rounding", "key_map")
+    efgs_only = [f"--{name.removesuffix('_file').replace('_', '-')}" for name in (
+        "bits", "prune_unreachable", "with_keys", "check_bits", "rounding", "key_map",
+        "card_abstraction_file")
                  if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
     if output_format != "efgs" and efgs_only:
         raise ParameterError(f"{efgs_only[0]} applies to --format efgs only")
     check_writable(out, "--out")
     started = time.perf_counter()
     tree = build_game(game)[0] if game is not None else game_of_strategy_file(strategy_file)
-    strategy, _ = load_strategy(strategy_file, tree)
+    strategy, provenance = load_strategy(strategy_file, tree)
     evaluator = BestResponse(strategy.infoset_map)
     before = evaluator.evaluate(strategy)
     after, pruned, max_error, quantization, rows = before, 0, 0.0, None, None
-    explicit_entries = classes = None
+    explicit_entries = classes = used_key_map = None
     if output_format == "efgs":
+        cards = _card_abstraction(strategy_file, provenance, tree, card_abstraction_file,
+                                  key_map)
         with tqdm(total=EVALUATIONS, unit="evaluation", desc="rounding", file=sys.stderr,
                   disable=not show_progress(), leave=False) as bar:
             result = export_compact(strategy, out, bits=int(bits),
                                     prune_unreachable=prune_unreachable, with_keys=with_keys,
                                     check_bits=check_bits, rounding=rounding, key_map=key_map,
+                                    card_abstraction=cards and cards.card_abstraction,
+                                    recall=cards.recall if cards else "imperfect",
                                     evaluator=evaluator,
                                     evaluations=EVALUATIONS,
                                     progress=lambda done: bar.update(done - bar.n))
@@ -111,6 +122,7 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
                                                   result.infosets_pruned, result.max_abs_error,
                                                   result.rows)
         explicit_entries, classes = result.explicit_entries, result.classes
+        used_key_map = result.key_map
         quantization = int(bits)
     elif output_format == "json":
         size, written = write_json(out, json_table(strategy)), tree.num_infosets
@@ -121,7 +133,7 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
     data = {
         "out": out, "format": output_format, "game": tree.spec, "bits": quantization,
         "bytes": size, "infosets": written, "infosets_pruned": pruned, "rows": rows,
-        "explicit_entries": explicit_entries, "classes": classes,
+        "explicit_entries": explicit_entries, "classes": classes, "key_map": used_key_map,
         "rounding": rounding if quantization else None,
         "bytes_per_infoset": size / max(written, 1),
         "nash_conv_before": before.nash_conv, "nash_conv_after": after.nash_conv,
@@ -129,11 +141,13 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
         "exploitability_before": before.exploitability, "exploitability_after": after.exploitability,
         "max_abs_error": max_error, "seconds": time.perf_counter() - started,
     }
+    card_tables = used_key_map == "cards"
     lines = [
         f"wrote {out} ({output_format}{f', {bits}-bit' if quantization else ''}): {written:,} "
         f"infosets{f' ({pruned:,} unreachable ones pruned)' if pruned else ''}"
         f"{f' on {rows:,} abstract rows' if rows is not None else ''}"
-        f"{f' ({classes:,} class entries, {explicit_entries:,} explicit)' if classes else ''}, "
+        f"{f' ({classes:,} class entries, {explicit_entries:,} explicit)' if classes else ''}"
+        f"{f' (card bucket tables, {explicit_entries:,} betting histories indexed)' if card_tables else ''}, "
         f"{size:,} bytes "
         f"({data['bytes_per_infoset']:.2f} bytes per infoset)",
         f"NashConv {before.nash_conv:.6e} before, {after.nash_conv:.6e} after "
@@ -144,6 +158,27 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
         lines.append(f"largest change of a probability: {max_error:.3e} "
                      f"(one quantization step is {1 / ((1 << quantization) - 1):.3e})")
     emit(as_json, data, lines)
+
+
+def _card_abstraction(strategy_file: str, provenance: dict, tree: GameTree, path: str | None,
+                      key_map: str):
+    """The card abstraction (a StoredAbstraction) whose bucket tables the export may store:
+    the one the strategy recorded (at ``path`` if given, with the recorded digest), else
+    the file at ``path``; None if neither, or if ``key_map`` keeps keys in the index."""
+    from efgkit.storage.abstraction_file import (
+        load_card_abstraction,
+        load_referenced_card_abstraction,
+    )
+
+    reference = provenance.get("parameters", {}).get("card_abstraction")
+    if key_map in ("class", "explicit"):
+        if path is not None:
+            raise ParameterError(f"--card-abstraction goes with --key-map auto or cards, not "
+                                 f"{key_map}")
+        return None
+    if reference is not None:
+        return load_referenced_card_abstraction(reference, tree, strategy_file, path)
+    return load_card_abstraction(path, tree) if path is not None else None
 
 
 # --------------------------------------------------------------------------- play

@@ -317,9 +317,10 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     if abstraction_file is not None:
         from efgkit.storage.abstraction_file import load_card_abstraction
 
-        infoset_map = load_card_abstraction(abstraction_file, tree).infoset_map
+        card_abstraction = load_card_abstraction(abstraction_file, tree)
+        infoset_map = card_abstraction.infoset_map
     else:
-        infoset_map = InfosetMap.identity(tree)
+        card_abstraction, infoset_map = None, InfosetMap.identity(tree)
     if engine == "public-tree":
         from efgkit.poker.solver import PublicTreeBestResponse, PublicTreeCFR, public_layout
 
@@ -377,8 +378,12 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         checkpoints.write(solver, history)
 
     if out is not None:
+        # The card abstraction's reference (path and content digest) lets efgkit export
+        # store its bucket tables instead of a key per infoset.
+        recorded = parameters if card_abstraction is None else {
+            **parameters, "card_abstraction": card_abstraction.reference}
         save_strategy(out, strategy, provenance={
-            "algorithm": algorithm, "parameters": parameters, "iterations": iterations,
+            "algorithm": algorithm, "parameters": recorded, "iterations": iterations,
             "nash_conv_history": history,
         })
     if plot is not None:

@@ -44,6 +44,16 @@ class StoredAbstraction(NamedTuple):
     infoset_map: InfosetMap
     card_abstraction: CardAbstraction
     recall: str
+    content_sha256: str
+    """The file's content digest, what a reference to it records."""
+    path: str
+
+    @property
+    def reference(self) -> dict:
+        """What a strategy solved on this abstraction records of it
+        (``load_referenced_card_abstraction`` opens it again and checks the digest)."""
+        return {"kind": "card-abstraction-file", "path": str(Path(self.path).resolve()),
+                "sha256": self.content_sha256}
 
 
 def _digest(attributes: dict[str, str], buckets: list[np.ndarray], abstract_of: np.ndarray) -> str:
@@ -119,7 +129,8 @@ def _read(path: str | os.PathLike) -> dict:
         abstract_of = np.asarray(datasets[-1][()])
         if _digest(attributes, buckets, abstract_of) != str(attrs["content_sha256"]):
             raise FileFormatError(f"{path}: card abstraction file is corrupted (content checksum mismatch)")
-        return {**attributes, "buckets": buckets, "abstract_of": abstract_of}
+        return {**attributes, "buckets": buckets, "abstract_of": abstract_of,
+                "content_sha256": str(attrs["content_sha256"])}
 
 
 def load_card_abstraction(path: str | os.PathLike, tree: GameTree) -> StoredAbstraction:
@@ -152,4 +163,23 @@ def load_card_abstraction(path: str | os.PathLike, tree: GameTree) -> StoredAbst
         raise
     except EfgkitError as exc:
         raise FileFormatError(f"{path}: corrupted card abstraction file ({one_line(exc)})") from exc
-    return StoredAbstraction(infoset_map, abstraction, raw["recall"])
+    return StoredAbstraction(infoset_map, abstraction, raw["recall"], raw["content_sha256"], str(path))
+
+
+def load_referenced_card_abstraction(reference: dict, tree: GameTree, what: str,
+                                     path: str | os.PathLike | None = None) -> StoredAbstraction:
+    """The card abstraction file a ``reference`` (``StoredAbstraction.reference``) names,
+    opened at ``path`` if given (a moved file) else at the recorded path; its content
+    digest must be the recorded one. ``what`` names the referring file in messages."""
+    if reference.get("kind") != "card-abstraction-file" or "sha256" not in reference:
+        raise FileFormatError(f"{what}: unknown card abstraction reference {reference!r}")
+    location = path if path is not None else reference.get("path", "")
+    if not Path(location).is_file():
+        raise FileFormatError(f"{what} was solved on the card abstraction {location}, which is "
+                              f"missing; pass the file (sha256 {reference['sha256'][:16]}...) "
+                              f"with --card-abstraction")
+    stored = load_card_abstraction(location, tree)
+    if stored.content_sha256 != reference["sha256"]:
+        raise FileFormatError(f"{location}: not the card abstraction {what} was solved on (its "
+                              f"content digest differs)")
+    return stored

@@ -1,9 +1,10 @@
-"""Export a strategy to the compact .efgs format: abstract rows once, a class rule, a key index.
+"""Export a strategy to the compact .efgs format: abstract rows once, a class rule or a card
+table, a key index.
 
 The file keeps the abstraction: each abstract infoset's row of quantized probabilities
 is stored once (``bits`` = 16, 8 or 4 bit integers summing exactly to ``2**bits - 1``,
 rounded by ``efgkit.storage.quantization``), and every original infoset reaches its row
-in one of two ways:
+in one of three ways:
 
 * the class rule (Čermák et al. §4.1.1): the coarsest abstraction is a function of
   (player, own-sequence length, number of actions), so a table of one row per class
@@ -17,12 +18,19 @@ in one of two ways:
   bits, and one whose fingerprint still matches by chance is added as an entry too: every
   infoset of the file reads its own row.
 
-``key_map="auto"`` uses the class rule when it makes the file smaller (the coarsest
-abstraction: no entry at all; a refinement: its explicit entries), else every key is
-an explicit entry (an unabstracted game, card buckets: 16 bytes per class would buy
-back only ``1.23 slot_bits`` bits each), and readers then need only the key. The
-layout is in docs/compact-format.md; readers are ``compact_reader`` (Python standard
-library) and ``efgs_c`` (C99).
+* a card table, for a strategy on a card abstraction (``card_abstraction``): the
+  abstraction's bucket tables are stored (tiny for Leduc-like decks, and a reference to
+  the HDF5 file would be neither smaller nor readable by the readers), the key index
+  holds one entry per betting history, giving its block of rows (one per bucket, or
+  bucket sequence with perfect recall), and the key's cards pick the row in the block.
+
+``key_map="auto"`` writes the smallest of these files: the class rule when it makes the
+file smaller (the coarsest abstraction: no entry at all; a refinement: its explicit
+entries), the card table when a card abstraction is given, else every key an explicit
+entry (an unabstracted game: 16 bytes per class would buy back only ``1.23 slot_bits``
+bits each), and readers then need only the key. The layout is in
+docs/compact-format.md; readers are ``compact_reader`` (Python standard library) and
+``efgs_c`` (C99).
 
 ``prune_unreachable`` leaves out original infosets the (quantized) strategy itself never
 reaches (its owner's own reach is 0), and rows none of whose members are left: what is
@@ -39,6 +47,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from efgkit.abstraction.cards.bucketing import RECALLS, CardAbstraction
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
@@ -48,6 +57,8 @@ from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import infoset_view, own_infoset_reach
 from efgkit.storage.compact_reader import (
+    CARD_HEAD,
+    CARD_ROUND,
     CLASS_ENTRY,
     FLAG_KEYS,
     FLAG_PRUNED,
@@ -55,6 +66,7 @@ from efgkit.storage.compact_reader import (
     MAGIC,
     MAX_SLOT_BITS,
     VERSION,
+    CardTable,
     fingerprint_of,
     header_crc,
     key_hash,
@@ -67,7 +79,7 @@ MAX_SEED_TRIES = 64
 SLOTS_PER_KEY = 1.23
 """Xor table size factor: three-way peeling succeeds with high probability above 1.222."""
 ROUNDINGS = ("exact", "nearest")
-KEY_MAPS = ("auto", "class", "explicit")
+KEY_MAPS = ("auto", "class", "explicit", "cards")
 
 
 @dataclass(eq=False)
@@ -87,6 +99,10 @@ class CompactExport:
     row (and the few whose fingerprint would match by chance)."""
     classes: int
     """Entries of the class rule (0: none, every key is explicit)."""
+    key_map: str
+    """How keys reach their rows: ``class``, ``explicit`` or ``cards``."""
+    card_table_bytes: int
+    """Bytes of the card table (0 without one)."""
     dequantized: Strategy
     """What the file plays, per original infoset (left-out infosets play uniformly)."""
     max_abs_error: float
@@ -268,20 +284,26 @@ def _key_section(keys: list[str], rows: np.ndarray, num_rows: int) -> bytes:
 
 def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int, segment: int,
             slot_bits: int, slots: bytes, num_keys: int, num_explicit: int,
-            row_weights: np.ndarray, row_offsets: np.ndarray, keys: bytes | None,
-            classes: np.ndarray) -> bytes:
-    """The whole file as bytes (docs/compact-format.md)."""
-    if row_offsets[-1] >= 1 << 32:
+            row_weights: np.ndarray, row_offsets: np.ndarray | None, keys: bytes | None,
+            classes: np.ndarray, cards: bytes | None = None, num_rows: int = 0) -> bytes:
+    """The whole file as bytes (docs/compact-format.md); a file with a card table has no
+    row-start table (``row_offsets`` None, ``num_rows`` rows)."""
+    if row_weights.shape[0] >= 1 << 32:
         raise ParameterError("the compact format holds at most 2**32 - 1 actions in total")
     spec = tree.spec.encode()
     class_table = b"".join(CLASS_ENTRY.pack(*map(int, entry)) for entry in classes)
-    named = {"slots": slots, "starts": row_offsets.astype("<u4").tobytes(),
-             "values": _pack(row_weights, bits)}
+    named = {"slots": slots}
+    if row_offsets is not None:
+        named["starts"] = row_offsets.astype("<u4").tobytes()
+        num_rows = row_offsets.shape[0] - 1
+    named["values"] = _pack(row_weights, bits)
     if keys is not None:
         named["keys"] = keys
     if classes.shape[0]:
         named["classes"] = class_table
-    offsets = dict.fromkeys(("slots", "starts", "values", "keys", "classes"), 0)
+    if cards is not None:
+        named["cards"] = cards
+    offsets = dict.fromkeys(("slots", "starts", "values", "keys", "classes", "cards"), 0)
     position = _aligned(HEADER.size + len(spec))
     for name, section in named.items():
         offsets[name] = position
@@ -292,7 +314,7 @@ def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int
     body = bytearray(size - base)
     for name, section in named.items():
         body[offsets[name] - base:offsets[name] - base + len(section)] = section
-    fields = [MAGIC, VERSION, bits, flags, num_keys, row_offsets.shape[0] - 1, int(row_offsets[-1]),
+    fields = [MAGIC, VERSION, bits, flags, num_keys, num_rows, row_weights.shape[0],
               seed, segment, slot_bits, check_bits, 0, num_explicit, classes.shape[0],
               *offsets.values(), size, zlib.crc32(body), 0, bytes.fromhex(tree.fingerprint),
               len(spec)]
@@ -300,10 +322,71 @@ def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int
     return HEADER.pack(*fields) + spec + bytes(body)
 
 
+def card_table_section(abstraction: CardAbstraction, recall: str = "imperfect", *,
+                       value_bits: int = 0, action_bits: int = 1) -> bytes:
+    """The card table of a compact file: the deck's card names and, per round, the bucket
+    (renumbered 0, 1, ... in the order of the abstraction's labels) of every (private
+    hand, board) pair, ``ceil(log2 buckets)`` bits each (docs/compact-format.md).
+    ``value_bits`` and ``action_bits``: widths of a block's first value and number of
+    actions in the key index's values."""
+    if recall not in RECALLS:
+        raise ParameterError(f"recall must be one of {', '.join(RECALLS)}, got {recall!r}")
+    structure = abstraction.card_structure
+    names = [structure.card_name(card).encode() for card in range(structure.num_cards)]
+    if len(set(names)) != len(names) or len({len(name) for name in names}) != 1:
+        raise CardTableUnavailable("a card table needs a distinct name of one length per card")
+    rounds = abstraction.situations.rounds
+    parts = [CARD_HEAD.pack(len(names[0]), len(names), structure.private_cards_per_player,
+                            len(rounds), RECALLS.index(recall), value_bits, action_bits)]
+    tables = []
+    for situations, labels, dealt in zip(rounds, abstraction.labels,
+                                         structure.public_cards_per_round, strict=True):
+        buckets = np.unique(labels, return_inverse=True)[1].astype(np.uint64)
+        bucket_bits = int(buckets.max(initial=0)).bit_length()
+        entries = np.zeros(situations.hands.shape[0] * situations.boards.shape[0], np.uint64)
+        entries[situations.hand_of * situations.boards.shape[0] + situations.board_of] = buckets
+        parts.append(CARD_ROUND.pack(dealt, bucket_bits, int(buckets.max(initial=0)) + 1))
+        tables.append(_pack_bits(entries, bucket_bits) if bucket_bits else b"")
+    return b"".join([*parts, *names, *tables])
+
+
+class CardTableUnavailable(ParameterError):
+    """A card table cannot serve this game: its infoset keys do not name their cards one
+    by one (a deck dealt by rank shows ranks only), or a block does not fit a slot."""
+
+
+@dataclass(eq=False)
+class _File:
+    """One candidate layout of the file: its bytes and what it holds."""
+
+    data: bytes
+    key_map: str
+    rows: int
+    explicit_entries: int
+    classes: int
+    index_bytes: int
+    card_table_bytes: int = 0
+
+
+def _rows(weights: np.ndarray, infoset_map: InfosetMap, sources: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """(values, int64 row starts) of file rows copying abstract rows ``sources`` (-1: an
+    empty row)."""
+    present = sources >= 0
+    counts = np.where(present, infoset_map.abstract_num_actions[np.maximum(sources, 0)], 0)
+    row_offsets = np.zeros(sources.shape[0] + 1, np.int64)
+    np.cumsum(counts, out=row_offsets[1:])
+    starts = infoset_map.abstract_action_offset[np.maximum(sources, 0)].astype(np.int64)
+    taken = np.repeat(starts, counts) + np.arange(row_offsets[-1]) - np.repeat(row_offsets[:-1],
+                                                                               counts)
+    return weights[taken], row_offsets
+
+
 def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8,
                    prune_unreachable: bool = False, with_keys: bool = False, check_bits: int = 8,
                    rounding: str = "exact", evaluations: int = EVALUATIONS,
-                   key_map: str = "auto", evaluator: BestResponse | None = None,
+                   key_map: str = "auto", card_abstraction: CardAbstraction | None = None,
+                   recall: str = "imperfect", evaluator: BestResponse | None = None,
                    progress=None) -> CompactExport:
     """Write ``strategy`` (on any InfosetMap) as a compact file at ``path`` (atomically).
 
@@ -313,20 +396,23 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     ``rounding``: ``exact`` (``round_for_exploitability``, at most ``evaluations`` exact
     evaluations, ``progress(evaluations done)`` after each row) or ``nearest`` (largest
     remainder). ``key_map``: ``class`` (the class rule and explicit entries), ``explicit``
-    (every key in the index) or ``auto`` (the class rule when the file is smaller with it).
+    (every key in the index), ``cards`` (the ``card_abstraction``'s bucket tables with
+    ``recall`` and one index entry per betting history; the strategy must be on that
+    abstraction) or ``auto`` (the smallest of these files).
     """
     total = total_of_bits(bits)
     if rounding not in ROUNDINGS:
         raise ParameterError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
     if key_map not in KEY_MAPS:
         raise ParameterError(f"key_map must be one of {', '.join(KEY_MAPS)}, got {key_map!r}")
+    if key_map == "cards" and card_abstraction is None:
+        raise ParameterError("key_map 'cards' needs the card abstraction the strategy was "
+                             "solved on (efgkit export --card-abstraction ABS.h5)")
     infoset_map = strategy.infoset_map
     tree = infoset_map.tree
-    row_bits = max(int(infoset_map.num_abstract - 1).bit_length(), 0)
     if not 0 <= check_bits <= MAX_SLOT_BITS - 32:
         raise ParameterError(f"check_bits must be between 0 and {MAX_SLOT_BITS - 32}, "
                              f"got {check_bits}")
-    slot_bits = max(row_bits + check_bits, 1)
     nearest_nash_conv = None
     if rounding == "exact":
         chosen = round_for_exploitability(strategy, bits, evaluations=evaluations,
@@ -339,16 +425,49 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     kept = reachable_infosets(tree, behavior) if prune_unreachable else np.ones(tree.num_infosets,
                                                                                    bool)
     infosets = np.flatnonzero(kept)
+    keys = [tree.infoset_keys[i] for i in infosets]
+    flags = FLAG_PRUNED * prune_unreachable | FLAG_KEYS * with_keys
+    layout = dict(tree=tree, bits=bits, flags=flags, num_keys=len(keys))
+    candidates = []
+    if key_map != "cards":
+        candidates.append(_keyed_file(layout, weights, infoset_map, infosets, keys, key_map,
+                                      check_bits, with_keys))
+    if card_abstraction is not None and key_map in ("auto", "cards"):
+        try:
+            candidates.append(_card_file(layout, weights, infoset_map, infosets, keys,
+                                         card_abstraction, recall, check_bits, with_keys))
+        except CardTableUnavailable:
+            if key_map == "cards":
+                raise  # with auto the keyed file stays, and the result's key_map says so
+    chosen_file = min(candidates, key=lambda candidate: len(candidate.data))
+    try:
+        with atomic_output_path(path) as temporary:
+            temporary.write_bytes(chosen_file.data)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
+    played = np.where(np.repeat(kept, tree.infoset_num_actions), behavior,
+                      1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions))
+    return CompactExport(
+        path=str(path), bytes=len(chosen_file.data), bits=bits, infosets=len(keys),
+        infosets_pruned=int(tree.num_infosets - len(keys)), rows=chosen_file.rows,
+        index_bytes=chosen_file.index_bytes, explicit_entries=chosen_file.explicit_entries,
+        classes=chosen_file.classes, key_map=chosen_file.key_map,
+        card_table_bytes=chosen_file.card_table_bytes,
+        dequantized=Strategy(InfosetMap.identity(tree), played),
+        max_abs_error=float(np.max(np.abs(dequantized_rows - strategy.probabilities), initial=0.0)),
+        nash_conv_nearest=nearest_nash_conv,
+    )
+
+
+def _keyed_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infosets: np.ndarray,
+                keys: list[str], key_map: str, check_bits: int, with_keys: bool) -> _File:
+    """The file whose key index holds original infoset keys (with a class rule or not)."""
+    tree = infoset_map.tree
     used_rows = np.unique(infoset_map.abstract_of[infosets])
+    row_bits = max(int(used_rows.shape[0] - 1).bit_length(), 0)
+    slot_bits = max(row_bits + check_bits, 1)
     new_row = np.full(infoset_map.num_abstract, -1, np.int64)
     new_row[used_rows] = np.arange(used_rows.shape[0])
-    counts = infoset_map.abstract_num_actions[used_rows].astype(np.int64)
-    row_offsets = np.zeros(used_rows.shape[0] + 1, np.int64)
-    np.cumsum(counts, out=row_offsets[1:])
-    starts = infoset_map.abstract_action_offset[used_rows]
-    row_weights = weights[np.repeat(starts, counts) + np.arange(row_offsets[-1])
-                          - np.repeat(row_offsets[:-1], counts)] if counts.size else weights[:0]
-    keys = [tree.infoset_keys[i] for i in infosets]
     rows_of_keys = new_row[infoset_map.abstract_of[infosets]]
     classes, explicit = class_rule(tree, infosets, rows_of_keys)
     # Keys that follow their class must miss the index: with (keys - entries) of them,
@@ -367,27 +486,79 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
         index = _explicit_index(keys, rows_of_keys, explicit, check_bits, used_rows.shape[0])
     seed, segment, table = index
     slots = _pack_bits(table, slot_bits)
-    data = _layout(tree, bits=bits, flags=FLAG_PRUNED * prune_unreachable | FLAG_KEYS * with_keys,
-                   check_bits=check_bits, seed=seed, segment=segment, slot_bits=slot_bits,
-                   slots=slots, num_keys=len(keys), num_explicit=int(explicit.sum()),
+    row_weights, row_offsets = _rows(weights, infoset_map, used_rows)
+    data = _layout(**layout, check_bits=check_bits, seed=seed, segment=segment,
+                   slot_bits=slot_bits, slots=slots, num_explicit=int(explicit.sum()),
                    row_weights=row_weights, row_offsets=row_offsets,
                    keys=_key_section(keys, rows_of_keys, used_rows.shape[0]) if with_keys else None,
                    classes=classes)
-    try:
-        with atomic_output_path(path) as temporary:
-            temporary.write_bytes(data)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
-    played = np.where(np.repeat(kept, tree.infoset_num_actions), behavior,
-                      1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions))
-    return CompactExport(
-        path=str(path), bytes=len(data), bits=bits, infosets=len(keys),
-        infosets_pruned=int(tree.num_infosets - len(keys)), rows=int(used_rows.shape[0]),
-        index_bytes=len(slots), explicit_entries=int(explicit.sum()),
-        classes=int(classes.shape[0]), dequantized=Strategy(InfosetMap.identity(tree), played),
-        max_abs_error=float(np.max(np.abs(dequantized_rows - strategy.probabilities), initial=0.0)),
-        nash_conv_nearest=nearest_nash_conv,
-    )
+    return _File(data, "class" if classes.shape[0] else "explicit", int(used_rows.shape[0]),
+                 int(explicit.sum()), int(classes.shape[0]), len(slots))
+
+
+def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infosets: np.ndarray,
+               keys: list[str], card_abstraction: CardAbstraction, recall: str, check_bits: int,
+               with_keys: bool) -> _File:
+    """The file with a card table: rows in blocks of one betting history each (a row per
+    cell: bucket, or bucket sequence with perfect recall; a row of zeros for a cell no
+    infoset has), one index entry per betting history giving its block's first row, first
+    value and number of actions, and no row-start table."""
+    tree = infoset_map.tree
+    readable = card_table_section(card_abstraction, recall)
+    cards = CardTable(readable, 0, len(readable))
+    blocks: dict[str, int] = {}
+    block_rows, block_actions = [], []
+    key_blocks, key_cells = np.empty(len(keys), np.int64), np.empty(len(keys), np.int64)
+    for i, (infoset, key) in enumerate(zip(infosets, keys, strict=True)):
+        located = cards.locate(key)
+        if located is None:
+            raise CardTableUnavailable(f"the card table cannot read the cards of infoset {key!r} "
+                                       f"(keys of {tree.spec} name ranks only?)")
+        betting, round_index, cell = located
+        if betting not in blocks:
+            blocks[betting] = len(block_rows)
+            block_rows.append(cards.block_size(round_index))
+            block_actions.append(int(tree.infoset_num_actions[infoset]))
+        key_blocks[i], key_cells[i] = blocks[betting], cell
+    block_rows, block_actions = np.array(block_rows, np.int64), np.array(block_actions, np.int64)
+    first_row = np.concatenate([[0], np.cumsum(block_rows)])
+    first_value = np.concatenate([[0], np.cumsum(block_rows * block_actions)])
+    rows_of_keys = first_row[key_blocks] + key_cells
+    num_rows, num_values = int(first_row[-1]), int(first_value[-1])
+    row_actions = np.repeat(block_actions, block_rows)
+    row_starts = np.repeat(first_value[:-1], block_rows) + row_actions * (
+        np.arange(num_rows) - np.repeat(first_row[:-1], block_rows))
+    sources = np.full(num_rows, -1, np.int64)
+    sources[rows_of_keys] = infoset_map.abstract_of[infosets]
+    differing = np.flatnonzero(sources[rows_of_keys] != infoset_map.abstract_of[infosets])
+    if differing.size:
+        raise ParameterError(f"the strategy is not on this card abstraction: infoset "
+                             f"{keys[differing[0]]!r} has the betting and buckets of another "
+                             f"infoset but not its abstract infoset")
+    present = np.flatnonzero(sources >= 0)
+    counts = row_actions[present]
+    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    row_weights = np.zeros(num_values, weights.dtype)
+    row_weights[np.repeat(row_starts[present], counts) + within] = weights[
+        np.repeat(infoset_map.abstract_action_offset[sources[present]], counts) + within]
+    row_bits = max(int(num_rows - 1).bit_length(), 0)
+    value_bits, action_bits = num_values.bit_length(), int(block_actions.max()).bit_length()
+    slot_bits = row_bits + value_bits + action_bits + check_bits
+    if slot_bits > MAX_SLOT_BITS:
+        raise CardTableUnavailable(f"a card table's blocks need {slot_bits}-bit slots, more "
+                                   f"than {MAX_SLOT_BITS}")
+    section = card_table_section(card_abstraction, recall, value_bits=value_bits,
+                                 action_bits=action_bits)
+    block_values = (first_row[:-1] << (value_bits + action_bits)
+                    | first_value[:-1] << action_bits | block_actions)
+    seed, segment, table = key_index(list(blocks), block_values, check_bits)
+    slots = _pack_bits(table, slot_bits)
+    data = _layout(**layout, check_bits=check_bits, seed=seed, segment=segment,
+                   slot_bits=slot_bits, slots=slots, num_explicit=len(blocks),
+                   row_weights=row_weights, row_offsets=None, num_rows=num_rows,
+                   keys=_key_section(keys, rows_of_keys, num_rows) if with_keys else None,
+                   classes=np.zeros((0, 4), np.int64), cards=section)
+    return _File(data, "cards", num_rows, len(blocks), 0, len(slots), len(section))
 
 
 def _explicit_index(keys: list[str], rows: np.ndarray, explicit: np.ndarray, check_bits: int,

@@ -10,7 +10,7 @@ reader in C99.
     >>> strategy.sample("P0 card=Ks board=- bets=-", random.Random(0))   # action index
 
 A file stores each abstract infoset's row once. An original infoset reaches its row in
-one of two ways:
+one of three ways:
 
 * its key is an explicit entry of a static function (Graf & Lemire's xor construction,
   "Xor filters", 2020): three slots chosen by the key's 64-bit BLAKE2b hash XOR to the
@@ -19,7 +19,10 @@ one of two ways:
 * or it follows its class rule (Čermák et al. §4.1.1): a small table gives the row of
   every class (player, own-sequence length, number of actions), and costs nothing per
   infoset. The caller passes the class, which a player knows: its seat, how many
-  actions it has taken this hand and how many it may take now.
+  actions it has taken this hand and how many it may take now;
+* or, in a file exported on a card abstraction, through its cards and betting: the key
+  index takes the betting history (``bets=``) to a block of rows, the file's bucket
+  tables (``CardTable``) take the cards to a bucket, which picks the row in the block.
 
 A file whose abstraction is the coarsest one has no explicit entries; a refinement of
 it stores only the infosets outside their class's largest abstract set (the paper's
@@ -37,16 +40,26 @@ import zlib
 from bisect import bisect_left
 from collections.abc import Iterator
 from hashlib import blake2b
+from math import comb
 
 MAGIC = b"EFGS\r\n\x1a\n"
-VERSION = 3
-HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQII32sH")
+VERSION = 4
+HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQQII32sH")
 """magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
-bits, reserved, explicit entries, classes, slots/starts/values/keys/classes offsets, file
-size, payload crc32, header crc32, tree fingerprint, spec length (docs/compact-format.md)."""
+bits, reserved, explicit entries, classes, slots/starts/values/keys/classes/card table
+offsets, file size, payload crc32, header crc32, tree fingerprint, spec length
+(docs/compact-format.md)."""
 CLASS_ENTRY = struct.Struct("<IIII")
 """player, own-sequence length, number of actions, row."""
-HEADER_CRC_OFFSET = 104
+CARD_HEAD = struct.Struct("<BBBBBBBx")
+"""Card table: card name width, cards, private cards per player, rounds, recall, bits of a
+block's first value and of its number of actions in the key index's values."""
+CARD_ROUND = struct.Struct("<BBxxI")
+"""Per round: board cards dealt, bits per bucket, buckets."""
+RECALL_PERFECT = 1
+MAX_CARDS = 62
+MAX_CARD_ROUNDS = 8
+HEADER_CRC_OFFSET = 112
 FLAG_PRUNED = 1
 FLAG_KEYS = 2
 BITS = (4, 8, 16)
@@ -84,8 +97,128 @@ def fingerprint_of(hashed: int, check_bits: int) -> int:
 
 
 def header_crc(header: bytes) -> int:
-    """CRC-32 of the header with its own CRC field (4 bytes at offset 88) left out."""
+    """CRC-32 of the header with its own CRC field (4 bytes at offset 112) left out."""
     return zlib.crc32(header[HEADER_CRC_OFFSET + 4:], zlib.crc32(header[:HEADER_CRC_OFFSET]))
+
+
+def combination_rank(cards: list[int], num_cards: int) -> int:
+    """Position of the sorted card set ``cards`` among all sets of its size drawn from
+    ``num_cards`` cards, in lexicographic order (0 for the first)."""
+    rank, previous, size = 0, -1, len(cards)
+    for i, card in enumerate(cards):
+        for skipped in range(previous + 1, card):
+            rank += comb(num_cards - 1 - skipped, size - 1 - i)
+        previous = card
+    return rank
+
+
+class CardTable:
+    """A card abstraction's bucket tables as a compact file stores them (docs/compact-format.md).
+
+    A poker infoset key names its private cards (``card=``/``cards=``), its board
+    (``board=``, rounds separated by ``/``) and its betting (``bets=``, rounds separated
+    by ``/``). ``locate`` splits a key into its betting history (the value of ``bets=``,
+    e.g. ``rc/c``, which also tells whose turn it is) and its *cell*: the bucket of its
+    cards in the current round (imperfect recall) or the buckets of every round so far
+    in mixed radix (perfect recall). The file's key index gives a betting history its
+    first row; the infoset's row is that plus its cell.
+
+    ``data`` is the file (or any buffer), the table starts at ``offset`` and must end by
+    ``limit``; a table that does not fit raises CompactFormatError.
+    """
+
+    def __init__(self, data, offset: int, limit: int, path: str = "card table") -> None:
+        self._data, self.path = data, path
+        if offset + CARD_HEAD.size > limit:
+            raise CompactFormatError(f"{path}: card table is out of range")
+        width, cards, private, rounds, recall, value_bits, action_bits = CARD_HEAD.unpack_from(
+            data, offset)
+        position = offset + CARD_HEAD.size
+        if not (1 <= width <= 4 and 2 <= cards <= MAX_CARDS and 1 <= private <= cards
+                and 1 <= rounds <= MAX_CARD_ROUNDS and recall <= RECALL_PERFECT
+                and value_bits <= 40 and 1 <= action_bits <= 16
+                and position + CARD_ROUND.size * rounds + width * cards <= limit):
+            raise CompactFormatError(f"{path}: card table is corrupted")
+        self.width, self.num_cards, self.private, self.perfect = width, cards, private, bool(recall)
+        self.value_bits, self.action_bits = value_bits, action_bits
+        self.board_sizes, self.bucket_bits, self.buckets, self._tables = [], [], [], []
+        board = 0
+        for _ in range(rounds):
+            dealt, bits, buckets = CARD_ROUND.unpack_from(data, position)
+            position += CARD_ROUND.size
+            board += dealt
+            self.board_sizes.append(board)
+            self.bucket_bits.append(bits)
+            self.buckets.append(buckets)
+        names = bytes(data[position:position + width * cards])
+        self.names = {names[width * card:width * (card + 1)]: card for card in range(cards)}
+        position += width * cards
+        for round_index in range(rounds):
+            self._tables.append(position)
+            position += self.table_bytes(round_index)
+            if (len(self.names) != cards or not 0 <= self.bucket_bits[round_index] <= 32
+                    or not 1 <= self.buckets[round_index] <= 1 << self.bucket_bits[round_index]
+                    or private + self.board_sizes[round_index] > cards or position > limit):
+                raise CompactFormatError(f"{path}: card table is corrupted")
+        self.size = position - offset
+
+    def table_bytes(self, round_index: int) -> int:
+        """Bytes of round ``round_index``'s bucket table (one entry per hand and board)."""
+        entries = comb(self.num_cards, self.private) * comb(self.num_cards,
+                                                            self.board_sizes[round_index])
+        return (entries * self.bucket_bits[round_index] + 7) // 8
+
+    def block_size(self, round_index: int) -> int:
+        """Rows of one betting key of round ``round_index``: its possible cells."""
+        if not self.perfect:
+            return self.buckets[round_index]
+        size = 1
+        for buckets in self.buckets[:round_index + 1]:
+            size *= buckets
+        return size
+
+    def bucket(self, round_index: int, hand: list[int], board: list[int]) -> int:
+        """The bucket of private cards ``hand`` with ``board`` (sorted card ids) in a round."""
+        entry = (combination_rank(hand, self.num_cards)
+                 * comb(self.num_cards, self.board_sizes[round_index])
+                 + combination_rank(board, self.num_cards))
+        bits = self.bucket_bits[round_index]
+        bit = entry * bits
+        start = self._tables[round_index] + (bit >> 3)
+        word = int.from_bytes(self._data[start:start + (((bit & 7) + bits + 7) >> 3)], "little")
+        bucket = (word >> (bit & 7)) & ((1 << bits) - 1)
+        if bucket >= self.buckets[round_index]:
+            raise CompactFormatError(f"{self.path}: card table is corrupted")
+        return bucket
+
+    def _card_ids(self, text: str) -> list[int] | None:
+        encoded = text.encode()
+        if len(encoded) % self.width:
+            return None
+        cards = [self.names.get(encoded[i:i + self.width]) for i in range(0, len(encoded), self.width)]
+        return None if None in cards else cards
+
+    def locate(self, key: str) -> tuple[str, int, int] | None:
+        """(betting history, round, cell) of an infoset key, or None if its cards or
+        betting cannot be read (not an infoset of this game)."""
+        fields = dict(token.split("=", 1) for token in key.split(" ") if "=" in token)
+        private = fields.get("card", fields.get("cards"))
+        if private is None or "bets" not in fields:
+            return None
+        round_index = fields["bets"].count("/")
+        board_text = fields.get("board", "-")
+        hand = self._card_ids(private)
+        board = self._card_ids("" if board_text == "-" else board_text.replace("/", ""))
+        if (hand is None or board is None or round_index >= len(self.board_sizes)
+                or len(hand) != self.private or len(board) != self.board_sizes[round_index]
+                or len(set(hand + board)) != len(hand) + len(board)):
+            return None
+        hand.sort()
+        cell = 0
+        for past in range(round_index + 1) if self.perfect else (round_index,):
+            bucket = self.bucket(past, hand, sorted(board[:self.board_sizes[past]]))
+            cell = cell * self.buckets[past] + bucket
+        return fields["bets"], round_index, cell
 
 
 class CompactStrategy:
@@ -129,7 +262,7 @@ class CompactStrategy:
         if len(data) < HEADER.size:
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes)")
         (_, _, bits, flags, keys, rows, values, seed, segment, slot_bits, check_bits, _,
-         explicit, classes, slots_at, starts_at, values_at, keys_at, classes_at, size,
+         explicit, classes, slots_at, starts_at, values_at, keys_at, classes_at, cards_at, size,
          payload_crc, stored_header_crc, fingerprint, spec_length) = HEADER.unpack_from(data, 0)
         header_end = HEADER.size + spec_length
         if size != len(data) or header_end > len(data):
@@ -137,12 +270,22 @@ class CompactStrategy:
                                      f"header says {size})")
         if header_crc(bytes(data[:header_end])) != stored_header_crc:
             raise CompactFormatError(f"{self.path}: header is corrupted (CRC mismatch)")
+        if cards_at and (cards_at < header_end or classes or starts_at):
+            raise CompactFormatError(f"{self.path}: section offsets are out of range")
+        self.card_table = CardTable(data, cards_at, size, self.path) if cards_at else None
+        # With a card table an index value is (first row, first value, actions) of a block.
+        block_bits = (self.card_table.value_bits + self.card_table.action_bits
+                      if self.card_table else 0)
         if bits not in BITS or not 0 < slot_bits <= MAX_SLOT_BITS or check_bits > slot_bits or (
-                explicit and not segment) or (rows - 1).bit_length() > slot_bits - check_bits:
+                explicit and not segment) or (rows - 1).bit_length() > (
+                slot_bits - check_bits - block_bits) or (
+                self.card_table and values.bit_length() > self.card_table.value_bits):
             raise CompactFormatError(f"{self.path}: unsupported layout ({bits} bits per "
                                      f"probability, {slot_bits}-bit slots)")
-        sections = [(slots_at, (3 * segment * slot_bits + 7) // 8), (starts_at, 4 * (rows + 1)),
+        sections = [(slots_at, (3 * segment * slot_bits + 7) // 8),
                     (values_at, (values * bits + 7) // 8)]
+        if not cards_at:
+            sections.append((starts_at, 4 * (rows + 1)))
         if flags & FLAG_KEYS:
             sections.append((keys_at, 4 * (rows + 1) + 4 * (keys + 1)))
         if classes:
@@ -159,7 +302,7 @@ class CompactStrategy:
         self._slots_at, self._starts_at, self._values_at, self._keys_at, self._classes_at = (
             slots_at, starts_at, values_at, keys_at, classes_at)
         self._payload_start = header_end
-        if self._start(rows) != values:
+        if not cards_at and self._start(rows) != values:
             raise CompactFormatError(f"{self.path}: row table does not end at the value count")
 
     # ----------------------------------------------------------------- lookups
@@ -177,15 +320,19 @@ class CompactStrategy:
     def _start(self, row: int) -> int:
         return struct.unpack_from("<I", self._map, self._starts_at + 4 * row)[0]
 
-    def _explicit_row(self, key: str) -> int:
-        """The row the key index gives ``key``, or -1 (fingerprint or row out of range)."""
+    def _index_value(self, key: str) -> int:
+        """The value the key index gives ``key``, or -1 if the fingerprint does not match."""
         hashed = key_hash(key, self.seed)
         value = 0
         for position in slot_positions(hashed, self._segment):
             value ^= self._slot(position)
         if value & ((1 << self.check_bits) - 1) != fingerprint_of(hashed, self.check_bits):
             return -1
-        row = value >> self.check_bits
+        return value >> self.check_bits
+
+    def _explicit_row(self, key: str) -> int:
+        """The row the key index gives ``key``, or -1 (fingerprint or row out of range)."""
+        row = self._index_value(key)
         return row if row < self.num_rows else -1  # else a foreign key's fingerprint matched
 
     def _class_row(self, infoset_class: tuple[int, int, int]) -> int:
@@ -214,6 +361,9 @@ class CompactStrategy:
         infoset; a file with a class rule (``num_classes > 0``) needs it for every key
         that is not an explicit entry, and raises KeyError without it.
         """
+        if self.card_table is not None:
+            located = self._card_cell(key)
+            return -1 if located is None else located[0]
         encoded = key.encode()
         if self.num_explicit:
             row = self._explicit_row(key)
@@ -230,6 +380,29 @@ class CompactStrategy:
             return -1
         return row
 
+    def _card_cell(self, key: str) -> tuple[int, int, int] | None:
+        """(row, first value, end value) of ``key`` in a file with a card table, or None.
+
+        The key index gives the key's betting history its block: (first row, first value,
+        number of actions); the key's cell (bucket table) picks the row in the block. A
+        row of zeros is a cell no infoset of the file has (never dealt, or pruned)."""
+        located = self.card_table.locate(key) if self.num_explicit else None
+        value = -1 if located is None else self._index_value(located[0])
+        if value < 0:
+            return None
+        table, cell = self.card_table, located[2]
+        actions = value & ((1 << table.action_bits) - 1)
+        first_value = (value >> table.action_bits) & ((1 << table.value_bits) - 1)
+        row = (value >> (table.action_bits + table.value_bits)) + cell
+        lo = first_value + cell * actions
+        if row >= self.num_rows or not actions or lo + actions > self.num_values:
+            return None  # a foreign betting history whose fingerprint matched
+        if not any(self._weights(lo, lo + actions)):
+            return None
+        if self.has_keys and not self._group_has(row, key.encode()):
+            return None
+        return row, lo, lo + actions
+
     def __contains__(self, key: str) -> bool:
         """Is ``key`` in the file? For a file with a class rule, only explicit entries
         can be asked this way (``row_of(key, infoset_class) >= 0`` asks for any)."""
@@ -242,6 +415,11 @@ class CompactStrategy:
         Raises KeyError for an infoset not in the file (not in the game, or pruned).
         ``infoset_class`` as in ``row_of``.
         """
+        if self.card_table is not None:
+            located = self._card_cell(key)
+            if located is None:
+                raise KeyError(key)
+            return self._checked(*located[1:])
         row = self.row_of(key, infoset_class)
         if row < 0:
             raise KeyError(key)
@@ -265,10 +443,22 @@ class CompactStrategy:
         raise CompactFormatError(f"{self.path}: row of {key!r} does not sum to {self.total}")
 
     def _row(self, row: int) -> tuple[int, ...]:
-        """Row ``row``'s weights; a row that fails its own checks is never returned."""
+        """Row ``row``'s weights (from the row-start table); a row that fails its own
+        checks is never returned."""
         lo, hi = struct.unpack_from("<II", self._map, self._starts_at + 4 * row)
         if not lo < hi <= self.num_values:
             raise CompactFormatError(f"{self.path}: row table is corrupted")
+        return self._checked(lo, hi)
+
+    def _checked(self, lo: int, hi: int) -> tuple[int, ...]:
+        """Values ``[lo, hi)``, which must sum to ``total``."""
+        weights = self._weights(lo, hi)
+        if sum(weights) != self.total:
+            raise CompactFormatError(f"{self.path}: a row does not sum to {self.total} "
+                                     f"(file is corrupted)")
+        return weights
+
+    def _weights(self, lo: int, hi: int) -> tuple[int, ...]:
         data, base = self._map, self._values_at
         if self.bits == 8:
             weights = tuple(data[base + lo:base + hi])
@@ -276,9 +466,6 @@ class CompactStrategy:
             weights = struct.unpack_from(f"<{hi - lo}H", data, base + 2 * lo)
         else:
             weights = tuple((data[base + (j >> 1)] >> (4 * (j & 1))) & 15 for j in range(lo, hi))
-        if sum(weights) != self.total:
-            raise CompactFormatError(f"{self.path}: a row does not sum to {self.total} "
-                                     f"(file is corrupted)")
         return weights
 
     # ----------------------------------------------------------------- keys, integrity
@@ -318,8 +505,8 @@ class CompactStrategy:
             view.release()
         if crc != self.payload_crc:
             raise CompactFormatError(f"{self.path}: file is corrupted (payload CRC mismatch)")
-        for row in range(self.num_rows):
-            self._row(row)
+        for row in range(self.num_rows if self.card_table is None else 0):
+            self._row(row)  # with a card table rows are checked as they are read
         for position in range(self.num_classes):
             self._class_row(CLASS_ENTRY.unpack_from(
                 self._map, self._classes_at + CLASS_ENTRY.size * position)[:3])

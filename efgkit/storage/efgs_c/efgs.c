@@ -18,11 +18,12 @@
 #include <unistd.h>
 #endif
 
-#define HEADER_SIZE 142u
-#define HEADER_CRC_OFFSET 104u
+#define HEADER_SIZE 150u
+#define HEADER_CRC_OFFSET 112u
 #define CLASS_ENTRY_SIZE 16u
 #define MAX_SLOT_BITS 56u
 #define FLAG_KEYS 2u
+#define MAX_CARDS 62u
 
 static const unsigned char MAGIC[8] = {'E', 'F', 'G', 'S', '\r', '\n', 0x1a, '\n'};
 
@@ -141,17 +142,87 @@ static unsigned bit_length(uint64_t value) {
     return length;
 }
 
+/* C(n, k), or UINT64_MAX if it does not fit in 64 bits. */
+static uint64_t binomial(uint64_t n, uint64_t k) {
+    uint64_t result = 1, i;
+    if (k > n) return 0;
+    if (k > n - k) k = n - k;
+    for (i = 1; i <= k; i++) { /* result = C(n - k + i, i) after each step */
+        if (result > UINT64_MAX / (n - k + i)) return UINT64_MAX;
+        result = result * (n - k + i) / i;
+    }
+    return result;
+}
+
+/* Bytes of a round's bucket table (one entry per hand and board), UINT64_MAX if huge. */
+static uint64_t bucket_table_bytes(const efgs_reader *reader, unsigned round) {
+    uint64_t hands = binomial(reader->num_cards, reader->private_cards);
+    uint64_t boards = binomial(reader->num_cards, reader->board_cards[round]);
+    if (hands == UINT64_MAX || boards == UINT64_MAX || (boards && hands > UINT64_MAX / 64u / boards))
+        return UINT64_MAX;
+    return (hands * boards * reader->bucket_bits[round] + 7u) / 8u;
+}
+
+/* Read and check the card table's head, per-round records and table extents. */
+static int open_card_table(efgs_reader *reader, const unsigned char *bytes, size_t size) {
+    const unsigned char *head = bytes + reader->cards_offset;
+    uint64_t position = reader->cards_offset + 8u, length;
+    unsigned round, board = 0, i, j;
+    if (!inside(reader->cards_offset, 8u, 0, size)) return EFGS_ERROR_FORMAT;
+    reader->card_name_width = head[0];
+    reader->num_cards = head[1];
+    reader->private_cards = head[2];
+    reader->num_card_rounds = head[3];
+    reader->perfect_recall = head[4];
+    reader->card_value_bits = head[5];
+    reader->card_action_bits = head[6];
+    if (reader->card_name_width < 1u || reader->card_name_width > 4u || reader->num_cards < 2u ||
+        reader->num_cards > MAX_CARDS || reader->private_cards < 1u ||
+        reader->private_cards > reader->num_cards || reader->num_card_rounds < 1u ||
+        reader->num_card_rounds > EFGS_MAX_CARD_ROUNDS || reader->perfect_recall > 1u ||
+        reader->card_value_bits > 40u || reader->card_action_bits < 1u || reader->card_action_bits > 16u ||
+        !inside(position, 8u * reader->num_card_rounds +
+                (uint64_t)reader->card_name_width * reader->num_cards, 0, size))
+        return EFGS_ERROR_FORMAT;
+    for (round = 0; round < reader->num_card_rounds; round++, position += 8u) {
+        board += bytes[position];
+        reader->board_cards[round] = board;
+        reader->bucket_bits[round] = bytes[position + 1u];
+        reader->buckets[round] = read_u32(bytes + position + 4u);
+    }
+    reader->card_names_offset = (size_t)position;
+    for (i = 0; i < reader->num_cards; i++) /* every card's name differs from the others' */
+        for (j = 0; j < i; j++)
+            if (memcmp(bytes + position + i * reader->card_name_width,
+                       bytes + position + j * reader->card_name_width, reader->card_name_width) == 0)
+                return EFGS_ERROR_FORMAT;
+    position += (uint64_t)reader->card_name_width * reader->num_cards;
+    for (round = 0; round < reader->num_card_rounds; round++) {
+        if (reader->bucket_bits[round] > 32u || reader->buckets[round] < 1u ||
+            (uint64_t)reader->buckets[round] > (uint64_t)1 << reader->bucket_bits[round] ||
+            reader->private_cards + reader->board_cards[round] > reader->num_cards)
+            return EFGS_ERROR_FORMAT;
+        length = bucket_table_bytes(reader, round);
+        if (length == UINT64_MAX || !inside(position, length, 0, size)) return EFGS_ERROR_FORMAT;
+        reader->bucket_table_offset[round] = (size_t)position;
+        position += length;
+    }
+    return EFGS_OK;
+}
+
 int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     const unsigned char *bytes = (const unsigned char *)data;
-    uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows;
+    uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows, cards_offset;
     uint32_t crc;
+    unsigned block_bits = 0;
+    int status;
     memset(reader, 0, sizeof *reader);
     if (size < 10u || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
     if (read_u16(bytes + 8) != EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
     if (size < HEADER_SIZE) return EFGS_ERROR_TRUNCATED;
-    reader->spec_length = read_u16(bytes + 140);
+    reader->spec_length = read_u16(bytes + 148);
     header_end = HEADER_SIZE + reader->spec_length;
-    stored_size = read_u64(bytes + 92);
+    stored_size = read_u64(bytes + 100);
     if (stored_size != size || header_end > size) return EFGS_ERROR_TRUNCATED;
     crc = crc32_update(0, bytes, HEADER_CRC_OFFSET);
     crc = crc32_update(crc, bytes + HEADER_CRC_OFFSET + 4, (size_t)header_end - HEADER_CRC_OFFSET - 4);
@@ -170,17 +241,29 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     reader->num_classes = read_u32(bytes + 48);
     n = reader->num_infosets;
     rows = reader->num_rows;
+    cards_offset = read_u64(bytes + 92);
+    if (cards_offset != 0) { /* blocks of a card table: no row starts, no class rule */
+        if (reader->num_classes > 0 || read_u64(bytes + 60) != 0 || cards_offset < header_end ||
+            cards_offset > size)
+            return EFGS_ERROR_FORMAT;
+        reader->cards_offset = (size_t)cards_offset;
+        if ((status = open_card_table(reader, bytes, size)) != EFGS_OK) return status;
+        /* an index value is (first row, first value, actions) of a betting history's block */
+        block_bits = reader->card_value_bits + reader->card_action_bits;
+        if (bit_length(reader->num_values) > reader->card_value_bits) return EFGS_ERROR_FORMAT;
+    }
     if (reader->bits != 4 && reader->bits != 8 && reader->bits != 16) return EFGS_ERROR_FORMAT;
     if (reader->slot_bits == 0 || reader->slot_bits > MAX_SLOT_BITS ||
         reader->check_bits > reader->slot_bits || (reader->num_explicit > 0 && reader->segment == 0) ||
-        (rows > 0 && bit_length(rows - 1u) > reader->slot_bits - reader->check_bits))
+        reader->check_bits + block_bits > reader->slot_bits ||
+        (rows > 0 && bit_length(rows - 1u) > reader->slot_bits - reader->check_bits - block_bits))
         return EFGS_ERROR_FORMAT;
     reader->total = (1u << reader->bits) - 1u;
     value_bytes = (reader->num_values / 8u) * reader->bits +
                   ((reader->num_values % 8u) * reader->bits + 7u) / 8u;
     slot_bytes = (3u * (uint64_t)reader->segment * reader->slot_bits + 7u) / 8u;
     if (!inside(read_u64(bytes + 52), slot_bytes, header_end, size) ||
-        !inside(read_u64(bytes + 60), 4u * (rows + 1u), header_end, size) ||
+        (cards_offset == 0 && !inside(read_u64(bytes + 60), 4u * (rows + 1u), header_end, size)) ||
         !inside(read_u64(bytes + 68), value_bytes, header_end, size))
         return EFGS_ERROR_FORMAT;
     reader->slots_offset = (size_t)read_u64(bytes + 52);
@@ -199,9 +282,9 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     }
     reader->data = bytes;
     reader->size = size;
-    reader->fingerprint = bytes + 108;
+    reader->fingerprint = bytes + 116;
     reader->spec = (const char *)bytes + HEADER_SIZE;
-    if (read_u32(bytes + reader->starts_offset + 4u * rows) != reader->num_values) {
+    if (cards_offset == 0 && read_u32(bytes + reader->starts_offset + 4u * rows) != reader->num_values) {
         reader->data = NULL;
         return EFGS_ERROR_FORMAT;
     }
@@ -310,11 +393,10 @@ static uint64_t slot_at(const efgs_reader *reader, uint64_t index) {
 
 static uint64_t scaled(uint64_t bits32, uint32_t segment) { return (bits32 * segment) >> 32; }
 
-/* The row the key index gives the key, or EFGS_ERROR_NOT_FOUND. */
-static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t key_length) {
-    uint64_t hashed, value, row, check_mask, rotated1, rotated2;
+/* The value the key index gives the key (fingerprint removed), or EFGS_ERROR_NOT_FOUND. */
+static int64_t index_value(const efgs_reader *reader, const char *key, size_t key_length) {
+    uint64_t hashed, value, check_mask, rotated1, rotated2;
     uint32_t segment = reader->segment;
-    int has;
     hashed = efgs_key_hash(key, key_length, reader->seed);
     rotated1 = (hashed << 21) | (hashed >> 43);
     rotated2 = (hashed << 42) | (hashed >> 22);
@@ -323,14 +405,21 @@ static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t k
             slot_at(reader, 2u * (uint64_t)segment + scaled(rotated2 & 0xFFFFFFFFu, segment));
     check_mask = ((uint64_t)1 << reader->check_bits) - 1u;
     if ((value & check_mask) != ((hashed ^ (hashed >> 32)) & check_mask)) return EFGS_ERROR_NOT_FOUND;
-    row = value >> reader->check_bits;
-    if (row >= reader->num_rows) return EFGS_ERROR_NOT_FOUND; /* a foreign key's fingerprint matched */
+    return (int64_t)(value >> reader->check_bits);
+}
+
+/* The row the key index gives the key, or EFGS_ERROR_NOT_FOUND. */
+static int64_t explicit_row(const efgs_reader *reader, const char *key, size_t key_length) {
+    int64_t row = index_value(reader, key, key_length);
+    int has;
+    if (row < 0) return row;
+    if ((uint64_t)row >= reader->num_rows) return EFGS_ERROR_NOT_FOUND; /* a foreign key's fingerprint matched */
     if (reader->flags & FLAG_KEYS) {
-        has = row_has_key(reader, row, key, key_length);
+        has = row_has_key(reader, (uint64_t)row, key, key_length);
         if (has < 0) return has;
         if (!has) return EFGS_ERROR_NOT_FOUND;
     }
-    return (int64_t)row;
+    return row;
 }
 
 /* The value range [lo, hi) of the row at ``position`` (at least one action). */
@@ -374,23 +463,172 @@ static int64_t class_row(const efgs_reader *reader, const efgs_class *infoset_cl
     return class_entry_row(reader, lo);
 }
 
-int64_t efgs_find_in_class(const efgs_reader *reader, const char *key, size_t key_length,
-                           const efgs_class *infoset_class) {
+/* ---- card tables: a poker key read as (betting history, cards) ----------------------- */
+
+static void sort_cards(unsigned *cards, unsigned count) {
+    unsigned i, j, card;
+    for (i = 1; i < count; i++) {
+        card = cards[i];
+        for (j = i; j > 0 && cards[j - 1] > card; j--) cards[j] = cards[j - 1];
+        cards[j] = card;
+    }
+}
+
+/* Position of a sorted card set among all sets of its size from num_cards, lexicographically. */
+static uint64_t combination_rank(const unsigned *cards, unsigned size, unsigned num_cards) {
+    uint64_t rank = 0;
+    unsigned i, skipped, next = 0;
+    for (i = 0; i < size; i++) {
+        for (skipped = next; skipped < cards[i]; skipped++)
+            rank += binomial(num_cards - 1u - skipped, size - 1u - i);
+        next = cards[i] + 1u;
+    }
+    return rank;
+}
+
+/* The card names in a field value, in order ('/' skipped if asked): count, or -1 if a
+ * name is unknown, the text is not whole names, or there are more than MAX_CARDS. */
+static int read_cards(const efgs_reader *reader, const char *text, size_t length, int skip_slashes,
+                      unsigned *cards) {
+    char name[4];
+    unsigned width = reader->card_name_width, filled = 0, count = 0, card;
+    size_t i;
+    for (i = 0; i < length; i++) {
+        if (skip_slashes && text[i] == '/') continue;
+        name[filled++] = text[i];
+        if (filled < width) continue;
+        filled = 0;
+        for (card = 0; card < reader->num_cards; card++)
+            if (memcmp(reader->data + reader->card_names_offset + (size_t)card * width, name, width) == 0)
+                break;
+        if (card == reader->num_cards || count == MAX_CARDS) return -1;
+        cards[count++] = card;
+    }
+    return filled == 0 ? (int)count : -1;
+}
+
+/* The bucket of a sorted hand and sorted board in a round, or EFGS_ERROR_CORRUPTED. */
+static int64_t bucket_of(const efgs_reader *reader, unsigned round, const unsigned *hand,
+                         const unsigned *board) {
+    unsigned bits = reader->bucket_bits[round], shift, width, i;
+    uint64_t entry = combination_rank(hand, reader->private_cards, reader->num_cards) *
+                         binomial(reader->num_cards, reader->board_cards[round]) +
+                     combination_rank(board, reader->board_cards[round], reader->num_cards);
+    uint64_t bit = entry * bits, word = 0, bucket;
+    const unsigned char *at = reader->data + reader->bucket_table_offset[round] + (bit >> 3);
+    shift = (unsigned)(bit & 7u);
+    width = (shift + bits + 7u) >> 3;
+    for (i = 0; i < width; i++) word |= (uint64_t)at[i] << (8u * i);
+    bucket = (word >> shift) & (((uint64_t)1 << bits) - 1u);
+    return bucket < reader->buckets[round] ? (int64_t)bucket : EFGS_ERROR_CORRUPTED;
+}
+
+/* Split a key into its fields card=/cards=, board=, bets= (the last of each wins). */
+static void find_fields(const char *key, size_t length, const char *values[4], size_t lengths[4]) {
+    static const char *const names[4] = {"card", "cards", "board", "bets"};
+    size_t start = 0, end, equals, k;
+    while (start <= length) {
+        for (end = start; end < length && key[end] != ' '; end++) continue;
+        for (equals = start; equals < end && key[equals] != '='; equals++) continue;
+        if (equals < end)
+            for (k = 0; k < 4; k++)
+                if (strlen(names[k]) == equals - start && memcmp(key + start, names[k], equals - start) == 0) {
+                    values[k] = key + equals + 1;
+                    lengths[k] = end - equals - 1;
+                }
+        start = end + 1;
+    }
+}
+
+static int64_t index_value(const efgs_reader *reader, const char *key, size_t key_length);
+static int row_has_key(const efgs_reader *reader, uint64_t row, const char *key, size_t length);
+static uint32_t value_at(const efgs_reader *reader, uint64_t j);
+
+/* The row and values [lo, hi) of a key in a file with a card table. The key index gives its
+ * betting history's block (first row, first value, actions); its cell (the current bucket,
+ * or every round's bucket in mixed radix with perfect recall) picks the row in the block.
+ * A row of zeros is a cell no infoset of the file has (never dealt, or pruned). */
+static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_length,
+                         uint32_t *lo, uint32_t *hi) {
+    const char *values[4] = {NULL, NULL, NULL, NULL};
+    size_t lengths[4] = {0, 0, 0, 0}, i;
+    unsigned hand[MAX_CARDS], board[MAX_CARDS], prefix[MAX_CARDS], round = 0, past, first_round;
+    int hand_count, board_count, j, k;
+    int64_t bucket, block;
+    uint64_t cell = 0, row, first_value, actions, sum = 0, limit = (uint64_t)1 << 33;
+    find_fields(key, key_length, values, lengths);
+    if (values[0] != NULL) { /* card= before cards=, as a dict of the fields would */
+        values[1] = values[0];
+        lengths[1] = lengths[0];
+    }
+    if (values[1] == NULL || values[3] == NULL) return EFGS_ERROR_NOT_FOUND;
+    for (i = 0; i < lengths[3]; i++) round += values[3][i] == '/';
+    hand_count = read_cards(reader, values[1], lengths[1], 0, hand);
+    board_count = values[2] == NULL || (lengths[2] == 1 && values[2][0] == '-')
+                      ? 0 : read_cards(reader, values[2], lengths[2], 1, board);
+    if (hand_count < 0 || board_count < 0 || round >= reader->num_card_rounds ||
+        (unsigned)hand_count != reader->private_cards || (unsigned)board_count != reader->board_cards[round])
+        return EFGS_ERROR_NOT_FOUND;
+    for (j = 0; j < hand_count + board_count; j++)
+        for (k = 0; k < j; k++)
+            if ((j < hand_count ? hand[j] : board[j - hand_count]) ==
+                (k < hand_count ? hand[k] : board[k - hand_count]))
+                return EFGS_ERROR_NOT_FOUND;
+    sort_cards(hand, (unsigned)hand_count);
+    first_round = reader->perfect_recall ? 0u : round;
+    for (past = first_round; past <= round; past++) {
+        memcpy(prefix, board, reader->board_cards[past] * sizeof *prefix);
+        sort_cards(prefix, reader->board_cards[past]);
+        if ((bucket = bucket_of(reader, past, hand, prefix)) < 0) return bucket;
+        cell = cell * reader->buckets[past] + (uint64_t)bucket;
+        if (cell > limit) cell = limit; /* past any row: saturate instead of overflowing */
+    }
+    if ((block = index_value(reader, values[3], lengths[3])) < 0) return block;
+    actions = (uint64_t)block & (((uint64_t)1 << reader->card_action_bits) - 1u);
+    first_value = ((uint64_t)block >> reader->card_action_bits) &
+                  (((uint64_t)1 << reader->card_value_bits) - 1u);
+    row = ((uint64_t)block >> (reader->card_action_bits + reader->card_value_bits)) + cell;
+    if (row >= reader->num_rows || actions == 0 || first_value + cell * actions + actions > reader->num_values)
+        return EFGS_ERROR_NOT_FOUND; /* a foreign betting history whose fingerprint matched */
+    *lo = (uint32_t)(first_value + cell * actions);
+    *hi = (uint32_t)(*lo + actions);
+    for (i = *lo; i < *hi; i++) sum += value_at(reader, i);
+    if (sum == 0) return EFGS_ERROR_NOT_FOUND;
+    if (reader->flags & FLAG_KEYS) {
+        if ((j = row_has_key(reader, row, key, key_length)) < 0) return j;
+        if (!j) return EFGS_ERROR_NOT_FOUND;
+    }
+    return (int64_t)row;
+}
+
+/* The row of a key (and its values [lo, hi)), or a negative efgs_status. */
+static int64_t locate(const efgs_reader *reader, const char *key, size_t key_length,
+                      const efgs_class *infoset_class, uint32_t *lo, uint32_t *hi) {
     int64_t row = EFGS_ERROR_NOT_FOUND;
     int has;
+    if (reader->cards_offset != 0)
+        return reader->num_explicit == 0 ? EFGS_ERROR_NOT_FOUND : card_cell(reader, key, key_length, lo, hi);
     if (reader->num_explicit > 0) {
         row = explicit_row(reader, key, key_length);
-        if (row != EFGS_ERROR_NOT_FOUND) return row;
     }
-    if (reader->num_classes == 0) return EFGS_ERROR_NOT_FOUND;
-    if (infoset_class == NULL) return EFGS_ERROR_NEEDS_CLASS;
-    row = class_row(reader, infoset_class);
-    if (row >= 0 && (reader->flags & FLAG_KEYS)) {
-        has = row_has_key(reader, (uint64_t)row, key, key_length);
-        if (has < 0) return has;
-        if (!has) return EFGS_ERROR_NOT_FOUND;
+    if (row == EFGS_ERROR_NOT_FOUND) {
+        if (reader->num_classes == 0) return EFGS_ERROR_NOT_FOUND;
+        if (infoset_class == NULL) return EFGS_ERROR_NEEDS_CLASS;
+        row = class_row(reader, infoset_class);
+        if (row >= 0 && (reader->flags & FLAG_KEYS)) {
+            has = row_has_key(reader, (uint64_t)row, key, key_length);
+            if (has < 0) return has;
+            if (!has) return EFGS_ERROR_NOT_FOUND;
+        }
     }
-    return row;
+    if (row < 0) return row;
+    return row_bounds(reader, (uint64_t)row, lo, hi) == EFGS_OK ? row : EFGS_ERROR_CORRUPTED;
+}
+
+int64_t efgs_find_in_class(const efgs_reader *reader, const char *key, size_t key_length,
+                           const efgs_class *infoset_class) {
+    uint32_t lo, hi;
+    return locate(reader, key, key_length, infoset_class, &lo, &hi);
 }
 
 int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length) {
@@ -406,11 +644,10 @@ static uint32_t value_at(const efgs_reader *reader, uint64_t j) {
 
 int efgs_quantized_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                             const efgs_class *infoset_class, uint32_t *weights, int capacity) {
-    int64_t position = efgs_find_in_class(reader, key, key_length, infoset_class);
-    uint32_t lo, hi, j;
+    uint32_t lo = 0, hi = 0, j;
+    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
     uint64_t sum = 0;
     if (position < 0) return (int)position;
-    if (row_bounds(reader, (uint64_t)position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
     if (hi - lo > (uint32_t)capacity) return EFGS_ERROR_CAPACITY;
     for (j = lo; j < hi; j++) sum += weights[j - lo] = value_at(reader, j);
     return sum == reader->total ? (int)(hi - lo) : EFGS_ERROR_CORRUPTED;
@@ -424,11 +661,10 @@ int efgs_quantized(const efgs_reader *reader, const char *key, size_t key_length
 int efgs_probabilities_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                                 const efgs_class *infoset_class, double *probabilities,
                                 int capacity) {
-    int64_t position = efgs_find_in_class(reader, key, key_length, infoset_class);
-    uint32_t lo, hi, j, weight;
+    uint32_t lo = 0, hi = 0, j, weight;
+    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
     uint64_t sum = 0;
     if (position < 0) return (int)position;
-    if (row_bounds(reader, (uint64_t)position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
     if (hi - lo > (uint32_t)capacity) return EFGS_ERROR_CAPACITY;
     for (j = lo; j < hi; j++) {
         weight = value_at(reader, j);
@@ -445,12 +681,11 @@ int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_le
 
 int efgs_sample_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                          const efgs_class *infoset_class, uint64_t random_bits) {
-    int64_t position = efgs_find_in_class(reader, key, key_length, infoset_class);
-    uint32_t lo, hi, j, weight;
+    uint32_t lo = 0, hi = 0, j, weight;
+    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
     uint64_t draw = random_bits % reader->total, sum = 0;
     int chosen = -1;
     if (position < 0) return (int)position;
-    if (row_bounds(reader, (uint64_t)position, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
     for (j = lo; j < hi; j++) { /* the whole row is summed: a damaged row is never sampled */
         weight = value_at(reader, j);
         if (chosen < 0 && draw < sum + weight) chosen = (int)(j - lo);
@@ -467,9 +702,10 @@ int efgs_verify(const efgs_reader *reader) {
     size_t header_end = HEADER_SIZE + reader->spec_length;
     uint64_t row, sum;
     uint32_t lo, hi, j;
-    if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 100))
+    if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 108))
         return EFGS_ERROR_CORRUPTED;
-    for (row = 0; row < reader->num_rows; row++) {
+    /* with a card table there is no row-start table: rows are checked as they are read */
+    for (row = 0; reader->cards_offset == 0 && row < reader->num_rows; row++) {
         if (row_bounds(reader, row, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
         for (sum = 0, j = lo; j < hi; j++) sum += value_at(reader, j);
         if (sum != reader->total) return EFGS_ERROR_CORRUPTED;
@@ -484,7 +720,7 @@ const char *efgs_status_message(int status) {
     case EFGS_OK: return "ok";
     case EFGS_ERROR_IO: return "cannot open or read the file";
     case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
-    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 3; export again)";
+    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 4; export again)";
     case EFGS_ERROR_TRUNCATED: return "file is truncated";
     case EFGS_ERROR_CORRUPTED: return "file is corrupted";
     case EFGS_ERROR_NOT_FOUND: return "no such infoset key";

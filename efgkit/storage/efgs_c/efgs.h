@@ -22,6 +22,11 @@
  * The functions without _in_class pass no class: they answer for explicit keys only
  * (EFGS_ERROR_NEEDS_CLASS for the others when the file has a class rule).
  *
+ * A file exported on a card abstraction holds its bucket tables instead: a poker key
+ * ("P1 card=Ks board=Qh bets=rc/c") is read as its betting history (bets=), which the key
+ * index takes to a block of rows, and the bucket of its cards (card=/cards=, board=),
+ * which picks the row in the block. No class is needed.
+ *
  * Integers in the file are little-endian and are read byte by byte, so the reader works
  * on any host byte order and alignment.
  */
@@ -35,7 +40,8 @@
 extern "C" {
 #endif
 
-#define EFGS_FORMAT_VERSION 3
+#define EFGS_FORMAT_VERSION 4
+#define EFGS_MAX_CARD_ROUNDS 8
 
 enum efgs_status {
     EFGS_OK = 0,
@@ -72,6 +78,15 @@ typedef struct efgs_reader {
     unsigned slot_bits;         /* bits per slot: row bits + check bits */
     unsigned check_bits;        /* bits of key fingerprint */
     size_t slots_offset, starts_offset, values_offset, keys_offset, classes_offset;
+    /* Card table (cards_offset 0: none): keys are (betting history, cards), the key index
+     * holds betting histories and a row is its history's first row plus its cell. */
+    size_t cards_offset, card_names_offset;
+    unsigned card_name_width, num_cards, private_cards, num_card_rounds, perfect_recall;
+    unsigned card_value_bits, card_action_bits;  /* widths in an index value of a block */
+    unsigned board_cards[EFGS_MAX_CARD_ROUNDS];   /* board cards seen in each round */
+    unsigned bucket_bits[EFGS_MAX_CARD_ROUNDS];
+    uint32_t buckets[EFGS_MAX_CARD_ROUNDS];
+    size_t bucket_table_offset[EFGS_MAX_CARD_ROUNDS];
     const char *spec;           /* the game spec, NOT zero-terminated */
     size_t spec_length;
     const unsigned char *fingerprint;  /* 32 bytes: sha256 of the game tree */
