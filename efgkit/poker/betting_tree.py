@@ -103,6 +103,8 @@ class BettingTree:
         """The nodes where the first board is dealt (where the streamed engine splits work)."""
         self.entry_index = np.full(self.num_nodes, -1, np.int64)
         self.entry_index[self.entry_nodes] = np.arange(self.entry_nodes.shape[0])
+        self.round_of_level = [int(self.round[self.level == j].min()) for j in range(self.num_levels)]
+        """The round in which the board of each level is first seen (its card abstraction's round)."""
         depth = np.zeros(self.num_nodes, np.int64)
         for node in range(self.num_nodes):  # breadth first: parents before children
             depth[first_child[node]:first_child[node] + num_children[node]] = depth[node] + 1

@@ -34,10 +34,10 @@ import numba
 import numpy as np
 
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
-from efgkit.games.hand_ranking import hand_value
 from efgkit.poker.best_response import PokerEvaluation
 from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN
 from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.suits import canonical_deals, hand_permutations, suit_permutations
 from efgkit.poker.terminal_values import fold_values, showdown_values
 
@@ -302,35 +302,6 @@ def _item(view, tables, stack, strategy, player, objective, entry_nodes, out):
             out[e, :] = stack.values[1]
 
 
-@numba.njit(cache=True)
-def showdown_orders(hand_cards, hand_mask, boards, alive, num_ranks, num_suits, count, hands, strength):
-    """Per final board ``boards[i]`` (int64 cards) with ``alive[i]``: its valid hands sorted
-    by showdown strength (``hand_ranking.hand_value``) into ``hands[i]`` / ``strength[i]``."""
-    k = hand_cards.shape[1]
-    cards = np.zeros(k + boards.shape[1], np.int64)
-    values = np.zeros(hand_cards.shape[0], np.int64)
-    valid = np.zeros(hand_cards.shape[0], np.int64)
-    for i in range(boards.shape[0]):
-        if not alive[i]:
-            continue
-        mask = 0
-        for c in range(boards.shape[1]):
-            mask |= np.int64(1) << boards[i, c]
-            cards[k + c] = boards[i, c]
-        n = 0
-        for h in range(hand_cards.shape[0]):
-            if hand_mask[h] & mask == 0:
-                cards[:k] = hand_cards[h]
-                valid[n] = h
-                values[n] = hand_value(cards, cards.shape[0], num_ranks, num_suits)
-                n += 1
-        order = np.argsort(values[:n], kind="mergesort")
-        count[i] = n
-        for x in range(n):
-            hands[i, x] = valid[order[x]]
-            strength[i, x] = values[order[x]]
-
-
 class StreamedEvaluator:
     """Best response, NashConv and game value of ``layout`` strategies in the full game."""
 
@@ -406,13 +377,12 @@ class StreamedEvaluator:
         deal_mask = np.array([m for level in masks for m in level], np.int64)
         hands = self.hand_cards.shape[0]
         buckets = np.full((int(key_start[levels]), hands), -1, np.int32)
-        first_round = [int(betting.round[betting.level == j].min()) for j in range(levels)]
         for j, level in enumerate(boards):
             for i, (cards, _, _) in enumerate(level):
                 if cards is None:
                     continue
                 board = np.array(cards, np.int64)
-                values = self.layout.abstraction.buckets(first_round[j], board, self.hand_cards)
+                values = self.layout.abstraction.buckets(betting.round_of_level[j], board, self.hand_cards)
                 meets = (self.hand_mask & int((np.int64(1) << board).sum())) != 0 if board.size else False
                 buckets[key_start[j] + i] = np.where(meets, -1, values)
         final = [cards for cards, _, _ in boards[-1]] if len(boards) == levels else []

@@ -30,6 +30,7 @@ from __future__ import annotations
 from itertools import combinations
 from math import comb
 
+import numba
 import numpy as np
 
 from efgkit.errors import GameDefinitionError
@@ -174,23 +175,22 @@ class PublicTree:
         have an empty range.
         """
         cards = self.game.card_structure
-        boards = set(self.board[self.kind == SHOWDOWN].tolist())
-        starts = np.zeros(len(self.board_cards) + 1, np.int64)
-        hands_parts, strength_parts = [], []
-        for b in range(len(self.board_cards)):
-            if b in boards:
-                valid = np.flatnonzero((self.hand_mask & self.board_mask[b]) == 0)
-                strengths = _strengths(self.hand_cards[valid], np.array(self.board_cards[b], np.int64),
-                                       cards.num_ranks, cards.num_suits)
-                order = np.argsort(strengths, kind="stable")
-                hands_parts.append(valid[order])
-                strength_parts.append(strengths[order])
-                starts[b + 1] = starts[b] + valid.shape[0]
-            else:
-                starts[b + 1] = starts[b]
-        self.showdown_start = starts
-        self.showdown_hands = np.concatenate(hands_parts or [np.zeros(0, np.int64)]).astype(np.int64)
-        self.showdown_strength = np.concatenate(strength_parts or [np.zeros(0, np.int64)]).astype(np.int64)
+        boards = np.unique(self.board[self.kind == SHOWDOWN])  # every showdown board is a final one
+        width = len(self.board_cards[boards[0]]) if boards.size else 0
+        board_cards = np.array([self.board_cards[b] for b in boards.tolist()], np.int64)
+        board_cards = board_cards.reshape(boards.shape[0], width)
+        count = np.zeros(boards.shape[0], np.int64)
+        hands = np.zeros((boards.shape[0], self.num_hands), np.int64)
+        strength = np.zeros((boards.shape[0], self.num_hands), np.int64)
+        showdown_orders(self.hand_cards, self.hand_mask, board_cards, np.ones(boards.shape[0], np.bool_),
+                        cards.num_ranks, cards.num_suits, count, hands, strength)
+        counts = np.zeros(len(self.board_cards), np.int64)
+        counts[boards] = count
+        self.showdown_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.showdown_hands = np.concatenate([hands[i, :c] for i, c in enumerate(count.tolist())]
+                                             or [np.zeros(0, np.int64)]).astype(np.int64)
+        self.showdown_strength = np.concatenate([strength[i, :c] for i, c in enumerate(count.tolist())]
+                                                or [np.zeros(0, np.int64)]).astype(np.int64)
 
     # ------------------------------------------------------------------ queries
     def valid_hands(self, node: int) -> np.ndarray:
@@ -219,12 +219,30 @@ class PublicTree:
         return int(sum(a.nbytes for a in arrays))
 
 
-def _strengths(hand_cards: np.ndarray, board: np.ndarray, num_ranks: int, num_suits: int) -> np.ndarray:
-    """int64 showdown value (``hand_ranking.hand_value``) of each hand with the board."""
-    out = np.zeros(hand_cards.shape[0], np.int64)
-    cards = np.zeros(hand_cards.shape[1] + board.shape[0], np.int64)
-    cards[hand_cards.shape[1]:] = board
-    for i in range(hand_cards.shape[0]):
-        cards[:hand_cards.shape[1]] = hand_cards[i]
-        out[i] = hand_value(cards, cards.shape[0], num_ranks, num_suits)
-    return out
+@numba.njit(cache=True)
+def showdown_orders(hand_cards, hand_mask, boards, alive, num_ranks, num_suits, count, hands, strength):
+    """Per final board ``boards[i]`` (int64 cards) with ``alive[i]``: its valid hands sorted
+    by showdown strength (``hand_ranking.hand_value``) into ``hands[i]`` / ``strength[i]``."""
+    k = hand_cards.shape[1]
+    cards = np.zeros(k + boards.shape[1], np.int64)
+    values = np.zeros(hand_cards.shape[0], np.int64)
+    valid = np.zeros(hand_cards.shape[0], np.int64)
+    for i in range(boards.shape[0]):
+        if not alive[i]:
+            continue
+        mask = 0
+        for c in range(boards.shape[1]):
+            mask |= np.int64(1) << boards[i, c]
+            cards[k + c] = boards[i, c]
+        n = 0
+        for h in range(hand_cards.shape[0]):
+            if hand_mask[h] & mask == 0:
+                cards[:k] = hand_cards[h]
+                valid[n] = h
+                values[n] = hand_value(cards, cards.shape[0], num_ranks, num_suits)
+                n += 1
+        order = np.argsort(values[:n], kind="mergesort")
+        count[i] = n
+        for x in range(n):
+            hands[i, x] = valid[order[x]]
+            strength[i, x] = values[order[x]]

@@ -26,7 +26,7 @@ import numpy as np
 from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import DEAL, FOLD
 from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.full_game import showdown_orders
+from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.terminal_values import fold_values, showdown_values
 from efgkit.poker.vector_cfr import SolverState, clear_rows, match_rows, update_rows
 from efgkit.solvers.cfr import (
@@ -269,7 +269,6 @@ class SampledCFR:
             boards.append(boards[-1] * comb(left, size))
             left -= size
         self._level_weight = betting.chance_weight * np.array(boards, np.float64)
-        self._first_round = [int(betting.round[betting.level == j].min()) for j in range(betting.num_levels)]
         depth = betting.max_depth + 2
         hands = self.hand_cards.shape[0]
         self._walk = Walk(np.zeros(depth, np.int64), np.zeros(depth, np.int64), np.zeros(depth, np.int64),
@@ -305,7 +304,7 @@ class SampledCFR:
             alive = np.flatnonzero((self.hand_mask & mask) == 0)
             valid[level, :alive.shape[0]] = alive
             count[level] = alive.shape[0]
-            buckets = abstraction.buckets(self._first_round[level], board, self.hand_cards)
+            buckets = abstraction.buckets(betting.round_of_level[level], board, self.hand_cards)
             bucket[level, alive] = buckets[alive]
         sorted_hands = np.zeros((1, hands), np.int64)
         strength = np.zeros((1, hands), np.int64)
