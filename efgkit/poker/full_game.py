@@ -39,7 +39,7 @@ from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.suits import canonical_deals, hand_permutations, suit_permutations
-from efgkit.poker.terminal_values import fold_values, showdown_values
+from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
 
 MODE_RECORD, MODE_REPLAY, MODE_DESCEND = 0, 1, 2
 BEST, EXPECTED = 0, 1
@@ -130,7 +130,7 @@ def _terminal(view, tables, stack, player, node, depth, level, key):
     out = stack.values[depth]
     if view.kind[node] == FOLD:
         folder = view.folder[node]
-        payoff = -view.contribution[node, player] if folder == player else view.contribution[node, folder]
+        payoff = fold_payoff(view.contribution, node, folder, player)
         fold_values(stack.reach[depth], tables.hand_cards, stack.valid[level, :stack.valid_count[level]],
                     stack.card_sum, payoff * weight, out)
     else:

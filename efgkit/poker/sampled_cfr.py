@@ -27,7 +27,7 @@ from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import DEAL, FOLD
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.public_tree import showdown_orders
-from efgkit.poker.terminal_values import fold_values, showdown_values
+from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
 from efgkit.poker.vector_cfr import SolverState, clear_rows, match_rows, update_rows
 from efgkit.solvers.cfr import (
     PREDICTIVE,
@@ -83,7 +83,7 @@ def _open(view, board, walk, state, player, weight, depth):
         out = walk.values[depth]
         if kind == FOLD:
             folder = view.folder[node]
-            payoff = -view.contribution[node, player] if folder == player else view.contribution[node, folder]
+            payoff = fold_payoff(view.contribution, node, folder, player)
             fold_values(walk.opponent[depth], board.hand_cards, board.valid[level, :board.valid_count[level]],
                         walk.card_sum, payoff * scale, out)
         else:

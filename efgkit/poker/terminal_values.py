@@ -23,6 +23,13 @@ CANCELLATION = 1e-12
 """Relative size below which an inclusion-exclusion difference is rounding residue."""
 
 
+@numba.njit(cache=True, inline="always")
+def fold_payoff(contribution, node, folder, player):
+    """What ``player`` wins at fold terminal ``node`` (``contribution`` float64 (nodes, 2)):
+    its own chips lost if it folded, the folder's chips otherwise."""
+    return -contribution[node, player] if folder == player else contribution[node, folder]
+
+
 @numba.njit(cache=True)
 def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
     """``out[h] = payoff * (reach of the opponent's hands compatible with h)`` for the hands

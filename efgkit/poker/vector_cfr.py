@@ -20,7 +20,7 @@ import numpy as np
 from efgkit.errors import ParameterError
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import CHANCE, FOLD, SHOWDOWN, PublicTree
-from efgkit.poker.terminal_values import fold_values, showdown_values
+from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
 from efgkit.solvers.cfr import (
     PREDICTIVE,
     SCHEDULED,
@@ -131,7 +131,7 @@ def value_pass(tree, layout, strategy, player, mode, work, instant):
         if kind == FOLD:
             board = tree.board[node]
             folder = tree.folder[node]
-            payoff = -tree.contribution[node, player] if folder == player else tree.contribution[node, folder]
+            payoff = fold_payoff(tree.contribution, node, folder, player)
             fold_values(work.reach[node, 1 - player], tree.hand_cards,
                         tree.valid_list[tree.valid_start[board]:tree.valid_start[board + 1]], work.card_sum,
                         payoff * tree.chance_weight[node], values[node])
