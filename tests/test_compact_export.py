@@ -205,7 +205,7 @@ def test_c_sampling_maps_every_random_draw_to_its_action(leduc, exports, query_t
     library = ctypes.CDLL(str(query_tool / "libefgs.so"))
     library.efgs_sample.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
                                     ctypes.c_uint64]
-    reader = ctypes.create_string_buffer(1024)  # larger than struct efgs_reader
+    reader = ctypes.create_string_buffer(1 << 16)  # larger than struct efgs_reader
     assert library.efgs_open_file(reader, exports[(8, False, False)].path.encode()) == 0
     with CompactStrategy(exports[(8, False, False)].path) as strategy:
         for key in leduc.infoset_keys[:40]:
@@ -276,7 +276,7 @@ def test_a_changed_probability_is_never_returned_by_either_reader(tmp_path, ledu
     library = ctypes.CDLL(str(query_tool / "libefgs.so"))
     library.efgs_sample.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
                                     ctypes.c_uint64]
-    reader = ctypes.create_string_buffer(1024)
+    reader = ctypes.create_string_buffer(1 << 16)
     assert library.efgs_open_file(reader, str(path).encode()) == 0
     assert {library.efgs_sample(reader, key.encode(), len(key), draw) for draw in range(255)} == {-5}
     library.efgs_close(reader)

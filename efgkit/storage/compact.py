@@ -41,6 +41,7 @@ using the file never looks them up.
 from __future__ import annotations
 
 import os
+import struct
 import zlib
 from dataclasses import dataclass
 
@@ -57,6 +58,8 @@ from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import infoset_view, own_infoset_reach
 from efgkit.storage.compact_reader import (
+    ACTION_GROUP,
+    BY_COMBINATION,
     CARD_HEAD,
     CARD_ROUND,
     CLASS_ENTRY,
@@ -248,10 +251,19 @@ def key_index(keys: list[str], values: np.ndarray, check_bits: int) -> tuple[int
                           f"are two infoset keys equal?")
 
 
-def _pack_bits(table: np.ndarray, slot_bits: int) -> bytes:
+PACK_CHUNK = 1 << 20
+"""Entries packed at a time (a multiple of 8, so every chunk ends on a byte)."""
+
+
+def pack_bits(table: np.ndarray, slot_bits: int) -> bytes:
     """Slot ``j`` at bits ``[j * slot_bits, (j + 1) * slot_bits)``, least significant first."""
-    bits = ((table[:, None] >> np.arange(slot_bits, dtype=np.uint64)) & np.uint64(1)).astype(np.uint8)
-    return np.packbits(bits.reshape(-1), bitorder="little").tobytes()
+    chunks = []
+    shifts = np.arange(slot_bits, dtype=np.uint64)
+    for start in range(0, table.shape[0], PACK_CHUNK):
+        part = np.asarray(table[start:start + PACK_CHUNK], np.uint64)
+        bits = ((part[:, None] >> shifts) & np.uint64(1)).astype(np.uint8)
+        chunks.append(np.packbits(bits.reshape(-1), bitorder="little").tobytes())
+    return b"".join(chunks)
 
 
 def _pack(weights: np.ndarray, bits: int) -> bytes:
@@ -282,20 +294,24 @@ def _key_section(keys: list[str], rows: np.ndarray, num_rows: int) -> bytes:
         encoded[i] for i in order)
 
 
-def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int, segment: int,
+def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits: int, seed: int, segment: int,
             slot_bits: int, slots: bytes, num_keys: int, num_explicit: int,
             row_weights: np.ndarray, row_offsets: np.ndarray | None, keys: bytes | None,
             classes: np.ndarray, cards: bytes | None = None, num_rows: int = 0) -> bytes:
-    """The whole file as bytes (docs/compact-format.md); a file with a card table has no
-    row-start table (``row_offsets`` None, ``num_rows`` rows)."""
-    if row_weights.shape[0] >= 1 << 32:
-        raise ParameterError("the compact format holds at most 2**32 - 1 actions in total")
-    spec = tree.spec.encode()
+    """The whole file as bytes (docs/compact-format.md) for game ``spec`` (``fingerprint``:
+    hex sha256 of its tree, or of its betting tree for a bucket strategy); a file with a
+    card table has no row-start table (``row_offsets`` None, ``num_rows`` rows)."""
+    if num_rows >= 1 << 32 or row_weights.shape[0] >= 1 << 64:
+        raise ParameterError("the compact format holds at most 2**32 - 1 rows")
+    spec = spec.encode()
     class_table = b"".join(CLASS_ENTRY.pack(*map(int, entry)) for entry in classes)
     named = {"slots": slots}
     if row_offsets is not None:
         named["starts"] = row_offsets.astype("<u4").tobytes()
         num_rows = row_offsets.shape[0] - 1
+        if row_weights.shape[0] >= 1 << 32:
+            raise ParameterError("the compact format holds at most 2**32 - 1 actions in rows "
+                                 "with a row-start table")
     named["values"] = _pack(row_weights, bits)
     if keys is not None:
         named["keys"] = keys
@@ -316,38 +332,96 @@ def _layout(tree: GameTree, *, bits: int, flags: int, check_bits: int, seed: int
         body[offsets[name] - base:offsets[name] - base + len(section)] = section
     fields = [MAGIC, VERSION, bits, flags, num_keys, num_rows, row_weights.shape[0],
               seed, segment, slot_bits, check_bits, 0, num_explicit, classes.shape[0],
-              *offsets.values(), size, zlib.crc32(body), 0, bytes.fromhex(tree.fingerprint),
+              *offsets.values(), size, zlib.crc32(body), 0, bytes.fromhex(fingerprint),
               len(spec)]
     fields[-3] = header_crc(HEADER.pack(*fields) + spec)
     return HEADER.pack(*fields) + spec + bytes(body)
 
 
-def card_table_section(abstraction: CardAbstraction, recall: str = "imperfect", *,
-                       value_bits: int = 0, action_bits: int = 1) -> bytes:
-    """The card table of a compact file: the deck's card names and, per round, the bucket
-    (renumbered 0, 1, ... in the order of the abstraction's labels) of every (private
-    hand, board) pair, ``ceil(log2 buckets)`` bits each (docs/compact-format.md).
-    ``value_bits`` and ``action_bits``: widths of a block's first value and number of
-    actions in the key index's values."""
+@dataclass(eq=False)
+class RoundBuckets:
+    """How a card table finds one round's bucket (``compact_reader.METHODS``)."""
+
+    dealt: int
+    """Board cards dealt in the round."""
+    method: int
+    buckets: int
+    table: np.ndarray | None = None
+    """The bucket of every entry (hand and board ranks, or canonical index), for the
+    table methods."""
+    external: bool = False
+    """The table lives in the bucket-table file, not in the compact file."""
+
+    @property
+    def bits(self) -> int:
+        return int(self.buckets - 1).bit_length()
+
+
+def _checked_recall(recall: str) -> str:
     if recall not in RECALLS:
         raise ParameterError(f"recall must be one of {', '.join(RECALLS)}, got {recall!r}")
-    structure = abstraction.card_structure
-    names = [structure.card_name(card).encode() for card in range(structure.num_cards)]
+    return recall
+
+
+def card_table_bytes(names: list[bytes], private: int, rounds: list[RoundBuckets], *,
+                     recall: str = "imperfect", groups: list[tuple[int, int, int]] = ((1, 0, 0),),
+                     action_bits: int = 1, tables_reference: tuple[bytes, str] | None = None
+                     ) -> bytes:
+    """The card table of a compact file (docs/compact-format.md): the deck's card names,
+    per round how its bucket is found, the blocks' action groups, the bucket-table file's
+    (sha256, name) if a round's table lives there, then the inline tables, ``ceil(log2
+    buckets)`` bits per entry."""
     if len(set(names)) != len(names) or len({len(name) for name in names}) != 1:
         raise CardTableUnavailable("a card table needs a distinct name of one length per card")
-    rounds = abstraction.situations.rounds
-    parts = [CARD_HEAD.pack(len(names[0]), len(names), structure.private_cards_per_player,
-                            len(rounds), RECALLS.index(recall), value_bits, action_bits)]
-    tables = []
-    for situations, labels, dealt in zip(rounds, abstraction.labels,
+    parts = [CARD_HEAD.pack(len(names[0]), len(names), private, len(rounds),
+                            RECALLS.index(_checked_recall(recall)),
+                            len(groups), action_bits)]
+    parts += [CARD_ROUND.pack(r.dealt, r.bits, r.method, int(r.external), r.buckets) for r in rounds]
+    parts += [ACTION_GROUP.pack(*map(int, group)) for group in groups]
+    parts += names
+    if any(r.external for r in rounds):
+        sha, name = tables_reference
+        encoded = name.encode()
+        parts += [sha, struct.pack("<H", len(encoded)), encoded]
+    parts += [pack_bits(r.table, r.bits) for r in rounds
+              if r.table is not None and not r.external and r.bits]
+    return b"".join(parts)
+
+
+def card_names(structure) -> list[bytes]:
+    """The name of every card of a ``CardStructure``, in card-id order."""
+    return [structure.card_name(card).encode() for card in range(structure.num_cards)]
+
+
+def abstraction_rounds(abstraction: CardAbstraction) -> list[RoundBuckets]:
+    """A card abstraction's bucket of every (private hand, board) pair per round,
+    renumbered 0, 1, ... in the order of its labels."""
+    structure = abstraction.card_structure
+    rounds = []
+    for situations, labels, dealt in zip(abstraction.situations.rounds, abstraction.labels,
                                          structure.public_cards_per_round, strict=True):
         buckets = np.unique(labels, return_inverse=True)[1].astype(np.uint64)
-        bucket_bits = int(buckets.max(initial=0)).bit_length()
         entries = np.zeros(situations.hands.shape[0] * situations.boards.shape[0], np.uint64)
         entries[situations.hand_of * situations.boards.shape[0] + situations.board_of] = buckets
-        parts.append(CARD_ROUND.pack(dealt, bucket_bits, int(buckets.max(initial=0)) + 1))
-        tables.append(_pack_bits(entries, bucket_bits) if bucket_bits else b"")
-    return b"".join([*parts, *names, *tables])
+        rounds.append(RoundBuckets(dealt, BY_COMBINATION, int(buckets.max(initial=0)) + 1, entries))
+    return rounds
+
+
+def block_groups(block_rows: np.ndarray, block_actions: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int, int]]]:
+    """Blocks laid out by number of actions (then in their order): (int64 first row and
+    first value of every block, the action groups (actions, first row, first value)), so
+    an index value needs only a block's first row and actions."""
+    order = np.lexsort((np.arange(block_rows.shape[0]), block_actions))
+    rows, values = block_rows[order], block_rows[order] * block_actions[order]
+    first_row, first_value = np.empty_like(block_rows), np.empty_like(block_rows)
+    first_row[order] = np.concatenate([[0], np.cumsum(rows)[:-1]])
+    first_value[order] = np.concatenate([[0], np.cumsum(values)[:-1]])
+    groups = []
+    for actions in np.unique(block_actions).tolist():
+        start = order[np.searchsorted(block_actions[order], actions)]
+        groups.append((actions, int(first_row[start]), int(first_value[start])))
+    return first_row, first_value, groups
 
 
 class CardTableUnavailable(ParameterError):
@@ -427,7 +501,8 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     infosets = np.flatnonzero(kept)
     keys = [tree.infoset_keys[i] for i in infosets]
     flags = FLAG_PRUNED * prune_unreachable | FLAG_KEYS * with_keys
-    layout = dict(tree=tree, bits=bits, flags=flags, num_keys=len(keys))
+    layout = dict(spec=tree.spec, fingerprint=tree.fingerprint, bits=bits, flags=flags,
+                  num_keys=len(keys))
     candidates = []
     if key_map != "cards":
         candidates.append(_keyed_file(layout, weights, infoset_map, infosets, keys, key_map,
@@ -485,9 +560,9 @@ def _keyed_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, info
         classes, explicit = classes[:0], np.ones(len(keys), bool)
         index = _explicit_index(keys, rows_of_keys, explicit, check_bits, used_rows.shape[0])
     seed, segment, table = index
-    slots = _pack_bits(table, slot_bits)
+    slots = pack_bits(table, slot_bits)
     row_weights, row_offsets = _rows(weights, infoset_map, used_rows)
-    data = _layout(**layout, check_bits=check_bits, seed=seed, segment=segment,
+    data = file_bytes(**layout, check_bits=check_bits, seed=seed, segment=segment,
                    slot_bits=slot_bits, slots=slots, num_explicit=int(explicit.sum()),
                    row_weights=row_weights, row_offsets=row_offsets,
                    keys=_key_section(keys, rows_of_keys, used_rows.shape[0]) if with_keys else None,
@@ -501,10 +576,13 @@ def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infos
                with_keys: bool) -> _File:
     """The file with a card table: rows in blocks of one betting history each (a row per
     cell: bucket, or bucket sequence with perfect recall; a row of zeros for a cell no
-    infoset has), one index entry per betting history giving its block's first row, first
-    value and number of actions, and no row-start table."""
+    infoset has), one index entry per betting history giving its block's first row and
+    number of actions (blocks grouped by actions), and no row-start table."""
     tree = infoset_map.tree
-    readable = card_table_section(card_abstraction, recall)
+    structure = card_abstraction.card_structure
+    names, rounds = card_names(structure), abstraction_rounds(card_abstraction)
+    private = structure.private_cards_per_player
+    readable = card_table_bytes(names, private, rounds, recall=_checked_recall(recall))
     cards = CardTable(readable, 0, len(readable))
     blocks: dict[str, int] = {}
     block_rows, block_actions = [], []
@@ -521,13 +599,15 @@ def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infos
             block_actions.append(int(tree.infoset_num_actions[infoset]))
         key_blocks[i], key_cells[i] = blocks[betting], cell
     block_rows, block_actions = np.array(block_rows, np.int64), np.array(block_actions, np.int64)
-    first_row = np.concatenate([[0], np.cumsum(block_rows)])
-    first_value = np.concatenate([[0], np.cumsum(block_rows * block_actions)])
+    first_row, first_value, groups = block_groups(block_rows, block_actions)
     rows_of_keys = first_row[key_blocks] + key_cells
-    num_rows, num_values = int(first_row[-1]), int(first_value[-1])
-    row_actions = np.repeat(block_actions, block_rows)
-    row_starts = np.repeat(first_value[:-1], block_rows) + row_actions * (
-        np.arange(num_rows) - np.repeat(first_row[:-1], block_rows))
+    num_rows, num_values = int(block_rows.sum()), int((block_rows * block_actions).sum())
+    row_actions = np.zeros(num_rows, np.int64)
+    row_starts = np.zeros(num_rows, np.int64)
+    for block in range(block_rows.shape[0]):  # one slice per betting history
+        cells = np.arange(block_rows[block])
+        row_actions[first_row[block] + cells] = block_actions[block]
+        row_starts[first_row[block] + cells] = first_value[block] + cells * block_actions[block]
     sources = np.full(num_rows, -1, np.int64)
     sources[rows_of_keys] = infoset_map.abstract_of[infosets]
     differing = np.flatnonzero(sources[rows_of_keys] != infoset_map.abstract_of[infosets])
@@ -542,18 +622,17 @@ def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infos
     row_weights[np.repeat(row_starts[present], counts) + within] = weights[
         np.repeat(infoset_map.abstract_action_offset[sources[present]], counts) + within]
     row_bits = max(int(num_rows - 1).bit_length(), 0)
-    value_bits, action_bits = num_values.bit_length(), int(block_actions.max()).bit_length()
-    slot_bits = row_bits + value_bits + action_bits + check_bits
+    action_bits = int(block_actions.max()).bit_length()
+    slot_bits = row_bits + action_bits + check_bits
     if slot_bits > MAX_SLOT_BITS:
         raise CardTableUnavailable(f"a card table's blocks need {slot_bits}-bit slots, more "
                                    f"than {MAX_SLOT_BITS}")
-    section = card_table_section(card_abstraction, recall, value_bits=value_bits,
-                                 action_bits=action_bits)
-    block_values = (first_row[:-1] << (value_bits + action_bits)
-                    | first_value[:-1] << action_bits | block_actions)
+    section = card_table_bytes(names, private, rounds, recall=recall, groups=groups,
+                               action_bits=action_bits)
+    block_values = first_row << action_bits | block_actions
     seed, segment, table = key_index(list(blocks), block_values, check_bits)
-    slots = _pack_bits(table, slot_bits)
-    data = _layout(**layout, check_bits=check_bits, seed=seed, segment=segment,
+    slots = pack_bits(table, slot_bits)
+    data = file_bytes(**layout, check_bits=check_bits, seed=seed, segment=segment,
                    slot_bits=slot_bits, slots=slots, num_explicit=len(blocks),
                    row_weights=row_weights, row_offsets=None, num_rows=num_rows,
                    keys=_key_section(keys, rows_of_keys, num_rows) if with_keys else None,

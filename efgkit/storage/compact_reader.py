@@ -39,11 +39,12 @@ import struct
 import zlib
 from bisect import bisect_left
 from collections.abc import Iterator
-from hashlib import blake2b
+from hashlib import blake2b, sha256
+from itertools import combinations_with_replacement
 from math import comb
 
 MAGIC = b"EFGS\r\n\x1a\n"
-VERSION = 4
+VERSION = 5
 HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQQII32sH")
 """magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
 bits, reserved, explicit entries, classes, slots/starts/values/keys/classes/card table
@@ -52,10 +53,25 @@ offsets, file size, payload crc32, header crc32, tree fingerprint, spec length
 CLASS_ENTRY = struct.Struct("<IIII")
 """player, own-sequence length, number of actions, row."""
 CARD_HEAD = struct.Struct("<BBBBBBBx")
-"""Card table: card name width, cards, private cards per player, rounds, recall, bits of a
-block's first value and of its number of actions in the key index's values."""
-CARD_ROUND = struct.Struct("<BBxxI")
-"""Per round: board cards dealt, bits per bucket, buckets."""
+"""Card table: card name width, cards, private cards per player, rounds, recall, action
+groups, bits of a block's number of actions in the key index's values."""
+CARD_ROUND = struct.Struct("<BBBBI")
+"""Per round: board cards dealt, bits per bucket, bucket method, table source, buckets."""
+ACTION_GROUP = struct.Struct("<HxxIQ")
+"""Blocks of one number of actions: actions, first row, first value."""
+TABLES_HEAD = struct.Struct("<8sHBBI")
+"""Bucket-table file: magic, version, rounds, ranks, zero."""
+TABLES_ROUND = struct.Struct("<BBBxIQQ")
+"""Bucket-table file, per round: hole cards, board cards, bits, buckets, entries, offset."""
+TABLES_MAGIC = b"EFGB\r\n\x1a\n"
+TABLES_VERSION = 1
+METHODS = ("combination table", "canonical table", "canonical", "lossless", "constant")
+"""How a round's bucket is found (docs/compact-format.md): a table over (hand rank, board
+rank), a table over the canonical (suit-isomorphic) index of (hole cards, board), the
+canonical index itself, the deal itself (lossless), or 0 (card independent)."""
+BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT = range(len(METHODS))
+TABLE_METHODS = (BY_COMBINATION, BY_CANONICAL)
+INLINE, EXTERNAL = 0, 1
 RECALL_PERFECT = 1
 MAX_CARDS = 62
 MAX_CARD_ROUNDS = 8
@@ -65,6 +81,7 @@ FLAG_KEYS = 2
 BITS = (4, 8, 16)
 MAX_SLOT_BITS = 56
 VERIFY_CHUNK = 1 << 24
+SUITS = 4
 MASK32 = (1 << 32) - 1
 MASK64 = (1 << 64) - 1
 
@@ -112,60 +129,281 @@ def combination_rank(cards: list[int], num_cards: int) -> int:
     return rank
 
 
+class CanonicalIndex:
+    """Waugh's canonical index of a hand modulo suit renaming (K. Waugh, "A Fast and Optimal
+    Hand Isomorphism Algorithm", 2013), numbered exactly as efgkit's numba indexer
+    (``abstraction.cards.holdem.isomorphism.HandIndexer(groups, num_ranks)``), in the
+    standard library only.
+
+    ``groups``: cards per group, e.g. (2, 3) for hole cards and a flop seen as one group;
+    cards are ``4 * rank + suit``. Per suit: its *code* counts its cards per group (mixed
+    radix), its *suit index* is the colexicographic rank of each group's rank set among the
+    ranks the suit has not dealt before (mixed radix, first group least significant).
+    Sorting the four (code, suit index) pairs removes the suit names; suits of equal codes
+    form a multiset; a table of configurations (the sorted codes, in the order efgkit
+    enumerates them) gives each its first index.
+    """
+
+    def __init__(self, groups: tuple[int, ...], num_ranks: int) -> None:
+        self.groups, self.num_ranks = tuple(groups), num_ranks
+        self.radix = [1]
+        for count in groups[:-1]:
+            self.radix.append(self.radix[-1] * (count + 1))
+        num_codes = self.radix[-1] * (groups[-1] + 1)
+        dealt = [[code // self.radix[g] % (groups[g] + 1) for g in range(len(groups))]
+                 for code in range(num_codes)]
+        self.suit_range = []
+        for counts in dealt:
+            left, choices = num_ranks, 1
+            for count in counts:
+                choices, left = choices * comb(left, count), left - count
+            self.suit_range.append(choices if sum(counts) <= num_ranks else 0)
+        feasible = [code for code in range(num_codes) if self.suit_range[code]]
+        self.configurations, self.size = {}, 0
+        for ascending in combinations_with_replacement(feasible, SUITS):
+            if all(sum(dealt[code][g] for code in ascending) == groups[g]
+                   for g in range(len(groups))):
+                descending = ascending[::-1]
+                multipliers, group_ranks, size = self._terms(descending)
+                self.configurations[descending] = (self.size, multipliers, group_ranks)
+                self.size += size
+
+    def _terms(self, descending: tuple[int, ...]) -> tuple[list[int], list[int], int]:
+        """Per sorted position: multiplier and rank in its group of equal codes (folded from
+        the last position up: a group of k equal codes of M suit indices each is a multiset
+        of C(M + k - 1, k) values); and the number of classes of the configuration."""
+        multipliers, group_ranks = [0] * SUITS, [0] * SUITS
+        multiplier, rank, previous = 1, 0, None
+        for position in reversed(range(SUITS)):
+            if descending[position] == previous:
+                rank += 1
+            else:
+                if previous is not None:
+                    multiplier *= comb(self.suit_range[previous] + rank - 1, rank)
+                previous, rank = descending[position], 1
+            multipliers[position], group_ranks[position] = multiplier, rank
+        return multipliers, group_ranks, multiplier * comb(
+            self.suit_range[previous] + rank - 1, rank)
+
+    def index(self, cards: list[int]) -> int:
+        """The canonical index of ``cards`` (every group's cards, group after group)."""
+        used, codes, indices, position = [0] * SUITS, [0] * SUITS, [0] * SUITS, 0
+        for group, count in enumerate(self.groups):
+            ranks, shifted = [0] * SUITS, [0] * SUITS
+            for card in cards[position:position + count]:
+                suit, bit = card & 3, 1 << (card >> 2)
+                ranks[suit] |= bit
+                # a rank's position among the ranks this suit has not dealt before
+                shifted[suit] |= bit >> bin(used[suit] & (bit - 1)).count("1")
+            position += count
+            for suit in range(SUITS):
+                indices[suit] += self.suit_range[codes[suit]] * _colex(shifted[suit])
+                codes[suit] += bin(ranks[suit]).count("1") * self.radix[group]
+                used[suit] |= ranks[suit]
+        keys = sorted(zip(codes, indices, strict=True), reverse=True)
+        first, multipliers, group_ranks = self.configurations[tuple(code for code, _ in keys)]
+        for (_, value), multiplier, rank in zip(keys, multipliers, group_ranks, strict=True):
+            first += multiplier * (value if rank == 1 else comb(value + rank - 1, rank))
+        return first
+
+
+def _colex(ranks: int) -> int:
+    """Colexicographic rank of a rank set among the sets of its size."""
+    rank, member = 0, 0
+    while ranks:
+        low = (ranks & -ranks).bit_length() - 1
+        member += 1
+        rank += comb(low, member)
+        ranks &= ranks - 1
+    return rank
+
+
+def lossless_buckets(num_cards: int, private: int, deals: list[int]) -> int:
+    """Buckets of the lossless method: every deal of the board in order, then the hand."""
+    count = comb(num_cards, private)
+    for dealt in deals:
+        count *= comb(num_cards, dealt)
+    return count
+
+
+class BucketTables:
+    """A bucket-table file (.efgb): packed per-round tables over canonical hands, written
+    once beside the compact files that reference it by its sha256 (too large to store in
+    each: 52-card hold'em river tables are 10^8 entries). ``expected_sha256`` (raw bytes)
+    is checked over the whole file when opening."""
+
+    def __init__(self, path: str, expected_sha256: bytes | None = None) -> None:
+        try:
+            with open(path, "rb") as handle:
+                self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError) as exc:
+            raise CompactFormatError(f"{path}: cannot open the bucket-table file ({exc})") from exc
+        self.path = path
+        if expected_sha256 is not None and self.sha256() != expected_sha256:
+            self._map.close()
+            raise CompactFormatError(f"{path}: not the bucket-table file the strategy was "
+                                     f"exported with (its sha256 differs)")
+        data = self._map
+        if len(data) < TABLES_HEAD.size or data[:8] != TABLES_MAGIC:
+            self._map.close()
+            raise CompactFormatError(f"{path}: not a bucket-table file (.efgb)")
+        _, version, rounds, self.num_ranks, _ = TABLES_HEAD.unpack_from(data, 0)
+        if version != TABLES_VERSION or len(data) < TABLES_HEAD.size + TABLES_ROUND.size * rounds:
+            self._map.close()
+            raise CompactFormatError(f"{path}: bucket-table file version {version} or layout "
+                                     f"not read by this reader")
+        self.rounds = [TABLES_ROUND.unpack_from(data, TABLES_HEAD.size + TABLES_ROUND.size * r)
+                       for r in range(rounds)]
+
+    def sha256(self) -> bytes:
+        digest, view = sha256(), memoryview(self._map)
+        try:
+            for chunk_start in range(0, len(self._map), VERIFY_CHUNK):
+                digest.update(view[chunk_start:chunk_start + VERIFY_CHUNK])
+        finally:
+            view.release()
+        return digest.digest()
+
+    def table(self, round_index: int, hole: int, board: int, bits: int, buckets: int,
+              entries: int) -> tuple[object, int]:
+        """(buffer, offset) of round ``round_index``'s table, checked against what the
+        compact file expects of it."""
+        if round_index >= len(self.rounds) or self.rounds[round_index][:5] != (
+                hole, board, bits, buckets, entries):
+            raise CompactFormatError(f"{self.path}: the bucket-table file does not hold the "
+                                     f"tables the strategy needs (round {round_index})")
+        offset = self.rounds[round_index][5]
+        if offset + (entries * bits + 7) // 8 > len(self._map):
+            raise CompactFormatError(f"{self.path}: bucket-table file is truncated")
+        return self._map, offset
+
+    def close(self) -> None:
+        self._map.close()
+
+
 class CardTable:
-    """A card abstraction's bucket tables as a compact file stores them (docs/compact-format.md).
+    """A card abstraction's buckets as a compact file stores them (docs/compact-format.md).
 
     A poker infoset key names its private cards (``card=``/``cards=``), its board
-    (``board=``, rounds separated by ``/``) and its betting (``bets=``, rounds separated
-    by ``/``). ``locate`` splits a key into its betting history (the value of ``bets=``,
-    e.g. ``rc/c``, which also tells whose turn it is) and its *cell*: the bucket of its
-    cards in the current round (imperfect recall) or the buckets of every round so far
-    in mixed radix (perfect recall). The file's key index gives a betting history its
-    first row; the infoset's row is that plus its cell.
+    (``board=``, rounds separated by ``/``) and its betting (``bets=``, the ACPC action
+    string: rounds separated by ``/``, ``-`` or empty before any action). ``locate``
+    splits a key into its betting history, which also tells whose turn it is, and its
+    *cell*: the bucket of its cards in the current round (imperfect recall) or the buckets
+    of every round so far in mixed radix (perfect recall). The file's key index gives a
+    betting history its block; the infoset's row is the block's first row plus its cell.
+
+    Per round the bucket is read from a packed table (over hand and board ranks, or over
+    the canonical index of hole cards and board), inline or in a bucket-table file
+    (``tables_path``; default: the name the file records, beside ``base``), or computed:
+    the canonical index itself, the deal itself (lossless), or 0.
 
     ``data`` is the file (or any buffer), the table starts at ``offset`` and must end by
     ``limit``; a table that does not fit raises CompactFormatError.
     """
 
-    def __init__(self, data, offset: int, limit: int, path: str = "card table") -> None:
-        self._data, self.path = data, path
+    def __init__(self, data, offset: int, limit: int, path: str = "card table",
+                 tables_path: str | None = None) -> None:
+        self._data, self.path, self.external = data, path, None
         if offset + CARD_HEAD.size > limit:
             raise CompactFormatError(f"{path}: card table is out of range")
-        width, cards, private, rounds, recall, value_bits, action_bits = CARD_HEAD.unpack_from(
+        width, cards, private, rounds, recall, groups, action_bits = CARD_HEAD.unpack_from(
             data, offset)
         position = offset + CARD_HEAD.size
         if not (1 <= width <= 4 and 2 <= cards <= MAX_CARDS and 1 <= private <= cards
                 and 1 <= rounds <= MAX_CARD_ROUNDS and recall <= RECALL_PERFECT
-                and value_bits <= 40 and 1 <= action_bits <= 16
-                and position + CARD_ROUND.size * rounds + width * cards <= limit):
+                and 1 <= groups <= 16 and 1 <= action_bits <= 16 and position
+                + CARD_ROUND.size * rounds + ACTION_GROUP.size * groups + width * cards <= limit):
             raise CompactFormatError(f"{path}: card table is corrupted")
         self.width, self.num_cards, self.private, self.perfect = width, cards, private, bool(recall)
-        self.value_bits, self.action_bits = value_bits, action_bits
-        self.board_sizes, self.bucket_bits, self.buckets, self._tables = [], [], [], []
+        self.action_bits = action_bits
+        self.board_sizes, self.deals, self.bucket_bits, self.buckets = [], [], [], []
+        self.methods, self.sources, self._tables, self._indexers = [], [], [], []
         board = 0
         for _ in range(rounds):
-            dealt, bits, buckets = CARD_ROUND.unpack_from(data, position)
+            dealt, bits, method, source, buckets = CARD_ROUND.unpack_from(data, position)
             position += CARD_ROUND.size
             board += dealt
             self.board_sizes.append(board)
+            self.deals.append(dealt)
             self.bucket_bits.append(bits)
+            self.methods.append(method)
+            self.sources.append(source)
             self.buckets.append(buckets)
+        self.groups = [ACTION_GROUP.unpack_from(data, position + ACTION_GROUP.size * g)
+                       for g in range(groups)]
+        position += ACTION_GROUP.size * groups
         names = bytes(data[position:position + width * cards])
         self.names = {names[width * card:width * (card + 1)]: card for card in range(cards)}
         position += width * cards
-        for round_index in range(rounds):
-            self._tables.append(position)
-            position += self.table_bytes(round_index)
-            if (len(self.names) != cards or not 0 <= self.bucket_bits[round_index] <= 32
-                    or not 1 <= self.buckets[round_index] <= 1 << self.bucket_bits[round_index]
-                    or private + self.board_sizes[round_index] > cards or position > limit):
+        if len(self.names) != cards or any(
+                not 1 <= actions < 1 << action_bits for actions, _, _ in self.groups):
+            raise CompactFormatError(f"{path}: card table is corrupted")
+        if EXTERNAL in self.sources:
+            if position + 34 > limit:
                 raise CompactFormatError(f"{path}: card table is corrupted")
+            self.tables_sha256 = bytes(data[position:position + 32])
+            length = struct.unpack_from("<H", data, position + 32)[0]
+            self.tables_name = bytes(data[position + 34:position + 34 + length]).decode(
+                errors="replace")
+            position += 34 + length
+        for round_index in range(rounds):
+            position = self._open_round(round_index, position, limit, tables_path)
         self.size = position - offset
 
+    def _open_round(self, round_index: int, position: int, limit: int,
+                    tables_path: str | None) -> int:
+        """Check round ``round_index``'s record, find its table (inline at ``position``, or
+        in the bucket-table file) and return where the next inline table starts."""
+        method, source = self.methods[round_index], self.sources[round_index]
+        bits, buckets = self.bucket_bits[round_index], self.buckets[round_index]
+        board = self.board_sizes[round_index]
+        indexer = None
+        if method in (BY_CANONICAL, CANONICAL):
+            if self.num_cards % SUITS or self.num_cards // SUITS > 13 or board + self.private > 7:
+                raise CompactFormatError(f"{self.path}: card table is corrupted")
+            indexer = CanonicalIndex((self.private, board) if board else (self.private,),
+                                     self.num_cards // SUITS)
+        entries = (comb(self.num_cards, self.private) * comb(self.num_cards, board)
+                   if method == BY_COMBINATION else indexer.size if indexer else 0)
+        computed = {CANONICAL: indexer.size if indexer else 0, CONSTANT: 1,
+                    LOSSLESS: lossless_buckets(self.num_cards, self.private,
+                                               [d for d in self.deals[:round_index + 1] if d])}
+        if (method >= len(METHODS) or source > EXTERNAL or not 0 <= bits <= 32
+                or not 1 <= buckets <= 1 << bits or self.private + board > self.num_cards
+                or (method not in TABLE_METHODS and (source or buckets != computed[method]))
+                or (source == EXTERNAL and method != BY_CANONICAL)):
+            raise CompactFormatError(f"{self.path}: card table is corrupted")
+        self._indexers.append(indexer)
+        if method not in TABLE_METHODS:
+            self._tables.append(None)
+            return position
+        if source == INLINE:
+            self._tables.append((self._data, position))
+            position += (entries * bits + 7) // 8
+            if position > limit:
+                raise CompactFormatError(f"{self.path}: card table is corrupted")
+            return position
+        if self.external is None:
+            import os.path
+
+            name = tables_path or os.path.join(os.path.dirname(self.path), self.tables_name)
+            if not os.path.exists(name):
+                raise CompactFormatError(f"{self.path}: needs its bucket-table file {name} "
+                                         f"(sha256 {self.tables_sha256.hex()[:16]}...), which "
+                                         f"is missing")
+            self.external = BucketTables(name, self.tables_sha256)
+        self._tables.append(self.external.table(round_index, self.private, board, bits, buckets,
+                                                entries))
+        return position
+
     def table_bytes(self, round_index: int) -> int:
-        """Bytes of round ``round_index``'s bucket table (one entry per hand and board)."""
-        entries = comb(self.num_cards, self.private) * comb(self.num_cards,
-                                                            self.board_sizes[round_index])
+        """Bytes of round ``round_index``'s inline bucket table (0: none, or external)."""
+        if self.methods[round_index] not in TABLE_METHODS or self.sources[round_index]:
+            return 0
+        entries = (comb(self.num_cards, self.private) * comb(self.num_cards,
+                                                             self.board_sizes[round_index])
+                   if self.methods[round_index] == BY_COMBINATION
+                   else self._indexers[round_index].size)
         return (entries * self.bucket_bits[round_index] + 7) // 8
 
     def block_size(self, round_index: int) -> int:
@@ -177,15 +415,44 @@ class CardTable:
             size *= buckets
         return size
 
+    def block(self, value: int) -> tuple[int, int, int] | None:
+        """(first row, first value, actions) of the block an index value names, or None
+        (no group has its number of actions, or it starts before its group)."""
+        actions = value & ((1 << self.action_bits) - 1)
+        first_row = value >> self.action_bits
+        for group_actions, group_row, group_value in self.groups:
+            if group_actions == actions and first_row >= group_row:
+                return first_row, group_value + (first_row - group_row) * actions, actions
+        return None
+
     def bucket(self, round_index: int, hand: list[int], board: list[int]) -> int:
-        """The bucket of private cards ``hand`` with ``board`` (sorted card ids) in a round."""
-        entry = (combination_rank(hand, self.num_cards)
-                 * comb(self.num_cards, self.board_sizes[round_index])
-                 + combination_rank(board, self.num_cards))
+        """The bucket of private cards ``hand`` (sorted) with ``board`` (the first
+        ``board_sizes[round_index]`` cards of the board, in the order dealt)."""
+        method = self.methods[round_index]
+        if method == CONSTANT:
+            return 0
+        if method == LOSSLESS:
+            key, start = 0, 0
+            for dealt in self.deals[:round_index + 1]:
+                if dealt:
+                    key = (key * comb(self.num_cards, dealt)
+                           + combination_rank(sorted(board[start:start + dealt]), self.num_cards))
+                    start += dealt
+            return key * comb(self.num_cards, self.private) + combination_rank(hand,
+                                                                                self.num_cards)
+        if method == BY_COMBINATION:
+            entry = (combination_rank(hand, self.num_cards)
+                     * comb(self.num_cards, self.board_sizes[round_index])
+                     + combination_rank(sorted(board), self.num_cards))
+        else:
+            entry = self._indexers[round_index].index(hand + board)
+            if method == CANONICAL:
+                return entry
         bits = self.bucket_bits[round_index]
+        data, offset = self._tables[round_index]
         bit = entry * bits
-        start = self._tables[round_index] + (bit >> 3)
-        word = int.from_bytes(self._data[start:start + (((bit & 7) + bits + 7) >> 3)], "little")
+        start = offset + (bit >> 3)
+        word = int.from_bytes(data[start:start + (((bit & 7) + bits + 7) >> 3)], "little")
         bucket = (word >> (bit & 7)) & ((1 << bits) - 1)
         if bucket >= self.buckets[round_index]:
             raise CompactFormatError(f"{self.path}: card table is corrupted")
@@ -200,12 +467,14 @@ class CardTable:
 
     def locate(self, key: str) -> tuple[str, int, int] | None:
         """(betting history, round, cell) of an infoset key, or None if its cards or
-        betting cannot be read (not an infoset of this game)."""
+        betting cannot be read (not an infoset of this game). An empty ``bets=`` is read
+        as ``-`` (the ACPC string before any action)."""
         fields = dict(token.split("=", 1) for token in key.split(" ") if "=" in token)
         private = fields.get("card", fields.get("cards"))
         if private is None or "bets" not in fields:
             return None
-        round_index = fields["bets"].count("/")
+        betting = fields["bets"] or "-"
+        round_index = betting.count("/")
         board_text = fields.get("board", "-")
         hand = self._card_ids(private)
         board = self._card_ids("" if board_text == "-" else board_text.replace("/", ""))
@@ -216,9 +485,13 @@ class CardTable:
         hand.sort()
         cell = 0
         for past in range(round_index + 1) if self.perfect else (round_index,):
-            bucket = self.bucket(past, hand, sorted(board[:self.board_sizes[past]]))
-            cell = cell * self.buckets[past] + bucket
-        return fields["bets"], round_index, cell
+            cell = cell * self.buckets[past] + self.bucket(past, hand,
+                                                           board[:self.board_sizes[past]])
+        return betting, round_index, cell
+
+    def close(self) -> None:
+        if self.external is not None:
+            self.external.close()
 
 
 class CompactStrategy:
@@ -234,17 +507,18 @@ class CompactStrategy:
     listed class reads that class's row.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, bucket_tables: str | None = None) -> None:
+        self._bucket_tables = bucket_tables
         with open(path, "rb") as handle:
             try:
                 self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
             except ValueError as exc:  # an empty file cannot be mapped
                 raise CompactFormatError(f"{path}: empty file, not a compact strategy") from exc
-        self.path = path
+        self.path, self.card_table = path, None
         try:
             self._parse_header()
         except CompactFormatError:
-            self._map.close()
+            self.close()
             raise
 
     def _parse_header(self) -> None:
@@ -272,14 +546,13 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: header is corrupted (CRC mismatch)")
         if cards_at and (cards_at < header_end or classes or starts_at):
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
-        self.card_table = CardTable(data, cards_at, size, self.path) if cards_at else None
-        # With a card table an index value is (first row, first value, actions) of a block.
-        block_bits = (self.card_table.value_bits + self.card_table.action_bits
-                      if self.card_table else 0)
+        self.card_table = CardTable(data, cards_at, size, self.path,
+                                    self._bucket_tables) if cards_at else None
+        # With a card table an index value is (first row, actions) of a block.
+        block_bits = self.card_table.action_bits if self.card_table else 0
         if bits not in BITS or not 0 < slot_bits <= MAX_SLOT_BITS or check_bits > slot_bits or (
                 explicit and not segment) or (rows - 1).bit_length() > (
-                slot_bits - check_bits - block_bits) or (
-                self.card_table and values.bit_length() > self.card_table.value_bits):
+                slot_bits - check_bits - block_bits):
             raise CompactFormatError(f"{self.path}: unsupported layout ({bits} bits per "
                                      f"probability, {slot_bits}-bit slots)")
         sections = [(slots_at, (3 * segment * slot_bits + 7) // 8),
@@ -390,12 +663,11 @@ class CompactStrategy:
         value = -1 if located is None else self._index_value(located[0])
         if value < 0:
             return None
-        table, cell = self.card_table, located[2]
-        actions = value & ((1 << table.action_bits) - 1)
-        first_value = (value >> table.action_bits) & ((1 << table.value_bits) - 1)
-        row = (value >> (table.action_bits + table.value_bits)) + cell
-        lo = first_value + cell * actions
-        if row >= self.num_rows or not actions or lo + actions > self.num_values:
+        block, cell = self.card_table.block(value), located[2]
+        if block is None:
+            return None  # a foreign betting history whose fingerprint matched
+        row, lo, actions = block[0] + cell, block[1] + cell * block[2], block[2]
+        if row >= self.num_rows or lo + actions > self.num_values:
             return None  # a foreign betting history whose fingerprint matched
         if not any(self._weights(lo, lo + actions)):
             return None
@@ -515,6 +787,8 @@ class CompactStrategy:
                 self._key_range(row)
 
     def close(self) -> None:
+        if self.card_table is not None:
+            self.card_table.close()
         self._map.close()
 
     def __enter__(self) -> CompactStrategy:

@@ -128,6 +128,57 @@ uint64_t efgs_key_hash(const char *key, size_t key_length, uint64_t seed) {
     }
 }
 
+/* ---- SHA-256 (FIPS 180-4): the bucket-table file's fingerprint -------------------------- */
+
+static const uint32_t SHA256_K[64] = {
+    0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u, 0xab1c5ed5u,
+    0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu, 0x9bdc06a7u, 0xc19bf174u,
+    0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu, 0x2de92c6fu, 0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau,
+    0x983e5152u, 0xa831c66du, 0xb00327c8u, 0xbf597fc7u, 0xc6e00bf3u, 0xd5a79147u, 0x06ca6351u, 0x14292967u,
+    0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu, 0x53380d13u, 0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u,
+    0xa2bfe8a1u, 0xa81a664bu, 0xc24b8b70u, 0xc76c51a3u, 0xd192e819u, 0xd6990624u, 0xf40e3585u, 0x106aa070u,
+    0x19a4c116u, 0x1e376c08u, 0x2748774cu, 0x34b0bcb5u, 0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu, 0x682e6ff3u,
+    0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u, 0x90befffau, 0xa4506cebu, 0xbef9a3f7u, 0xc67178f2u};
+
+#define ROTR32(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(uint32_t h[8], const unsigned char block[64]) {
+    uint32_t w[64], a[8], t1, t2;
+    int i;
+    for (i = 0; i < 16; i++)
+        w[i] = (uint32_t)block[4 * i] << 24 | (uint32_t)block[4 * i + 1] << 16 |
+               (uint32_t)block[4 * i + 2] << 8 | (uint32_t)block[4 * i + 3];
+    for (i = 16; i < 64; i++)
+        w[i] = w[i - 16] + (ROTR32(w[i - 15], 7) ^ ROTR32(w[i - 15], 18) ^ (w[i - 15] >> 3)) + w[i - 7] +
+               (ROTR32(w[i - 2], 17) ^ ROTR32(w[i - 2], 19) ^ (w[i - 2] >> 10));
+    for (i = 0; i < 8; i++) a[i] = h[i];
+    for (i = 0; i < 64; i++) {
+        t1 = a[7] + (ROTR32(a[4], 6) ^ ROTR32(a[4], 11) ^ ROTR32(a[4], 25)) + ((a[4] & a[5]) ^ (~a[4] & a[6])) +
+             SHA256_K[i] + w[i];
+        t2 = (ROTR32(a[0], 2) ^ ROTR32(a[0], 13) ^ ROTR32(a[0], 22)) + ((a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]));
+        memmove(a + 1, a, 7 * sizeof *a);
+        a[4] += t1;
+        a[0] = t1 + t2;
+    }
+    for (i = 0; i < 8; i++) h[i] += a[i];
+}
+
+static void sha256(const unsigned char *data, size_t length, unsigned char digest[32]) {
+    uint32_t h[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
+                     0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
+    unsigned char tail[128];
+    size_t done = length / 64u * 64u, rest = length - done, i, padded;
+    uint64_t bits = (uint64_t)length * 8u;
+    for (i = 0; i < done; i += 64u) sha256_block(h, data + i);
+    memset(tail, 0, sizeof tail);
+    memcpy(tail, data + done, rest);
+    tail[rest] = 0x80;
+    padded = rest < 56u ? 64u : 128u;
+    for (i = 0; i < 8; i++) tail[padded - 1u - i] = (unsigned char)(bits >> (8u * i));
+    for (i = 0; i < padded; i += 64u) sha256_block(h, tail + i);
+    for (i = 0; i < 32; i++) digest[i] = (unsigned char)(h[i / 4] >> (24u - 8u * (i % 4)));
+}
+
 /* Does [offset, offset + length) lie inside [start, size)? Written so nothing overflows. */
 static int inside(uint64_t offset, uint64_t length, uint64_t start, uint64_t size) {
     return offset >= start && offset <= size && length <= size - offset;
@@ -154,41 +205,212 @@ static uint64_t binomial(uint64_t n, uint64_t k) {
     return result;
 }
 
-/* Bytes of a round's bucket table (one entry per hand and board), UINT64_MAX if huge. */
-static uint64_t bucket_table_bytes(const efgs_reader *reader, unsigned round) {
-    uint64_t hands = binomial(reader->num_cards, reader->private_cards);
-    uint64_t boards = binomial(reader->num_cards, reader->board_cards[round]);
-    if (hands == UINT64_MAX || boards == UINT64_MAX || (boards && hands > UINT64_MAX / 64u / boards))
-        return UINT64_MAX;
-    return (hands * boards * reader->bucket_bits[round] + 7u) / 8u;
+enum { BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT, NUM_METHODS };
+#define ACTION_GROUP_SIZE 16u
+#define TABLES_HEAD_SIZE 16u
+#define TABLES_ROUND_SIZE 24u
+static const unsigned char TABLES_MAGIC[8] = {'E', 'F', 'G', 'B', '\r', '\n', 0x1a, '\n'};
+
+static unsigned popcount32(uint32_t x) {
+    unsigned count = 0;
+    for (; x; x &= x - 1u) count++;
+    return count;
 }
 
-/* Read and check the card table's head, per-round records and table extents. */
+/* Build Waugh's configuration table of (hole, board) cards in a deck of num_ranks ranks x 4
+ * suits, in efgkit's order: configurations (four per-suit card counts, ascending) are
+ * enumerated lexicographically, each with its first index; suits of equal counts form a
+ * multiset. EFGS_ERROR_FORMAT if the deal does not fit the fixed tables. */
+static int build_canonical(efgs_canonical *c, unsigned hole, unsigned board, unsigned num_ranks) {
+    unsigned radix = hole + 1u, codes = board ? radix * (board + 1u) : radix, code, a[4], p, rank;
+    uint64_t total = 0, multiplier, size;
+    memset(c, 0, sizeof *c);
+    c->groups[0] = hole;
+    c->groups[1] = board;
+    c->num_groups = board ? 2u : 1u;
+    if (codes > EFGS_MAX_CODES) return EFGS_ERROR_FORMAT;
+    for (code = 0; code < codes; code++) {
+        unsigned in_hole = code % radix, in_board = code / radix;
+        c->suit_range[code] = in_hole + in_board > num_ranks ? 0u :
+            binomial(num_ranks, in_hole) * binomial(num_ranks - in_hole, in_board);
+    }
+    for (a[0] = 0; a[0] < codes; a[0]++)
+        for (a[1] = a[0]; a[1] < codes; a[1]++)
+            for (a[2] = a[1]; a[2] < codes; a[2]++)
+                for (a[3] = a[2]; a[3] < codes; a[3]++) {
+                    unsigned in_hole = 0, in_board = 0, d[4], previous = codes;
+                    for (p = 0; p < 4; p++) {
+                        if (c->suit_range[a[p]] == 0) break;
+                        in_hole += a[p] % radix;
+                        in_board += a[p] / radix;
+                        d[p] = a[3 - p]; /* descending */
+                    }
+                    if (p < 4 || in_hole != hole || in_board != board) continue;
+                    if (c->num_configurations == EFGS_MAX_CONFIGURATIONS) return EFGS_ERROR_FORMAT;
+                    /* fold from the last position up: multipliers and ranks within groups */
+                    multiplier = 1;
+                    rank = 0;
+                    for (p = 4; p-- > 0;) {
+                        if (d[p] == previous) {
+                            rank++;
+                        } else {
+                            if (previous != codes) multiplier *= binomial(c->suit_range[previous] + rank - 1u, rank);
+                            previous = d[p];
+                            rank = 1;
+                        }
+                        if (p < 3) {
+                            c->multiplier[c->num_configurations][p] = multiplier;
+                            c->group_rank[c->num_configurations][p] = (unsigned char)rank;
+                        }
+                    }
+                    size = multiplier * binomial(c->suit_range[previous] + rank - 1u, rank);
+                    c->configuration_codes[c->num_configurations] =
+                        (uint32_t)d[0] << 24 | (uint32_t)d[1] << 16 | (uint32_t)d[2] << 8 | d[3];
+                    c->configuration_first[c->num_configurations++] = total;
+                    total += size;
+                }
+    c->size = total;
+    return EFGS_OK;
+}
+
+/* Colexicographic rank of a rank set among the sets of its size. */
+static uint64_t colex(uint32_t ranks) {
+    uint64_t rank = 0;
+    unsigned member = 0, low;
+    for (; ranks; ranks &= ranks - 1u) {
+        for (low = 0; !((ranks >> low) & 1u); low++) continue;
+        rank += binomial(low, ++member);
+    }
+    return rank;
+}
+
+/* The canonical index of cards (hole cards, then board; ids 4 rank + suit). */
+static uint64_t canonical_index(const efgs_canonical *c, const unsigned *cards) {
+    uint32_t used[4] = {0, 0, 0, 0}, ranks[4], shifted[4], bit;
+    uint64_t keys[4] = {0, 0, 0, 0}, key, first, value;
+    unsigned codes[4] = {0, 0, 0, 0}, position = 0, group, k, suit, configuration, rank;
+    for (group = 0; group < c->num_groups; group++) {
+        memset(ranks, 0, sizeof ranks);
+        memset(shifted, 0, sizeof shifted);
+        for (k = 0; k < c->groups[group]; k++, position++) {
+            suit = cards[position] & 3u;
+            bit = (uint32_t)1 << (cards[position] >> 2);
+            ranks[suit] |= bit;
+            /* the rank's place among the ranks this suit has not dealt before */
+            shifted[suit] |= bit >> popcount32(used[suit] & (bit - 1u));
+        }
+        for (suit = 0; suit < 4; suit++) {
+            keys[suit] += c->suit_range[codes[suit]] * colex(shifted[suit]);
+            codes[suit] += popcount32(ranks[suit]) * (group ? c->groups[0] + 1u : 1u);
+            used[suit] |= ranks[suit];
+        }
+    }
+    for (suit = 0; suit < 4; suit++) keys[suit] |= (uint64_t)codes[suit] << 40;
+    for (suit = 1; suit < 4; suit++) { /* sort descending: the suit names vanish */
+        key = keys[suit];
+        for (k = suit; k > 0 && keys[k - 1] < key; k--) keys[k] = keys[k - 1];
+        keys[k] = key;
+    }
+    key = (uint32_t)(keys[0] >> 40) << 24 | (uint32_t)(keys[1] >> 40) << 16 |
+          (uint32_t)(keys[2] >> 40) << 8 | (uint32_t)(keys[3] >> 40);
+    for (configuration = 0; configuration < c->num_configurations; configuration++)
+        if (c->configuration_codes[configuration] == key) break;
+    if (configuration == c->num_configurations) return UINT64_MAX; /* cannot happen for valid cards */
+    first = c->configuration_first[configuration] + (keys[3] & 0xFFFFFFFFFFull);
+    for (k = 0; k < 3; k++) {
+        value = keys[k] & 0xFFFFFFFFFFull;
+        rank = c->group_rank[configuration][k];
+        first += c->multiplier[configuration][k] * (rank == 1u ? value : binomial(value + rank - 1u, rank));
+    }
+    return first;
+}
+
+/* Bucket count of the lossless method: every deal of the board in order, then the hand;
+ * UINT64_MAX if it does not fit. */
+static uint64_t lossless_buckets(const efgs_reader *reader, unsigned round) {
+    uint64_t count = binomial(reader->num_cards, reader->private_cards), factor;
+    unsigned past;
+    for (past = 0; past <= round; past++) {
+        if (reader->board_dealt[past] == 0) continue;
+        factor = binomial(reader->num_cards, reader->board_dealt[past]);
+        if (count == UINT64_MAX || factor == UINT64_MAX || count > UINT64_MAX / factor) return UINT64_MAX;
+        count *= factor;
+    }
+    return count;
+}
+
+/* Entries of a round's bucket table: hands x boards, or canonical hands; UINT64_MAX if huge. */
+static uint64_t bucket_table_entries(const efgs_reader *reader, unsigned round) {
+    uint64_t hands = binomial(reader->num_cards, reader->private_cards);
+    uint64_t boards = binomial(reader->num_cards, reader->board_cards[round]);
+    if (reader->bucket_method[round] == BY_CANONICAL) return reader->canonical[round].size;
+    if (hands == UINT64_MAX || boards == UINT64_MAX || (boards && hands > UINT64_MAX / 64u / boards))
+        return UINT64_MAX;
+    return hands * boards;
+}
+
+/* Check a round's record (its method, bucket count) and build its canonical index. */
+static int open_card_round(efgs_reader *reader, unsigned round) {
+    unsigned method = reader->bucket_method[round], board = reader->board_cards[round];
+    uint64_t computed = 0;
+    if (method >= NUM_METHODS || reader->bucket_source[round] > 1u || reader->bucket_bits[round] > 32u ||
+        reader->buckets[round] < 1u || (uint64_t)reader->buckets[round] > (uint64_t)1 << reader->bucket_bits[round] ||
+        reader->private_cards + board > reader->num_cards ||
+        (reader->bucket_source[round] == 1u && method != BY_CANONICAL))
+        return EFGS_ERROR_FORMAT;
+    if (method == BY_CANONICAL || method == CANONICAL) {
+        if (reader->num_cards % 4u != 0 || reader->num_cards > 52u ||
+            build_canonical(&reader->canonical[round], reader->private_cards, board, reader->num_cards / 4u) != EFGS_OK)
+            return EFGS_ERROR_FORMAT;
+        computed = reader->canonical[round].size;
+    }
+    if (method == LOSSLESS) computed = lossless_buckets(reader, round);
+    if (method == CONSTANT) computed = 1;
+    if (method >= CANONICAL && (reader->bucket_source[round] != 0 || computed != reader->buckets[round]))
+        return EFGS_ERROR_FORMAT;
+    return EFGS_OK;
+}
+
+/* Read and check the card table's head, per-round records, action groups, names, the
+ * bucket-table file's reference and the inline tables' extents. */
 static int open_card_table(efgs_reader *reader, const unsigned char *bytes, size_t size) {
     const unsigned char *head = bytes + reader->cards_offset;
     uint64_t position = reader->cards_offset + 8u, length;
-    unsigned round, board = 0, i, j;
+    unsigned round, board = 0, i, j, external = 0;
+    int status;
     if (!inside(reader->cards_offset, 8u, 0, size)) return EFGS_ERROR_FORMAT;
     reader->card_name_width = head[0];
     reader->num_cards = head[1];
     reader->private_cards = head[2];
     reader->num_card_rounds = head[3];
     reader->perfect_recall = head[4];
-    reader->card_value_bits = head[5];
+    reader->num_action_groups = head[5];
     reader->card_action_bits = head[6];
     if (reader->card_name_width < 1u || reader->card_name_width > 4u || reader->num_cards < 2u ||
         reader->num_cards > MAX_CARDS || reader->private_cards < 1u ||
         reader->private_cards > reader->num_cards || reader->num_card_rounds < 1u ||
         reader->num_card_rounds > EFGS_MAX_CARD_ROUNDS || reader->perfect_recall > 1u ||
-        reader->card_value_bits > 40u || reader->card_action_bits < 1u || reader->card_action_bits > 16u ||
-        !inside(position, 8u * reader->num_card_rounds +
+        reader->num_action_groups < 1u || reader->num_action_groups > EFGS_MAX_ACTION_GROUPS ||
+        reader->card_action_bits < 1u || reader->card_action_bits > 16u ||
+        !inside(position, 8u * reader->num_card_rounds + ACTION_GROUP_SIZE * reader->num_action_groups +
                 (uint64_t)reader->card_name_width * reader->num_cards, 0, size))
         return EFGS_ERROR_FORMAT;
     for (round = 0; round < reader->num_card_rounds; round++, position += 8u) {
         board += bytes[position];
+        reader->board_dealt[round] = bytes[position];
         reader->board_cards[round] = board;
         reader->bucket_bits[round] = bytes[position + 1u];
+        reader->bucket_method[round] = bytes[position + 2u];
+        reader->bucket_source[round] = bytes[position + 3u];
         reader->buckets[round] = read_u32(bytes + position + 4u);
+        external |= reader->bucket_source[round] == 1u;
+    }
+    for (i = 0; i < reader->num_action_groups; i++, position += ACTION_GROUP_SIZE) {
+        reader->group_actions[i] = read_u16(bytes + position);
+        reader->group_first_row[i] = read_u32(bytes + position + 4u);
+        reader->group_first_value[i] = read_u64(bytes + position + 8u);
+        if (reader->group_actions[i] < 1u || reader->group_actions[i] >= 1u << reader->card_action_bits)
+            return EFGS_ERROR_FORMAT;
     }
     reader->card_names_offset = (size_t)position;
     for (i = 0; i < reader->num_cards; i++) /* every card's name differs from the others' */
@@ -197,16 +419,54 @@ static int open_card_table(efgs_reader *reader, const unsigned char *bytes, size
                        bytes + position + j * reader->card_name_width, reader->card_name_width) == 0)
                 return EFGS_ERROR_FORMAT;
     position += (uint64_t)reader->card_name_width * reader->num_cards;
-    for (round = 0; round < reader->num_card_rounds; round++) {
-        if (reader->bucket_bits[round] > 32u || reader->buckets[round] < 1u ||
-            (uint64_t)reader->buckets[round] > (uint64_t)1 << reader->bucket_bits[round] ||
-            reader->private_cards + reader->board_cards[round] > reader->num_cards)
+    if (external) { /* sha256, u16 name length, name */
+        if (!inside(position, 34u, 0, size) || !inside(position + 34u, read_u16(bytes + position + 32u), 0, size))
             return EFGS_ERROR_FORMAT;
-        length = bucket_table_bytes(reader, round);
-        if (length == UINT64_MAX || !inside(position, length, 0, size)) return EFGS_ERROR_FORMAT;
+        reader->tables_sha256 = bytes + position;
+        reader->tables_name_length = read_u16(bytes + position + 32u);
+        reader->tables_name = (const char *)bytes + position + 34u;
+        position += 34u + reader->tables_name_length;
+    }
+    for (round = 0; round < reader->num_card_rounds; round++) {
+        if ((status = open_card_round(reader, round)) != EFGS_OK) return status;
+        if (reader->bucket_method[round] > BY_CANONICAL || reader->bucket_source[round] == 1u) continue;
+        length = bucket_table_entries(reader, round);
+        if (length == UINT64_MAX) return EFGS_ERROR_FORMAT;
+        length = (length * reader->bucket_bits[round] + 7u) / 8u;
+        if (!inside(position, length, 0, size)) return EFGS_ERROR_FORMAT;
         reader->bucket_table_offset[round] = (size_t)position;
         position += length;
     }
+    return EFGS_OK;
+}
+
+int efgs_attach_bucket_tables(efgs_reader *reader, const void *data, size_t size) {
+    const unsigned char *bytes = (const unsigned char *)data, *record;
+    unsigned char digest[32];
+    unsigned round, rounds;
+    uint64_t entries, offset;
+    if (reader->tables_sha256 == NULL) return EFGS_OK; /* every table is in the strategy file */
+    sha256(bytes, size, digest);
+    if (memcmp(digest, reader->tables_sha256, 32) != 0 || size < TABLES_HEAD_SIZE ||
+        memcmp(bytes, TABLES_MAGIC, 8) != 0 || read_u16(bytes + 8) != 1u)
+        return EFGS_ERROR_TABLES;
+    rounds = bytes[10];
+    if (bytes[11] * 4u != reader->num_cards || !inside(TABLES_HEAD_SIZE, (uint64_t)TABLES_ROUND_SIZE * rounds, 0, size))
+        return EFGS_ERROR_TABLES;
+    for (round = 0; round < reader->num_card_rounds; round++) {
+        if (reader->bucket_source[round] != 1u) continue;
+        record = bytes + TABLES_HEAD_SIZE + TABLES_ROUND_SIZE * round;
+        entries = read_u64(record + 8);
+        offset = read_u64(record + 16);
+        if (round >= rounds || record[0] != reader->private_cards || record[1] != reader->board_cards[round] ||
+            record[2] != reader->bucket_bits[round] || read_u32(record + 4) != reader->buckets[round] ||
+            entries != reader->canonical[round].size ||
+            !inside(offset, (entries * reader->bucket_bits[round] + 7u) / 8u, 0, size))
+            return EFGS_ERROR_TABLES;
+        reader->bucket_table_offset[round] = (size_t)offset;
+    }
+    reader->tables_data = bytes;
+    reader->tables_size = size;
     return EFGS_OK;
 }
 
@@ -248,9 +508,8 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
             return EFGS_ERROR_FORMAT;
         reader->cards_offset = (size_t)cards_offset;
         if ((status = open_card_table(reader, bytes, size)) != EFGS_OK) return status;
-        /* an index value is (first row, first value, actions) of a betting history's block */
-        block_bits = reader->card_value_bits + reader->card_action_bits;
-        if (bit_length(reader->num_values) > reader->card_value_bits) return EFGS_ERROR_FORMAT;
+        /* an index value is (first row, actions) of a betting history's block */
+        block_bits = reader->card_action_bits;
     }
     if (reader->bits != 4 && reader->bits != 8 && reader->bits != 16) return EFGS_ERROR_FORMAT;
     if (reader->slot_bits == 0 || reader->slot_bits > MAX_SLOT_BITS ||
@@ -291,6 +550,8 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     return EFGS_OK;
 }
 
+static int open_recorded_tables(efgs_reader *reader, const char *path, void *data, size_t size);
+
 int efgs_open_file(efgs_reader *reader, const char *path) {
     int status;
     void *data;
@@ -314,6 +575,7 @@ int efgs_open_file(efgs_reader *reader, const char *path) {
     if (data == MAP_FAILED) return EFGS_ERROR_IO;
     status = efgs_open_memory(reader, data, size);
     if (status != EFGS_OK) munmap(data, size);
+    else status = open_recorded_tables(reader, path, data, size);
 #else
     long length;
     FILE *file = fopen(path, "rb");
@@ -333,12 +595,100 @@ int efgs_open_file(efgs_reader *reader, const char *path) {
     fclose(file);
     status = efgs_open_memory(reader, data, size);
     if (status != EFGS_OK) free(data);
+    else status = open_recorded_tables(reader, path, data, size);
 #endif
     if (status == EFGS_OK) reader->mapped = 1;
     return status;
 }
 
+/* Map (or read) a whole file: its bytes and size, or EFGS_ERROR_IO. */
+static int map_file(const char *path, const unsigned char **data, size_t *size) {
+#ifdef EFGS_HAVE_MMAP
+    struct stat info;
+    void *mapped;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return EFGS_ERROR_IO;
+    if (fstat(fd, &info) != 0 || info.st_size <= 0) {
+        close(fd);
+        return EFGS_ERROR_IO;
+    }
+    *size = (size_t)info.st_size;
+    mapped = mmap(NULL, *size, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (mapped == MAP_FAILED) return EFGS_ERROR_IO;
+    *data = (const unsigned char *)mapped;
+#else
+    long length;
+    unsigned char *buffer;
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) return EFGS_ERROR_IO;
+    if (fseek(file, 0, SEEK_END) != 0 || (length = ftell(file)) <= 0 || fseek(file, 0, SEEK_SET) != 0) {
+        fclose(file);
+        return EFGS_ERROR_IO;
+    }
+    *size = (size_t)length;
+    buffer = (unsigned char *)malloc(*size);
+    if (buffer == NULL || fread(buffer, 1, *size, file) != *size) {
+        free(buffer);
+        fclose(file);
+        return EFGS_ERROR_IO;
+    }
+    fclose(file);
+    *data = buffer;
+#endif
+    return EFGS_OK;
+}
+
+static void unmap_file(const unsigned char *data, size_t size) {
+#ifdef EFGS_HAVE_MMAP
+    munmap((void *)data, size);
+#else
+    (void)size;
+    free((void *)data);
+#endif
+}
+
+int efgs_open_bucket_tables(efgs_reader *reader, const char *path) {
+    const unsigned char *data;
+    size_t size;
+    int status;
+    if (reader->tables_sha256 == NULL) return EFGS_OK;
+    if (map_file(path, &data, &size) != EFGS_OK) return EFGS_ERROR_TABLES;
+    status = efgs_attach_bucket_tables(reader, data, size);
+    if (status != EFGS_OK) {
+        unmap_file(data, size);
+        return status;
+    }
+    reader->tables_mapped = 1;
+    return EFGS_OK;
+}
+
+/* Attach the bucket-table file a strategy names, found beside the strategy file; on
+ * failure the strategy is closed again. */
+static int open_recorded_tables(efgs_reader *reader, const char *path, void *data, size_t size) {
+    char name[4096];
+    const char *slash = strrchr(path, '/');
+    size_t directory = slash == NULL ? 0 : (size_t)(slash - path) + 1u;
+    int status = EFGS_OK;
+    if (reader->tables_sha256 == NULL) return EFGS_OK;
+    if (reader->tables_name_length == 0 || memchr(reader->tables_name, '/', reader->tables_name_length) != NULL ||
+        directory + reader->tables_name_length >= sizeof name) {
+        status = EFGS_ERROR_TABLES;
+    } else {
+        memcpy(name, path, directory);
+        memcpy(name + directory, reader->tables_name, reader->tables_name_length);
+        name[directory + reader->tables_name_length] = '\0';
+        status = efgs_open_bucket_tables(reader, name);
+    }
+    if (status != EFGS_OK) {
+        unmap_file((const unsigned char *)data, size);
+        memset(reader, 0, sizeof *reader);
+    }
+    return status;
+}
+
 void efgs_close(efgs_reader *reader) {
+    if (reader->tables_mapped && reader->tables_data != NULL) unmap_file(reader->tables_data, reader->tables_size);
     if (reader->mapped && reader->data != NULL) {
 #ifdef EFGS_HAVE_MMAP
         munmap((void *)reader->data, reader->size);
@@ -507,15 +857,42 @@ static int read_cards(const efgs_reader *reader, const char *text, size_t length
     return filled == 0 ? (int)count : -1;
 }
 
-/* The bucket of a sorted hand and sorted board in a round, or EFGS_ERROR_CORRUPTED. */
+/* The bucket of a sorted hand with the board seen in a round (in the order dealt), or
+ * EFGS_ERROR_CORRUPTED (a stored bucket out of range) / EFGS_ERROR_TABLES (not attached). */
 static int64_t bucket_of(const efgs_reader *reader, unsigned round, const unsigned *hand,
                          const unsigned *board) {
-    unsigned bits = reader->bucket_bits[round], shift, width, i;
-    uint64_t entry = combination_rank(hand, reader->private_cards, reader->num_cards) *
-                         binomial(reader->num_cards, reader->board_cards[round]) +
-                     combination_rank(board, reader->board_cards[round], reader->num_cards);
-    uint64_t bit = entry * bits, word = 0, bucket;
-    const unsigned char *at = reader->data + reader->bucket_table_offset[round] + (bit >> 3);
+    unsigned bits = reader->bucket_bits[round], shift, width, i, method = reader->bucket_method[round];
+    unsigned sorted[MAX_CARDS], past, start = 0, dealt;
+    uint64_t entry = 0, bit, word = 0, bucket;
+    const unsigned char *at;
+    if (method == CONSTANT) return 0;
+    if (method == LOSSLESS) { /* every deal in order, then the hand */
+        for (past = 0; past <= round; past++) {
+            if ((dealt = reader->board_dealt[past]) == 0) continue;
+            memcpy(sorted, board + start, dealt * sizeof *sorted);
+            sort_cards(sorted, dealt);
+            entry = entry * binomial(reader->num_cards, dealt) + combination_rank(sorted, dealt, reader->num_cards);
+            start += dealt;
+        }
+        return (int64_t)(entry * binomial(reader->num_cards, reader->private_cards) +
+                         combination_rank(hand, reader->private_cards, reader->num_cards));
+    }
+    if (method == BY_COMBINATION) {
+        memcpy(sorted, board, reader->board_cards[round] * sizeof *sorted);
+        sort_cards(sorted, reader->board_cards[round]);
+        entry = combination_rank(hand, reader->private_cards, reader->num_cards) *
+                    binomial(reader->num_cards, reader->board_cards[round]) +
+                combination_rank(sorted, reader->board_cards[round], reader->num_cards);
+    } else {
+        memcpy(sorted, hand, reader->private_cards * sizeof *sorted);
+        memcpy(sorted + reader->private_cards, board, reader->board_cards[round] * sizeof *sorted);
+        entry = canonical_index(&reader->canonical[round], sorted);
+        if (method == CANONICAL) return (int64_t)entry;
+    }
+    if (reader->bucket_source[round] == 1u && reader->tables_data == NULL) return EFGS_ERROR_TABLES;
+    at = (reader->bucket_source[round] == 1u ? reader->tables_data : reader->data) + reader->bucket_table_offset[round];
+    bit = entry * bits;
+    at += bit >> 3;
     shift = (unsigned)(bit & 7u);
     width = (shift + bits + 7u) >> 3;
     for (i = 0; i < width; i++) word |= (uint64_t)at[i] << (8u * i);
@@ -552,10 +929,10 @@ static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_
                          uint32_t *lo, uint32_t *hi) {
     const char *values[4] = {NULL, NULL, NULL, NULL};
     size_t lengths[4] = {0, 0, 0, 0}, i;
-    unsigned hand[MAX_CARDS], board[MAX_CARDS], prefix[MAX_CARDS], round = 0, past, first_round;
+    unsigned hand[MAX_CARDS], board[MAX_CARDS], round = 0, past, first_round, group;
     int hand_count, board_count, j, k;
     int64_t bucket, block;
-    uint64_t cell = 0, row, first_value, actions, sum = 0, limit = (uint64_t)1 << 33;
+    uint64_t cell = 0, row, first_row, first_value, actions, sum = 0, limit = (uint64_t)1 << 33;
     find_fields(key, key_length, values, lengths);
     if (values[0] != NULL) { /* card= before cards=, as a dict of the fields would */
         values[1] = values[0];
@@ -577,18 +954,25 @@ static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_
     sort_cards(hand, (unsigned)hand_count);
     first_round = reader->perfect_recall ? 0u : round;
     for (past = first_round; past <= round; past++) {
-        memcpy(prefix, board, reader->board_cards[past] * sizeof *prefix);
-        sort_cards(prefix, reader->board_cards[past]);
-        if ((bucket = bucket_of(reader, past, hand, prefix)) < 0) return bucket;
+        if ((bucket = bucket_of(reader, past, hand, board)) < 0) return bucket;
         cell = cell * reader->buckets[past] + (uint64_t)bucket;
         if (cell > limit) cell = limit; /* past any row: saturate instead of overflowing */
     }
+    if (lengths[3] == 0) { /* the ACPC string before any action */
+        values[3] = "-";
+        lengths[3] = 1;
+    }
     if ((block = index_value(reader, values[3], lengths[3])) < 0) return block;
     actions = (uint64_t)block & (((uint64_t)1 << reader->card_action_bits) - 1u);
-    first_value = ((uint64_t)block >> reader->card_action_bits) &
-                  (((uint64_t)1 << reader->card_value_bits) - 1u);
-    row = ((uint64_t)block >> (reader->card_action_bits + reader->card_value_bits)) + cell;
-    if (row >= reader->num_rows || actions == 0 || first_value + cell * actions + actions > reader->num_values)
+    first_row = (uint64_t)block >> reader->card_action_bits;
+    for (group = 0; group < reader->num_action_groups; group++)
+        if (reader->group_actions[group] == actions && first_row >= reader->group_first_row[group]) break;
+    if (group == reader->num_action_groups) return EFGS_ERROR_NOT_FOUND;
+    first_value = reader->group_first_value[group] + (first_row - reader->group_first_row[group]) * actions;
+    row = first_row + cell;
+    if (row >= reader->num_rows || first_value > reader->num_values ||
+        cell > (reader->num_values - first_value) / actions ||
+        first_value + cell * actions + actions > reader->num_values)
         return EFGS_ERROR_NOT_FOUND; /* a foreign betting history whose fingerprint matched */
     *lo = (uint32_t)(first_value + cell * actions);
     *hi = (uint32_t)(*lo + actions);
@@ -720,12 +1104,13 @@ const char *efgs_status_message(int status) {
     case EFGS_OK: return "ok";
     case EFGS_ERROR_IO: return "cannot open or read the file";
     case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
-    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 4; export again)";
+    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 5; export again)";
     case EFGS_ERROR_TRUNCATED: return "file is truncated";
     case EFGS_ERROR_CORRUPTED: return "file is corrupted";
     case EFGS_ERROR_NOT_FOUND: return "no such infoset key";
     case EFGS_ERROR_CAPACITY: return "output array too short for the row";
     case EFGS_ERROR_NEEDS_CLASS: return "the key is not an explicit entry: give its class (player, own-sequence length, number of actions)";
+    case EFGS_ERROR_TABLES: return "its bucket-table file is missing, not the one it was exported with (sha256 differs), or damaged";
     default: return "unknown status";
     }
 }

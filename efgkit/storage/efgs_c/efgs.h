@@ -23,9 +23,15 @@
  * (EFGS_ERROR_NEEDS_CLASS for the others when the file has a class rule).
  *
  * A file exported on a card abstraction holds its bucket tables instead: a poker key
- * ("P1 card=Ks board=Qh bets=rc/c") is read as its betting history (bets=), which the key
- * index takes to a block of rows, and the bucket of its cards (card=/cards=, board=),
- * which picks the row in the block. No class is needed.
+ * ("P1 card=Ks board=Qh bets=rc/c", or for hold'em "P0 cards=AsKh board=2c3d4s/5h
+ * bets=rc/cr", the ACPC betting string) is read as its betting history (bets=), which the
+ * key index takes to a block of rows, and the bucket of its cards (card=/cards=, board=),
+ * which picks the row in the block. No class is needed. A round's bucket is read from a
+ * packed table over the cards or over their canonical (suit-isomorphic, Waugh 2013) index,
+ * or is that index itself, the deal itself (lossless), or 0. Tables too large to ship in
+ * every strategy live in a bucket-table file (.efgb) that the strategy names and checks
+ * by sha256: efgs_open_file opens it beside the strategy (the recorded name), or the
+ * caller attaches it with efgs_open_bucket_tables / efgs_attach_bucket_tables.
  *
  * Integers in the file are little-endian and are read byte by byte, so the reader works
  * on any host byte order and alignment.
@@ -40,8 +46,11 @@
 extern "C" {
 #endif
 
-#define EFGS_FORMAT_VERSION 4
+#define EFGS_FORMAT_VERSION 5
 #define EFGS_MAX_CARD_ROUNDS 8
+#define EFGS_MAX_ACTION_GROUPS 16
+#define EFGS_MAX_CODES 64          /* per-suit card counts of a canonical index: (hole + 1)(board + 1) */
+#define EFGS_MAX_CONFIGURATIONS 48 /* sorted suit counts of (hole, board): 38 for 2 + 5 cards */
 
 enum efgs_status {
     EFGS_OK = 0,
@@ -52,8 +61,23 @@ enum efgs_status {
     EFGS_ERROR_CORRUPTED = -5,   /* a CRC mismatch or a row not summing to the total */
     EFGS_ERROR_NOT_FOUND = -6,   /* no such infoset key (not in the game, or pruned) */
     EFGS_ERROR_CAPACITY = -7,    /* the output array is shorter than the row */
-    EFGS_ERROR_NEEDS_CLASS = -8  /* not an explicit key and no class given (file has a class rule) */
+    EFGS_ERROR_NEEDS_CLASS = -8, /* not an explicit key and no class given (file has a class rule) */
+    EFGS_ERROR_TABLES = -9       /* the bucket-table file is missing, another one (sha256), or damaged */
 };
+
+/* Waugh's canonical index of (hole cards, board) in a deck of 4 suits, numbered as efgkit's
+ * HandIndexer((hole, board)): built when opening, read by every lookup of the round. */
+typedef struct efgs_canonical {
+    unsigned groups[2];         /* cards per group: hole, board (num_groups 1: hole only) */
+    unsigned num_groups;
+    unsigned num_configurations;
+    uint64_t size;              /* canonical hands */
+    uint64_t suit_range[EFGS_MAX_CODES];
+    uint32_t configuration_codes[EFGS_MAX_CONFIGURATIONS];  /* 4 codes, descending, a byte each */
+    uint64_t configuration_first[EFGS_MAX_CONFIGURATIONS];
+    uint64_t multiplier[EFGS_MAX_CONFIGURATIONS][3];        /* the fourth is always 1 */
+    unsigned char group_rank[EFGS_MAX_CONFIGURATIONS][3];
+} efgs_canonical;
 
 /* An infoset's class: what the coarsest abstraction (Cermak et al. 4.1.1) knows of it. */
 typedef struct efgs_class {
@@ -82,11 +106,26 @@ typedef struct efgs_reader {
      * holds betting histories and a row is its history's first row plus its cell. */
     size_t cards_offset, card_names_offset;
     unsigned card_name_width, num_cards, private_cards, num_card_rounds, perfect_recall;
-    unsigned card_value_bits, card_action_bits;  /* widths in an index value of a block */
+    unsigned card_action_bits;                    /* width of a block's actions in an index value */
+    unsigned num_action_groups;                   /* blocks of one number of actions each */
+    uint32_t group_actions[EFGS_MAX_ACTION_GROUPS], group_first_row[EFGS_MAX_ACTION_GROUPS];
+    uint64_t group_first_value[EFGS_MAX_ACTION_GROUPS];
     unsigned board_cards[EFGS_MAX_CARD_ROUNDS];   /* board cards seen in each round */
+    unsigned board_dealt[EFGS_MAX_CARD_ROUNDS];   /* board cards dealt in each round */
     unsigned bucket_bits[EFGS_MAX_CARD_ROUNDS];
+    unsigned bucket_method[EFGS_MAX_CARD_ROUNDS]; /* 0 table by card ranks, 1 table by canonical
+                                                     index, 2 canonical index, 3 lossless, 4 zero */
+    unsigned bucket_source[EFGS_MAX_CARD_ROUNDS]; /* 0 in this file, 1 in the bucket-table file */
     uint32_t buckets[EFGS_MAX_CARD_ROUNDS];
-    size_t bucket_table_offset[EFGS_MAX_CARD_ROUNDS];
+    size_t bucket_table_offset[EFGS_MAX_CARD_ROUNDS];  /* in data, or in tables_data (source 1) */
+    efgs_canonical canonical[EFGS_MAX_CARD_ROUNDS];
+    /* The bucket-table file (.efgb) when a round's table lives there. */
+    const unsigned char *tables_sha256;   /* 32 bytes in the strategy file, NULL if none needed */
+    const char *tables_name;              /* its recorded file name, NOT zero-terminated */
+    size_t tables_name_length;
+    const unsigned char *tables_data;     /* NULL until attached */
+    size_t tables_size;
+    int tables_mapped;
     const char *spec;           /* the game spec, NOT zero-terminated */
     size_t spec_length;
     const unsigned char *fingerprint;  /* 32 bytes: sha256 of the game tree */
@@ -98,6 +137,11 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size);
 /* Open a file: mapped with mmap on POSIX systems, else read into one malloc'd buffer. */
 int efgs_open_file(efgs_reader *reader, const char *path);
 void efgs_close(efgs_reader *reader);
+/* Attach the bucket-table file a strategy names (reader->tables_name): in memory (not
+ * copied), or mapped from a path. Its sha256 must be the one the strategy recorded.
+ * efgs_open_file does this itself with the recorded name beside the strategy file. */
+int efgs_attach_bucket_tables(efgs_reader *reader, const void *data, size_t size);
+int efgs_open_bucket_tables(efgs_reader *reader, const char *path);
 
 /* The abstract row of an infoset (its key and class; class NULL: explicit keys only), or
  * EFGS_ERROR_NOT_FOUND / EFGS_ERROR_NEEDS_CLASS. */
