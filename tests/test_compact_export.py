@@ -600,7 +600,7 @@ def test_a_damaged_card_table_is_refused_by_both_readers(tmp_path, card_exports,
 def test_a_bucket_out_of_range_is_never_read(tmp_path, leduc, card_exports, query_tool):
     export = card_exports[((3, 3), "imperfect")][1][(8, False, False)]
     with CompactStrategy(export.path) as compact:
-        first_table = compact.card_table._tables[0]
+        first_table = compact.card_table._tables[0][1]
     path = _damaged(tmp_path, export.path, lambda d: d.__setitem__(first_table, 0xFF))
     key = "P0 card=Js board=- bets=-"  # hand 0, the table's first entry
     with CompactStrategy(str(path)) as compact:

@@ -126,6 +126,11 @@ class IsomorphicCards:
         self._counts = [int(np.max(t)) + 1 if t.size else 0 for t in tables]
         self.description = description
 
+    @property
+    def tables(self) -> list[np.ndarray]:
+        """The bucket of every canonical hand, per round."""
+        return self._tables
+
     def _indexer(self, round: int):
         return hand_indexer(self._board_cards[round], self._num_ranks)
 

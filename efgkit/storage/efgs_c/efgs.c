@@ -455,10 +455,11 @@ int efgs_attach_bucket_tables(efgs_reader *reader, const void *data, size_t size
         return EFGS_ERROR_TABLES;
     for (round = 0; round < reader->num_card_rounds; round++) {
         if (reader->bucket_source[round] != 1u) continue;
+        if (round >= rounds) return EFGS_ERROR_TABLES;
         record = bytes + TABLES_HEAD_SIZE + TABLES_ROUND_SIZE * round;
         entries = read_u64(record + 8);
         offset = read_u64(record + 16);
-        if (round >= rounds || record[0] != reader->private_cards || record[1] != reader->board_cards[round] ||
+        if (record[0] != reader->private_cards || record[1] != reader->board_cards[round] ||
             record[2] != reader->bucket_bits[round] || read_u32(record + 4) != reader->buckets[round] ||
             entries != reader->canonical[round].size ||
             !inside(offset, (entries * reader->bucket_bits[round] + 7u) / 8u, 0, size))

@@ -1,0 +1,262 @@
+"""Export a bucket strategy (hold'em and the rest of the limit-poker family, solved by the
+streamed engine) to the compact .efgs format, for a reader that answers "hole cards,
+board, betting sequence -> action probabilities".
+
+A bucket strategy has one row per (betting decision, bucket) (``poker.bucket_layout``).
+The file stores those rows, quantized (largest remainder, ``quantization.quantize``), in
+blocks of one betting decision each, and a card table that takes a key's cards to its
+bucket (docs/compact-format.md):
+
+* the key index holds each decision's betting history, the ACPC action string
+  (``cr/cc/r``; ``-`` before any action), and gives its block's first row;
+* per round the bucket is: 0 (``CardIndependent``), the deal itself (``LosslessCards``),
+  the canonical (suit-isomorphic) index of (hole cards, board) (``IsomorphicCards``
+  canonical: Waugh's indexer, which both readers carry), or a packed table over that
+  index (a hold'em pipeline bucket file), ``ceil(log2 buckets)`` bits per entry.
+
+Small tables go into the file. Large ones (52-card turn and river tables: 1.4e7 and
+1.2e8 canonical hands) are written once into a separate bucket-table file (.efgb:
+packed, memory-mappable), which the compact file names and fingerprints by sha256, and
+which both readers check when they open it; strategies on one abstraction share it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from efgkit.errors import FileFormatError, ParameterError
+from efgkit.games.poker import Betting, LimitPoker
+from efgkit.io.atomic import atomic_output_path
+from efgkit.io.error_text import one_line
+from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
+from efgkit.storage.bucket_strategy import betting_digest
+from efgkit.storage.compact import (
+    MAX_SLOT_BITS,
+    RoundBuckets,
+    block_groups,
+    card_names,
+    card_table_bytes,
+    file_bytes,
+    key_index,
+    pack_bits,
+)
+from efgkit.storage.compact_reader import (
+    BY_CANONICAL,
+    CANONICAL,
+    CONSTANT,
+    LOSSLESS,
+    SUITS,
+    TABLES_HEAD,
+    TABLES_MAGIC,
+    TABLES_ROUND,
+    TABLES_VERSION,
+    CanonicalIndex,
+)
+from efgkit.storage.quantization import check_bits as total_of_bits
+from efgkit.storage.quantization import quantize
+
+INLINE_TABLE_BYTES = 8 << 20
+"""Bucket tables up to this many bytes in all go into the compact file (``auto``)."""
+TABLE_PLACES = ("auto", "inline")
+
+
+@dataclass(eq=False)
+class BucketExport:
+    """What ``export_bucket_strategy`` wrote."""
+
+    path: str
+    bytes: int
+    bits: int
+    rows: int
+    betting_histories: int
+    """Decisions of the betting tree: the keys of the index."""
+    index_bytes: int
+    card_table_bytes: int
+    """Bytes of the card table in the compact file (with any inline bucket tables)."""
+    bucket_tables_path: str | None
+    """The bucket-table file the compact file needs, or None (every table inline)."""
+    bucket_tables_bytes: int
+    bucket_tables_written: bool
+    """False when an identical bucket-table file was already there (written once)."""
+    weights: np.ndarray
+    """uint32 quantized weights in the layout's order (``BucketLayout`` rows)."""
+    max_abs_error: float
+
+    def dequantized(self) -> np.ndarray:
+        """What the file plays, as a strategy on the layout (float64 per row action)."""
+        return self.weights / float(total_of_bits(self.bits))
+
+
+def round_buckets(game: LimitPoker, abstraction) -> list[RoundBuckets]:
+    """How a card table finds each round's bucket of ``abstraction``."""
+    dealt = game.card_structure.public_cards_per_round
+    rounds = []
+    for r in range(game.num_rounds):
+        buckets = abstraction.num_buckets(r)
+        if isinstance(abstraction, CardIndependent):
+            rounds.append(RoundBuckets(dealt[r], CONSTANT, 1))
+        elif isinstance(abstraction, LosslessCards):
+            rounds.append(RoundBuckets(dealt[r], LOSSLESS, buckets))
+        elif isinstance(abstraction, IsomorphicCards) and abstraction.reference.get("kind") == "canonical":
+            rounds.append(RoundBuckets(dealt[r], CANONICAL, buckets))
+        elif isinstance(abstraction, IsomorphicCards):
+            rounds.append(RoundBuckets(dealt[r], BY_CANONICAL, buckets,
+                                       np.asarray(abstraction.tables[r], np.uint64)))
+        else:
+            raise ParameterError(f"cannot export buckets of {abstraction.description}")
+    return rounds
+
+
+def bucket_table_file(rounds: list[RoundBuckets], num_ranks: int, hole_cards: int) -> bytes:
+    """The bucket-table file (.efgb) of the rounds with ``external`` tables: a 16-byte head
+    (magic, version, rounds, ranks), a 24-byte record per round of the strategy (hole
+    cards, board cards, bits, buckets, entries, offset; entries 0 for a round whose
+    table is not here), then the packed tables at 8-byte aligned offsets."""
+    records, tables = [], []
+    position = TABLES_HEAD.size + TABLES_ROUND.size * len(rounds)
+    board = 0
+    for r in rounds:
+        board += r.dealt
+        if not r.external:
+            records.append(TABLES_ROUND.pack(hole_cards, board, 0, 0, 0, 0))
+            continue
+        position = (position + 7) // 8 * 8
+        packed = pack_bits(r.table, r.bits)
+        records.append(TABLES_ROUND.pack(hole_cards, board, r.bits, r.buckets, r.table.shape[0], position))
+        tables.append((position, packed))
+        position += len(packed)
+    data = bytearray(position)
+    head = TABLES_HEAD.pack(TABLES_MAGIC, TABLES_VERSION, len(rounds), num_ranks, 0) + b"".join(records)
+    data[:len(head)] = head
+    for start, packed in tables:
+        data[start:start + len(packed)] = packed
+    return bytes(data)
+
+
+def _write_once(path: Path, data: bytes) -> bool:
+    """Write ``data`` at ``path`` unless the file already holds exactly it (False); refuse
+    to replace another file (strategies exported earlier may reference it)."""
+    if path.exists():
+        if hashlib.sha256(path.read_bytes()).digest() == hashlib.sha256(data).digest():
+            return False
+        raise ParameterError(f"{path} exists and holds other bucket tables (compact files may "
+                             f"reference it); name another bucket-table file")
+    try:
+        with atomic_output_path(path) as temporary:
+            temporary.write_bytes(data)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
+    return True
+
+
+def canonical_table_entries(game: LimitPoker, round_index: int) -> int:
+    """Canonical (hole cards, board) hands of a round: the entries of its bucket table."""
+    structure = game.card_structure
+    board = sum(structure.public_cards_per_round[:round_index + 1])
+    hole = structure.private_cards_per_player
+    return CanonicalIndex((hole, board) if board else (hole,), structure.num_ranks).size
+
+
+def bucket_table_file_bytes(game: LimitPoker, buckets: tuple[int, ...]) -> int:
+    """Bytes of the bucket-table file of a pipeline abstraction with ``buckets[r]`` buckets
+    in round r, every round's table in the file (computed, nothing is built)."""
+    position = TABLES_HEAD.size + TABLES_ROUND.size * game.num_rounds
+    for r, count in enumerate(buckets[:game.num_rounds]):
+        position = (position + 7) // 8 * 8 + (canonical_table_entries(game, r)
+                                               * int(count - 1).bit_length() + 7) // 8
+    return position
+
+
+def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str | os.PathLike, *,
+                           bits: int = 8, check_bits: int = 8, bucket_tables: str = "auto"
+                           ) -> BucketExport:
+    """Write ``strategy`` (float64 per row action of ``layout``) as a compact file.
+
+    ``bucket_tables``: ``auto`` (tables of at most ``INLINE_TABLE_BYTES`` in all go into
+    the file, else into a bucket-table file beside it named by its digest), ``inline``,
+    or the path of the bucket-table file (.efgb), written unless it already holds the
+    same tables.
+    """
+    total = total_of_bits(bits)
+    game, betting = layout.betting.game, layout.betting
+    if not 0 <= check_bits <= MAX_SLOT_BITS - 32:
+        raise ParameterError(f"check_bits must be between 0 and {MAX_SLOT_BITS - 32}, got {check_bits}")
+    strategy = layout.checked(strategy)
+    rows = np.repeat(layout.width, layout.buckets)
+    row_offsets = np.concatenate([[0], np.cumsum(rows)])
+    weights = quantize(strategy, row_offsets, bits)
+    rounds = round_buckets(game, layout.abstraction)
+    tables_path, tables_data, written = _place_tables(rounds, game, path, bucket_tables)
+
+    block_rows, block_actions = layout.buckets, layout.width
+    first_row, first_value, groups = block_groups(block_rows, block_actions)
+    order = np.argsort(first_value, kind="stable")
+    values = np.concatenate([weights[layout.action_start[d]:layout.action_start[d + 1]]
+                             for d in order.tolist()])
+    num_rows = int(block_rows.sum())
+    if num_rows >= 1 << 32:
+        raise ParameterError(f"{num_rows:,} rows: the compact format holds at most 2**32 - 1")
+    row_bits = max(int(num_rows - 1).bit_length(), 0)
+    action_bits = int(block_actions.max()).bit_length()
+    slot_bits = row_bits + action_bits + check_bits
+    if slot_bits > MAX_SLOT_BITS:
+        raise ParameterError(f"{num_rows:,} rows need {slot_bits}-bit index slots, more than "
+                             f"{MAX_SLOT_BITS}; lower check_bits")
+    keys = [game.betting_text(Betting(betting.histories[node], (0, 0), 0))
+            for node in betting.decision_nodes.tolist()]
+    reference = (hashlib.sha256(tables_data).digest(), tables_path.name) if tables_path else None
+    structure = game.card_structure
+    section = card_table_bytes(card_names(structure), structure.private_cards_per_player, rounds,
+                               groups=groups, action_bits=action_bits, tables_reference=reference)
+    seed, segment, table = key_index(keys, first_row << action_bits | block_actions, check_bits)
+    slots = pack_bits(table, slot_bits)
+    data = file_bytes(game.spec, betting_digest(betting), bits=bits, flags=0, num_keys=0,
+                      check_bits=check_bits, seed=seed, segment=segment, slot_bits=slot_bits,
+                      slots=slots, num_explicit=len(keys), row_weights=values, row_offsets=None,
+                      num_rows=num_rows, keys=None, classes=np.zeros((0, 4), np.int64),
+                      cards=section)
+    try:
+        with atomic_output_path(path) as temporary:
+            temporary.write_bytes(data)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
+    return BucketExport(
+        path=str(path), bytes=len(data), bits=bits, rows=num_rows, betting_histories=len(keys),
+        index_bytes=len(slots), card_table_bytes=len(section),
+        bucket_tables_path=str(tables_path) if tables_path else None,
+        bucket_tables_bytes=len(tables_data) if tables_path else 0, bucket_tables_written=written,
+        weights=weights, max_abs_error=float(np.max(np.abs(weights / total - strategy), initial=0.0)))
+
+
+def _place_tables(rounds: list[RoundBuckets], game: LimitPoker, path, bucket_tables: str
+                  ) -> tuple[Path | None, bytes, bool]:
+    """Mark the rounds whose tables go to a bucket-table file and write it: (its path, its
+    bytes, whether it was written), or (None, b"", False) if every table is inline."""
+    tabled = [r for r in rounds if r.table is not None]
+    inline_bytes = sum((r.table.shape[0] * r.bits + 7) // 8 for r in tabled)
+    if not tabled or bucket_tables == "inline" or (bucket_tables == "auto"
+                                                   and inline_bytes <= INLINE_TABLE_BYTES):
+        return None, b"", False
+    if game.card_structure.num_suits != SUITS:
+        raise ParameterError("a bucket-table file holds canonical hold'em tables (four suits)")
+    for r in tabled:
+        r.external = True
+    data = bucket_table_file(rounds, game.card_structure.num_ranks,
+                             game.card_structure.private_cards_per_player)
+    if bucket_tables == "auto":
+        target = Path(path).parent / f"buckets-{hashlib.sha256(data).hexdigest()[:16]}.efgb"
+    else:
+        target = Path(bucket_tables)
+        if target.parent.resolve() != Path(path).parent.resolve():
+            raise ParameterError(f"the bucket-table file {target} must be in the directory of "
+                                 f"{path}: the compact file records its name only")
+    return target, data, _write_once(target, data)
+
+
+__all__ = ["BucketExport", "bucket_table_file_bytes", "export_bucket_strategy"]
