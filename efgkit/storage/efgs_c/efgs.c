@@ -221,14 +221,15 @@ static unsigned popcount32(uint32_t x) {
  * suits, in efgkit's order: configurations (four per-suit card counts, ascending) are
  * enumerated lexicographically, each with its first index; suits of equal counts form a
  * multiset. EFGS_ERROR_FORMAT if the deal does not fit the fixed tables. */
-static int build_canonical(efgs_canonical *c, unsigned hole, unsigned board, unsigned num_ranks) {
+int efgs_canonical_init(efgs_canonical *c, unsigned hole, unsigned board, unsigned num_ranks) {
     unsigned radix = hole + 1u, codes = board ? radix * (board + 1u) : radix, code, a[4], p, rank;
     uint64_t total = 0, multiplier, size;
     memset(c, 0, sizeof *c);
     c->groups[0] = hole;
     c->groups[1] = board;
     c->num_groups = board ? 2u : 1u;
-    if (codes > EFGS_MAX_CODES) return EFGS_ERROR_FORMAT;
+    if (codes > EFGS_MAX_CODES || num_ranks < 1u || num_ranks > 13u || hole + board > 4u * num_ranks)
+        return EFGS_ERROR_FORMAT;
     for (code = 0; code < codes; code++) {
         unsigned in_hole = code % radix, in_board = code / radix;
         c->suit_range[code] = in_hole + in_board > num_ranks ? 0u :
@@ -285,7 +286,7 @@ static uint64_t colex(uint32_t ranks) {
 }
 
 /* The canonical index of cards (hole cards, then board; ids 4 rank + suit). */
-static uint64_t canonical_index(const efgs_canonical *c, const unsigned *cards) {
+uint64_t efgs_canonical_index(const efgs_canonical *c, const unsigned *cards) {
     uint32_t used[4] = {0, 0, 0, 0}, ranks[4], shifted[4], bit;
     uint64_t keys[4] = {0, 0, 0, 0}, key, first, value;
     unsigned codes[4] = {0, 0, 0, 0}, position = 0, group, k, suit, configuration, rank;
@@ -360,7 +361,7 @@ static int open_card_round(efgs_reader *reader, unsigned round) {
         return EFGS_ERROR_FORMAT;
     if (method == BY_CANONICAL || method == CANONICAL) {
         if (reader->num_cards % 4u != 0 || reader->num_cards > 52u ||
-            build_canonical(&reader->canonical[round], reader->private_cards, board, reader->num_cards / 4u) != EFGS_OK)
+            efgs_canonical_init(&reader->canonical[round], reader->private_cards, board, reader->num_cards / 4u) != EFGS_OK)
             return EFGS_ERROR_FORMAT;
         computed = reader->canonical[round].size;
     }
@@ -887,7 +888,7 @@ static int64_t bucket_of(const efgs_reader *reader, unsigned round, const unsign
     } else {
         memcpy(sorted, hand, reader->private_cards * sizeof *sorted);
         memcpy(sorted + reader->private_cards, board, reader->board_cards[round] * sizeof *sorted);
-        entry = canonical_index(&reader->canonical[round], sorted);
+        entry = efgs_canonical_index(&reader->canonical[round], sorted);
         if (method == CANONICAL) return (int64_t)entry;
     }
     if (reader->bucket_source[round] == 1u && reader->tables_data == NULL) return EFGS_ERROR_TABLES;

@@ -169,6 +169,13 @@ int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length,
 /* Read the whole file: payload CRC, every row summing to the total. */
 int efgs_verify(const efgs_reader *reader);
 
+/* Waugh's canonical index of (hole, board) cards of a deck of num_ranks ranks x 4 suits
+ * (card ids 4 rank + suit), numbered as efgkit's HandIndexer((hole, board)); board 0:
+ * hole cards alone. init returns EFGS_ERROR_FORMAT for a deal the tables cannot hold.
+ * index takes the hole cards, then the board (valid, distinct); c->size classes. */
+int efgs_canonical_init(efgs_canonical *c, unsigned hole, unsigned board, unsigned num_ranks);
+uint64_t efgs_canonical_index(const efgs_canonical *c, const unsigned *cards);
+
 /* The 64-bit key hash: BLAKE2b, 8-byte digest, of (seed as 8 little-endian bytes, key). */
 uint64_t efgs_key_hash(const char *key, size_t key_length, uint64_t seed);
 const char *efgs_status_message(int status);
