@@ -244,6 +244,8 @@ def _set_version(version):
     (_set_version(2), "no longer read; export the strategy again", "another compact format version"),
     (_set_version(3), "version 3 .* no longer read; export the strategy again",
      "another compact format version"),
+    (_set_version(4), "version 4 .* no longer read; export the strategy again",
+     "another compact format version"),
 ])
 def test_damaged_files_are_refused_by_both_readers(tmp_path, exports, query_tool, change, message,
                                                    c_message):

@@ -73,6 +73,18 @@ def _output_format(out: str, output_format: str | None) -> str:
               help="efgs: the card abstraction (efgkit cards --out) the strategy was solved on, "
                    "if it moved since efgkit solve recorded it (its content digest must match), "
                    "or for a strategy that recorded none; its bucket tables go into the file.")
+@click.option("--bucket-tables", default="auto", show_default=True,
+              metavar="auto|inline|FILE.efgb",
+              help="Bucket strategies (efgkit solve --engine sampled): where the bucket tables "
+                   "go. auto = in the .efgs up to 8 MiB, else into a bucket-table file beside "
+                   "it named by its digest (written once, shared by strategies on the same "
+                   "abstraction, checked by sha256 when read); inline; or that file.")
+@click.option("--buckets", "bucket_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Bucket strategies: the bucket file, if it moved since the solve (its digest "
+                   "must match).")
+@click.option("--nash-conv", is_flag=True,
+              help="Bucket strategies: also the exact NashConv before and after quantization "
+                   "(streamed best response in the full game: reduced decks only).")
 @click.option("--game", "-g", "game", default=None,
               help="The strategy's game [default: the built-in game the file names; a game read "
                    "from a file (efg:, acpc:) must be given here].")
@@ -80,16 +92,40 @@ def _output_format(out: str, output_format: str | None) -> str:
 @click.pass_context
 def export(ctx: click.Context, strategy_file: str, out: str, output_format: str | None, bits: str,
            prune_unreachable: bool, with_keys: bool, check_bits: int, rounding: str,
-           key_map: str, card_abstraction_file: str | None, game: str | None,
-           as_json: bool) -> None:
+           key_map: str, card_abstraction_file: str | None, bucket_tables: str,
+           bucket_file: str | None, nash_conv: bool, game: str | None, as_json: bool) -> None:
     """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
 
     An abstract strategy keeps its abstraction: each abstract row is stored once. Reports
     the file's size, bytes per infoset and the NashConv of the strategy before and after
     quantization (the dequantized strategy evaluated exactly in the full game; NashConv/2
     is OpenSpiel's exploitability).
+
+    A bucket strategy (hold'em and other limit poker, efgkit solve --engine sampled) keeps
+    its rows per (betting decision, bucket) and the bucket tables; readers answer hole
+    cards, board and ACPC betting string (docs/compact-format.md).
     """
+    from efgkit.storage.bucket_strategy import is_bucket_strategy_file
+
     output_format = _output_format(out, output_format)
+    bucket_only = [f"--{name.replace('_', '-')}" for name in ("bucket_tables", "nash_conv")
+                   if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    bucket_only += ["--buckets"] * (bucket_file is not None)
+    if is_bucket_strategy_file(strategy_file):
+        tree_only = [f"--{name.removesuffix('_file').replace('_', '-')}" for name in (
+            "prune_unreachable", "with_keys", "rounding", "key_map", "card_abstraction_file")
+                     if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+        if output_format != "efgs" or tree_only:
+            raise ParameterError(f"a bucket strategy exports to --format efgs with --bits, "
+                                 f"--check-bits, --bucket-tables, --buckets and --nash-conv "
+                                 f"(rows are rounded by largest remainder), not "
+                                 f"{tree_only[0] if tree_only else '--format ' + output_format}")
+        _export_bucket_strategy(strategy_file, out, int(bits), check_bits, bucket_tables,
+                                bucket_file, nash_conv, game, as_json)
+        return
+    if bucket_only:
+        raise ParameterError(f"{bucket_only[0]} applies to bucket strategies (efgkit solve "
+                             f"--engine sampled) only")
     efgs_only = [f"--{name.removesuffix('_file').replace('_', '-')}" for name in (
         "bits", "prune_unreachable", "with_keys", "check_bits", "rounding", "key_map",
         "card_abstraction_file")
@@ -157,6 +193,58 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
     if quantization:
         lines.append(f"largest change of a probability: {max_error:.3e} "
                      f"(one quantization step is {1 / ((1 << quantization) - 1):.3e})")
+    emit(as_json, data, lines)
+
+
+def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits: int,
+                            bucket_tables: str, bucket_file: str | None, nash_conv: bool,
+                            game: str | None, as_json: bool) -> None:
+    """``efgkit export`` of a bucket-strategy file (compact_holdem.export_bucket_strategy)."""
+    import h5py
+
+    from efgkit.cli.streamed import poker_game
+    from efgkit.storage.bucket_strategy import load_bucket_strategy
+    from efgkit.storage.compact_holdem import TABLE_PLACES, export_bucket_strategy
+
+    if bucket_tables not in TABLE_PLACES and not bucket_tables.endswith(".efgb"):
+        raise ParameterError(f"--bucket-tables {bucket_tables}: auto, inline or a FILE.efgb")
+    check_writable(out, "--out")
+    started = time.perf_counter()
+    if game is None:
+        with h5py.File(strategy_file, "r") as handle:
+            game = str(handle.attrs.get("game", ""))
+    layout, strategy, provenance, _ = load_bucket_strategy(strategy_file, poker_game(game),
+                                                           bucket_file)
+    result = export_bucket_strategy(layout, strategy, out, bits=bits, check_bits=check_bits,
+                                    bucket_tables=bucket_tables)
+    data = {"out": out, "format": "efgs", "game": layout.betting.game.spec, "bits": bits,
+            "bytes": result.bytes, "rows": result.rows, "key_map": "cards",
+            "betting_histories": result.betting_histories, "index_bytes": result.index_bytes,
+            "card_table_bytes": result.card_table_bytes,
+            "abstraction": layout.abstraction.description,
+            "bucket_tables": result.bucket_tables_path,
+            "bucket_tables_bytes": result.bucket_tables_bytes,
+            "bucket_tables_written": result.bucket_tables_written,
+            "rounding": "nearest", "max_abs_error": result.max_abs_error}
+    lines = [f"wrote {out} (efgs, {bits}-bit): {result.rows:,} rows of "
+             f"{layout.abstraction.description}, {result.betting_histories:,} betting histories "
+             f"indexed, {result.bytes:,} bytes (card table {result.card_table_bytes:,})"]
+    if result.bucket_tables_path:
+        lines.append(f"bucket tables in {result.bucket_tables_path} ({result.bucket_tables_bytes:,} "
+                     f"bytes, {'written' if result.bucket_tables_written else 'already there'}; "
+                     f"the .efgs checks its sha256)")
+    lines.append(f"largest change of a probability: {result.max_abs_error:.3e} (one "
+                 f"quantization step is {1 / ((1 << bits) - 1):.3e})")
+    if nash_conv:
+        from efgkit.poker.full_game import StreamedEvaluator
+
+        evaluator = StreamedEvaluator(layout)
+        before = evaluator.evaluate(strategy, game_value=False)
+        after = evaluator.evaluate(result.dequantized(), game_value=False)
+        data.update(nash_conv_before=before.nash_conv, nash_conv_after=after.nash_conv)
+        lines.append(f"NashConv {before.nash_conv:.6e} before, {after.nash_conv:.6e} after")
+    data["seconds"] = time.perf_counter() - started
+    data["iterations"] = provenance.get("iterations")
     emit(as_json, data, lines)
 
 

@@ -294,10 +294,10 @@ def _key_section(keys: list[str], rows: np.ndarray, num_rows: int) -> bytes:
         encoded[i] for i in order)
 
 
-def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits: int, seed: int, segment: int,
-            slot_bits: int, slots: bytes, num_keys: int, num_explicit: int,
-            row_weights: np.ndarray, row_offsets: np.ndarray | None, keys: bytes | None,
-            classes: np.ndarray, cards: bytes | None = None, num_rows: int = 0) -> bytes:
+def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits: int, seed: int,
+               segment: int, slot_bits: int, slots: bytes, num_keys: int, num_explicit: int,
+               row_weights: np.ndarray, row_offsets: np.ndarray | None, keys: bytes | None,
+               classes: np.ndarray, cards: bytes | None = None, num_rows: int = 0) -> bytes:
     """The whole file as bytes (docs/compact-format.md) for game ``spec`` (``fingerprint``:
     hex sha256 of its tree, or of its betting tree for a bucket strategy); a file with a
     card table has no row-start table (``row_offsets`` None, ``num_rows`` rows)."""
@@ -563,10 +563,10 @@ def _keyed_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, info
     slots = pack_bits(table, slot_bits)
     row_weights, row_offsets = _rows(weights, infoset_map, used_rows)
     data = file_bytes(**layout, check_bits=check_bits, seed=seed, segment=segment,
-                   slot_bits=slot_bits, slots=slots, num_explicit=int(explicit.sum()),
-                   row_weights=row_weights, row_offsets=row_offsets,
-                   keys=_key_section(keys, rows_of_keys, used_rows.shape[0]) if with_keys else None,
-                   classes=classes)
+                      slot_bits=slot_bits, slots=slots, num_explicit=int(explicit.sum()),
+                      row_weights=row_weights, row_offsets=row_offsets,
+                      keys=_key_section(keys, rows_of_keys, used_rows.shape[0]) if with_keys else None,
+                      classes=classes)
     return _File(data, "class" if classes.shape[0] else "explicit", int(used_rows.shape[0]),
                  int(explicit.sum()), int(classes.shape[0]), len(slots))
 
@@ -633,10 +633,10 @@ def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infos
     seed, segment, table = key_index(list(blocks), block_values, check_bits)
     slots = pack_bits(table, slot_bits)
     data = file_bytes(**layout, check_bits=check_bits, seed=seed, segment=segment,
-                   slot_bits=slot_bits, slots=slots, num_explicit=len(blocks),
-                   row_weights=row_weights, row_offsets=None, num_rows=num_rows,
-                   keys=_key_section(keys, rows_of_keys, num_rows) if with_keys else None,
-                   classes=np.zeros((0, 4), np.int64), cards=section)
+                      slot_bits=slot_bits, slots=slots, num_explicit=len(blocks),
+                      row_weights=row_weights, row_offsets=None, num_rows=num_rows,
+                      keys=_key_section(keys, rows_of_keys, num_rows) if with_keys else None,
+                      classes=np.zeros((0, 4), np.int64), cards=section)
     return _File(data, "cards", num_rows, len(blocks), 0, len(slots), len(section))
 
 

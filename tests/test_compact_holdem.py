@@ -1,0 +1,310 @@
+"""Compact export of bucket strategies (hold'em and the limit-poker family): the standard-
+library and C ports of Waugh's canonical index equal the numba indexer, both readers answer
+"hole cards, board, betting" with the strategy's quantized rows on canonical, lossless,
+card-independent and pipeline-bucket-file abstractions, and a missing, other or damaged
+bucket-table file is one clear error."""
+
+import ctypes
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from efgkit.abstraction.cards.holdem.bucket_file import StreetBuckets, save_buckets
+from efgkit.abstraction.cards.holdem.features import hand_indexer
+from efgkit.cli import main
+from efgkit.games.poker import Betting
+from efgkit.poker.betting_tree import BettingTree
+from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.card_abstraction import (
+    CardIndependent,
+    IsomorphicCards,
+    LosslessCards,
+)
+from efgkit.specs import load_game, make_game
+from efgkit.storage import compact_reader
+from efgkit.storage.bucket_strategy import save_bucket_strategy
+from efgkit.storage.compact_holdem import bucket_table_file_bytes, export_bucket_strategy
+from efgkit.storage.compact_reader import CanonicalIndex, CompactFormatError, CompactStrategy
+
+C_SOURCES = Path(compact_reader.__file__).parent / "efgs_c"
+STREETS = ("preflop", "flop", "turn", "river")
+
+
+@pytest.fixture(scope="module")
+def c_tools(tmp_path_factory):
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("no C compiler on this machine")
+    folder = tmp_path_factory.mktemp("c")
+    source = str(C_SOURCES / "efgs.c")
+    subprocess.run([compiler, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2", source,
+                    str(C_SOURCES / "efgs_query.c"), "-o", str(folder / "efgs_query")], check=True)
+    subprocess.run([compiler, "-std=c99", "-O2", "-shared", "-fPIC", source, "-o",
+                    str(folder / "libefgs.so")], check=True)
+    return folder
+
+
+def _random_hands(rng, ranks, cards, count=150):
+    return [rng.sample(range(4 * ranks), cards) for _ in range(count)]
+
+
+@pytest.mark.parametrize("ranks", range(5, 14))
+def test_python_canonical_index_equals_the_numba_indexer_every_round(ranks):
+    rng = random.Random(ranks)
+    for board in (0, 3, 4, 5):
+        numba_indexer = hand_indexer(board, ranks)
+        ported = CanonicalIndex((2, board) if board else (2,), ranks)
+        assert ported.size == numba_indexer.round_size(numba_indexer.num_rounds - 1)
+        hands = _random_hands(rng, ranks, 2 + board)
+        assert [ported.index(hand) for hand in hands] == numba_indexer.index(np.array(hands)).tolist()
+
+
+def test_c_canonical_index_equals_the_numba_indexer_every_round_and_deck(c_tools):
+    library = ctypes.CDLL(str(c_tools / "libefgs.so"))
+    library.efgs_canonical_index.restype = ctypes.c_uint64
+    indexer = ctypes.create_string_buffer(1 << 15)  # larger than efgs_canonical
+    rng = random.Random(0)
+    for ranks in range(5, 14):
+        for board in (0, 3, 4, 5):
+            assert library.efgs_canonical_init(indexer, 2, board, ranks) == 0
+            hands = _random_hands(rng, ranks, 2 + board)
+            ported = [library.efgs_canonical_index(indexer, (ctypes.c_uint * 7)(*hand)) for hand in hands]
+            assert ported == hand_indexer(board, ranks).index(np.array(hands)).tolist(), (ranks, board)
+
+
+# ------------------------------------------------------------------ exports and lookups
+def _key(game, betting, node, hole, board):
+    structure = game.card_structure
+    names = [structure.card_name(card) for card in range(structure.num_cards)]
+    sizes, parts, at = structure.public_cards_per_round[1:int(betting.round[node]) + 1], [], 0
+    for size in sizes:
+        parts.append("".join(names[c] for c in board[at:at + size]))
+        at += size
+    field = "card" if structure.private_cards_per_player == 1 else "cards"
+    bets = game.betting_text(Betting(betting.histories[node], (0, 0), 0))
+    return (f"P{betting.kind[node]} {field}={''.join(names[c] for c in hole)} "
+            f"board={'/'.join(parts) or '-'} bets={bets}")
+
+
+def _random_decisions(layout, export, count, seed):
+    """(key, the quantized row of its (decision, bucket)) for random deals and decisions,
+    the bucket from the abstraction itself."""
+    betting, game = layout.betting, layout.betting.game
+    structure = game.card_structure
+    hands = betting.hands()[0]
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        decision = rng.randrange(betting.decision_nodes.shape[0])
+        node = int(betting.decision_nodes[decision])
+        dealt = sum(structure.public_cards_per_round[:int(betting.round[node]) + 1])
+        cards = rng.sample(range(structure.num_cards), structure.private_cards_per_player + dealt)
+        private = structure.private_cards_per_player
+        hole, board = sorted(cards[:private]), cards[private:]
+        hand = int(np.flatnonzero((hands == hole).all(axis=1))[0])
+        round_index = int(betting.round[node])
+        bucket = int(layout.abstraction.buckets(round_index, np.array(board, np.int64), hands)[hand])
+        start = layout.action_start[decision] + bucket * layout.width[decision]
+        row = tuple(int(w) for w in export.weights[start:start + layout.width[decision]])
+        cases.append((_key(game, betting, node, rng.sample(hole, len(hole)), board), row))
+    return cases
+
+
+def _pipeline_bucket_file(path, ranks, buckets, seed=0):
+    """A hold'em pipeline bucket file (the format efgkit holdem-abstraction writes) with
+    random buckets: built in milliseconds instead of clustered."""
+    rng = np.random.default_rng(seed)
+    streets = []
+    for r, (street, count) in enumerate(zip(STREETS, buckets, strict=True)):
+        indexer = hand_indexer(sum((0, 3, 1, 1)[:r + 1]), ranks)
+        size = indexer.round_size(indexer.num_rounds - 1)
+        labels = np.concatenate([np.arange(count), rng.integers(0, count, size - count)])
+        streets.append(StreetBuckets(street, labels, np.zeros((count, 1)), "random", "none", 0.0, seed))
+    save_buckets(path, ranks, streets, {"test": True})
+    return path
+
+
+@pytest.fixture(scope="module")
+def holdem_exports(tmp_path_factory):
+    """Exports on holdem(ranks=5) (a pipeline bucket file: tables inline and in a bucket-
+    table file) and holdem(ranks=5,rounds=2) (canonical: the index itself)."""
+    folder = tmp_path_factory.mktemp("holdem")
+    game = make_game("holdem(ranks=5)")
+    bucket_file = _pipeline_bucket_file(folder / "b.h5", 5, (7, 30, 40, 50))
+    buckets = IsomorphicCards.from_bucket_file(game, bucket_file)
+    layout = BucketLayout(BettingTree(game), buckets)
+    strategy = layout.random(0)
+    small = make_game("holdem(ranks=5,rounds=2)")
+    canonical = BucketLayout(BettingTree(small), IsomorphicCards.canonical(small))
+    return {
+        "inline": (layout, export_bucket_strategy(layout, strategy, folder / "inline.efgs", bits=8)),
+        "external": (layout, export_bucket_strategy(layout, strategy, folder / "external.efgs", bits=16,
+                                                    bucket_tables=str(folder / "tables.efgb"))),
+        "canonical": (canonical, export_bucket_strategy(canonical, canonical.random(1),
+                                                        folder / "canonical.efgs", bits=4)),
+        "strategy": strategy,
+    }
+
+
+@pytest.fixture(scope="module")
+def leduc_exports(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("leduc")
+    game = make_game("leduc")
+    betting = BettingTree(game)
+    exports = {}
+    for name, abstraction in (("lossless", LosslessCards(game)), ("none", CardIndependent())):
+        layout = BucketLayout(betting, abstraction)
+        exports[name] = (layout, export_bucket_strategy(layout, layout.random(2), folder / f"{name}.efgs"))
+    return exports
+
+
+def _check_both_readers(path, cases, c_tools):
+    with CompactStrategy(str(path)) as strategy:
+        assert [strategy.quantized(key) for key, _ in cases] == [row for _, row in cases]
+    if c_tools is None:
+        return
+    result = subprocess.run([str(c_tools / "efgs_query"), str(path)], capture_output=True, text=True,
+                            check=True, input="".join(f"{key}\n" for key, _ in cases))
+    assert result.stdout.splitlines() == [f"{key}\t{' '.join(map(str, row))}" for key, row in cases]
+
+
+@pytest.mark.parametrize("name", ["inline", "external", "canonical"])
+def test_both_readers_give_the_quantized_rows_of_random_holdem_deals(holdem_exports, c_tools, name):
+    layout, export = holdem_exports[name]
+    _check_both_readers(export.path, _random_decisions(layout, export, 300, seed=len(name)), c_tools)
+
+
+@pytest.mark.parametrize("name", ["lossless", "none"])
+def test_both_readers_answer_every_leduc_infoset_of_a_bucket_strategy(leduc_exports, c_tools, name):
+    layout, export = leduc_exports[name]
+    _check_both_readers(export.path, _random_decisions(layout, export, 200, seed=3), c_tools)
+    tree = load_game("leduc")  # every infoset of the game has its row
+    with CompactStrategy(export.path) as strategy:
+        assert all(strategy.row_of(key) >= 0 for key in tree.infoset_keys)
+
+
+def test_quantized_rows_sum_to_the_total_and_move_less_than_a_step(holdem_exports):
+    layout, export = holdem_exports["inline"]
+    row_starts = np.concatenate([[0], np.cumsum(np.repeat(layout.width, layout.buckets))])[:-1]
+    sums = np.add.reduceat(export.weights, row_starts)
+    assert np.all(sums == 255) and export.max_abs_error < 1 / 255
+    assert np.abs(export.dequantized() - holdem_exports["strategy"]).max() == export.max_abs_error
+
+
+def test_tables_go_inline_or_once_into_a_bucket_table_file(holdem_exports, tmp_path):
+    layout, inline = holdem_exports["inline"]
+    _, external = holdem_exports["external"]
+    assert inline.bucket_tables_path is None and external.bucket_tables_written
+    table_bytes = inline.card_table_bytes - external.card_table_bytes
+    assert table_bytes > 0 and external.bucket_tables_bytes >= table_bytes
+    # the same tables again: the file is not rewritten; other tables: refused
+    again = export_bucket_strategy(layout, holdem_exports["strategy"],
+                                   Path(external.path).with_name("again.efgs"),
+                                   bucket_tables=external.bucket_tables_path)
+    assert not again.bucket_tables_written
+    other = BucketLayout(layout.betting, IsomorphicCards.hashed(layout.betting.game, (3, 4, 5, 6), 1))
+    with pytest.raises(Exception, match="holds other bucket tables"):
+        export_bucket_strategy(other, other.random(0), Path(external.path).with_name("other.efgs"),
+                               bucket_tables=external.bucket_tables_path)
+
+
+def test_a_52_card_bucket_table_file_size_is_computed_not_built():
+    game = make_game("holdem")
+    size = bucket_table_file_bytes(game, (169, 1000, 1000, 1000))
+    entries = (169, 1_286_792, 13_960_050, 123_156_254)
+    packed = sum(e * b for e, b in zip(entries, (8, 10, 10, 10), strict=True)) / 8
+    assert size == pytest.approx(packed, abs=200)
+
+
+def test_the_python_reader_needs_no_numpy_for_a_holdem_file(holdem_exports):
+    layout, export = holdem_exports["external"]
+    key, row = _random_decisions(layout, export, 1, seed=9)[0]
+    script = (
+        "import importlib.util, sys; sys.modules['numpy'] = None\n"
+        f"spec = importlib.util.spec_from_file_location('reader', {compact_reader.__file__!r})\n"
+        "reader = importlib.util.module_from_spec(spec); spec.loader.exec_module(reader)\n"
+        f"print(reader.CompactStrategy({export.path!r}).quantized({key!r}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == str(row)
+
+
+# ------------------------------------------------------------------ bad bucket-table files
+def _copy_with_tables(tmp_path, export, change):
+    """The external export and its bucket-table file copied to tmp_path, the table file changed."""
+    shutil.copy(export.path, tmp_path / "s.efgs")
+    tables = tmp_path / Path(export.bucket_tables_path).name
+    data = bytearray(Path(export.bucket_tables_path).read_bytes())
+    change(data, tables)
+    return tmp_path / "s.efgs"
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda data, path: None, "missing"),
+    (lambda data, path: path.write_bytes(bytes(data[:-1])), "sha256 differs"),
+    (lambda data, path: path.write_bytes(bytes(data[:-1]) + bytes([data[-1] ^ 1])), "sha256 differs"),
+])
+def test_a_missing_or_other_bucket_table_file_is_one_clear_error(tmp_path, holdem_exports, c_tools, change,
+                                                                 message):
+    path = _copy_with_tables(tmp_path, holdem_exports["external"][1], change)
+    with pytest.raises(CompactFormatError, match=message) as raised:
+        CompactStrategy(str(path))
+    assert "\n" not in str(raised.value)
+    result = subprocess.run([str(c_tools / "efgs_query"), str(path)], input="", capture_output=True,
+                            text=True)
+    assert result.returncode == 2 and "bucket-table file" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_the_readers_take_a_moved_bucket_table_file(tmp_path, holdem_exports):
+    _, export = holdem_exports["external"]
+    moved = tmp_path / "elsewhere.efgb"
+    shutil.copy(export.bucket_tables_path, moved)
+    shutil.copy(export.path, tmp_path / "s.efgs")
+    with CompactStrategy(str(tmp_path / "s.efgs"), bucket_tables=str(moved)) as strategy:
+        assert strategy.card_table.external is not None
+
+
+# ------------------------------------------------------------------ command line
+@pytest.fixture(scope="module")
+def strategy_file(tmp_path_factory, holdem_exports):
+    layout, _ = holdem_exports["inline"]
+    path = tmp_path_factory.mktemp("cli") / "strategy.h5"
+    save_bucket_strategy(path, layout, holdem_exports["strategy"], {"algorithm": "random", "iterations": 0})
+    return path
+
+
+def test_export_writes_a_bucket_strategy_and_its_tables(tmp_path, runner, json_output, strategy_file,
+                                                        holdem_exports):
+    out = tmp_path / "s.efgs"
+    data = json_output(runner.invoke(main, ["export", str(strategy_file), "--out", str(out),
+                                            "--bucket-tables", str(tmp_path / "t.efgb"), "--json"]))
+    assert data["bytes"] == out.stat().st_size and data["bucket_tables_written"]
+    assert data["rows"] == holdem_exports["inline"][1].rows and data["betting_histories"] == 6378
+    with CompactStrategy(str(out)) as strategy, CompactStrategy(holdem_exports["inline"][1].path) as inline:
+        key = _random_decisions(*holdem_exports["inline"], 1, seed=4)[0][0]
+        assert strategy.quantized(key) == inline.quantized(key)
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--rounding", "exact"], "--rounding"),
+    (["--bucket-tables", "tables.bin"], "auto, inline or a FILE.efgb"),
+    (["--format", "json"], "--format json"),
+])
+def test_bad_bucket_strategy_exports_are_one_line_exit_2(tmp_path, runner, strategy_file, extra, words):
+    out = "s.json" if "json" in extra else str(tmp_path / "s.efgs")
+    result = runner.invoke(main, ["export", str(strategy_file), "--out", out, *extra])
+    assert result.exit_code == 2 and words in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_export_refuses_to_replace_another_bucket_table_file(tmp_path, runner, strategy_file):
+    (tmp_path / "t.efgb").write_bytes(b"something else")
+    result = runner.invoke(main, ["export", str(strategy_file), "--out", str(tmp_path / "s.efgs"),
+                                  "--bucket-tables", str(tmp_path / "t.efgb")])
+    assert result.exit_code == 2 and "holds other bucket tables" in result.stderr
+    assert (tmp_path / "t.efgb").read_bytes() == b"something else" and not (tmp_path / "s.efgs").exists()
