@@ -82,6 +82,7 @@ BITS = (4, 8, 16)
 MAX_SLOT_BITS = 56
 VERIFY_CHUNK = 1 << 24
 SUITS = 4
+SUIT_INDEX_MASK = (1 << 40) - 1
 MASK32 = (1 << 32) - 1
 MASK64 = (1 << 64) - 1
 
@@ -158,6 +159,7 @@ class CanonicalIndex:
             for count in counts:
                 choices, left = choices * comb(left, count), left - count
             self.suit_range.append(choices if sum(counts) <= num_ranks else 0)
+        self._colex = [_colex(ranks) for ranks in range(1 << num_ranks)]
         feasible = [code for code in range(num_codes) if self.suit_range[code]]
         self.configurations, self.size = {}, 0
         for ascending in combinations_with_replacement(feasible, SUITS):
@@ -188,21 +190,26 @@ class CanonicalIndex:
     def index(self, cards: list[int]) -> int:
         """The canonical index of ``cards`` (every group's cards, group after group)."""
         used, codes, indices, position = [0] * SUITS, [0] * SUITS, [0] * SUITS, 0
+        suit_range, colex = self.suit_range, self._colex
         for group, count in enumerate(self.groups):
             ranks, shifted = [0] * SUITS, [0] * SUITS
             for card in cards[position:position + count]:
                 suit, bit = card & 3, 1 << (card >> 2)
                 ranks[suit] |= bit
                 # a rank's position among the ranks this suit has not dealt before
-                shifted[suit] |= bit >> bin(used[suit] & (bit - 1)).count("1")
+                shifted[suit] |= bit >> (used[suit] & (bit - 1)).bit_count()
             position += count
+            radix = self.radix[group]
             for suit in range(SUITS):
-                indices[suit] += self.suit_range[codes[suit]] * _colex(shifted[suit])
-                codes[suit] += bin(ranks[suit]).count("1") * self.radix[group]
+                indices[suit] += suit_range[codes[suit]] * colex[shifted[suit]]
+                codes[suit] += ranks[suit].bit_count() * radix
                 used[suit] |= ranks[suit]
-        keys = sorted(zip(codes, indices, strict=True), reverse=True)
-        first, multipliers, group_ranks = self.configurations[tuple(code for code, _ in keys)]
-        for (_, value), multiplier, rank in zip(keys, multipliers, group_ranks, strict=True):
+        keys = sorted((code << 40 | index for code, index in zip(codes, indices, strict=True)),
+                      reverse=True)
+        first, multipliers, group_ranks = self.configurations[
+            (keys[0] >> 40, keys[1] >> 40, keys[2] >> 40, keys[3] >> 40)]
+        for key, multiplier, rank in zip(keys, multipliers, group_ranks, strict=True):
+            value = key & SUIT_INDEX_MASK
             first += multiplier * (value if rank == 1 else comb(value + rank - 1, rank))
         return first
 
@@ -334,8 +341,9 @@ class CardTable:
         position += ACTION_GROUP.size * groups
         names = bytes(data[position:position + width * cards])
         self.names = {names[width * card:width * (card + 1)]: card for card in range(cards)}
+        self._text_names = {name.decode("ascii", "replace"): card for name, card in self.names.items()}
         position += width * cards
-        if len(self.names) != cards or any(
+        if len(self.names) != cards or not names.isascii() or any(
                 not 1 <= actions < 1 << action_bits for actions, _, _ in self.groups):
             raise CompactFormatError(f"{path}: card table is corrupted")
         if EXTERNAL in self.sources:
@@ -459,10 +467,10 @@ class CardTable:
         return bucket
 
     def _card_ids(self, text: str) -> list[int] | None:
-        encoded = text.encode()
-        if len(encoded) % self.width:
+        width, names = self.width, self._text_names
+        if len(text) % width:
             return None
-        cards = [self.names.get(encoded[i:i + self.width]) for i in range(0, len(encoded), self.width)]
+        cards = [names.get(text[i:i + width]) for i in range(0, len(text), width)]
         return None if None in cards else cards
 
     def locate(self, key: str) -> tuple[str, int, int] | None:

@@ -414,6 +414,8 @@ static int open_card_table(efgs_reader *reader, const unsigned char *bytes, size
             return EFGS_ERROR_FORMAT;
     }
     reader->card_names_offset = (size_t)position;
+    for (i = 0; i < reader->num_cards * reader->card_name_width; i++) /* ASCII names */
+        if (bytes[position + i] > 127u) return EFGS_ERROR_FORMAT;
     for (i = 0; i < reader->num_cards; i++) /* every card's name differs from the others' */
         for (j = 0; j < i; j++)
             if (memcmp(bytes + position + i * reader->card_name_width,
