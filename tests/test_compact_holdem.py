@@ -28,7 +28,11 @@ from efgkit.poker.card_abstraction import (
 from efgkit.specs import load_game, make_game
 from efgkit.storage import compact_reader
 from efgkit.storage.bucket_strategy import save_bucket_strategy
-from efgkit.storage.compact_holdem import bucket_table_file_bytes, export_bucket_strategy
+from efgkit.storage.compact_holdem import (
+    bucket_table_file_bytes,
+    export_bucket_strategy,
+    planned_bytes,
+)
 from efgkit.storage.compact_reader import CanonicalIndex, CompactFormatError, CompactStrategy
 
 C_SOURCES = Path(compact_reader.__file__).parent / "efgs_c"
@@ -211,6 +215,13 @@ def test_tables_go_inline_or_once_into_a_bucket_table_file(holdem_exports, tmp_p
     with pytest.raises(Exception, match="holds other bucket tables"):
         export_bucket_strategy(other, other.random(0), Path(external.path).with_name("other.efgs"),
                                bucket_tables=external.bucket_tables_path)
+
+
+@pytest.mark.parametrize("name", ["external", "canonical"])
+def test_planned_bytes_are_the_bytes_written(holdem_exports, name):
+    layout, export = holdem_exports[name]
+    tables = Path(export.bucket_tables_path).name if export.bucket_tables_path else None
+    assert planned_bytes(layout, bits=export.bits, tables_name=tables) == export.bytes
 
 
 def test_a_52_card_bucket_table_file_size_is_computed_not_built():

@@ -43,13 +43,18 @@ from efgkit.storage.compact import (
     card_names,
     card_table_bytes,
     file_bytes,
+    index_bytes,
     key_index,
     pack_bits,
 )
 from efgkit.storage.compact_reader import (
+    ACTION_GROUP,
     BY_CANONICAL,
     CANONICAL,
+    CARD_HEAD,
+    CARD_ROUND,
     CONSTANT,
+    HEADER,
     LOSSLESS,
     SUITS,
     TABLES_HEAD,
@@ -173,6 +178,27 @@ def bucket_table_file_bytes(game: LimitPoker, buckets: tuple[int, ...]) -> int:
     return position
 
 
+def planned_bytes(layout: BucketLayout, *, bits: int = 8, check_bits: int = 8,
+                  tables_name: str | None = "buckets-0123456789abcdef.efgb") -> int:
+    """Bytes of the compact file ``export_bucket_strategy`` writes for ``layout`` with every
+    bucket table in a bucket-table file named ``tables_name`` (None: no table file), from
+    the layout alone: what a 52-card abstraction's file will take, before its tables are
+    built (docs/compact-format.md, byte layout)."""
+    game = layout.betting.game
+    aligned = lambda n: (n + 7) // 8 * 8  # noqa: E731
+    rows = int(layout.buckets.sum())
+    slot_bits = (max(rows - 1, 0).bit_length() + int(layout.width.max()).bit_length()
+                 + check_bits)
+    slots = index_bytes(layout.width.shape[0], slot_bits)
+    values = (int(layout.num_actions) * bits + 7) // 8
+    structure = game.card_structure
+    card_table = (CARD_HEAD.size + CARD_ROUND.size * game.num_rounds
+                  + ACTION_GROUP.size * np.unique(layout.width).shape[0]
+                  + len(card_names(structure)[0]) * structure.num_cards
+                  + (34 + len(tables_name.encode()) if tables_name else 0))
+    return aligned(aligned(aligned(HEADER.size + len(game.spec.encode())) + slots) + values) + card_table
+
+
 def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str | os.PathLike, *,
                            bits: int = 8, check_bits: int = 8, bucket_tables: str = "auto"
                            ) -> BucketExport:
@@ -259,4 +285,4 @@ def _place_tables(rounds: list[RoundBuckets], game: LimitPoker, path, bucket_tab
     return target, data, _write_once(target, data)
 
 
-__all__ = ["BucketExport", "bucket_table_file_bytes", "export_bucket_strategy"]
+__all__ = ["BucketExport", "bucket_table_file_bytes", "export_bucket_strategy", "planned_bytes"]
