@@ -13,6 +13,13 @@
    with the bucket tables in the file (format 4) against the same rows with a key per
    infoset (format 3's layout, its bytes computed from format 4's minus the 8 header
    bytes format 4 added), beside the abstract solver state.
+4. Hold'em bucket strategies (``export-holdem``): the .efgs of a bucket strategy (rows per
+   betting decision and bucket, 8-bit) with its bucket tables inline and in a bucket-table
+   file, and the lookup time of "hole cards, board, betting -> probabilities" in the
+   standard-library Python reader and the C reader (random deals and decisions; the rows
+   are a random strategy's: bytes and lookup time do not depend on the values). 52-card
+   HULHE at 169-1000-1000-1000 is computed (``planned_bytes``, ``bucket_table_file_bytes``):
+   its tables are not built here.
 
     python benchmarks/bench_export.py            # writes docs/compact-format.md sections
     python benchmarks/bench_export.py --quick    # small games, prints, writes nothing
@@ -44,7 +51,8 @@ from efgkit.storage.compact_reader import HEADER  # noqa: E402
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "compact-format.md"
 V1_HEADER = 114
 V3_HEADER = 142
-SECTIONS = ("export-sizes", "export-quantization", "export-card-tables")
+SECTIONS = ("export-sizes", "export-quantization", "export-card-tables", "export-holdem")
+LOOKUPS = 2000
 
 
 def expanded_v1_bytes(tree, bits: int) -> int:
@@ -134,6 +142,151 @@ def card_row(folder: Path, spec: str, feature: str, buckets: list[int | None], r
     return row
 
 
+def holdem_layout(folder: Path, spec: str, kind: str, buckets: tuple[int, ...] | None = None):
+    """The layout of a bucket strategy: ``pipeline`` (efgkit holdem-abstraction's k-means,
+    real), ``random`` (a pipeline-format bucket file with random buckets: the same table
+    sizes), ``canonical``."""
+    import numpy as np
+
+    from efgkit.abstraction.cards.holdem.bucket_file import StreetBuckets, save_buckets
+    from efgkit.abstraction.cards.holdem.features import hand_indexer
+    from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.bucket_layout import BucketLayout
+    from efgkit.poker.card_abstraction import IsomorphicCards
+    from efgkit.specs import make_game
+
+    game = make_game(spec)
+    ranks = game.card_structure.num_ranks
+    if kind == "canonical":
+        return BucketLayout(BettingTree(game), IsomorphicCards.canonical(game)), "canonical"
+    path = folder / f"{kind}-{ranks}.h5"
+    if kind == "pipeline":
+        build_abstraction(AbstractionOptions(buckets=buckets, bins=8, num_ranks=ranks,
+                                             opponent_clusters=4, seed=3), path)
+    else:
+        rng, streets = np.random.default_rng(0), []
+        for r, (street, count) in enumerate(zip(("preflop", "flop", "turn", "river"), buckets,
+                                                strict=True)):
+            indexer = hand_indexer((0, 3, 4, 5)[r], ranks)
+            size = indexer.round_size(indexer.num_rounds - 1)
+            labels = np.concatenate([np.arange(count), rng.integers(0, count, size - count)])
+            streets.append(StreetBuckets(street, labels, np.zeros((count, 1)), "random", "none",
+                                         0.0, 0))
+        save_buckets(path, ranks, streets, {"random": True})
+    label = f"{kind} {'-'.join(map(str, buckets))}"
+    return BucketLayout(BettingTree(game), IsomorphicCards.from_bucket_file(game, path)), label
+
+
+def lookup_keys(layout, count: int, seed: int) -> list[str]:
+    """Infoset keys of random deals at random decisions (hole cards, board, ACPC betting)."""
+    import random
+
+    from efgkit.games.poker import Betting
+
+    betting, game = layout.betting, layout.betting.game
+    structure = game.card_structure
+    names = [structure.card_name(card) for card in range(structure.num_cards)]
+    rng, keys = random.Random(seed), []
+    for _ in range(count):
+        node = int(rng.choice(betting.decision_nodes))
+        sizes = structure.public_cards_per_round[1:int(betting.round[node]) + 1]
+        cards = rng.sample(range(structure.num_cards), 2 + sum(sizes))
+        board, parts = cards[2:], []
+        for size in sizes:
+            parts.append("".join(names[c] for c in board[:size]))
+            board = board[size:]
+        bets = game.betting_text(Betting(betting.histories[node], (0, 0), 0))
+        keys.append(f"P{betting.kind[node]} cards={names[cards[0]]}{names[cards[1]]} "
+                    f"board={'/'.join(parts) or '-'} bets={bets}")
+    return keys
+
+
+def c_query_tool(folder: Path) -> Path | None:
+    import shutil
+    import subprocess
+
+    from efgkit.storage import compact_reader
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        return None
+    sources = Path(compact_reader.__file__).parent / "efgs_c"
+    subprocess.run([compiler, "-std=c99", "-O2", str(sources / "efgs.c"),
+                    str(sources / "efgs_query.c"), "-o", str(folder / "efgs_query")], check=True)
+    return folder / "efgs_query"
+
+
+def lookup_microseconds(path: Path, keys: list[str], tool: Path | None) -> tuple[float, float]:
+    """Best of 5 passes of the Python reader, and the C reader's efgs_query --bench (50
+    passes), in microseconds per lookup."""
+    import subprocess
+
+    from efgkit.storage.compact_reader import CompactStrategy
+
+    with CompactStrategy(str(path)) as strategy:
+        best = float("inf")
+        for _ in range(5):
+            started = time.perf_counter()
+            for key in keys:
+                strategy.probabilities(key)
+            best = min(best, (time.perf_counter() - started) / len(keys))
+    c_time = float("nan")
+    if tool is not None:
+        result = subprocess.run([str(tool), "--bench", str(path), "50"], check=True, text=True,
+                                input="\n".join(keys) + "\n", capture_output=True)
+        c_time = float(result.stdout.split()[0]) / 1000
+    return 1e6 * best, c_time
+
+
+def holdem_row(folder: Path, spec: str, kind: str, buckets: tuple[int, ...] | None,
+               tool: Path | None) -> tuple:
+    """Bytes of a bucket strategy's .efgs with its tables inline and in a bucket-table
+    file, and lookup time in both readers."""
+    from efgkit.storage.compact_holdem import export_bucket_strategy
+
+    layout, label = holdem_layout(folder, spec, kind, buckets)
+    strategy = layout.random(0)
+    started = time.perf_counter()
+    inline = export_bucket_strategy(layout, strategy, folder / "inline.efgs", bucket_tables="inline")
+    seconds = time.perf_counter() - started
+    has_tables = kind != "canonical"
+    external = export_bucket_strategy(layout, strategy, folder / "external.efgs",
+                                      bucket_tables=str(folder / f"{kind}.efgb")) if has_tables else None
+    keys = lookup_keys(layout, LOOKUPS, 0)
+    python_inline, c_inline = lookup_microseconds(Path(inline.path), keys, tool)
+    python_external, c_external = (lookup_microseconds(Path(external.path), keys, tool)
+                                   if has_tables else (float("nan"), float("nan")))
+    dash = "-"
+    row = (spec, label, f"{inline.rows:,}", f"{inline.betting_histories:,}", f"{inline.bytes:,}",
+           f"{inline.card_table_bytes:,}", f"{external.bytes:,}" if has_tables else dash,
+           f"{external.bucket_tables_bytes:,}" if has_tables else dash,
+           f"{python_inline:.1f}", f"{python_external:.1f}" if has_tables else dash,
+           f"{c_inline:.2f}", f"{c_external:.2f}" if has_tables else dash, f"{seconds:.1f}")
+    print(*row, flush=True)
+    return row
+
+
+def hulhe_row() -> tuple:
+    """52-card HULHE at 169-1000-1000-1000: bytes computed from the layout, nothing built."""
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.bucket_layout import BucketLayout
+    from efgkit.specs import make_game
+    from efgkit.storage.compact_holdem import bucket_table_file_bytes, planned_bytes
+
+    class Counts:  # what BucketLayout reads of an abstraction: its bucket counts
+        def num_buckets(self, round_index: int) -> int:
+            return (169, 1000, 1000, 1000)[round_index]
+
+    game = make_game("holdem")
+    layout = BucketLayout(BettingTree(game), Counts())
+    dash = "-"
+    return ("holdem", "pipeline 169-1000-1000-1000 (computed)", f"{layout.num_rows:,}",
+            f"{layout.width.shape[0]:,}", dash, dash, f"{planned_bytes(layout):,}",
+            f"{bucket_table_file_bytes(game, (169, 1000, 1000, 1000)):,}", dash, dash, dash, dash,
+            dash)
+
+
 def table(header: tuple, rows: list[tuple]) -> str:
     return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
                      + ["| " + " | ".join(map(str, row)) + " |" for row in rows])
@@ -148,8 +301,12 @@ def main() -> None:
     run = SECTIONS if args.section == "all" else (args.section,)
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
-        sizes = quantized = cards = []
+        sizes = quantized = cards = holdem = []
+        tool = c_query_tool(folder) if "export-holdem" in run else None
         if args.quick:
+            if "export-holdem" in run:
+                holdem = [holdem_row(folder, "holdem(ranks=5)", "random", (7, 30, 40, 50), tool),
+                          hulhe_row()]
             if "export-sizes" in run:
                 sizes = [size_row(folder, "kuhn(cards=5)", 0.05, 2000)]
             if "export-quantization" in run:
@@ -159,6 +316,12 @@ def main() -> None:
             if "export-card-tables" in run:
                 cards = [card_row(folder, "leduc", "hist", [3, 3], "imperfect", 100)]
         else:
+            if "export-holdem" in run:
+                holdem = [holdem_row(folder, "holdem(ranks=5)", "pipeline", (25, 30, 40, 50), tool),
+                          holdem_row(folder, "holdem(ranks=5,rounds=2)", "canonical", None, tool),
+                          holdem_row(folder, "holdem(ranks=10)", "random", (100, 1000, 1000, 1000),
+                                     tool),
+                          hulhe_row()]
             if "export-sizes" in run:
                 sizes = [size_row(folder, spec, 0.05, 30_000)
                          for spec in ("openspiel:liars_dice", "GS5", "P222", "GP5")]
@@ -194,7 +357,14 @@ def main() -> None:
                         "indexed", "of which key index", "rows (cells)",
                         "format 3 / format 4", "format 4 / (state + tables)",
                         "NashConv after export"), cards)
-    tables = {"export-sizes": ("Export bytes beside the abstract solver state", size_table),
+    holdem_table = table(("game", "buckets", "rows", "betting histories indexed",
+                          ".efgs bytes, tables inline", "of which card table",
+                          ".efgs bytes, tables in a bucket-table file", ".efgb bytes",
+                          "Python us per lookup (inline)", "Python us (.efgb)",
+                          "C us per lookup (inline)", "C us (.efgb)", "export seconds"), holdem)
+    tables = {"export-holdem": ("Hold'em bucket strategies: bytes and lookup time",
+                                holdem_table),
+              "export-sizes": ("Export bytes beside the abstract solver state", size_table),
               "export-quantization": ("NashConv added by quantization", quantization_table),
               "export-card-tables": ("Card abstractions: the bucket tables in the file",
                                      card_table)}
