@@ -10,8 +10,8 @@
    Leduc, P222, GS5, and hist buckets 3,3 on Leduc), largest remainder against the
    exact-evaluation rounding.
 3. Card abstractions: CFR+ on card buckets of Leduc and leduc(ranks=13); the 8-bit .efgs
-   with the bucket tables in the file (format 4) against the same rows with a key per
-   infoset (format 3's layout, its bytes computed from format 4's minus the 8 header
+   with the bucket tables in the file (format 5) against the same rows with a key per
+   infoset (format 3's layout, its bytes computed from format 5's minus the 8 header
    bytes format 4 added), beside the abstract solver state.
 4. Hold'em bucket strategies (``export-holdem``): the .efgs of a bucket strategy (rows per
    betting decision and bucket, 8-bit) with its bucket tables inline and in a bucket-table
@@ -353,9 +353,9 @@ def main() -> None:
                         "CFR+ iterations", "NashConv", "solver state bytes (4 x 2 words per "
                         "abstract action)", "bucket tables in the solver (4 x situations)",
                         ".efgs with a key per infoset (format 3)", ".efgs with the bucket "
-                        "tables (format 4)", "of which bucket tables", "betting histories "
+                        "tables (format 5)", "of which bucket tables", "betting histories "
                         "indexed", "of which key index", "rows (cells)",
-                        "format 3 / format 4", "format 4 / (state + tables)",
+                        "format 3 / format 5", "format 5 / (state + tables)",
                         "NashConv after export"), cards)
     holdem_table = table(("game", "buckets", "rows", "betting histories indexed",
                           ".efgs bytes, tables inline", "of which card table",

@@ -15,3 +15,5 @@ def test_export_benchmark_quick_mode_prints_its_tables():
     assert "| leduc, hist buckets 3,3 | 100 |" in result.stdout
     assert "Card abstractions: the bucket tables in the file" in result.stdout
     assert "| leduc | hist 3,3 (imperfect) | 936 | 108 | 100 |" in result.stdout
+    assert "Hold'em bucket strategies: bytes and lookup time" in result.stdout
+    assert "| holdem | pipeline 169-1000-1000-1000 (computed) | 6,371,352 | 6,378 |" in result.stdout
