@@ -319,3 +319,16 @@ def test_export_refuses_to_replace_another_bucket_table_file(tmp_path, runner, s
                                   "--bucket-tables", str(tmp_path / "t.efgb")])
     assert result.exit_code == 2 and "holds other bucket tables" in result.stderr
     assert (tmp_path / "t.efgb").read_bytes() == b"something else" and not (tmp_path / "s.efgs").exists()
+
+
+def test_export_reports_the_exact_nash_conv_of_what_the_file_plays(tmp_path, runner, json_output):
+    game = "holdem(ranks=3,rounds=2)"
+    strategy = tmp_path / "s.h5"
+    json_output(runner.invoke(main, ["solve", game, "--engine", "sampled", "--buckets", "canonical",
+                                     "-n", "100", "--out", str(strategy), "--json"]))
+    evaluated = json_output(runner.invoke(main, ["evaluate", game, str(strategy), "--json"]))
+    exported = json_output(runner.invoke(main, ["export", str(strategy), "--out", str(tmp_path / "s.efgs"),
+                                                "--bits", "16", "--nash-conv", "--json"]))
+    assert exported["nash_conv_before"] == pytest.approx(evaluated["nash_conv"], abs=1e-12)
+    assert abs(exported["nash_conv_after"] - exported["nash_conv_before"]) < 1e-3
+    assert exported["bucket_tables"] is None and exported["card_table_bytes"] < 100
