@@ -8,6 +8,9 @@
  *   efgs_query --bench FILE.efgs R < keys   time R rounds of lookups of every key; prints
  *                                        nanoseconds per efgs_probabilities call
  *
+ * A strategy whose bucket tables are in a bucket-table file (.efgb) opens it beside itself
+ * (the name it records); a missing or other file is one line and exit code 2.
+ *
  * Build: cc -std=c99 -O2 efgs.c efgs_query.c -o efgs_query
  */
 #include <stdio.h>
