@@ -204,7 +204,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
 
     from efgkit.cli.streamed import poker_game
     from efgkit.storage.bucket_strategy import load_bucket_strategy
-    from efgkit.storage.compact_holdem import TABLE_PLACES, export_bucket_strategy
+    from efgkit.storage.compact_holdem import EXPORT_STAGES, TABLE_PLACES, export_bucket_strategy
 
     if bucket_tables not in TABLE_PLACES and not bucket_tables.endswith(".efgb"):
         raise ParameterError(f"--bucket-tables {bucket_tables}: auto, inline or a FILE.efgb")
@@ -215,8 +215,12 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
             game = str(handle.attrs.get("game", ""))
     layout, strategy, provenance, _ = load_bucket_strategy(strategy_file, poker_game(game),
                                                            bucket_file)
-    result = export_bucket_strategy(layout, strategy, out, bits=bits, check_bits=check_bits,
-                                    bucket_tables=bucket_tables)
+    with tqdm(total=len(EXPORT_STAGES), unit="step", desc="exporting", file=sys.stderr,
+              disable=not show_progress(), leave=False) as bar:
+        result = export_bucket_strategy(layout, strategy, out, bits=bits, check_bits=check_bits,
+                                        bucket_tables=bucket_tables,
+                                        progress=lambda stage: bar.set_postfix_str(stage)
+                                        or bar.update(1))
     data = {"out": out, "format": "efgs", "game": layout.betting.game.spec, "bits": bits,
             "bytes": result.bytes, "rows": result.rows, "key_map": "cards",
             "betting_histories": result.betting_histories, "index_bytes": result.index_bytes,

@@ -69,6 +69,7 @@ from efgkit.storage.quantization import quantize
 INLINE_TABLE_BYTES = 8 << 20
 """Bucket tables up to this many bytes in all go into the compact file (``auto``)."""
 TABLE_PLACES = ("auto", "inline")
+EXPORT_STAGES = ("quantized", "bucket tables", "key index", "written")
 
 
 @dataclass(eq=False)
@@ -200,15 +201,16 @@ def planned_bytes(layout: BucketLayout, *, bits: int = 8, check_bits: int = 8,
 
 
 def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str | os.PathLike, *,
-                           bits: int = 8, check_bits: int = 8, bucket_tables: str = "auto"
-                           ) -> BucketExport:
+                           bits: int = 8, check_bits: int = 8, bucket_tables: str = "auto",
+                           progress=None) -> BucketExport:
     """Write ``strategy`` (float64 per row action of ``layout``) as a compact file.
 
     ``bucket_tables``: ``auto`` (tables of at most ``INLINE_TABLE_BYTES`` in all go into
     the file, else into a bucket-table file beside it named by its digest), ``inline``,
     or the path of the bucket-table file (.efgb), written unless it already holds the
-    same tables.
+    same tables. ``progress(stage)`` after each of the ``EXPORT_STAGES``.
     """
+    progress = progress or (lambda stage: None)
     total = total_of_bits(bits)
     game, betting = layout.betting.game, layout.betting
     if not 0 <= check_bits <= MAX_SLOT_BITS - 32:
@@ -217,8 +219,10 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     rows = np.repeat(layout.width, layout.buckets)
     row_offsets = np.concatenate([[0], np.cumsum(rows)])
     weights = quantize(strategy, row_offsets, bits)
+    progress(EXPORT_STAGES[0])
     rounds = round_buckets(game, layout.abstraction)
     tables_path, tables_data, written = _place_tables(rounds, game, path, bucket_tables)
+    progress(EXPORT_STAGES[1])
 
     block_rows, block_actions = layout.buckets, layout.width
     first_row, first_value, groups = block_groups(block_rows, block_actions)
@@ -242,6 +246,7 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
                                groups=groups, action_bits=action_bits, tables_reference=reference)
     seed, segment, table = key_index(keys, first_row << action_bits | block_actions, check_bits)
     slots = pack_bits(table, slot_bits)
+    progress(EXPORT_STAGES[2])
     data = file_bytes(game.spec, betting_digest(betting), bits=bits, flags=0, num_keys=0,
                       check_bits=check_bits, seed=seed, segment=segment, slot_bits=slot_bits,
                       slots=slots, num_explicit=len(keys), row_weights=values, row_offsets=None,
@@ -252,6 +257,7 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
             temporary.write_bytes(data)
     except OSError as exc:
         raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
+    progress(EXPORT_STAGES[3])
     return BucketExport(
         path=str(path), bytes=len(data), bits=bits, rows=num_rows, betting_histories=len(keys),
         index_bytes=len(slots), card_table_bytes=len(section),
