@@ -105,6 +105,9 @@ def round_buckets(game: LimitPoker, abstraction) -> list[RoundBuckets]:
     rounds = []
     for r in range(game.num_rounds):
         buckets = abstraction.num_buckets(r)
+        if buckets >= 1 << 32:
+            raise ParameterError(f"{abstraction.description}: {buckets:,} buckets in round {r}; "
+                                 f"a compact file holds at most 2**32 - 1")
         if isinstance(abstraction, CardIndependent):
             rounds.append(RoundBuckets(dealt[r], CONSTANT, 1))
         elif isinstance(abstraction, LosslessCards):

@@ -354,8 +354,12 @@ class CardTable:
             self.tables_name = bytes(data[position + 34:position + 34 + length]).decode(
                 errors="replace")
             position += 34 + length
-        for round_index in range(rounds):
-            position = self._open_round(round_index, position, limit, tables_path)
+        try:
+            for round_index in range(rounds):
+                position = self._open_round(round_index, position, limit, tables_path)
+        except CompactFormatError:
+            self.close()  # a bucket-table file opened for an earlier round
+            raise
         self.size = position - offset
 
     def _open_round(self, round_index: int, position: int, limit: int,
