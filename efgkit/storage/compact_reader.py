@@ -189,19 +189,23 @@ class CanonicalIndex:
 
     def index(self, cards: list[int]) -> int:
         """The canonical index of ``cards`` (every group's cards, group after group)."""
-        used, codes, indices, position = [0] * SUITS, [0] * SUITS, [0] * SUITS, 0
         suit_range, colex = self.suit_range, self._colex
+        used, codes, indices, position = [0] * SUITS, [0] * SUITS, [0] * SUITS, 0
         for group, count in enumerate(self.groups):
-            ranks, shifted = [0] * SUITS, [0] * SUITS
+            ranks = [0] * SUITS
             for card in cards[position:position + count]:
-                suit, bit = card & 3, 1 << (card >> 2)
-                ranks[suit] |= bit
-                # a rank's position among the ranks this suit has not dealt before
-                shifted[suit] |= bit >> (used[suit] & (bit - 1)).bit_count()
+                ranks[card & 3] |= 1 << (card >> 2)
             position += count
             radix = self.radix[group]
             for suit in range(SUITS):
-                indices[suit] += suit_range[codes[suit]] * colex[shifted[suit]]
+                dealt, taken = ranks[suit], used[suit]
+                # the ranks' positions among those this suit has not dealt before: squeeze
+                # out the taken ranks, highest first
+                while taken:
+                    top = taken.bit_length() - 1
+                    dealt = (dealt & ((1 << top) - 1)) | (dealt >> (top + 1) << top)
+                    taken ^= 1 << top
+                indices[suit] += suit_range[codes[suit]] * colex[dealt]
                 codes[suit] += ranks[suit].bit_count() * radix
                 used[suit] |= ranks[suit]
         keys = sorted((code << 40 | index for code, index in zip(codes, indices, strict=True)),
