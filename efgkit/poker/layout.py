@@ -35,13 +35,13 @@ _ACTING = 0
 
 class LayoutView(NamedTuple):
     """The arrays kernels read: ``decision_index`` int64 (nodes,), -1 off decisions;
-    ``rows`` int64 (decisions, hands), -1 for hands that meet the board; ``action_offset``
-    int64 (rows + 1,); ``row_player`` int8 (rows,); ``slot_weight`` float64 (decisions, hands)."""
+    ``slot_offset`` int64 (decisions, hands), the first action of the (decision, hand)
+    pair's row, -1 for hands that meet the board; ``action_offset`` int64 (rows + 1,);
+    ``slot_weight`` float64 (decisions, hands)."""
 
     decision_index: np.ndarray
-    rows: np.ndarray
+    slot_offset: np.ndarray
     action_offset: np.ndarray
-    row_player: np.ndarray
     slot_weight: np.ndarray
 
 
@@ -65,14 +65,14 @@ class StrategyLayout:
                                        f"{int(width[0])} actions, the node {tree.num_children[node]}")
             self.row_player[used] = tree.kind[node]
         self.rows_of_player = [np.flatnonzero(self.row_player == p).astype(np.int64) for p in (0, 1)]
+        self.slot_offset = np.where(self.rows >= 0, self.action_offset[np.maximum(self.rows, 0)], -1)
 
     @property
     def num_actions(self) -> int:
         return int(self.action_offset[-1])
 
     def view(self) -> LayoutView:
-        return LayoutView(self.tree.decision_index, self.rows, self.action_offset, self.row_player,
-                          self.slot_weight)
+        return LayoutView(self.tree.decision_index, self.slot_offset, self.action_offset, self.slot_weight)
 
     @classmethod
     def lossless(cls, tree: PublicTree) -> StrategyLayout:

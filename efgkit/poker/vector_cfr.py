@@ -1,9 +1,10 @@
 """Vector CFR, CFR+ and DCFR over a poker public tree (Burch's thesis Algorithm 3).
 
 Each pass carries one vector per player over all hands instead of one number per
-history: a top-down pass computes both players' reach of every (public node, hand), a
-bottom-up pass the updating player's counterfactual values (chance included), its
-instantaneous regrets and its average-strategy contribution. The conventions are those
+history: a top-down pass computes a player's reach of every (public node, hand) (an
+update recomputes only the reach of the player updated just before), a bottom-up pass
+the updating player's counterfactual values (chance included), its instantaneous regrets
+and, in the same sweep, its average-strategy contribution. The conventions are those
 of ``efgkit.solvers.cfr.CFRSolver`` (alternating updates, player 0 first; CFR+ with
 regret-matching+ and linear averaging after a delay; DCFR(alpha, beta, gamma)), so on any
 game a GameTree can hold the regrets and averages are the GameTree solver's, on the same
@@ -63,7 +64,7 @@ class TreeView(NamedTuple):
 
 
 class Workspace(NamedTuple):
-    """Buffers: ``reach`` float64 (nodes, 2, hands), ``values`` float64 (nodes, hands),
+    """Buffers: ``reach`` float64 (2, nodes, hands), ``values`` float64 (nodes, hands),
     ``card_sum`` float64 (cards,), zero between uses."""
 
     reach: np.ndarray
@@ -79,38 +80,53 @@ def tree_view(tree: PublicTree) -> TreeView:
 
 
 def workspace(tree: PublicTree) -> Workspace:
-    return Workspace(np.zeros((tree.num_nodes, 2, tree.num_hands)),
+    return Workspace(np.zeros((2, tree.num_nodes, tree.num_hands)),
                      np.zeros((tree.num_nodes, tree.num_hands)), np.zeros(tree.num_cards))
+
+
+# The kernels copy the bundles' arrays into locals before their loops and loop over elements
+# instead of slicing: reading a NamedTuple's array or taking a slice inside a loop makes numba
+# count a reference each time, which on Leduc's 6-hand rows cost more than the arithmetic
+# (20x on the regret update, 2x on the reach pass).
+
+
+@numba.njit(cache=True)
+def player_reach_pass(tree, layout, strategy, player, reach):
+    """Top-down: ``reach[player, node, h]``, the player's own reach of (node, hand), zero for
+    hands that meet the board. Only the player's strategy enters (alternating updates
+    recompute the reach of the player that was just updated only)."""
+    kind, first_child, num_children = tree.kind, tree.first_child, tree.num_children
+    board, hand_mask, board_mask = tree.board, tree.hand_mask, tree.board_mask
+    decision_index, slot_offset = layout.decision_index, layout.slot_offset
+    own = reach[player]
+    hands = own.shape[1]
+    own[0, :] = 1.0
+    for node in range(kind.shape[0]):
+        node_kind = kind[node]
+        first = first_child[node]
+        if node_kind == player:
+            d = decision_index[node]
+            for k in range(num_children[node]):
+                for h in range(hands):
+                    offset = slot_offset[d, h]
+                    own[first + k, h] = own[node, h] * strategy[offset + k] if offset >= 0 else 0.0
+        elif node_kind == 1 - player:
+            for k in range(num_children[node]):
+                for h in range(hands):
+                    own[first + k, h] = own[node, h]
+        elif node_kind == CHANCE:
+            for k in range(num_children[node]):
+                mask = board_mask[board[first + k]]
+                for h in range(hands):
+                    own[first + k, h] = own[node, h] if (hand_mask[h] & mask) == 0 else 0.0
 
 
 @numba.njit(cache=True)
 def reach_pass(tree, layout, strategy, reach):
-    """Top-down: ``reach[node, p, h]``, player p's own reach times (for hands meeting the
-    board) zero. ``strategy`` float64 (actions,) by ``layout.action_offset``."""
-    hands = tree.hand_mask.shape[0]
-    reach[0, :, :] = 1.0
-    for node in range(tree.kind.shape[0]):
-        kind = tree.kind[node]
-        first = tree.first_child[node]
-        if kind <= 1:
-            d = layout.decision_index[node]
-            for k in range(tree.num_children[node]):
-                child = first + k
-                for h in range(hands):
-                    reach[child, 1 - kind, h] = reach[node, 1 - kind, h]
-                    row = layout.rows[d, h]
-                    own = 0.0
-                    if row >= 0:
-                        own = reach[node, kind, h] * strategy[layout.action_offset[row] + k]
-                    reach[child, kind, h] = own
-        elif kind == CHANCE:
-            for k in range(tree.num_children[node]):
-                child = first + k
-                mask = tree.board_mask[tree.board[child]]
-                for h in range(hands):
-                    keep = (tree.hand_mask[h] & mask) == 0
-                    for p in range(2):
-                        reach[child, p, h] = reach[node, p, h] if keep else 0.0
+    """Both players' reach (``player_reach_pass``); ``strategy`` float64 (actions,) by
+    ``layout.action_offset``, ``reach`` float64 (2, nodes, hands)."""
+    for player in range(2):
+        player_reach_pass(tree, layout, strategy, player, reach)
 
 
 @numba.njit(cache=True)
@@ -122,42 +138,111 @@ def value_pass(tree, layout, strategy, player, mode, work, instant):
     the unabstracted game: every (node, hand) is an information set); MODE_EXPECTED
     follows ``strategy``. Returns the root's total (the player's value).
     """
-    hands = tree.hand_mask.shape[0]
-    values = work.values
-    for node in range(tree.kind.shape[0] - 1, -1, -1):
-        kind = tree.kind[node]
-        first = tree.first_child[node]
-        m = tree.num_children[node]
-        if kind == FOLD:
-            board = tree.board[node]
-            folder = tree.folder[node]
-            payoff = fold_payoff(tree.contribution, node, folder, player)
-            fold_values(work.reach[node, 1 - player], tree.hand_cards,
-                        tree.valid_list[tree.valid_start[board]:tree.valid_start[board + 1]], work.card_sum,
-                        payoff * tree.chance_weight[node], values[node])
-        elif kind == SHOWDOWN:
-            board = tree.board[node]
-            lo = tree.showdown_start[board]
-            hi = tree.showdown_start[board + 1]
-            weight = tree.chance_weight[node]
-            showdown_values(work.reach[node, 1 - player], tree.hand_cards, tree.showdown_hands[lo:hi],
-                            tree.showdown_strength[lo:hi], work.card_sum,
-                            tree.contribution[node, 1 - player] * weight,
-                            tree.contribution[node, player] * weight, values[node])
-        elif kind != player:
+    return value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 0.0, instant)
+
+
+@numba.njit(cache=True)
+def one_card_fold(opponent, node, hand_mask, board_mask, payoff, values):
+    """``terminal_values.fold_values`` for one-card hands (Kuhn, Leduc) on row ``node`` of the
+    engine's (nodes, hands) arrays: ``values[node, h] = payoff`` x (the opponent's reach
+    ``opponent[node]`` of hands other than h) for hands off the board, 0 for the others.
+
+    The engine's terminals of one-card games hold a handful of hands, and slicing the rows
+    into arrays for ``terminal_values`` cost several times their arithmetic; hands that meet
+    the board have zero opponent reach (the chance nodes zero them)."""
+    total = 0.0
+    for h in range(values.shape[1]):
+        total += opponent[node, h]
+    for h in range(values.shape[1]):
+        values[node, h] = payoff * (total - opponent[node, h]) if (hand_mask[h] & board_mask) == 0 else 0.0
+
+
+@numba.njit(cache=True)
+def one_card_showdown(opponent, node, sorted_hands, strength, lo, hi, win_payoff, lose_payoff, values):
+    """``terminal_values.showdown_values`` for one-card hands on row ``node`` of the engine's
+    arrays: the board's hands are ``sorted_hands[lo:hi]``, ascending ``strength[lo:hi]``;
+    ``values[node, h] = win_payoff`` x (opponent reach strictly below h) ``- lose_payoff`` x
+    (opponent reach strictly above h), 0 for hands off the list."""
+    for h in range(values.shape[1]):
+        values[node, h] = 0.0
+    below = 0.0
+    start = lo
+    while start < hi:
+        end = start
+        group = 0.0
+        while end < hi and strength[end] == strength[start]:
+            group += opponent[node, sorted_hands[end]]
+            values[node, sorted_hands[end]] = win_payoff * below
+            end += 1
+        below += group
+        start = end
+    above = 0.0
+    end = hi
+    while end > lo:
+        start = end
+        group = 0.0
+        while start > lo and strength[start - 1] == strength[end - 1]:
+            start -= 1
+            group += opponent[node, sorted_hands[start]]
+            values[node, sorted_hands[start]] -= lose_payoff * above
+        above += group
+        end = start
+
+
+@numba.njit(cache=True)
+def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, weight, average):
+    """``value_pass`` that also adds, when ``weight`` > 0, ``weight`` x own reach x strategy of
+    the player's (node, hand) pairs to ``average`` (float64 (actions,)), each original
+    infoset once (``layout.slot_weight``): CFR's average-strategy step in the same sweep."""
+    kind, first_child, num_children = tree.kind, tree.first_child, tree.num_children
+    board, contribution, folder = tree.board, tree.contribution, tree.folder
+    chance_weight = tree.chance_weight
+    hand_cards, valid_start, valid_list = tree.hand_cards, tree.valid_start, tree.valid_list
+    hand_mask, board_mask = tree.hand_mask, tree.board_mask
+    showdown_start, showdown_hands, showdown_strength = (tree.showdown_start, tree.showdown_hands,
+                                                         tree.showdown_strength)
+    decision_index, slot_offset, slot_weight = layout.decision_index, layout.slot_offset, layout.slot_weight
+    values, card_sum = work.values, work.card_sum
+    own, opponent = work.reach[player], work.reach[1 - player]
+    hands = values.shape[1]
+    one_card = hand_cards.shape[1] == 1
+    for node in range(kind.shape[0] - 1, -1, -1):
+        node_kind = kind[node]
+        first = first_child[node]
+        m = num_children[node]
+        if node_kind == FOLD:
+            b = board[node]
+            payoff = fold_payoff(contribution, node, folder[node], player) * chance_weight[node]
+            if one_card:
+                one_card_fold(opponent, node, hand_mask, board_mask[b], payoff, values)
+            else:
+                fold_values(opponent[node], hand_cards, valid_list[valid_start[b]:valid_start[b + 1]],
+                            card_sum, payoff, values[node])
+        elif node_kind == SHOWDOWN:
+            b = board[node]
+            lo = showdown_start[b]
+            hi = showdown_start[b + 1]
+            w = chance_weight[node]
+            win, lose = contribution[node, 1 - player] * w, contribution[node, player] * w
+            if one_card:
+                one_card_showdown(opponent, node, showdown_hands, showdown_strength, lo, hi, win, lose,
+                                  values)
+            else:
+                showdown_values(opponent[node], hand_cards, showdown_hands[lo:hi], showdown_strength[lo:hi],
+                                card_sum, win, lose, values[node])
+        elif node_kind != player:
             for h in range(hands):
                 total = 0.0
                 for k in range(m):
                     total += values[first + k, h]
                 values[node, h] = total
         else:
-            d = layout.decision_index[node]
+            d = decision_index[node]
             for h in range(hands):
-                row = layout.rows[d, h]
-                if row < 0:
+                offset = slot_offset[d, h]
+                if offset < 0:
                     values[node, h] = 0.0
                     continue
-                offset = layout.action_offset[row]
                 if mode == MODE_BEST_RESPONSE:
                     best = values[first, h]
                     for k in range(1, m):
@@ -171,27 +256,15 @@ def value_pass(tree, layout, strategy, player, mode, work, instant):
                 if mode == MODE_REGRETS:
                     for k in range(m):
                         instant[offset + k] += values[first + k, h] - total
+                if weight > 0.0:
+                    w = weight * own[node, h] * slot_weight[d, h]
+                    if w != 0.0:
+                        for k in range(m):
+                            average[offset + k] += w * strategy[offset + k]
     root = 0.0
     for h in range(hands):
         root += values[0, h]
     return root
-
-
-@numba.njit(cache=True)
-def accumulate_average(tree, layout, strategy, player, weight, reach, average):
-    """Add ``weight`` x own reach x strategy of the player's (node, hand) pairs to ``average``
-    (each original infoset once: ``layout.slot_weight``)."""
-    for node in range(tree.kind.shape[0]):
-        if tree.kind[node] != player:
-            continue
-        d = layout.decision_index[node]
-        for h in range(tree.hand_mask.shape[0]):
-            row = layout.rows[d, h]
-            w = weight * reach[node, player, h] * layout.slot_weight[d, h]
-            if row >= 0 and w != 0.0:
-                offset = layout.action_offset[row]
-                for k in range(tree.num_children[node]):
-                    average[offset + k] += w * strategy[offset + k]
 
 
 class SolverState(NamedTuple):
@@ -216,17 +289,16 @@ def clear_rows(rows, action_offset, instant):
 @numba.njit(cache=True)
 def match_rows(rows, action_offset, predictive, scale, state):
     """Regret matching of ``rows`` from the regrets, or the prediction [scale R + instant]^+."""
+    regrets, instant, strategy = state.regrets, state.instant, state.strategy
     for j in range(rows.shape[0]):
         lo = action_offset[rows[j]]
         hi = action_offset[rows[j] + 1]
         positive = 0.0
         for x in range(lo, hi):
-            positive += max(scale * state.regrets[x] + state.instant[x], 0.0) if predictive else max(
-                state.regrets[x], 0.0)
+            positive += max(scale * regrets[x] + instant[x], 0.0) if predictive else max(regrets[x], 0.0)
         for x in range(lo, hi):
-            target = max(scale * state.regrets[x] + state.instant[x], 0.0) if predictive else max(
-                state.regrets[x], 0.0)
-            state.strategy[x] = target / positive if positive > 0.0 else 1.0 / (hi - lo)
+            target = max(scale * regrets[x] + instant[x], 0.0) if predictive else max(regrets[x], 0.0)
+            strategy[x] = target / positive if positive > 0.0 else 1.0 / (hi - lo)
 
 
 @numba.njit(cache=True)
@@ -238,27 +310,34 @@ def update_rows(rows, action_offset, settings, t, state):
     PDCFR+ (d = d(t))."""
     variant = settings.variant
     rule = discount_rule(variant, t, settings.alpha, settings.beta, settings.gamma, settings.horizon)
+    regrets, instant, average = state.regrets, state.instant, state.average
     for j in range(rows.shape[0]):
         for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
-            update_regret(rule, state.regrets, state.instant, state.average, x)
+            update_regret(rule, regrets, instant, average, x)
     match_rows(rows, action_offset, is_predictive(variant), prediction_scale(variant, t, settings.alpha),
                state)
 
 
 @numba.njit(cache=True)
 def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state, work):
-    """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1)."""
+    """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1).
+
+    A player's update needs the opponent's reach under the opponent's latest strategy and its
+    own reach under its strategy before the update, so after the first pass each update
+    recomputes only the reach of the player updated just before."""
+    action_offset, strategy, instant, average = (layout.action_offset, state.strategy, state.instant,
+                                                 state.average)
+    player_reach_pass(tree, layout, strategy, 0, work.reach)
     for it in range(iterations):
         t = done + it + 1
         weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
         for player in range(2):
             rows = rows0 if player == 0 else rows1
-            clear_rows(rows, layout.action_offset, state.instant)
-            reach_pass(tree, layout, state.strategy, work.reach)
-            value_pass(tree, layout, state.strategy, player, MODE_REGRETS, work, state.instant)
-            if weight > 0.0:
-                accumulate_average(tree, layout, state.strategy, player, weight, work.reach, state.average)
-            update_rows(rows, layout.action_offset, settings, t, state)
+            clear_rows(rows, action_offset, instant)
+            player_reach_pass(tree, layout, strategy, 1 - player, work.reach)
+            value_and_average_pass(tree, layout, strategy, player, MODE_REGRETS, work, instant, weight,
+                                   average)
+            update_rows(rows, action_offset, settings, t, state)
 
 
 class VectorCFR:
