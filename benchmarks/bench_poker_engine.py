@@ -7,6 +7,9 @@ Measures (issue 13 targets in brackets):
 * public-tree bytes, strategy bytes and peak RSS, against the GameTree's bytes,
   for leduc, leduc(ranks=13), P222, twocard and a hold'em variant
 
+Rates are in CPU time (``time.process_time``; the machine is shared, so wall time is
+noise). ``--reference DIR`` (another checkout, e.g. ``git archive main``) also measures the
+engine's Leduc CFR+ rate there: both trees in child processes, interleaved, best of three.
 Run ``python benchmarks/bench_poker_engine.py`` (writes the "poker-engine" section of
 docs/benchmarks.md) or with ``--quick`` for a seconds-long smoke run that writes nothing.
 """
@@ -18,6 +21,9 @@ import datetime
 import os
 import platform
 import resource
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from bench_foundation import _rate, liteefg_cfr_plus_leduc, openspiel_cfr_plus_leduc
@@ -31,18 +37,32 @@ from efgkit.poker.vector_cfr import VectorCFR
 from efgkit.solvers import BestResponse, CFRPlusSolver
 from efgkit.specs import load_game, make_game
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+BENCHMARKS = Path(__file__).resolve().parent
+DOCS = BENCHMARKS.parent / "docs" / "benchmarks.md"
 SIZE_GAMES = ("leduc", "leduc(ranks=13)", "P222", "twocard", "holdem(ranks=2,rounds=2)")
 
 
 def engine_cfr_plus_leduc(min_seconds: float) -> float:
     engine = VectorCFR(PublicTree(make_game("leduc")), variant="cfr+")
-    return _rate(lambda n: engine.iterate(n), min_seconds, batch=200)
+    return _rate(lambda n: engine.iterate(n), min_seconds, batch=200, clock=time.process_time)
+
+
+def engine_rate_of_trees(trees: dict[str, Path], min_seconds: float, rounds: int = 3) -> dict[str, float]:
+    """``engine_cfr_plus_leduc`` with efgkit imported from each tree, in child processes
+    (interleaved, best of ``rounds``)."""
+    best = dict.fromkeys(trees, 0.0)
+    code = "import sys, bench_poker_engine as b; print(b.engine_cfr_plus_leduc(float(sys.argv[1])))"
+    for _ in range(rounds):
+        for label, root in trees.items():
+            out = subprocess.run([sys.executable, "-c", code, str(min_seconds)], cwd=BENCHMARKS, check=True,
+                                 capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(root)})
+            best[label] = max(best[label], float(out.stdout.split()[-1]))
+    return best
 
 
 def gametree_cfr_plus_leduc(min_seconds: float) -> float:
     solver = CFRPlusSolver(load_game("leduc"))
-    return _rate(lambda n: solver.iterate(n), min_seconds, batch=100)
+    return _rate(lambda n: solver.iterate(n), min_seconds, batch=100, clock=time.process_time)
 
 
 def best_response_seconds(spec: str, min_seconds: float) -> tuple[float, float]:
@@ -53,8 +73,9 @@ def best_response_seconds(spec: str, min_seconds: float) -> tuple[float, float]:
     strategy = CFRPlusSolver(infoset_map).iterate(20).average_strategy()
     responder = BestResponse(infoset_map)
     engine = 1.0 / _rate(lambda n: [evaluate_strategy(layout, strategy.probabilities) for _ in range(n)],
-                         min_seconds)
-    gametree = 1.0 / _rate(lambda n: [responder.evaluate(strategy) for _ in range(n)], min_seconds)
+                         min_seconds, clock=time.process_time)
+    gametree = 1.0 / _rate(lambda n: [responder.evaluate(strategy) for _ in range(n)], min_seconds,
+                           clock=time.process_time)
     return engine, gametree
 
 
@@ -72,16 +93,23 @@ def sizes(spec: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="seconds-long smoke run; writes nothing")
+    parser.add_argument("--reference", type=Path, help="another checkout whose engine rate to measure too")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     seconds = 0.2 if args.quick else 3.0
-    rates = {"efgkit public-tree engine": engine_cfr_plus_leduc(seconds),
-             "efgkit GameTree kernels": gametree_cfr_plus_leduc(seconds),
-             "OpenSpiel C++": openspiel_cfr_plus_leduc(seconds),
-             "LiteEFG": liteefg_cfr_plus_leduc(seconds)}
-    engine_rate = rates["efgkit public-tree engine"]
-    lines = ["| CFR+ on Leduc, full iterations/s | it/s | engine / this |", "|---|---:|---:|"]
+    engine = "efgkit public-tree engine"
+    if args.reference is None:
+        rates = {engine: engine_cfr_plus_leduc(seconds)}
+    else:
+        reference = f"{engine}, reference ({args.reference.name})"
+        trees = {engine: BENCHMARKS.parent, reference: args.reference.resolve()}
+        rates = engine_rate_of_trees(trees, seconds, rounds=1 if args.quick else 3)
+    rates |= {"efgkit GameTree kernels": gametree_cfr_plus_leduc(seconds),
+              "OpenSpiel C++": openspiel_cfr_plus_leduc(seconds, clock=time.process_time),
+              "LiteEFG": liteefg_cfr_plus_leduc(seconds, clock=time.process_time)}
+    engine_rate = rates[engine]
+    lines = ["| CFR+ on Leduc, full iterations/s (CPU time) | it/s | engine / this |", "|---|---:|---:|"]
     for name, rate in rates.items():
         ratio = f"{engine_rate / rate:.2f}x" if rate else "n/a"
         lines.append(f"| {name} | {rate:,.0f} | {ratio} |" if rate else f"| {name} | not installed | |")
@@ -104,9 +132,10 @@ def main() -> None:
     print(table)
     if not args.quick:
         machine = platform.processor() or platform.machine()
+        command = "python benchmarks/bench_poker_engine.py" + (" --reference REF" if args.reference else "")
         header = (f"## Poker engine (public tree) — {datetime.date.today()}, {machine}, one core\n\n"
-                  f"`python benchmarks/bench_poker_engine.py`. Target: >= 25,000 CFR+ "
-                  f"iterations/s on Leduc through the engine.\n\n")
+                  f"`{command}`, CPU time (load average {os.getloadavg()[0]:.1f} at the end). Target: "
+                  f">= 25,000 CFR+ iterations/s on Leduc through the engine.\n\n")
         update_section(DOCS, "poker-engine", header + table + "\n")
 
 
