@@ -8,12 +8,20 @@
    docs/compact-format.md history).
 2. Quantization: exact NashConv after 8- and 16-bit export of CFR+ strategies (full
    Leduc, P222, GS5, and hist buckets 3,3 on Leduc), largest remainder against the
-   exact-evaluation rounding.
-3. Card abstractions: CFR+ on card buckets of Leduc and leduc(ranks=13); the 8-bit .efgs
-   with the bucket tables in the file (format 5) against the same rows with a key per
-   infoset (format 3's layout, its bytes computed from format 5's minus the 8 header
-   bytes format 4 added), beside the abstract solver state.
-4. Hold'em bucket strategies (``export-holdem``): the .efgs of a bucket strategy (rows per
+   exact-evaluation rounding, with the file's bytes (format 6's row code stores the
+   same bytes per action as format 5, on a finer grid, and its tiers give the rows
+   reached most twice the bits).
+3. Bit allocation at 8 bits per cell on average, largest remainder on every row: format
+   5's grid (every weight stored, 2^8 - 1), allocation by reach on that grid (the rows
+   reached most at 16 bits, twice as many cells of the least reached rows at 4 bits),
+   format 6's row code in one tier (the A - 1 free weights of a row in its 8 A bits), and
+   format 6's row code in tiers by reach as the export chooses them (tier_bits).
+4. Card abstractions: CFR+ on card buckets of Leduc and leduc(ranks=13); the 8-bit .efgs
+   with the bucket tables in the file (format 4 and later) against the same rows with a
+   key per infoset (format 3's layout, its bytes computed from format 6's minus the 8
+   header bytes format 4 added and the 16 bytes of format 6's tier bounds), beside the
+   abstract solver state.
+5. Hold'em bucket strategies (``export-holdem``): the .efgs of a bucket strategy (rows per
    betting decision and bucket, 8-bit) with its bucket tables inline and in a bucket-table
    file, and the lookup time of "hole cards, board, betting -> probabilities" in the
    standard-library Python reader and the C reader (random deals and decisions; the rows
@@ -24,6 +32,7 @@
     python benchmarks/bench_export.py            # writes docs/compact-format.md sections
     python benchmarks/bench_export.py --quick    # small games, prints, writes nothing
     python benchmarks/bench_export.py --section export-card-tables   # one section only
+    python benchmarks/bench_export.py --section export-allocation    # 3. (a minute)
 """
 
 from __future__ import annotations
@@ -33,6 +42,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -46,12 +57,21 @@ from efgkit.maps.infoset_map import InfosetMap  # noqa: E402
 from efgkit.solvers import BestResponse, CFRPlusSolver  # noqa: E402
 from efgkit.specs import load_game  # noqa: E402
 from efgkit.storage.compact import export_compact  # noqa: E402
-from efgkit.storage.compact_reader import HEADER  # noqa: E402
+from efgkit.storage.compact_reader import HEADER, VALUES_HEAD  # noqa: E402
+from efgkit.storage.quantization import (  # noqa: E402
+    TIER_FRACTIONS,
+    largest_remainder,
+    reach_tiers,
+    row_codes,
+    row_reach,
+    tier_bits,
+)
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "compact-format.md"
 V1_HEADER = 114
 V3_HEADER = 142
-SECTIONS = ("export-sizes", "export-quantization", "export-card-tables", "export-holdem")
+SECTIONS = ("export-sizes", "export-quantization", "export-allocation", "export-card-tables",
+            "export-holdem")
 LOOKUPS = 2000
 
 
@@ -103,11 +123,45 @@ def quantization_row(folder: Path, label: str, spec: str, iterations: int,
     cells = []
     for bits in (8, 16):
         nearest = export_compact(strategy, folder / "n.efgs", bits=bits, rounding="nearest")
+        started = time.perf_counter()
         exact = export_compact(strategy, folder / "e.efgs", bits=bits, evaluator=evaluator)
+        seconds = time.perf_counter() - started
         for result in (nearest, exact):
             added = identity.evaluate(result.dequantized).nash_conv - before
             cells.append(f"{added:+.2e}")
+        cells.append(f"{exact.bytes:,}")
+        if bits == 8:
+            cells.append(f"{seconds:.1f}")
     row = (label, f"{iterations:,}", f"{before:.3e}", *cells)
+    print(*row, flush=True)
+    return row
+
+
+def allocation_row(label: str, spec: str, iterations: int) -> tuple:
+    """NashConv added at 8 bits per cell on average by four ways of spending the bits."""
+    tree = load_game(spec)
+    infoset_map = InfosetMap.identity(tree)
+    strategy = CFRPlusSolver(infoset_map).iterate(iterations).average_strategy()
+    evaluator = BestResponse(infoset_map)
+    before = evaluator.evaluate(strategy).nash_conv
+    offsets = infoset_map.abstract_action_offset
+    actions = np.diff(offsets)
+    reach = row_reach(evaluator, strategy.probabilities)
+
+    def added(total: np.ndarray) -> float:
+        weights = largest_remainder(strategy.probabilities, offsets, total)
+        return evaluator.evaluate(weights / np.repeat(total, actions)).nash_conv - before
+
+    def wide_share(row_bits: np.ndarray) -> str:
+        return f"{actions[row_bits == 16].sum() / actions.sum():.0%} at 16 bits"
+
+    by_reach = min((added((1 << row_bits) - 1), wide_share(row_bits))
+                   for row_bits in (reach_tiers(reach, actions, 8, fraction)
+                                    for fraction in TIER_FRACTIONS[1:]) if row_bits is not None)
+    tiers = tier_bits(strategy, 8, evaluator)
+    row = (label, f"{iterations:,}", f"{before:.3e}", f"{added(np.full(actions.shape[0], 255)):+.2e}",
+           f"{by_reach[0]:+.2e} ({by_reach[1]})", f"{added(row_codes(offsets, 8)[1]):+.2e}",
+           f"{added(row_codes(offsets, tiers)[1]):+.2e} ({wide_share(tiers)})")
     print(*row, flush=True)
     return row
 
@@ -126,7 +180,8 @@ def card_row(folder: Path, spec: str, feature: str, buckets: list[int | None], r
     assert cards.key_map == "cards"
     aligned = lambda n: (n + 7) // 8 * 8  # noqa: E731
     spec_bytes = len(tree.spec.encode())
-    keyed_v3 = keyed.bytes - (aligned(HEADER.size + spec_bytes) - aligned(V3_HEADER + spec_bytes))
+    keyed_v3 = (keyed.bytes - (aligned(HEADER.size + spec_bytes) - aligned(V3_HEADER + spec_bytes))
+                - VALUES_HEAD.size)
     state = 4 * 2 * infoset_map.num_abstract_actions
     tables = 4 * sum(r.num_situations for r in abstraction.situations.rounds)
     after = BestResponse(InfosetMap.identity(tree)).evaluate(cards.dequantized).nash_conv
@@ -302,7 +357,7 @@ def main() -> None:
     run = SECTIONS if args.section == "all" else (args.section,)
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary)
-        sizes = quantized = cards = holdem = []
+        sizes = quantized = allocation = cards = holdem = []
         tool = c_query_tool(folder) if "export-holdem" in run else None
         if args.quick:
             if "export-holdem" in run:
@@ -314,6 +369,8 @@ def main() -> None:
                 quantized = [quantization_row(folder, "kuhn(cards=5)", "kuhn(cards=5)", 200),
                              quantization_row(folder, "leduc, hist buckets 3,3", "leduc", 100,
                                               [3, 3])]
+            if "export-allocation" in run:
+                allocation = [allocation_row("kuhn(cards=5)", "kuhn(cards=5)", 200)]
             if "export-card-tables" in run:
                 cards = [card_row(folder, "leduc", "hist", [3, 3], "imperfect", 100)]
         else:
@@ -333,6 +390,11 @@ def main() -> None:
                              quantization_row(folder, "GS5", "GS5", 1000),
                              quantization_row(folder, "leduc, hist buckets 3,3", "leduc", 1000,
                                               [3, 3])]
+            if "export-allocation" in run:
+                allocation = [allocation_row("leduc", "leduc", 1000),
+                              allocation_row("leduc", "leduc", 10_000),
+                              allocation_row("P222", "P222", 1000),
+                              allocation_row("GS5", "GS5", 1000)]
             if "export-card-tables" in run:
                 cards = [card_row(folder, *case)
                          for case in (("leduc", "hist", [3, 3], "imperfect", 1000),
@@ -349,7 +411,17 @@ def main() -> None:
                         ".efgs / state", "pruned .efgs", "format-1 .efgs (expanded)",
                         "NashConv after export", "export seconds"), sizes)
     quantization_table = table(("strategy", "CFR+ iterations", "NashConv", "8-bit nearest",
-                                "8-bit exact", "16-bit nearest", "16-bit exact"), quantized)
+                                "8-bit exact", "8-bit .efgs bytes", "8-bit exact seconds",
+                                "16-bit nearest", "16-bit exact", "16-bit .efgs bytes"),
+                               quantized)
+    allocation_table = table(("strategy", "CFR+ iterations", "NashConv",
+                              "format 5's grid: every weight at 8 bits (2^8 - 1)",
+                              "by reach on format 5's grids, mean 8 bits per cell (best of "
+                              f"{', '.join(f'{f:.0%}' for f in TIER_FRACTIONS[1:])} of the "
+                              "cells at 16 bits, twice as many at 4)",
+                              "format 6's row code, one tier: A - 1 weights in 8 A bits",
+                              "format 6: the row code in tiers by reach (tier_bits, what "
+                              "--rounding exact uses)"), allocation)
     card_table = table(("game", "buckets per round (recall)", "infosets", "abstract infosets",
                         "CFR+ iterations", "NashConv", "solver state bytes (4 x 2 words per "
                         "abstract action)", "bucket tables in the solver (4 x situations)",
@@ -367,6 +439,7 @@ def main() -> None:
                                 holdem_table),
               "export-sizes": ("Export bytes beside the abstract solver state", size_table),
               "export-quantization": ("NashConv added by quantization", quantization_table),
+              "export-allocation": ("Spending 8 bits per cell", allocation_table),
               "export-card-tables": ("Card abstractions: the bucket tables in the file",
                                      card_table)}
     for name in run:

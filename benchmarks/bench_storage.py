@@ -52,7 +52,7 @@ from efgkit.storage.compact_reader import (
     slot_positions,
 )
 from efgkit.storage.disk_solve import DiskSolver, build_working_file, current_rss
-from efgkit.storage.quantization import quantize
+from efgkit.storage.quantization import action_totals, quantize
 from efgkit.storage.strategy_file import open_strategy_file, write_strategy_file
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-storage.md"
@@ -249,8 +249,8 @@ def quantization_rows(spec: str, iteration_counts: list[int]) -> list[tuple]:
             before = evaluator.evaluate(Strategy(identity, behavior)).nash_conv
             cells = []
             for bits in (16, 8, 4):
-                total = (1 << bits) - 1
                 weights = quantize(behavior, tree.infoset_action_offset, bits)
+                total = action_totals(tree.infoset_action_offset, bits)
                 after = evaluator.evaluate(Strategy(identity, weights / total)).nash_conv
                 cells.append(f"{after:.3e} ({100 * (after - before) / before:+.2f}%)")
             rows.append((tree.spec, label, f"{count:,}", f"{before:.3e}", *cells))
@@ -487,10 +487,12 @@ NOTES = """## Notes
 * A Python lookup is the key's BLAKE2b hash (hashlib), three slots of the mapped xor
   table and one row through `struct`. The C reader is timed by
   `efgs_query --bench` (`clock()` over all keys, many rounds).
-* Largest-remainder quantization (the table above) adds NashConv of its own, roughly
+* Largest-remainder quantization (the table above, measured on compact format 4's grid of
+  `2**bits - 1` per action; format 6 stores a row's `A - 1` free weights on a finer grid
+  in the same bytes, and docs/compact-format.md has its numbers: 3.2e-4 at 8 bits on the
+  1,000-iteration Leduc strategy) adds NashConv of its own, roughly
   independent of how converged the strategy is (about 6-9e-3 at 8 bits on Leduc and
-  P224; the export's default exact rounding adds less, docs/compact-format.md has its
-  numbers), so the relative increase is
+  P224 on format 4's grid; the export's default exact rounding adds less), so the relative increase is
   small only for strategies whose NashConv is much larger than that — such as strategies
   on an abstraction, whose NashConv in the full game is dominated by the abstraction
   (slumbot's 1% came from strategies at 189 mbb/g). 16 bits cost < 1% down to NashConv

@@ -34,6 +34,7 @@ from efgkit.storage.compact_holdem import (
     planned_bytes,
 )
 from efgkit.storage.compact_reader import CanonicalIndex, CompactFormatError, CompactStrategy
+from efgkit.storage.quantization import row_codes
 
 C_SOURCES = Path(compact_reader.__file__).parent / "efgs_c"
 STREETS = ("preflop", "flop", "turn", "river")
@@ -196,7 +197,10 @@ def test_quantized_rows_sum_to_the_total_and_move_less_than_a_step(holdem_export
     layout, export = holdem_exports["inline"]
     row_starts = np.concatenate([[0], np.cumsum(np.repeat(layout.width, layout.buckets))])[:-1]
     sums = np.add.reduceat(export.weights, row_starts)
-    assert np.all(sums == 255) and export.max_abs_error < 1 / 255
+    totals = row_codes(np.append(row_starts, export.weights.shape[0]), 8)[1]
+    assert np.all(sums == totals) and np.all(export.totals == np.repeat(totals, np.diff(
+        np.append(row_starts, export.weights.shape[0]))))
+    assert export.max_abs_error < 1 / totals.min()
     assert np.abs(export.dequantized() - holdem_exports["strategy"]).max() == export.max_abs_error
 
 

@@ -19,7 +19,7 @@ from efgkit.play.playout import CompactPolicy, UniformPolicy, expected_payoff, p
 from efgkit.solvers import BestResponse
 from efgkit.specs import game_of_strategy_file
 from efgkit.storage.compact import KEY_MAPS, ROUNDINGS, export_compact
-from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy
+from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy, row_code
 from efgkit.storage.policy_tables import json_table, openspiel_policy_table, write_json
 from efgkit.storage.quantization import EVALUATIONS
 from efgkit.storage.strategy_file import load_strategy
@@ -48,8 +48,10 @@ def _output_format(out: str, output_format: str | None) -> str:
                    "OpenSpiel's policy table {information state: [[action id, probability]]}, "
                    "for pyspiel.TabularPolicy  [default: from the --out suffix]")
 @click.option("--bits", type=click.Choice(["16", "8", "4"]), default="8", show_default=True,
-              help="Bits per quantized probability (efgs); every infoset's values sum to "
-                   "2**bits - 1 exactly.")
+              help="Bits per action (efgs), on average: with exact rounding the rows reached "
+                   "most may get twice as many and the least reached half (not at 16); a row "
+                   "of A actions at b bits stores its first A - 1 weights in floor(A b / (A - 1)) "
+                   "bits each, summing with the last to 2**that - 2 exactly.")
 @click.option("--prune-unreachable", is_flag=True,
               help="Leave out infosets the strategy itself never reaches (efgs).")
 @click.option("--with-keys", is_flag=True,
@@ -138,7 +140,7 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
     strategy, provenance = load_strategy(strategy_file, tree)
     evaluator = BestResponse(strategy.infoset_map)
     before = evaluator.evaluate(strategy)
-    after, pruned, max_error, quantization, rows = before, 0, 0.0, None, None
+    after, pruned, max_error, quantization, rows, tier_rows = before, 0, 0.0, None, None, None
     explicit_entries = classes = used_key_map = None
     if output_format == "efgs":
         cards = _card_abstraction(strategy_file, provenance, tree, card_abstraction_file,
@@ -158,7 +160,7 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
                                                   result.infosets_pruned, result.max_abs_error,
                                                   result.rows)
         explicit_entries, classes = result.explicit_entries, result.classes
-        used_key_map = result.key_map
+        used_key_map, tier_rows = result.key_map, result.tier_rows
         quantization = int(bits)
     elif output_format == "json":
         size, written = write_json(out, json_table(strategy)), tree.num_infosets
@@ -170,6 +172,7 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
         "out": out, "format": output_format, "game": tree.spec, "bits": quantization,
         "bytes": size, "infosets": written, "infosets_pruned": pruned, "rows": rows,
         "explicit_entries": explicit_entries, "classes": classes, "key_map": used_key_map,
+        "tier_rows": tier_rows,
         "rounding": rounding if quantization else None,
         "bytes_per_infoset": size / max(written, 1),
         "nash_conv_before": before.nash_conv, "nash_conv_after": after.nash_conv,
@@ -191,8 +194,13 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
         f"{before.exploitability:.6e} -> {after.exploitability:.6e})",
     ]
     if quantization:
-        lines.append(f"largest change of a probability: {max_error:.3e} "
-                     f"(one quantization step is {1 / ((1 << quantization) - 1):.3e})")
+        wide, normal, narrow = tier_rows
+        coarsest = quantization // 2 if narrow else quantization
+        widest = int(tree.infoset_num_actions.max())
+        lines.append(f"rows at {2 * quantization}/{quantization}/{quantization // 2} bits per "
+                     f"action (the rows reached most get the most): {wide:,}/{normal:,}/{narrow:,}; "
+                     f"largest change of a probability: {max_error:.3e} (less than one step of "
+                     f"its row, at most 1/{row_code(coarsest, widest)[1]:,})")
     emit(as_json, data, lines)
 
 
@@ -237,8 +245,8 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
         lines.append(f"bucket tables in {result.bucket_tables_path} ({result.bucket_tables_bytes:,} "
                      f"bytes, {'written' if result.bucket_tables_written else 'already there'}; "
                      f"the .efgs checks its sha256)")
-    lines.append(f"largest change of a probability: {result.max_abs_error:.3e} (one "
-                 f"quantization step is {1 / ((1 << bits) - 1):.3e})")
+    lines.append(f"largest change of a probability: {result.max_abs_error:.3e} (less than "
+                 f"one step of its row, at most 1/{int(result.totals.min(initial=1)):,})")
     if nash_conv:
         from efgkit.poker.full_game import StreamedEvaluator
 

@@ -2,9 +2,13 @@
 table, a key index.
 
 The file keeps the abstraction: each abstract infoset's row of quantized probabilities
-is stored once (``bits`` = 16, 8 or 4 bit integers summing exactly to ``2**bits - 1``,
-rounded by ``efgkit.storage.quantization``), and every original infoset reaches its row
-in one of three ways:
+is stored once in ``bits`` = 16, 8 or 4 bits per action (the row code of
+``compact_reader.row_code``: the first ``A - 1`` weights in ``floor(A b / (A - 1))`` bits
+each, the last the rest of the row's total, where ``b`` is the row's tier: ``2 bits`` for
+the rows reached most, ``bits // 2`` for the rows reached least, as
+``quantization.tier_bits`` chooses, ``bits`` on average; rounded by
+``efgkit.storage.quantization``), and every original infoset reaches its row in one of
+three ways:
 
 * the class rule (Čermák et al. §4.1.1): the coarsest abstraction is a function of
   (player, own-sequence length, number of actions), so a table of one row per class
@@ -68,6 +72,7 @@ from efgkit.storage.compact_reader import (
     HEADER,
     MAGIC,
     MAX_SLOT_BITS,
+    VALUES_HEAD,
     VERSION,
     CardTable,
     fingerprint_of,
@@ -75,8 +80,14 @@ from efgkit.storage.compact_reader import (
     key_hash,
     slot_positions,
 )
-from efgkit.storage.quantization import EVALUATIONS, quantize, round_for_exploitability
-from efgkit.storage.quantization import check_bits as total_of_bits
+from efgkit.storage.quantization import (
+    EVALUATIONS,
+    action_totals,
+    quantize,
+    round_for_exploitability,
+    row_codes,
+    tier_bits,
+)
 
 MAX_SEED_TRIES = 64
 SLOTS_PER_KEY = 1.23
@@ -106,6 +117,8 @@ class CompactExport:
     """How keys reach their rows: ``class``, ``explicit`` or ``cards``."""
     card_table_bytes: int
     """Bytes of the card table (0 without one)."""
+    tier_rows: tuple[int, int, int]
+    """Rows at ``2 bits``, ``bits`` and ``bits // 2`` bits per action."""
     dequantized: Strategy
     """What the file plays, per original infoset (left-out infosets play uniformly)."""
     max_abs_error: float
@@ -266,14 +279,48 @@ def pack_bits(table: np.ndarray, slot_bits: int) -> bytes:
     return b"".join(chunks)
 
 
-def _pack(weights: np.ndarray, bits: int) -> bytes:
-    if bits == 16:
-        return weights.astype("<u2").tobytes()
-    if bits == 8:
-        return weights.astype(np.uint8).tobytes()
-    padded = np.zeros(weights.shape[0] + weights.shape[0] % 2, np.uint8)
-    padded[: weights.shape[0]] = weights
-    return (padded[0::2] | (padded[1::2] << 4)).astype(np.uint8).tobytes()
+@numba.njit(cache=True)
+def _pack_rows_kernel(weights, row_offsets, row_bit, field_bits, present, out):
+    """Row ``r``'s first ``A - 1`` weights at ``field_bits[r]`` bits each from bit
+    ``row_bit[r]`` of ``out`` (uint8, zeros), least significant first; an absent row's
+    bits, up to ``row_bit[r + 1]``, all ones."""
+    for row in range(row_offsets.shape[0] - 1):
+        lo, hi = row_offsets[row], row_offsets[row + 1]
+        base = row_bit[row]
+        if not present[row]:
+            for bit in range(base, row_bit[row + 1]):
+                out[bit >> 3] |= np.uint8(1 << (bit & 7))
+            continue
+        width = field_bits[row]
+        for j in range(hi - lo - 1):
+            value = weights[lo + j]
+            for b in range(width):
+                if (value >> b) & 1:
+                    bit = base + j * width + b
+                    out[bit >> 3] |= np.uint8(1 << (bit & 7))
+
+
+def pack_rows(weights: np.ndarray, row_offsets: np.ndarray, bits: int,
+              present: np.ndarray | None = None, row_bits: np.ndarray | None = None) -> bytes:
+    """The values section: rows of ``weights`` (int64, each row summing to its total, rows
+    given by the CSR ``row_offsets``) in the row code of ``compact_reader.row_code`` at
+    ``row_bits`` bits per action (int per row: ``2 bits`` rows first, then ``bits``, then
+    ``bits // 2``; default ``bits`` for all), after the two tier counts; rows not
+    ``present`` (bool per row) are empty cells, all ones."""
+    row_offsets = np.asarray(row_offsets, np.int64)
+    rows, actions = row_offsets.shape[0] - 1, np.diff(row_offsets)
+    row_bits = np.full(rows, bits, np.int64) if row_bits is None else np.asarray(row_bits, np.int64)
+    tier = np.searchsorted([-2 * bits, -bits, -(bits // 2)], -row_bits)
+    if np.any(np.diff(tier) < 0) or not np.all(np.isin(row_bits, (2 * bits, bits, bits // 2))):
+        raise ValueError("rows must come in tiers of 2 bits, bits, bits // 2 per action")
+    wide_end, narrow_start = (int(row_offsets[np.searchsorted(tier, level)]) for level in (1, 2))
+    row_bit = np.zeros(rows + 1, np.int64)
+    np.cumsum(actions * row_bits, out=row_bit[1:])
+    out = np.zeros((int(row_bit[-1]) + 7) // 8, np.uint8)
+    _pack_rows_kernel(np.asarray(weights, np.int64), row_offsets, row_bit,
+                      row_codes(row_offsets, row_bits)[0],
+                      np.ones(rows, bool) if present is None else present, out)
+    return VALUES_HEAD.pack(wide_end, narrow_start) + out.tobytes()
 
 
 def _aligned(offset: int) -> int:
@@ -296,12 +343,13 @@ def _key_section(keys: list[str], rows: np.ndarray, num_rows: int) -> bytes:
 
 def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits: int, seed: int,
                segment: int, slot_bits: int, slots: bytes, num_keys: int, num_explicit: int,
-               row_weights: np.ndarray, row_offsets: np.ndarray | None, keys: bytes | None,
+               values: bytes, num_values: int, row_offsets: np.ndarray | None, keys: bytes | None,
                classes: np.ndarray, cards: bytes | None = None, num_rows: int = 0) -> bytes:
     """The whole file as bytes (docs/compact-format.md) for game ``spec`` (``fingerprint``:
-    hex sha256 of its tree, or of its betting tree for a bucket strategy); a file with a
-    card table has no row-start table (``row_offsets`` None, ``num_rows`` rows)."""
-    if num_rows >= 1 << 32 or row_weights.shape[0] >= 1 << 64:
+    hex sha256 of its tree, or of its betting tree for a bucket strategy): ``values`` is
+    the values section (``pack_rows``) of ``num_values`` actions; a file with a card table
+    has no row-start table (``row_offsets`` None, ``num_rows`` rows)."""
+    if num_rows >= 1 << 32 or num_values >= 1 << 64:
         raise ParameterError("the compact format holds at most 2**32 - 1 rows")
     spec = spec.encode()
     class_table = b"".join(CLASS_ENTRY.pack(*map(int, entry)) for entry in classes)
@@ -309,10 +357,10 @@ def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits
     if row_offsets is not None:
         named["starts"] = row_offsets.astype("<u4").tobytes()
         num_rows = row_offsets.shape[0] - 1
-        if row_weights.shape[0] >= 1 << 32:
+        if num_values >= 1 << 32:
             raise ParameterError("the compact format holds at most 2**32 - 1 actions in rows "
                                  "with a row-start table")
-    named["values"] = _pack(row_weights, bits)
+    named["values"] = values
     if keys is not None:
         named["keys"] = keys
     if classes.shape[0]:
@@ -330,7 +378,7 @@ def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits
     body = bytearray(size - base)
     for name, section in named.items():
         body[offsets[name] - base:offsets[name] - base + len(section)] = section
-    fields = [MAGIC, VERSION, bits, flags, num_keys, num_rows, row_weights.shape[0],
+    fields = [MAGIC, VERSION, bits, flags, num_keys, num_rows, num_values,
               seed, segment, slot_bits, check_bits, 0, num_explicit, classes.shape[0],
               *offsets.values(), size, zlib.crc32(body), 0, bytes.fromhex(fingerprint),
               len(spec)]
@@ -439,6 +487,7 @@ class _File:
     explicit_entries: int
     classes: int
     index_bytes: int
+    tier_rows: tuple[int, int, int]
     card_table_bytes: int = 0
 
 
@@ -474,7 +523,6 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     ``recall`` and one index entry per betting history; the strategy must be on that
     abstraction) or ``auto`` (the smallest of these files).
     """
-    total = total_of_bits(bits)
     if rounding not in ROUNDINGS:
         raise ParameterError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
     if key_map not in KEY_MAPS:
@@ -488,13 +536,17 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
         raise ParameterError(f"check_bits must be between 0 and {MAX_SLOT_BITS - 32}, "
                              f"got {check_bits}")
     nearest_nash_conv = None
+    row_bits = np.full(infoset_map.num_abstract, bits, np.int64)
     if rounding == "exact":
-        chosen = round_for_exploitability(strategy, bits, evaluations=evaluations,
+        evaluator = evaluator or BestResponse(infoset_map)
+        if card_abstraction is None:  # a card table's blocks keep one tier
+            row_bits = tier_bits(strategy, bits, evaluator)
+        chosen = round_for_exploitability(strategy, row_bits, evaluations=evaluations,
                                           evaluator=evaluator, progress=progress)
         weights, nearest_nash_conv = chosen.weights, chosen.nash_conv_largest_remainder
     else:
         weights = quantize(strategy.probabilities, infoset_map.abstract_action_offset, bits)
-    dequantized_rows = weights / total
+    dequantized_rows = weights / action_totals(infoset_map.abstract_action_offset, row_bits)
     behavior = dequantized_rows[infoset_map.abstract_action_of]
     kept = reachable_infosets(tree, behavior) if prune_unreachable else np.ones(tree.num_infosets,
                                                                                    bool)
@@ -505,8 +557,8 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
                   num_keys=len(keys))
     candidates = []
     if key_map != "cards":
-        candidates.append(_keyed_file(layout, weights, infoset_map, infosets, keys, key_map,
-                                      check_bits, with_keys))
+        candidates.append(_keyed_file(layout, weights, row_bits, infoset_map, infosets, keys,
+                                      key_map, check_bits, with_keys))
     if card_abstraction is not None and key_map in ("auto", "cards"):
         try:
             candidates.append(_card_file(layout, weights, infoset_map, infosets, keys,
@@ -528,17 +580,21 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
         index_bytes=chosen_file.index_bytes, explicit_entries=chosen_file.explicit_entries,
         classes=chosen_file.classes, key_map=chosen_file.key_map,
         card_table_bytes=chosen_file.card_table_bytes,
+        tier_rows=chosen_file.tier_rows,
         dequantized=Strategy(InfosetMap.identity(tree), played),
         max_abs_error=float(np.max(np.abs(dequantized_rows - strategy.probabilities), initial=0.0)),
         nash_conv_nearest=nearest_nash_conv,
     )
 
 
-def _keyed_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infosets: np.ndarray,
-                keys: list[str], key_map: str, check_bits: int, with_keys: bool) -> _File:
-    """The file whose key index holds original infoset keys (with a class rule or not)."""
+def _keyed_file(layout: dict, weights: np.ndarray, action_bits: np.ndarray, infoset_map: InfosetMap,
+                infosets: np.ndarray, keys: list[str], key_map: str, check_bits: int,
+                with_keys: bool) -> _File:
+    """The file whose key index holds original infoset keys (with a class rule or not);
+    its rows in tiers, widest first (``action_bits``: bits per action of each abstract row)."""
     tree = infoset_map.tree
     used_rows = np.unique(infoset_map.abstract_of[infosets])
+    used_rows = used_rows[np.argsort(-action_bits[used_rows], kind="stable")]
     row_bits = max(int(used_rows.shape[0] - 1).bit_length(), 0)
     slot_bits = max(row_bits + check_bits, 1)
     new_row = np.full(infoset_map.num_abstract, -1, np.int64)
@@ -564,20 +620,24 @@ def _keyed_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, info
     row_weights, row_offsets = _rows(weights, infoset_map, used_rows)
     data = file_bytes(**layout, check_bits=check_bits, seed=seed, segment=segment,
                       slot_bits=slot_bits, slots=slots, num_explicit=int(explicit.sum()),
-                      row_weights=row_weights, row_offsets=row_offsets,
+                      values=pack_rows(row_weights, row_offsets, layout["bits"],
+                                       row_bits=action_bits[used_rows]),
+                      num_values=row_weights.shape[0], row_offsets=row_offsets,
                       keys=_key_section(keys, rows_of_keys, used_rows.shape[0]) if with_keys else None,
                       classes=classes)
+    bits = layout["bits"]
+    tiers = tuple(int(np.sum(action_bits[used_rows] == width)) for width in (2 * bits, bits, bits // 2))
     return _File(data, "class" if classes.shape[0] else "explicit", int(used_rows.shape[0]),
-                 int(explicit.sum()), int(classes.shape[0]), len(slots))
+                 int(explicit.sum()), int(classes.shape[0]), len(slots), tiers)
 
 
 def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infosets: np.ndarray,
                keys: list[str], card_abstraction: CardAbstraction, recall: str, check_bits: int,
                with_keys: bool) -> _File:
     """The file with a card table: rows in blocks of one betting history each (a row per
-    cell: bucket, or bucket sequence with perfect recall; a row of zeros for a cell no
-    infoset has), one index entry per betting history giving its block's first row and
-    number of actions (blocks grouped by actions), and no row-start table."""
+    cell: bucket, or bucket sequence with perfect recall; an empty row, all ones, for a
+    cell no infoset has), one index entry per betting history giving its block's first
+    row and number of actions (blocks grouped by actions), and no row-start table."""
     tree = infoset_map.tree
     structure = card_abstraction.card_structure
     names, rounds = card_names(structure), abstraction_rounds(card_abstraction)
@@ -634,10 +694,13 @@ def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infos
     slots = pack_bits(table, slot_bits)
     data = file_bytes(**layout, check_bits=check_bits, seed=seed, segment=segment,
                       slot_bits=slot_bits, slots=slots, num_explicit=len(blocks),
-                      row_weights=row_weights, row_offsets=None, num_rows=num_rows,
+                      values=pack_rows(row_weights, np.append(row_starts, num_values),
+                                       layout["bits"], sources >= 0),
+                      num_values=num_values, row_offsets=None, num_rows=num_rows,
                       keys=_key_section(keys, rows_of_keys, num_rows) if with_keys else None,
                       classes=np.zeros((0, 4), np.int64), cards=section)
-    return _File(data, "cards", num_rows, len(blocks), 0, len(slots), len(section))
+    return _File(data, "cards", num_rows, len(blocks), 0, len(slots), (0, num_rows, 0),
+                 len(section))
 
 
 def _explicit_index(keys: list[str], rows: np.ndarray, explicit: np.ndarray, check_bits: int,

@@ -46,6 +46,7 @@ from efgkit.storage.compact import (
     index_bytes,
     key_index,
     pack_bits,
+    pack_rows,
 )
 from efgkit.storage.compact_reader import (
     ACTION_GROUP,
@@ -61,10 +62,10 @@ from efgkit.storage.compact_reader import (
     TABLES_MAGIC,
     TABLES_ROUND,
     TABLES_VERSION,
+    VALUES_HEAD,
     CanonicalIndex,
 )
-from efgkit.storage.quantization import check_bits as total_of_bits
-from efgkit.storage.quantization import quantize
+from efgkit.storage.quantization import action_totals, quantize
 
 INLINE_TABLE_BYTES = 8 << 20
 """Bucket tables up to this many bytes in all go into the compact file (``auto``)."""
@@ -91,12 +92,14 @@ class BucketExport:
     bucket_tables_written: bool
     """False when an identical bucket-table file was already there (written once)."""
     weights: np.ndarray
-    """uint32 quantized weights in the layout's order (``BucketLayout`` rows)."""
+    """int64 quantized weights in the layout's order (``BucketLayout`` rows)."""
+    totals: np.ndarray
+    """int64 per row action: what its row's weights sum to (the row code)."""
     max_abs_error: float
 
     def dequantized(self) -> np.ndarray:
         """What the file plays, as a strategy on the layout (float64 per row action)."""
-        return self.weights / float(total_of_bits(self.bits))
+        return self.weights / self.totals
 
 
 def round_buckets(game: LimitPoker, abstraction) -> list[RoundBuckets]:
@@ -194,7 +197,7 @@ def planned_bytes(layout: BucketLayout, *, bits: int = 8, check_bits: int = 8,
     slot_bits = (max(rows - 1, 0).bit_length() + int(layout.width.max()).bit_length()
                  + check_bits)
     slots = index_bytes(layout.width.shape[0], slot_bits)
-    values = (int(layout.num_actions) * bits + 7) // 8
+    values = VALUES_HEAD.size + (int(layout.num_actions) * bits + 7) // 8
     structure = game.card_structure
     card_table = (CARD_HEAD.size + CARD_ROUND.size * game.num_rounds
                   + ACTION_GROUP.size * np.unique(layout.width).shape[0]
@@ -214,7 +217,6 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     same tables. ``progress(stage)`` after each of the ``EXPORT_STAGES``.
     """
     progress = progress or (lambda stage: None)
-    total = total_of_bits(bits)
     game, betting = layout.betting.game, layout.betting
     if not 0 <= check_bits <= MAX_SLOT_BITS - 32:
         raise ParameterError(f"check_bits must be between 0 and {MAX_SLOT_BITS - 32}, got {check_bits}")
@@ -222,6 +224,7 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     rows = np.repeat(layout.width, layout.buckets)
     row_offsets = np.concatenate([[0], np.cumsum(rows)])
     weights = quantize(strategy, row_offsets, bits)
+    total = action_totals(row_offsets, bits)
     progress(EXPORT_STAGES[0])
     rounds = round_buckets(game, layout.abstraction)
     tables_path, tables_data, written = _place_tables(rounds, game, path, bucket_tables)
@@ -232,6 +235,7 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     order = np.argsort(first_value, kind="stable")
     values = np.concatenate([weights[layout.action_start[d]:layout.action_start[d + 1]]
                              for d in order.tolist()])
+    value_rows = np.concatenate([[0], np.cumsum(np.repeat(block_actions[order], block_rows[order]))])
     num_rows = int(block_rows.sum())
     if num_rows >= 1 << 32:
         raise ParameterError(f"{num_rows:,} rows: the compact format holds at most 2**32 - 1")
@@ -252,7 +256,9 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     progress(EXPORT_STAGES[2])
     data = file_bytes(game.spec, betting_digest(betting), bits=bits, flags=0, num_keys=0,
                       check_bits=check_bits, seed=seed, segment=segment, slot_bits=slot_bits,
-                      slots=slots, num_explicit=len(keys), row_weights=values, row_offsets=None,
+                      slots=slots, num_explicit=len(keys),
+                      values=pack_rows(values, value_rows, bits), num_values=values.shape[0],
+                      row_offsets=None,
                       num_rows=num_rows, keys=None, classes=np.zeros((0, 4), np.int64),
                       cards=section)
     try:
@@ -266,7 +272,8 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
         index_bytes=len(slots), card_table_bytes=len(section),
         bucket_tables_path=str(tables_path) if tables_path else None,
         bucket_tables_bytes=len(tables_data) if tables_path else 0, bucket_tables_written=written,
-        weights=weights, max_abs_error=float(np.max(np.abs(weights / total - strategy), initial=0.0)))
+        weights=weights, totals=total,
+        max_abs_error=float(np.max(np.abs(weights / total - strategy), initial=0.0)))
 
 
 def _place_tables(rounds: list[RoundBuckets], game: LimitPoker, path, bucket_tables: str

@@ -28,8 +28,14 @@ A file whose abstraction is the coarsest one has no explicit entries; a refineme
 it stores only the infosets outside their class's largest abstract set (the paper's
 explicit map entries). Opening maps the file and checks its header; a lookup hashes the
 key, reads three slots, perhaps one class entry, and one row, and checks the
-fingerprint and that the row sums to ``total``, so it takes the same time for a file
-of any size.
+fingerprint and the row's code, so it takes the same time for a file of any size.
+
+A row of ``A`` actions occupies ``A * b`` bits and stores only its first ``A - 1``
+weights, in fields of ``floor(A b / (A - 1))`` bits; the last action's weight is the rest
+of the row's total ``2**field_bits - 2`` (``row_code``). ``b`` is the row's tier: the
+values section starts with two counts, and its first rows (the ones the strategy reaches
+most) take ``2 bits`` per action, its last ones ``bits // 2``, the others ``bits`` (16, 8
+or 4). A two-action row at 8 bits per action is thus one 16-bit weight out of 65,534.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from itertools import combinations_with_replacement
 from math import comb
 
 MAGIC = b"EFGS\r\n\x1a\n"
-VERSION = 5
+VERSION = 6
 HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQQII32sH")
 """magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
 bits, reserved, explicit entries, classes, slots/starts/values/keys/classes/card table
@@ -72,6 +78,8 @@ canonical index itself, the deal itself (lossless), or 0 (card independent)."""
 BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT = range(len(METHODS))
 TABLE_METHODS = (BY_COMBINATION, BY_CANONICAL)
 INLINE, EXTERNAL = 0, 1
+VALUES_HEAD = struct.Struct("<QQ")
+"""Values section: end of the wide tier, start of the narrow tier (value indices)."""
 RECALL_PERFECT = 1
 MAX_CARDS = 62
 MAX_CARD_ROUNDS = 8
@@ -112,6 +120,19 @@ def slot_positions(hashed: int, segment: int) -> tuple[int, int, int]:
 def fingerprint_of(hashed: int, check_bits: int) -> int:
     """The key's ``check_bits``-bit fingerprint: the hash's two halves XORed, masked."""
     return (hashed ^ (hashed >> 32)) & ((1 << check_bits) - 1)
+
+
+def row_code(bits: int, actions: int) -> tuple[int, int]:
+    """(field bits, total) of a row of ``actions`` actions at ``bits`` bits per action.
+
+    The row's ``actions * bits`` bits hold the weights of its first ``actions - 1``
+    actions, ``floor(actions bits / max(actions - 1, 1))`` bits each (least significant
+    first), then zero bits; the weights sum to ``total = 2**field_bits - 2`` and the last
+    action's weight is what the others leave. A row whose bits are all ones is an empty
+    cell (of a card table's block: no infoset has it).
+    """
+    field_bits = actions * bits // max(actions - 1, 1)
+    return field_bits, (1 << field_bits) - 2
 
 
 def header_crc(header: bytes) -> int:
@@ -513,11 +534,12 @@ class CardTable:
 class CompactStrategy:
     """A memory-mapped compact strategy: quantized probabilities by infoset key.
 
-    Attributes: ``bits`` (16, 8 or 4), ``total`` (2**bits - 1, what every row sums to),
+    Attributes: ``bits`` (16, 8 or 4 per action, twice that for the rows of the wide
+    tier, half for the narrow tier; a row's weights sum to its total, ``row_code``),
     ``spec`` (the game), ``fingerprint`` (hex sha256 of the game tree), ``pruned``
-    (infosets the strategy never reaches were left out), ``has_keys``, ``check_bits``
-    (a key not in the file is found anyway with probability 2**-check_bits unless keys
-    are stored), ``num_rows`` (abstract infosets), ``num_explicit`` (keys in the key
+    (infosets the strategy never reaches were left out), ``has_keys``, ``check_bits`` (a
+    key not in the file is found anyway with probability 2**-check_bits unless keys are
+    stored), ``num_rows`` (abstract infosets), ``num_explicit`` (keys in the key
     index), ``num_classes`` (classes in the class rule, 0 if none: then every key is
     explicit). With a class rule and no stored keys, a key not in the game but of a
     listed class reads that class's row.
@@ -571,8 +593,7 @@ class CompactStrategy:
                 slot_bits - check_bits - block_bits):
             raise CompactFormatError(f"{self.path}: unsupported layout ({bits} bits per "
                                      f"probability, {slot_bits}-bit slots)")
-        sections = [(slots_at, (3 * segment * slot_bits + 7) // 8),
-                    (values_at, (values * bits + 7) // 8)]
+        sections = [(slots_at, (3 * segment * slot_bits + 7) // 8), (values_at, VALUES_HEAD.size)]
         if not cards_at:
             sections.append((starts_at, 4 * (rows + 1)))
         if flags & FLAG_KEYS:
@@ -581,15 +602,19 @@ class CompactStrategy:
             sections.append((classes_at, CLASS_ENTRY.size * classes))
         if any(start < header_end or start + length > size for start, length in sections):
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
-        self.bits, self.total, self.seed = bits, (1 << bits) - 1, seed
+        self.bits, self.seed, self._values_at = bits, seed, values_at + VALUES_HEAD.size
+        self._wide_end, self._narrow_start = VALUES_HEAD.unpack_from(data, values_at)
+        if not self._wide_end <= self._narrow_start <= values or (bits == 16 and self._wide_end) or (
+                self._values_at + (self._value_bit(values) + 7) // 8 > size):
+            raise CompactFormatError(f"{self.path}: values section is corrupted")
         self.pruned, self.has_keys = bool(flags & FLAG_PRUNED), bool(flags & FLAG_KEYS)
         self.check_bits, self.num_rows, self.num_values = check_bits, rows, values
         self.payload_crc, self.fingerprint = payload_crc, fingerprint.hex()
         self.spec = bytes(data[HEADER.size:header_end]).decode()
         self.num_explicit, self.num_classes = explicit, classes
         self._count, self._segment, self._slot_bits = keys, segment, slot_bits
-        self._slots_at, self._starts_at, self._values_at, self._keys_at, self._classes_at = (
-            slots_at, starts_at, values_at, keys_at, classes_at)
+        self._slots_at, self._starts_at, self._keys_at, self._classes_at = (
+            slots_at, starts_at, keys_at, classes_at)
         self._payload_start = header_end
         if not cards_at and self._start(rows) != values:
             raise CompactFormatError(f"{self.path}: row table does not end at the value count")
@@ -674,7 +699,7 @@ class CompactStrategy:
 
         The key index gives the key's betting history its block: (first row, first value,
         number of actions); the key's cell (bucket table) picks the row in the block. A
-        row of zeros is a cell no infoset of the file has (never dealt, or pruned)."""
+        row of all ones is a cell no infoset of the file has (never dealt, or pruned)."""
         located = self.card_table.locate(key) if self.num_explicit else None
         value = -1 if located is None else self._index_value(located[0])
         if value < 0:
@@ -685,7 +710,7 @@ class CompactStrategy:
         row, lo, actions = block[0] + cell, block[1] + cell * block[2], block[2]
         if row >= self.num_rows or lo + actions > self.num_values:
             return None  # a foreign betting history whose fingerprint matched
-        if not any(self._weights(lo, lo + actions)):
+        if self._weights(lo, lo + actions) is None:
             return None
         if self.has_keys and not self._group_has(row, key.encode()):
             return None
@@ -698,7 +723,8 @@ class CompactStrategy:
 
     def quantized(self, key: str, infoset_class: tuple[int, int, int] | None = None
                   ) -> tuple[int, ...]:
-        """The integer weights of the key's actions (in the game's action order), summing to ``total``.
+        """The integer weights of the key's actions (in the game's action order), summing to
+        the row's total (``row_code`` at its tier's bits per action).
 
         Raises KeyError for an infoset not in the file (not in the game, or pruned).
         ``infoset_class`` as in ``row_of``.
@@ -716,19 +742,22 @@ class CompactStrategy:
     def probabilities(self, key: str, infoset_class: tuple[int, int, int] | None = None
                       ) -> tuple[float, ...]:
         """One probability per action of the infoset ``key``: ``quantized(key) / total``."""
-        return tuple(weight / self.total for weight in self.quantized(key, infoset_class))
+        weights = self.quantized(key, infoset_class)
+        total = sum(weights)
+        return tuple(weight / total for weight in weights)
 
     def sample(self, key: str, rng, infoset_class: tuple[int, int, int] | None = None) -> int:
         """An action index drawn with probability exactly ``quantized(key)[a] / total``.
 
         ``rng`` is anything with ``randrange`` (``random.Random``, ``random.SystemRandom``).
         """
-        draw = rng.randrange(self.total)
-        for action, weight in enumerate(self.quantized(key, infoset_class)):
+        weights = self.quantized(key, infoset_class)
+        draw = rng.randrange(sum(weights))
+        for action, weight in enumerate(weights[:-1]):
             draw -= weight
             if draw < 0:
                 return action
-        raise CompactFormatError(f"{self.path}: row of {key!r} does not sum to {self.total}")
+        return len(weights) - 1
 
     def _row(self, row: int) -> tuple[int, ...]:
         """Row ``row``'s weights (from the row-start table); a row that fails its own
@@ -739,22 +768,50 @@ class CompactStrategy:
         return self._checked(lo, hi)
 
     def _checked(self, lo: int, hi: int) -> tuple[int, ...]:
-        """Values ``[lo, hi)``, which must sum to ``total``."""
+        """The weights of the row at values ``[lo, hi)``, which must not be an empty cell."""
         weights = self._weights(lo, hi)
-        if sum(weights) != self.total:
-            raise CompactFormatError(f"{self.path}: a row does not sum to {self.total} "
-                                     f"(file is corrupted)")
+        if weights is None:
+            raise CompactFormatError(f"{self.path}: a row is empty (file is corrupted)")
         return weights
 
-    def _weights(self, lo: int, hi: int) -> tuple[int, ...]:
-        data, base = self._map, self._values_at
-        if self.bits == 8:
-            weights = tuple(data[base + lo:base + hi])
-        elif self.bits == 16:
-            weights = struct.unpack_from(f"<{hi - lo}H", data, base + 2 * lo)
-        else:
-            weights = tuple((data[base + (j >> 1)] >> (4 * (j & 1))) & 15 for j in range(lo, hi))
-        return weights
+    def _value_bit(self, value: int) -> int:
+        """Position of value ``value`` in the values' bit string: the wide tier's values
+        take ``2 bits``, the narrow tier's ``bits // 2``."""
+        wide, narrow = min(value, self._wide_end), min(value, self._narrow_start)
+        return (2 * self.bits * wide + self.bits * (narrow - wide)
+                + self.bits // 2 * (value - narrow))
+
+    def _tier_bits(self, lo: int, hi: int) -> int:
+        """Bits per action of the row at values ``[lo, hi)``, which lies in one tier."""
+        if hi <= self._wide_end:
+            return 2 * self.bits
+        if self._wide_end <= lo and hi <= self._narrow_start:
+            return self.bits
+        if self._narrow_start <= lo:
+            return self.bits // 2
+        raise CompactFormatError(f"{self.path}: a row straddles two tiers (file is corrupted)")
+
+    def _weights(self, lo: int, hi: int) -> tuple[int, ...] | None:
+        """The weights of the row at values ``[lo, hi)`` (``row_code`` at its tier's bits),
+        or None for an empty cell (all bits ones); a row whose weights pass its total or
+        whose padding bits are not zero raises CompactFormatError."""
+        tier = self._tier_bits(lo, hi)
+        actions, row_bits = hi - lo, (hi - lo) * tier
+        field_bits, total = row_code(tier, actions)
+        bit = self._value_bit(lo)
+        start = self._values_at + (bit >> 3)
+        shift = bit & 7
+        word = int.from_bytes(self._map[start:start + ((shift + row_bits + 7) >> 3)], "little")
+        word = (word >> shift) & ((1 << row_bits) - 1)
+        if word == (1 << row_bits) - 1:
+            return None
+        mask = (1 << field_bits) - 1
+        fields = [(word >> (field_bits * j)) & mask for j in range(actions - 1)]
+        rest = total - sum(fields)
+        if rest < 0 or word >> (field_bits * (actions - 1)):
+            raise CompactFormatError(f"{self.path}: a row's weights pass its total {total} "
+                                     f"(file is corrupted)")
+        return (*fields, rest)
 
     # ----------------------------------------------------------------- keys, integrity
     def _key_range(self, row: int) -> tuple[int, int]:
@@ -784,7 +841,7 @@ class CompactStrategy:
         return (self._key_at(position).decode() for position in range(self._count))
 
     def verify(self) -> None:
-        """Read the whole file: payload CRC and every row summing to ``total``."""
+        """Read the whole file: payload CRC and every row's code."""
         crc, view = 0, memoryview(self._map)
         try:
             for chunk_start in range(self._payload_start, len(self._map), VERIFY_CHUNK):

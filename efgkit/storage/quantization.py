@@ -1,4 +1,13 @@
-"""Quantized strategies for the compact export: rows of integers summing to ``2**bits - 1``.
+"""Quantized strategies for the compact export: rows of integers summing to the row's total.
+
+A row of ``A`` actions is stored in ``A * bits`` bits as its first ``A - 1`` weights
+(``compact_reader.row_code``): its grid is ``total = 2**floor(A bits / (A - 1)) - 2``
+(at 8 bits: 65,534 for two actions, 4,094 for three, 1,022 for four), not ``2**bits - 1``,
+because a row whose sum is fixed has only ``A - 1`` free weights. ``row_codes`` gives
+every row's field width and total. ``tier_bits`` spends the bits unevenly, ``2 bits``
+per action for the rows the strategy reaches most and ``bits // 2`` for twice as many
+actions of the rows it reaches least (an opponent gains from an error only where the row
+is reached), ``bits`` on average, the share chosen by exact NashConv.
 
 Two roundings of a strategy's rows (one row per abstract infoset):
 
@@ -48,6 +57,7 @@ from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import ProfileLayout
+from efgkit.storage.compact_reader import row_code
 
 BITS = (16, 8, 4)
 REMAINDER_TOLERANCE = 1e-9
@@ -58,22 +68,42 @@ EVALUATIONS = 16384
 """Default budget of exact evaluations (a best response counts as one)."""
 IMPROVEMENT_TOLERANCE = 1e-13
 """A descent move stays only if the best-response value drops by more than this."""
+TIER_FRACTIONS = (0.0, 0.02, 0.05, 0.1, 0.2)
+"""Shares of the actions ``tier_bits`` tries for the wide tier (the rows reached most)."""
 
 
-def check_bits(bits: int) -> int:
-    if bits not in BITS:
+def row_codes(action_offset: np.ndarray, bits: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(field bits, total), int64 per row of the CSR ``action_offset``, at ``bits`` bits
+    per action (one for all rows, or int per row: ``tier_bits``), by
+    ``compact_reader.row_code``: a row's weights sum to its total."""
+    if np.ndim(bits) == 0 and bits not in BITS:
         raise ParameterError(f"bits must be one of 16, 8 or 4, got {bits}")
-    return (1 << bits) - 1
+    counts = np.diff(action_offset)
+    pairs, row_of = np.unique(np.stack([np.broadcast_to(bits, counts.shape), counts], axis=1),
+                              axis=0, return_inverse=True)
+    codes = np.array([row_code(int(width), int(count)) for width, count in pairs],
+                     np.int64).reshape(-1, 2)
+    return codes[row_of.reshape(-1), 0], codes[row_of.reshape(-1), 1]
+
+
+def action_totals(action_offset: np.ndarray, bits: int | np.ndarray) -> np.ndarray:
+    """int64 per action: its row's total (``weights / action_totals`` are probabilities)."""
+    return np.repeat(row_codes(action_offset, bits)[1], np.diff(action_offset))
 
 
 def quantize(probabilities: np.ndarray, action_offset: np.ndarray, bits: int) -> np.ndarray:
-    """uint32 weights per action summing to ``2**bits - 1`` in every row (largest remainder).
+    """int64 weights per action summing to the row's total (``row_codes``) in every row,
+    by largest remainder. ``probabilities``: float64 per action, rows given by the CSR
+    ``action_offset``."""
+    return largest_remainder(probabilities, action_offset, row_codes(action_offset, bits)[1])
 
-    ``probabilities``: float64 per action, rows given by the CSR ``action_offset``; ties
-    between equal remainders go to the lower action index.
-    """
-    total = check_bits(bits)
-    scaled = np.asarray(probabilities, np.float64) * total
+
+def largest_remainder(probabilities: np.ndarray, action_offset: np.ndarray,
+                      total: np.ndarray) -> np.ndarray:
+    """int64 weights per action summing to ``total`` (int64 per row) in every row: the
+    floors of the scaled probabilities plus a unit for the largest remainders, ties to
+    the lower action index."""
+    scaled = np.asarray(probabilities, np.float64) * np.repeat(total, np.diff(action_offset))
     weights = np.floor(scaled)
     remainder = scaled - weights
     counts = np.diff(action_offset)
@@ -83,7 +113,7 @@ def quantize(probabilities: np.ndarray, action_offset: np.ndarray, bits: int) ->
     rank = np.empty(row.shape[0], np.int64)
     rank[order] = np.arange(row.shape[0]) - np.repeat(action_offset[:-1], counts)
     weights += rank < np.repeat(missing, counts)
-    return weights.astype(np.uint32)
+    return weights.astype(np.int64)
 
 
 @dataclass(eq=False)
@@ -91,7 +121,7 @@ class Rounding:
     """What ``round_for_exploitability`` chose, with both exact NashConvs."""
 
     weights: np.ndarray
-    """uint32 per abstract infoset-action, every row summing to ``2**bits - 1``."""
+    """int64 per abstract infoset-action, every row summing to its total (``row_codes``)."""
     nash_conv: float
     nash_conv_largest_remainder: float
     rows_searched: int
@@ -120,7 +150,7 @@ def _assignments(scaled: np.ndarray) -> list[np.ndarray]:
     return choices
 
 
-def _row_reach(evaluator: BestResponse, probabilities: np.ndarray) -> np.ndarray:
+def row_reach(evaluator: BestResponse, probabilities: np.ndarray) -> np.ndarray:
     """float64 per abstract infoset: reach probability of its members' histories."""
     infoset_map = evaluator.infoset_map
     tree = infoset_map.tree
@@ -136,12 +166,12 @@ def _row_reach(evaluator: BestResponse, probabilities: np.ndarray) -> np.ndarray
 class _Descent:
     """Phase 2 of ``round_for_exploitability``: unit moves within each row, per player.
 
-    ``scaled``: float64 per abstract action, probability * total; the moves keep every
-    weight in ``[floor(scaled), floor(scaled) + 1]`` and give units only to actions with
-    a remainder.
+    ``scaled``: float64 per abstract action, probability * its row's total (``total``,
+    int64 per abstract action); the moves keep every weight in ``[floor(scaled),
+    floor(scaled) + 1]`` and give units only to actions with a remainder.
     """
 
-    def __init__(self, evaluator: BestResponse, scaled: np.ndarray, total: int) -> None:
+    def __init__(self, evaluator: BestResponse, scaled: np.ndarray, total: np.ndarray) -> None:
         infoset_map = evaluator.infoset_map
         tree = infoset_map.tree
         self.evaluator, self.total, self.infoset_map = evaluator, total, infoset_map
@@ -238,38 +268,83 @@ def _counterfactual_action_values(nodes, first_child, num_children, node_infoset
             out[base + k] += reach[node] * values[child + k]
 
 
-def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int = EVALUATIONS,
+def reach_tiers(reach: np.ndarray, actions: np.ndarray, bits: int,
+                fraction: float) -> np.ndarray | None:
+    """int per row: bits per action, ``2 bits`` for the rows with a choice (two actions or
+    more) of highest ``reach`` up to ``fraction`` of all actions, ``bits // 2`` for twice as
+    many actions of the lowest reach, ``bits`` for the others, so no more bits in all than
+    ``bits`` per action; None if the rows cannot pay for that share."""
+    row_bits = np.full(actions.shape[0], bits, np.int64)
+    order = np.argsort(-reach, kind="stable")
+    mixed = order[actions[order] > 1]
+    wide = mixed[np.cumsum(actions[mixed]) <= fraction * actions.sum()]
+    if not wide.size:
+        return row_bits
+    least = mixed[::-1]
+    narrow = least[:np.searchsorted(np.cumsum(actions[least]), 2 * actions[wide].sum()) + 1]
+    if np.intersect1d(wide, narrow).size or (actions[narrow].sum() < 2 * actions[wide].sum()):
+        return None
+    row_bits[wide], row_bits[narrow] = 2 * bits, bits // 2
+    return row_bits
+
+
+def tier_bits(strategy: Strategy, bits: int, evaluator: BestResponse,
+              fractions: tuple[float, ...] = TIER_FRACTIONS) -> np.ndarray:
+    """int per abstract row: its bits per action (``reach_tiers``, reach by ``row_reach``),
+    with the share of the wide tier among ``fractions`` (0: one tier) whose
+    largest-remainder rounding has the smallest exact NashConv (docs/compact-format.md,
+    "Tiers"). At 16 bits there is one tier: 32-bit weights would not fit the readers'
+    words."""
+    offsets = strategy.infoset_map.abstract_action_offset
+    actions = np.diff(offsets)
+    if bits == 16 or not actions.size:
+        return np.full(actions.shape[0], bits, np.int64)
+    reach = row_reach(evaluator, strategy.probabilities)
+    tried = []
+    for fraction in fractions:
+        row_bits = reach_tiers(reach, actions, bits, fraction)
+        if row_bits is not None:
+            total = row_codes(offsets, row_bits)[1]
+            weights = largest_remainder(strategy.probabilities, offsets, total)
+            tried.append((evaluator.evaluate(weights / np.repeat(total, actions)).nash_conv,
+                          fraction, row_bits))
+    return min(tried, key=lambda entry: entry[:2])[2]
+
+
+def round_for_exploitability(strategy: Strategy, bits: int | np.ndarray, *,
+                             evaluations: int = EVALUATIONS,
                              evaluator: BestResponse | None = None, progress=None) -> Rounding:
     """Quantize ``strategy``'s rows by the sequential search and the descent of the module
-    docstring. ``evaluations`` caps the exact evaluations of both; ``evaluator`` may pass a
+    docstring, at ``bits`` bits per action (int, or int per abstract row: ``tier_bits``).
+    ``evaluations`` caps the exact evaluations of both; ``evaluator`` may pass a
     BestResponse already built for the map; ``progress(evaluations used)`` is called after
     every searched row and every descent sweep."""
-    total = check_bits(bits)
     if evaluations < 0:
         raise ParameterError(f"evaluations must be >= 0, got {evaluations}")
     infoset_map = strategy.infoset_map
     evaluator = evaluator or BestResponse(infoset_map)
     offsets = infoset_map.abstract_action_offset
-    nearest = quantize(strategy.probabilities, offsets, bits)
+    total = action_totals(offsets, bits)
+    nearest = largest_remainder(strategy.probabilities, offsets, row_codes(offsets, bits)[1])
     nearest_nash_conv = evaluator.evaluate(nearest / total).nash_conv
     scaled = strategy.probabilities * total
     current = strategy.probabilities.copy()
     used = searched = 0
-    for row in np.argsort(-_row_reach(evaluator, strategy.probabilities), kind="stable"):
+    for row in np.argsort(-row_reach(evaluator, strategy.probabilities), kind="stable"):
         lo, hi = offsets[row], offsets[row + 1]
         choices = _assignments(scaled[lo:hi])
         if len(choices) > 1 and used + len(choices) <= evaluations // 2:
             scores = []
             for weights in choices:
-                current[lo:hi] = weights / total
+                current[lo:hi] = weights / total[lo:hi]
                 scores.append(evaluator.evaluate(current).nash_conv)
             used += len(choices)
             searched += 1
             if progress is not None:
                 progress(used)
-            current[lo:hi] = choices[int(np.argmin(scores))] / total
+            current[lo:hi] = choices[int(np.argmin(scores))] / total[lo:hi]
         else:
-            current[lo:hi] = nearest[lo:hi] / total
+            current[lo:hi] = nearest[lo:hi] / total[lo:hi]
     weights = np.rint(current * total)
     moves = 0
     if used < evaluations:
@@ -277,7 +352,7 @@ def round_for_exploitability(strategy: Strategy, bits: int, *, evaluations: int 
             weights, evaluations - used,
             None if progress is None else lambda done: progress(used + done))
         used += descent_used
-    weights = weights.astype(np.uint32)
+    weights = weights.astype(np.int64)
     searched_nash_conv = evaluator.evaluate(weights / total).nash_conv if used else nearest_nash_conv
     if searched_nash_conv > nearest_nash_conv:
         weights, searched_nash_conv = nearest, nearest_nash_conv

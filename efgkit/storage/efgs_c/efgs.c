@@ -21,6 +21,7 @@
 #define HEADER_SIZE 150u
 #define HEADER_CRC_OFFSET 112u
 #define CLASS_ENTRY_SIZE 16u
+#define VALUES_HEAD_SIZE 16u
 #define MAX_SLOT_BITS 56u
 #define FLAG_KEYS 2u
 #define MAX_CARDS 62u
@@ -474,6 +475,8 @@ int efgs_attach_bucket_tables(efgs_reader *reader, const void *data, size_t size
     return EFGS_OK;
 }
 
+static uint64_t value_bit(const efgs_reader *reader, uint64_t j);
+
 int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     const unsigned char *bytes = (const unsigned char *)data;
     uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows, cards_offset;
@@ -521,17 +524,23 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
         reader->check_bits + block_bits > reader->slot_bits ||
         (rows > 0 && bit_length(rows - 1u) > reader->slot_bits - reader->check_bits - block_bits))
         return EFGS_ERROR_FORMAT;
-    reader->total = (1u << reader->bits) - 1u;
-    value_bytes = (reader->num_values / 8u) * reader->bits +
-                  ((reader->num_values % 8u) * reader->bits + 7u) / 8u;
     slot_bytes = (3u * (uint64_t)reader->segment * reader->slot_bits + 7u) / 8u;
     if (!inside(read_u64(bytes + 52), slot_bytes, header_end, size) ||
         (cards_offset == 0 && !inside(read_u64(bytes + 60), 4u * (rows + 1u), header_end, size)) ||
-        !inside(read_u64(bytes + 68), value_bytes, header_end, size))
+        !inside(read_u64(bytes + 68), VALUES_HEAD_SIZE, header_end, size))
         return EFGS_ERROR_FORMAT;
     reader->slots_offset = (size_t)read_u64(bytes + 52);
     reader->starts_offset = (size_t)read_u64(bytes + 60);
-    reader->values_offset = (size_t)read_u64(bytes + 68);
+    /* the values section: the tiers' bounds (value indices), then the rows' bit string */
+    reader->wide_end = read_u64(bytes + read_u64(bytes + 68));
+    reader->narrow_start = read_u64(bytes + read_u64(bytes + 68) + 8u);
+    if (reader->wide_end > reader->narrow_start || reader->narrow_start > reader->num_values ||
+        (reader->bits == 16 && reader->wide_end > 0))
+        return EFGS_ERROR_FORMAT;
+    value_bytes = (value_bit(reader, reader->num_values) + 7u) / 8u;
+    if (!inside(read_u64(bytes + 68) + VALUES_HEAD_SIZE, value_bytes, header_end, size))
+        return EFGS_ERROR_FORMAT;
+    reader->values_offset = (size_t)read_u64(bytes + 68) + VALUES_HEAD_SIZE;
     if (reader->flags & FLAG_KEYS) {
         if (!inside(read_u64(bytes + 76), 4u * (rows + 1u) + 4u * (n + 1u), header_end, size))
             return EFGS_ERROR_FORMAT;
@@ -923,12 +932,20 @@ static void find_fields(const char *key, size_t length, const char *values[4], s
 
 static int64_t index_value(const efgs_reader *reader, const char *key, size_t key_length);
 static int row_has_key(const efgs_reader *reader, uint64_t row, const char *key, size_t length);
-static uint32_t value_at(const efgs_reader *reader, uint64_t j);
+/* A row's code (below): where it starts, its field width, padding and total. */
+typedef struct row_code {
+    uint64_t bit;      /* the row's first bit in the values' bit string */
+    uint64_t actions;
+    unsigned width;    /* bits per field */
+    unsigned padding;  /* zero bits after the fields */
+    uint64_t total;    /* what the weights sum to */
+} row_code;
+static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code);
 
 /* The row and values [lo, hi) of a key in a file with a card table. The key index gives its
  * betting history's block (first row, first value, actions); its cell (the current bucket,
  * or every round's bucket in mixed radix with perfect recall) picks the row in the block.
- * A row of zeros is a cell no infoset of the file has (never dealt, or pruned). */
+ * A row of all ones is a cell no infoset of the file has (never dealt, or pruned). */
 static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_length,
                          uint32_t *lo, uint32_t *hi) {
     const char *values[4] = {NULL, NULL, NULL, NULL};
@@ -936,7 +953,8 @@ static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_
     unsigned hand[MAX_CARDS], board[MAX_CARDS], round = 0, past, first_round, group;
     int hand_count, board_count, j, k;
     int64_t bucket, block;
-    uint64_t cell = 0, row, first_row, first_value, actions, sum = 0, limit = (uint64_t)1 << 33;
+    uint64_t cell = 0, row, first_row, first_value, actions, limit = (uint64_t)1 << 33;
+    row_code code;
     find_fields(key, key_length, values, lengths);
     if (values[0] != NULL) { /* card= before cards=, as a dict of the fields would */
         values[1] = values[0];
@@ -980,8 +998,7 @@ static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_
         return EFGS_ERROR_NOT_FOUND; /* a foreign betting history whose fingerprint matched */
     *lo = (uint32_t)(first_value + cell * actions);
     *hi = (uint32_t)(*lo + actions);
-    for (i = *lo; i < *hi; i++) sum += value_at(reader, i);
-    if (sum == 0) return EFGS_ERROR_NOT_FOUND;
+    if ((j = row_status(reader, *lo, *hi, &code)) != EFGS_OK) return j;
     if (reader->flags & FLAG_KEYS) {
         if ((j = row_has_key(reader, row, key, key_length)) < 0) return j;
         if (!j) return EFGS_ERROR_NOT_FOUND;
@@ -1023,22 +1040,83 @@ int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length)
     return efgs_find_in_class(reader, key, key_length, NULL);
 }
 
-static uint32_t value_at(const efgs_reader *reader, uint64_t j) {
-    const unsigned char *values = reader->data + reader->values_offset;
-    if (reader->bits == 8) return values[j];
-    if (reader->bits == 16) return read_u16(values + 2u * j);
-    return (values[j >> 1] >> (4u * (unsigned)(j & 1u))) & 15u;
+/* ---- the row code: a row of A actions at b bits per action is A * b bits; its first A - 1
+ * weights are fields of floor(A b / max(A - 1, 1)) bits (least significant first), then zero
+ * bits; the weights sum to 2^field_bits - 2, the last action's weight is what the others
+ * leave. A row of all ones is an empty cell. b is the row's tier: 2 bits for values below
+ * wide_end, bits / 2 from narrow_start, else bits. ------------------------------------- */
+
+static unsigned field_bits(unsigned bits, uint64_t actions) {
+    return (unsigned)(actions * bits / (actions > 1u ? actions - 1u : 1u));
+}
+
+/* Position of value ``j`` in the values' bit string. */
+static uint64_t value_bit(const efgs_reader *reader, uint64_t j) {
+    uint64_t wide = j < reader->wide_end ? j : reader->wide_end;
+    uint64_t narrow = j < reader->narrow_start ? j : reader->narrow_start;
+    return 2u * reader->bits * wide + reader->bits * (narrow - wide) + reader->bits / 2u * (j - narrow);
+}
+
+/* ``width`` (at most 32) bits of the values' bit string from bit ``bit``. */
+static uint64_t values_bits(const efgs_reader *reader, uint64_t bit, unsigned width) {
+    const unsigned char *p = reader->data + reader->values_offset + (bit >> 3);
+    unsigned shift = (unsigned)(bit & 7u), bytes = (shift + width + 7u) >> 3, i;
+    uint64_t word = 0;
+    for (i = 0; i < bytes; i++) word |= (uint64_t)p[i] << (8u * i);
+    return (word >> shift) & (((uint64_t)1 << width) - 1u);
+}
+
+/* Weight ``j`` < actions - 1 of a row (a field). */
+static uint64_t field_at(const efgs_reader *reader, const row_code *code, uint64_t j) {
+    return values_bits(reader, code->bit + j * code->width, code->width);
+}
+
+/* The code of the row at values [lo, hi), then EFGS_OK for a row in one tier whose fields
+ * sum to at most its total and whose padding is zero, EFGS_ERROR_NOT_FOUND for an empty
+ * cell (all ones), else EFGS_ERROR_CORRUPTED. */
+static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code) {
+    uint64_t j, field, sum = 0, rest;
+    unsigned tier;
+    int ones = 1;
+    if (hi <= reader->wide_end) tier = 2u * reader->bits;
+    else if (reader->wide_end <= lo && hi <= reader->narrow_start) tier = reader->bits;
+    else if (reader->narrow_start <= lo) tier = reader->bits / 2u;
+    else return EFGS_ERROR_CORRUPTED; /* a row across two tiers */
+    code->bit = value_bit(reader, lo);
+    code->actions = hi - lo;
+    code->width = field_bits(tier, code->actions);
+    code->padding = (unsigned)(code->actions * tier - (code->actions - 1u) * code->width);
+    code->total = ((uint64_t)1 << code->width) - 2u;
+    for (j = 0; j + 1u < code->actions; j++) {
+        field = field_at(reader, code, j);
+        ones = ones && field == code->total + 1u;
+        sum += field;
+    }
+    rest = values_bits(reader, code->bit + (code->actions - 1u) * code->width, code->padding);
+    if (ones && rest == ((uint64_t)1 << code->padding) - 1u) return EFGS_ERROR_NOT_FOUND;
+    return rest == 0 && sum <= code->total ? EFGS_OK : EFGS_ERROR_CORRUPTED;
+}
+
+/* The row of a key and its code, checked: a row that fails its code (or, outside a card
+ * table, is empty) is EFGS_ERROR_CORRUPTED. */
+static int64_t checked_row(const efgs_reader *reader, const char *key, size_t key_length,
+                           const efgs_class *infoset_class, row_code *code) {
+    uint32_t lo = 0, hi = 0;
+    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
+    if (position < 0) return position;
+    return row_status(reader, lo, hi, code) == EFGS_OK ? position : EFGS_ERROR_CORRUPTED;
 }
 
 int efgs_quantized_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                             const efgs_class *infoset_class, uint32_t *weights, int capacity) {
-    uint32_t lo = 0, hi = 0, j;
-    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
-    uint64_t sum = 0;
+    row_code code;
+    int64_t position = checked_row(reader, key, key_length, infoset_class, &code);
+    uint64_t j, sum = 0;
     if (position < 0) return (int)position;
-    if (hi - lo > (uint32_t)capacity) return EFGS_ERROR_CAPACITY;
-    for (j = lo; j < hi; j++) sum += weights[j - lo] = value_at(reader, j);
-    return sum == reader->total ? (int)(hi - lo) : EFGS_ERROR_CORRUPTED;
+    if (code.actions > (uint64_t)capacity) return EFGS_ERROR_CAPACITY;
+    for (j = 0; j + 1u < code.actions; j++) sum += weights[j] = (uint32_t)field_at(reader, &code, j);
+    weights[code.actions - 1u] = (uint32_t)(code.total - sum);
+    return (int)code.actions;
 }
 
 int efgs_quantized(const efgs_reader *reader, const char *key, size_t key_length,
@@ -1049,17 +1127,17 @@ int efgs_quantized(const efgs_reader *reader, const char *key, size_t key_length
 int efgs_probabilities_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                                 const efgs_class *infoset_class, double *probabilities,
                                 int capacity) {
-    uint32_t lo = 0, hi = 0, j, weight;
-    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
-    uint64_t sum = 0;
+    row_code code;
+    int64_t position = checked_row(reader, key, key_length, infoset_class, &code);
+    uint64_t j, sum = 0, weight;
     if (position < 0) return (int)position;
-    if (hi - lo > (uint32_t)capacity) return EFGS_ERROR_CAPACITY;
-    for (j = lo; j < hi; j++) {
-        weight = value_at(reader, j);
+    if (code.actions > (uint64_t)capacity) return EFGS_ERROR_CAPACITY;
+    for (j = 0; j < code.actions; j++) {
+        weight = j + 1u < code.actions ? field_at(reader, &code, j) : code.total - sum;
         sum += weight;
-        probabilities[j - lo] = (double)weight / (double)reader->total;
+        probabilities[j] = (double)weight / (double)code.total;
     }
-    return sum == reader->total ? (int)(hi - lo) : EFGS_ERROR_CORRUPTED;
+    return (int)code.actions;
 }
 
 int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_length,
@@ -1069,17 +1147,17 @@ int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_le
 
 int efgs_sample_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                          const efgs_class *infoset_class, uint64_t random_bits) {
-    uint32_t lo = 0, hi = 0, j, weight;
-    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
-    uint64_t draw = random_bits % reader->total, sum = 0;
-    int chosen = -1;
+    row_code code;
+    /* the whole row is checked first: a damaged row is never sampled */
+    int64_t position = checked_row(reader, key, key_length, infoset_class, &code);
+    uint64_t j, draw, sum = 0;
     if (position < 0) return (int)position;
-    for (j = lo; j < hi; j++) { /* the whole row is summed: a damaged row is never sampled */
-        weight = value_at(reader, j);
-        if (chosen < 0 && draw < sum + weight) chosen = (int)(j - lo);
-        sum += weight;
+    draw = random_bits % code.total;
+    for (j = 0; j + 1u < code.actions; j++) {
+        sum += field_at(reader, &code, j);
+        if (draw < sum) return (int)j;
     }
-    return sum == reader->total && chosen >= 0 ? chosen : EFGS_ERROR_CORRUPTED;
+    return (int)(code.actions - 1u);
 }
 
 int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length, uint64_t random_bits) {
@@ -1088,15 +1166,15 @@ int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length, u
 
 int efgs_verify(const efgs_reader *reader) {
     size_t header_end = HEADER_SIZE + reader->spec_length;
-    uint64_t row, sum;
-    uint32_t lo, hi, j;
+    uint64_t row;
+    uint32_t lo, hi;
+    row_code code;
     if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 108))
         return EFGS_ERROR_CORRUPTED;
     /* with a card table there is no row-start table: rows are checked as they are read */
     for (row = 0; reader->cards_offset == 0 && row < reader->num_rows; row++) {
-        if (row_bounds(reader, row, &lo, &hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
-        for (sum = 0, j = lo; j < hi; j++) sum += value_at(reader, j);
-        if (sum != reader->total) return EFGS_ERROR_CORRUPTED;
+        if (row_bounds(reader, row, &lo, &hi) != EFGS_OK || row_status(reader, lo, hi, &code) != EFGS_OK)
+            return EFGS_ERROR_CORRUPTED;
     }
     for (row = 0; row < reader->num_classes; row++)
         if (class_entry_row(reader, row) < 0) return EFGS_ERROR_CORRUPTED;
@@ -1108,7 +1186,7 @@ const char *efgs_status_message(int status) {
     case EFGS_OK: return "ok";
     case EFGS_ERROR_IO: return "cannot open or read the file";
     case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
-    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 5; export again)";
+    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 6; export again)";
     case EFGS_ERROR_TRUNCATED: return "file is truncated";
     case EFGS_ERROR_CORRUPTED: return "file is corrupted";
     case EFGS_ERROR_NOT_FOUND: return "no such infoset key";

@@ -46,7 +46,7 @@
 extern "C" {
 #endif
 
-#define EFGS_FORMAT_VERSION 5
+#define EFGS_FORMAT_VERSION 6
 #define EFGS_MAX_CARD_ROUNDS 8
 #define EFGS_MAX_ACTION_GROUPS 16
 #define EFGS_MAX_CODES 64          /* per-suit card counts of a canonical index: (hole + 1)(board + 1) */
@@ -58,7 +58,7 @@ enum efgs_status {
     EFGS_ERROR_FORMAT = -2,      /* not a compact strategy, or inconsistent sizes/offsets */
     EFGS_ERROR_VERSION = -3,     /* written by another format version (older ones are not read) */
     EFGS_ERROR_TRUNCATED = -4,   /* shorter than its header says */
-    EFGS_ERROR_CORRUPTED = -5,   /* a CRC mismatch or a row not summing to the total */
+    EFGS_ERROR_CORRUPTED = -5,   /* a CRC mismatch or a row whose weights pass its total */
     EFGS_ERROR_NOT_FOUND = -6,   /* no such infoset key (not in the game, or pruned) */
     EFGS_ERROR_CAPACITY = -7,    /* the output array is shorter than the row */
     EFGS_ERROR_NEEDS_CLASS = -8, /* not an explicit key and no class given (file has a class rule) */
@@ -89,14 +89,14 @@ typedef struct efgs_class {
 typedef struct efgs_reader {
     const unsigned char *data;  /* the whole file */
     size_t size;
-    unsigned bits;              /* 16, 8 or 4 */
+    unsigned bits;              /* 16, 8 or 4 per action; rows of the wide tier 2 bits, narrow bits / 2 */
     unsigned flags;             /* 1: unreachable infosets pruned, 2: keys stored */
-    uint32_t total;             /* every row sums to this: 2^bits - 1 */
     uint32_t num_infosets;      /* original infosets in the file */
     uint32_t num_explicit;      /* keys in the index (explicit entries) */
     uint32_t num_classes;       /* entries of the class rule, 0 if none */
     uint32_t num_rows;          /* abstract infosets: rows of probabilities */
     uint64_t num_values;
+    uint64_t wide_end, narrow_start;  /* values [0, wide_end): wide tier; [narrow_start, ...): narrow */
     uint64_t seed;
     uint32_t segment;           /* slots per segment of the xor table (3 segments) */
     unsigned slot_bits;         /* bits per slot: row bits + check bits */
@@ -147,8 +147,10 @@ int efgs_open_bucket_tables(efgs_reader *reader, const char *path);
  * EFGS_ERROR_NOT_FOUND / EFGS_ERROR_NEEDS_CLASS. */
 int64_t efgs_find_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                            const efgs_class *infoset_class);
-/* The quantized weights (summing to reader->total) of an infoset's actions, in the game's
- * action order. Returns the number of actions or a negative efgs_status. */
+/* The quantized weights of an infoset's actions, in the game's action order, summing to the
+ * row's total: 2^floor(A b / max(A - 1, 1)) - 2 for A actions at b bits per action (its
+ * tier: bits, twice or half that); a row stores only its first A - 1 weights. Returns the
+ * number of actions or a negative efgs_status. */
 int efgs_quantized_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                             const efgs_class *infoset_class, uint32_t *weights, int capacity);
 /* The same as probabilities weight / total. */
@@ -166,7 +168,7 @@ int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_le
                        double *probabilities, int capacity);
 int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length,
                 uint64_t random_bits);
-/* Read the whole file: payload CRC, every row summing to the total. */
+/* Read the whole file: payload CRC, every row's code. */
 int efgs_verify(const efgs_reader *reader);
 
 /* Waugh's canonical index of (hole, board) cards of a deck of num_ranks ranks x 4 suits
