@@ -79,11 +79,14 @@ def row_codes(action_offset: np.ndarray, bits: int | np.ndarray) -> tuple[np.nda
     if np.ndim(bits) == 0 and bits not in BITS:
         raise ParameterError(f"bits must be one of 16, 8 or 4, got {bits}")
     counts = np.diff(action_offset)
-    pairs, row_of = np.unique(np.stack([np.broadcast_to(bits, counts.shape), counts], axis=1),
-                              axis=0, return_inverse=True)
-    codes = np.array([row_code(int(width), int(count)) for width, count in pairs],
-                     np.int64).reshape(-1, 2)
-    return codes[row_of.reshape(-1), 0], codes[row_of.reshape(-1), 1]
+    widths = np.broadcast_to(np.asarray(bits, np.int64), counts.shape)
+    field_bits, totals = np.zeros(counts.shape, np.int64), np.zeros(counts.shape, np.int64)
+    for width in (np.unique(widths) if np.ndim(bits) else (bits,)):
+        rows = widths == width
+        codes = np.array([row_code(int(width), count) for count in
+                          range(int(counts.max(initial=0)) + 1)], np.int64)  # by count
+        field_bits[rows], totals[rows] = codes[counts[rows], 0], codes[counts[rows], 1]
+    return field_bits, totals
 
 
 def action_totals(action_offset: np.ndarray, bits: int | np.ndarray) -> np.ndarray:
