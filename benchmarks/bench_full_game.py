@@ -36,7 +36,7 @@ from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards
-from efgkit.poker.full_game import BEST, MODE_RECORD, StreamedEvaluator, _pre_deal
+from efgkit.poker.full_game import BEST, StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.specs import make_game
@@ -72,12 +72,7 @@ def per_flop(spec: str, buckets: tuple[int, ...], sample: int) -> dict:
     spread over the canonical list."""
     evaluator, strategy = setup(spec, buckets)
     evaluator.layout.checked(strategy)
-    pre = evaluator.tables(None)
-    reach = []
-    for player in (0, 1):
-        stack = evaluator._stack()
-        _pre_deal(evaluator.view, pre, stack, strategy, player, BEST, MODE_RECORD)
-        reach.append(stack.entry_reach.copy())
+    reach = [evaluator.entry_reach(strategy, player) for player in (0, 1)]
     picks = np.linspace(0, len(evaluator.items) - 1, sample).round().astype(int).tolist()
     seconds = []
     for item in picks:

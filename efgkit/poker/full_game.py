@@ -5,9 +5,20 @@ the responder's information sets in the unabstracted game are (public node, hand
 walk of the public tree with the opponent's reach vector over hands, maximising per hand at
 the responder's nodes, gives the best-response values; terminals cost O(hands)
 (``terminal_values.py``). Unlike ``best_response.py`` nothing here is materialised: the
-walk is a depth-first recursion over the card-independent ``BettingTree``, dealing each
-board at its deal node, with one vector per depth (``Stack``), so memory is
-O(depth x hands) plus per-board tables of one work item, never the public tree.
+card-independent ``BettingTree`` is walked with each board dealt at its deal nodes.
+
+Batched by level: in limit poker the betting after a deal has the same shape whatever
+betting led there (caps reset each round; only the chips differ), so each level's betting
+is one *template* (``Templates``) and, for one board, the template is walked once with a
+matrix (hands x entering betting sequences) instead of once per sequence: on a flop and
+turn, the reach at all 567 HULHE river entries is gathered first (``MODE_RECORD``), then
+every river card's betting is walked once with 567 columns, then the turn's betting again
+with the river values (``MODE_REPLAY``). Per-node and per-hand work (card lookups, the
+showdown's strength order, the bucket of a hand) is shared by the columns and the inner
+loops run contiguous over them; the strategy is rearranged once per work item so the
+probabilities of one (bucket, action) over the columns are contiguous too (``_slab``).
+Memory is O(depth x hands x entering sequences) per level plus the per-board tables of one
+work item, never the public tree.
 
 Work is split at the first board deal (the flop in hold'em): a pre-deal walk records the
 opponent's reach at every node where the first board is dealt (an *entry*); each work item
@@ -34,12 +45,13 @@ import numba
 import numpy as np
 
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
+from efgkit.errors import ParameterError
 from efgkit.poker.best_response import PokerEvaluation
-from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN
+from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN, BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.suits import canonical_deals, hand_permutations, suit_permutations
-from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
+from efgkit.poker.terminal_values import fold_payoff, fold_values_batch, showdown_values_batch
 
 MODE_RECORD, MODE_REPLAY, MODE_DESCEND = 0, 1, 2
 BEST, EXPECTED = 0, 1
@@ -78,228 +90,362 @@ class BoardTables(NamedTuple):
     hand_perm: np.ndarray
 
 
-class Stack(NamedTuple):
-    """Per depth int64 (depth,): the ``node``, its board ``level`` and ``key``, the ``cursor``
-    (next child to try) and the ``action`` being visited; float64 (depth, hands): ``reach``
-    of the opponent, ``values`` of the responder (best response or expectation); per level
-    ``valid`` int64 (levels, hands) / ``valid_count`` the hands off the board, ``board_mask``;
-    ``card_sum`` float64 (cards,) scratch; per entry (entries, hands) ``entry_reach`` and
-    ``entry_values``."""
+class Templates(NamedTuple):
+    """The betting of every level, once: after each deal of level ``j - 1`` the betting tree
+    has the same shape (caps reset each round; only the chips differ), so level ``j`` is one
+    *template* walked with a matrix of ``columns[j]`` reach vectors — one per deal node it
+    hangs below (the *entries* of the level; level 0 has one, the root). Template nodes of
+    level ``j`` are ``start[j]:start[j + 1]`` (breadth first, children contiguous), int64 per
+    template node: ``kind``, ``first_child`` (template index), ``num_children``, ``leaf`` (the
+    number of a deal node among its level's, -1 elsewhere), ``node_base``: the betting node of
+    column ``c`` is ``node_of[node_base[p] + c]``; ``slab_start`` the offset of a decision's
+    rows in the strategy slab (``_slab``), -1 elsewhere. ``columns`` / ``depth`` int64
+    (levels,): the entries and stack depth of each level. Column ``leaf * columns[j] + c`` of
+    level ``j + 1`` is the deal ``leaf`` below column ``c`` of level ``j``."""
 
-    node: np.ndarray
-    level: np.ndarray
-    key: np.ndarray
-    cursor: np.ndarray
-    action: np.ndarray
+    start: np.ndarray
+    columns: np.ndarray
+    depth: np.ndarray
+    kind: np.ndarray
+    first_child: np.ndarray
+    num_children: np.ndarray
+    leaf: np.ndarray
+    node_base: np.ndarray
+    node_of: np.ndarray
+    slab_start: np.ndarray
+
+
+class Workspace(NamedTuple):
+    """Buffers of one walk. float64 ``reach`` / ``values``: per level ``j`` a (depth, hands,
+    columns) block at ``level_start[j]`` (the opponent's reach, the responder's values);
+    ``record`` / ``acc``: per level ``j`` below the last a (hands, columns[j + 1]) block at
+    ``bridge_start[j]``: the reach recorded at its deal nodes and the values summed over the
+    next level's deals. int64 (levels, depth): ``node`` (template node), ``cursor`` (next child
+    or deal to try), ``action``; per level ``valid`` (levels, hands) / ``valid_count`` the hands
+    off the board, ``board_mask``, ``key``; scratch ``card_sum`` (cards, columns),
+    ``column_total`` / ``win`` / ``lose`` (columns,)."""
+
+    level_start: np.ndarray
+    bridge_start: np.ndarray
     reach: np.ndarray
     values: np.ndarray
+    record: np.ndarray
+    acc: np.ndarray
+    node: np.ndarray
+    cursor: np.ndarray
+    action: np.ndarray
     valid: np.ndarray
     valid_count: np.ndarray
     board_mask: np.ndarray
+    key: np.ndarray
     card_sum: np.ndarray
-    entry_reach: np.ndarray
-    entry_values: np.ndarray
+    column_total: np.ndarray
+    win: np.ndarray
+    lose: np.ndarray
 
 
 @numba.njit(cache=True)
-def _deal_level(tables, stack, level, mask, depth):
-    """Board ``level`` = board ``level - 1`` plus the cards ``mask``: its valid hands, and the
-    opponent's reach at ``depth`` copied from ``depth - 1`` without hands meeting the cards.
-    Returns whether any reach is left."""
-    stack.board_mask[level] = stack.board_mask[level - 1] | mask
-    count = 0
-    for x in range(stack.valid_count[level - 1]):
-        h = stack.valid[level - 1, x]
-        if tables.hand_mask[h] & mask == 0:
-            stack.valid[level, count] = h
-            count += 1
-    stack.valid_count[level] = count
-    alive = False
-    for x in range(count):
-        h = stack.valid[level, x]
-        r = stack.reach[depth - 1, h]
-        stack.reach[depth, h] = r
-        alive = alive or r != 0.0
-    return alive
+def _slab(templates, view, strategy, out):
+    """``out``: ``strategy`` rearranged per template decision ``p`` as (bucket, action, column)
+    at ``slab_start[p]``, so the probabilities of one (bucket, action) over the columns are
+    contiguous."""
+    for j in range(templates.columns.shape[0]):
+        columns = templates.columns[j]
+        for p in range(templates.start[j], templates.start[j + 1]):
+            base = templates.slab_start[p]
+            if base < 0:
+                continue
+            for c in range(columns):
+                decision = view.decision_index[templates.node_of[templates.node_base[p] + c]]
+                row = view.action_start[decision]
+                for x in range(view.action_start[decision + 1] - row):
+                    out[base + x * columns + c] = strategy[row + x]
 
 
 @numba.njit(cache=True)
-def _terminal(view, tables, stack, player, node, depth, level, key):
-    """Fold or showdown values of the responder's hands at ``depth`` (with chance)."""
-    weight = view.chance_weight[level]
-    out = stack.values[depth]
-    if view.kind[node] == FOLD:
-        folder = view.folder[node]
-        payoff = fold_payoff(view.contribution, node, folder, player)
-        fold_values(stack.reach[depth], tables.hand_cards, stack.valid[level, :stack.valid_count[level]],
-                    stack.card_sum, payoff * weight, out)
-    else:
-        row = key - tables.key_start[level]
-        count = tables.showdown_count[row]
-        showdown_values(stack.reach[depth], tables.hand_cards, tables.showdown_hands[row, :count],
-                        tables.showdown_strength[row, :count], stack.card_sum,
-                        view.contribution[node, 1 - player] * weight,
-                        view.contribution[node, player] * weight, out)
+def _level(templates, work, j):
+    """Level ``j``'s reach and values, (depth, hands, columns)."""
+    shape = (templates.depth[j], work.valid.shape[1], templates.columns[j])
+    start, size = work.level_start[j], shape[0] * shape[1] * shape[2]
+    return (work.reach[start:start + size].reshape(shape), work.values[start:start + size].reshape(shape))
 
 
 @numba.njit(cache=True)
-def _open(view, tables, stack, player, mode, depth):
-    """Start the node at ``depth``: a leaf (terminal, or an entry in the pre-deal modes) gets
-    its values and True is returned; an inner node gets zero sums and its first child next."""
-    node = stack.node[depth]
-    kind = view.kind[node]
+def _bridge(templates, work, j):
+    """Level ``j``'s ``record`` and ``acc``, (hands, columns[j + 1])."""
+    shape = (work.valid.shape[1], templates.columns[j + 1])
+    start, size = work.bridge_start[j], shape[0] * shape[1]
+    return work.record[start:start + size].reshape(shape), work.acc[start:start + size].reshape(shape)
+
+
+@numba.njit(cache=True)
+def _terminal(view, templates, tables, work, player, p, j, out_reach, out):
+    """Fold or showdown values (with chance) of the responder's valid hands, every column."""
+    columns = out.shape[1]
+    weight = view.chance_weight[j]
+    kind = templates.kind[p]
+    for c in range(columns):
+        node = templates.node_of[templates.node_base[p] + c]
+        if kind == FOLD:
+            work.win[c] = fold_payoff(view.contribution, node, view.folder[node], player) * weight
+        else:
+            work.win[c] = view.contribution[node, 1 - player] * weight
+            work.lose[c] = view.contribution[node, player] * weight
+    if kind == FOLD:
+        fold_values_batch(out_reach, tables.hand_cards, work.valid[j, :work.valid_count[j]], work.card_sum,
+                          work.column_total, work.win, out)
+        return
+    row = work.key[j] - tables.key_start[j]
+    count = tables.showdown_count[row]
+    showdown_values_batch(out_reach, tables.hand_cards, tables.showdown_hands[row, :count],
+                          tables.showdown_strength[row, :count], work.card_sum, work.column_total, work.win,
+                          work.lose, out)
+
+
+@numba.njit(cache=True)
+def _open(view, templates, tables, work, player, mode, j, d, reach, values, record, acc):
+    """Start template node ``work.node[j, d]``: a leaf (terminal, or a deal node: its reach
+    noted in ``MODE_RECORD``, the next level's values taken in ``MODE_REPLAY``) is finished
+    and True returned; an inner node gets zero sums and its first child next."""
+    p = work.node[j, d]
+    kind = templates.kind[p]
+    valid = work.valid[j, :work.valid_count[j]]
     if kind == FOLD or kind == SHOWDOWN:
-        _terminal(view, tables, stack, player, node, depth, stack.level[depth], stack.key[depth])
+        if mode != MODE_RECORD:
+            _terminal(view, templates, tables, work, player, p, j, reach[d], values[d])
         return True
-    if kind == DEAL and mode == MODE_RECORD:
-        stack.entry_reach[view.entry_index[node], :] = stack.reach[depth]
-        stack.values[depth, :] = 0.0
+    if kind == DEAL:
+        columns = reach.shape[2]
+        lo = templates.leaf[p] * columns
+        for h in valid:
+            if mode == MODE_RECORD:
+                record[h, lo:lo + columns] = reach[d, h]
+            else:
+                values[d, h] = acc[h, lo:lo + columns]
         return True
-    if kind == DEAL and mode == MODE_REPLAY:
-        stack.values[depth, :] = stack.entry_values[view.entry_index[node]]
-        return True
-    stack.values[depth, :] = 0.0
-    stack.cursor[depth] = 0
+    if mode != MODE_RECORD:
+        for h in valid:
+            values[d, h] = 0.0
+    work.cursor[j, d] = 0
     return False
 
 
 @numba.njit(cache=True)
-def _next_child(view, tables, stack, strategy, player, depth):
-    """Set up the next child of the node at ``depth`` worth visiting at ``depth + 1`` (its
-    node, level, board key and the opponent's reach); False when none is left."""
-    node = stack.node[depth]
-    kind = view.kind[node]
-    level = stack.level[depth]
-    key = stack.key[depth]
-    child = view.first_child[node]
-    if kind == DEAL:
-        lo = tables.deal_start[level + 1]
-        deals = tables.deal_start[level + 2] - lo
-        for i in range(stack.cursor[depth], deals):
-            mask = tables.deal_mask[lo + i]
-            next_key = tables.key_start[level + 1] + (key - tables.key_start[level]) * deals + i
-            if tables.deal_weight[next_key] != 0.0 and _deal_level(tables, stack, level + 1, mask, depth + 1):
-                stack.cursor[depth] = i + 1
-                stack.node[depth + 1] = child
-                stack.level[depth + 1] = level + 1
-                stack.key[depth + 1] = next_key
-                return True
-        return False
-    m = view.num_children[node]
-    a = stack.cursor[depth]
-    if kind == player:
+def _next_child(templates, tables, work, slab, player, j, d, reach):
+    """Set up the next child of template node ``work.node[j, d]`` the opponent reaches in
+    some column at ``d + 1`` (node and reach); False when none is left."""
+    p = work.node[j, d]
+    m = templates.num_children[p]
+    a = work.cursor[j, d]
+    valid = work.valid[j, :work.valid_count[j]]
+    if templates.kind[p] == player:
         if a == m:
             return False
-        stack.reach[depth + 1, :] = stack.reach[depth]
+        for h in valid:
+            reach[d + 1, h] = reach[d, h]
     else:
-        start = view.action_start[view.decision_index[node]]
-        valid = stack.valid[level, :stack.valid_count[level]]
+        columns = reach.shape[2]
+        key = work.key[j]
         while a < m:
             alive = False
             for h in valid:
-                r = stack.reach[depth, h] * strategy[start + tables.buckets[key, h] * m + a]
-                stack.reach[depth + 1, h] = r
-                alive = alive or r != 0.0
+                base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
+                source, target = reach[d, h], reach[d + 1, h]
+                for c in range(columns):
+                    target[c] = source[c] * slab[base + c]
+                if not alive:
+                    for c in range(columns):
+                        if target[c] != 0.0:
+                            alive = True
+                            break
             if alive:
                 break
             a += 1
         if a == m:
             return False
-    stack.action[depth] = a
-    stack.cursor[depth] = a + 1
-    stack.node[depth + 1] = child + a
-    stack.level[depth + 1] = level
-    stack.key[depth + 1] = key
+    work.action[j, d] = a
+    work.cursor[j, d] = a + 1
+    work.node[j, d + 1] = templates.first_child[p] + a
     return True
 
 
 @numba.njit(cache=True)
-def _gather(view, tables, stack, strategy, player, objective, depth):
-    """Add the finished child at ``depth + 1`` into the node at ``depth``: sums at deals (over
-    the dealt board's suit class) and the opponent's nodes; at the responder's the maximum
-    (``BEST``) or the strategy's expectation (``EXPECTED``). Loops run over the hands off the
-    child's board."""
-    node = stack.node[depth]
-    level = stack.level[depth + 1]
-    valid = stack.valid[level, :stack.valid_count[level]]
-    if view.kind[node] == DEAL:  # the deal's class: its values under every permutation of the group
-        key = stack.key[depth]
-        weight = tables.deal_weight[stack.key[depth + 1]]
-        for x in range(tables.group_start[key], tables.group_start[key + 1]):
-            perm = tables.hand_perm[tables.group_perm[x]]
-            for h in valid:
-                stack.values[depth, perm[h]] += weight * stack.values[depth + 1, h]
-        return
-    if view.kind[node] != player:
+def _gather(templates, tables, work, slab, player, objective, j, d, values):
+    """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
+    the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
+    expectation (``EXPECTED``)."""
+    p = work.node[j, d]
+    valid = work.valid[j, :work.valid_count[j]]
+    columns = values.shape[2]
+    if templates.kind[p] != player:
         for h in valid:
-            stack.values[depth, h] += stack.values[depth + 1, h]
+            parent, child = values[d, h], values[d + 1, h]
+            for c in range(columns):
+                parent[c] += child[c]
         return
-    a = stack.action[depth]
+    a = work.action[j, d]
     if objective == BEST:
         for h in valid:
-            v = stack.values[depth + 1, h]
-            stack.values[depth, h] = v if a == 0 else max(stack.values[depth, h], v)
+            parent, child = values[d, h], values[d + 1, h]
+            if a == 0:
+                parent[:] = child
+            else:
+                for c in range(columns):
+                    parent[c] = max(parent[c], child[c])
         return
-    m = view.num_children[node]
-    start = view.action_start[view.decision_index[node]] + a
-    key = stack.key[depth]
+    m = templates.num_children[p]
+    key = work.key[j]
     for h in valid:
-        stack.values[depth, h] += strategy[start + tables.buckets[key, h] * m] * stack.values[depth + 1, h]
+        base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
+        parent, child = values[d, h], values[d + 1, h]
+        for c in range(columns):
+            parent[c] += slab[base + c] * child[c]
 
 
 @numba.njit(cache=True)
-def _walk(view, tables, stack, strategy, player, objective, mode, top):
-    """Values (``objective`` BEST or EXPECTED) of the node set up at depth ``top`` (``stack.node``,
-    ``level``, ``key``, ``reach``): a depth-first walk with an explicit stack, deals
-    enumerated at deal nodes, subtrees the opponent never reaches skipped."""
-    if _open(view, tables, stack, player, mode, top):
+def _walk_level(view, templates, tables, work, slab, player, objective, mode, j):
+    """Walk level ``j``'s template on the board ``work.key[j]`` from the reach at depth 0:
+    ``MODE_RECORD`` notes the reach at its deal nodes, ``MODE_REPLAY`` / ``MODE_DESCEND`` (the
+    last level) leave the values (``objective``) at depth 0. Depth first with an explicit
+    stack; children no column reaches are skipped."""
+    reach, values = _level(templates, work, j)
+    record, acc = _bridge(templates, work, j) if j + 1 < templates.columns.shape[0] else (reach[0], values[0])
+    work.node[j, 0] = templates.start[j]
+    if _open(view, templates, tables, work, player, mode, j, 0, reach, values, record, acc):
         return
-    depth = top
+    d = 0
     while True:
-        if _next_child(view, tables, stack, strategy, player, depth):
-            depth += 1
-            if not _open(view, tables, stack, player, mode, depth):
+        if _next_child(templates, tables, work, slab, player, j, d, reach):
+            d += 1
+            if not _open(view, templates, tables, work, player, mode, j, d, reach, values, record, acc):
                 continue
-        elif depth == top:
+        elif d == 0:
             return
-        depth -= 1
-        _gather(view, tables, stack, strategy, player, objective, depth)
+        d -= 1
+        if mode != MODE_RECORD:
+            _gather(templates, tables, work, slab, player, objective, j, d, values)
 
 
 @numba.njit(cache=True)
-def _pre_deal(view, tables, stack, strategy, player, objective, mode):
-    """The walk of the nodes before the first deal (``MODE_RECORD``: note the entries' reach;
-    ``MODE_REPLAY``: use the entries' values). Returns the responder's total."""
-    hands = tables.hand_mask.shape[0]
-    stack.reach[0, :] = 1.0
-    stack.board_mask[0] = 0
-    for h in range(hands):
-        stack.valid[0, h] = h
-    stack.valid_count[0] = hands
-    stack.node[0] = 0
-    stack.level[0] = 0
-    stack.key[0] = 0
-    _walk(view, tables, stack, strategy, player, objective, mode, 0)
-    return stack.values[0].sum()
+def _deal_level(tables, work, j, mask, source, target):
+    """Board ``j`` = board ``j - 1`` plus the cards ``mask``: its valid hands and their rows of
+    ``source`` copied into ``target`` (hands, columns). Returns whether any reach is left."""
+    work.board_mask[j] = work.board_mask[j - 1] | mask
+    count = 0
+    alive = False
+    for x in range(work.valid_count[j - 1]):
+        h = work.valid[j - 1, x]
+        if tables.hand_mask[h] & mask == 0:
+            work.valid[j, count] = h
+            count += 1
+            target[h] = source[h]
+            if not alive:
+                for r in source[h]:
+                    if r != 0.0:
+                        alive = True
+                        break
+    work.valid_count[j] = count
+    return alive
 
 
 @numba.njit(cache=True)
-def _item(view, tables, stack, strategy, player, objective, entry_nodes, out):
-    """Values at every entry of the item's first deal: ``out`` (entries, hands)."""
+def _next_deal(templates, tables, work, j):
+    """Set up the next deal of level ``j + 1`` below board ``work.key[j]`` worth walking (a
+    canonical deal of its class that leaves some reach): its key and entering reach."""
+    lo = tables.deal_start[j + 1]
+    deals = tables.deal_start[j + 2] - lo
+    record, _ = _bridge(templates, work, j)
+    reach, _ = _level(templates, work, j + 1)
+    for i in range(work.cursor[j, 0], deals):
+        next_key = tables.key_start[j + 1] + (work.key[j] - tables.key_start[j]) * deals + i
+        if tables.deal_weight[next_key] != 0.0 and _deal_level(tables, work, j + 1, tables.deal_mask[lo + i],
+                                                                record, reach[0]):
+            work.cursor[j, 0] = i + 1
+            work.key[j + 1] = next_key
+            return True
+    return False
+
+
+@numba.njit(cache=True)
+def _spread(templates, tables, work, j):
+    """Add the values of level ``j + 1`` on its board into level ``j``'s ``acc``, over the
+    deal's suit class: its values under every permutation of the group of board ``j``."""
+    _, acc = _bridge(templates, work, j)
+    _, values = _level(templates, work, j + 1)
+    key = work.key[j]
+    weight = tables.deal_weight[work.key[j + 1]]
+    valid = work.valid[j + 1, :work.valid_count[j + 1]]
+    for x in range(tables.group_start[key], tables.group_start[key + 1]):
+        perm = tables.hand_perm[tables.group_perm[x]]
+        for h in valid:
+            target, source = acc[perm[h]], values[0, h]
+            for c in range(source.shape[0]):
+                target[c] += weight * source[c]
+
+
+@numba.njit(cache=True)
+def _start_level(view, templates, tables, work, slab, player, objective, j):
+    """Walk level ``j`` down to its deal nodes (True: it was the last level, its values are
+    done), ready for the deals of level ``j + 1``."""
+    if j + 1 == templates.columns.shape[0]:
+        _walk_level(view, templates, tables, work, slab, player, objective, MODE_DESCEND, j)
+        return True
+    _walk_level(view, templates, tables, work, slab, player, objective, MODE_RECORD, j)
+    _, acc = _bridge(templates, work, j)
+    for h in work.valid[j, :work.valid_count[j]]:
+        acc[h] = 0.0
+    work.cursor[j, 0] = 0
+    return False
+
+
+@numba.njit(cache=True)
+def _pre_deal(view, templates, tables, work, slab, player, objective, mode):
+    """The walk of level 0, before the first deal (``MODE_RECORD``: the entries' reach into
+    level 0's ``record``; ``MODE_REPLAY``: their values from its ``acc``; ``MODE_DESCEND``: a
+    game without boards). Returns the responder's total."""
     hands = tables.hand_mask.shape[0]
-    stack.board_mask[0] = 0
+    reach, values = _level(templates, work, 0)
+    reach[0] = 1.0
+    work.board_mask[0] = 0
     for h in range(hands):
-        stack.valid[0, h] = h
-    stack.valid_count[0] = hands
-    for e in range(entry_nodes.shape[0]):
-        out[e, :] = 0.0
-        stack.reach[0, :] = stack.entry_reach[e]
-        if _deal_level(tables, stack, 1, tables.first_mask[0], 1):
-            stack.node[1] = view.first_child[entry_nodes[e]]
-            stack.level[1] = 1
-            stack.key[1] = 1
-            _walk(view, tables, stack, strategy, player, objective, MODE_DESCEND, 1)
-            out[e, :] = stack.values[1]
+        work.valid[0, h] = h
+    work.valid_count[0] = hands
+    work.key[0] = 0
+    _walk_level(view, templates, tables, work, slab, player, objective, mode, 0)
+    return values[0].sum()
+
+
+@numba.njit(cache=True)
+def _item(view, templates, tables, work, slab, player, objective, out):
+    """Values at every entry of the item's first deal into ``out`` (hands, entries), from the
+    entries' reach in level 0's ``record``: each level walked once per board with every
+    entering betting sequence as a column, the deals of the next level in between."""
+    hands = tables.hand_mask.shape[0]
+    out[:] = 0.0
+    work.board_mask[0] = 0
+    for h in range(hands):
+        work.valid[0, h] = h
+    work.valid_count[0] = hands
+    record, _ = _bridge(templates, work, 0)
+    reach, values = _level(templates, work, 1)
+    if not _deal_level(tables, work, 1, tables.first_mask[0], record, reach[0]):
+        return
+    work.key[1] = 1
+    j = 1
+    if not _start_level(view, templates, tables, work, slab, player, objective, j):
+        while True:
+            if _next_deal(templates, tables, work, j):
+                j += 1
+                if not _start_level(view, templates, tables, work, slab, player, objective, j):
+                    continue
+            else:
+                _walk_level(view, templates, tables, work, slab, player, objective, MODE_REPLAY, j)
+                if j == 1:
+                    break
+            j -= 1
+            _spread(templates, tables, work, j)
+    for h in work.valid[1, :work.valid_count[1]]:
+        out[h] = values[0, h]
 
 
 class StreamedEvaluator:
@@ -317,7 +463,7 @@ class StreamedEvaluator:
         self.hand_cards, self.hand_mask = betting.hands()
         self.entry_nodes = betting.entry_nodes
         self.view = layout.view()
-        self.depth = betting.max_depth + 2
+        self.templates = _templates(betting, layout)
         self.symmetric = layout.abstraction.suit_symmetric and not game.deal_by_rank and self.num_suits > 1
         self.suit_perms = suit_permutations(self.num_suits).tolist()
         self.hand_perms = (hand_permutations(self.hand_cards, self.num_suits) if self.symmetric
@@ -405,27 +551,45 @@ class StreamedEvaluator:
                            buckets, count, sorted_hands, strength, deal_weight, group_start, group_perm,
                            self.hand_perms)
 
-    def _stack(self) -> Stack:
-        hands, levels, entries = self.hand_cards.shape[0], self.betting.num_levels, self.entry_nodes.shape[0]
-        index = [np.zeros(self.depth, np.int64) for _ in range(5)]
-        per_depth = [np.zeros((self.depth, hands)) for _ in range(2)]
-        per_entry = [np.zeros((entries, hands)) for _ in range(2)]
-        return Stack(*index, *per_depth, np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
-                     np.zeros(levels, np.int64), np.zeros(self.betting.num_cards), *per_entry)
+    def _workspace(self) -> Workspace:
+        hands, t = self.hand_cards.shape[0], self.templates
+        levels = t.columns.shape[0]
+        level_start = np.concatenate([[0], np.cumsum(t.depth * hands * t.columns)]).astype(np.int64)
+        bridge_start = np.concatenate([[0], np.cumsum(hands * t.columns[1:])]).astype(np.int64)
+        index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(3)]
+        widest = int(t.columns.max())
+        return Workspace(level_start, bridge_start, np.zeros(level_start[-1]), np.zeros(level_start[-1]),
+                         np.zeros(bridge_start[-1]), np.zeros(bridge_start[-1]), *index,
+                         np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
+                         np.zeros(levels, np.int64), np.zeros(levels, np.int64),
+                         np.zeros((self.betting.num_cards, widest)), *(np.zeros(widest) for _ in range(3)))
+
+    def _slab(self, strategy: np.ndarray) -> np.ndarray:
+        out = np.empty_like(strategy)
+        _slab(self.templates, self.view, strategy, out)
+        return out
 
     # ------------------------------------------------------------------ evaluation
+    def entry_reach(self, strategy: np.ndarray, player: int) -> np.ndarray:
+        """(entries, hands): the reach of ``player``'s opponent at every entry (the nodes
+        where the first board is dealt), from ``strategy`` (checked)."""
+        work = self._workspace()
+        _pre_deal(self.view, self.templates, self.tables(None), work, self._slab(strategy), player, BEST,
+                  MODE_RECORD)
+        return _bridge(self.templates, work, 0)[0].T.copy()
+
     def item_values(self, strategy: np.ndarray, player: int, objective: int, entry_reach: np.ndarray,
                     item: int) -> np.ndarray:
         """(entries, hands): the responder's values at every entry summed over the suit class
         of first deal ``item`` (weights included)."""
-        stack = self._stack()
-        stack.entry_reach[:] = entry_reach
+        work = self._workspace()
+        _bridge(self.templates, work, 0)[0][:] = entry_reach.T
         tables = self.tables(self.items[item])
-        values = np.zeros(entry_reach.shape)
-        _item(self.view, tables, stack, strategy, player, objective, self.entry_nodes, values)
+        values = np.zeros(entry_reach.shape[::-1])
+        _item(self.view, self.templates, tables, work, self._slab(strategy), player, objective, values)
         out = np.zeros(entry_reach.shape)
         for perm in self.hand_perms:
-            out[:, perm] += values * self.item_weight[item]
+            out[:, perm] += values.T * self.item_weight[item]
         return out
 
     def value(self, strategy: np.ndarray, player: int, objective: int, runner: ChunkRunner,
@@ -433,21 +597,20 @@ class StreamedEvaluator:
         """Player ``player``'s best-response value (``BEST``) or expected utility (``EXPECTED``)
         against ``strategy`` (checked), first deals run by ``runner`` (``shared``: this
         evaluator as ``runner.share`` returned it, to send it once for several values)."""
-        pre = self.tables(None)
-        stack = self._stack()
-        total = _pre_deal(self.view, pre, stack, strategy, player, objective, MODE_RECORD)
+        pre, work, slab = self.tables(None), self._workspace(), self._slab(strategy)
         if not self.items:
-            return float(total)
-        summed = np.zeros_like(stack.entry_reach)
+            return float(_pre_deal(self.view, self.templates, pre, work, slab, player, objective,
+                                   MODE_DESCEND))
+        entry_reach = self.entry_reach(strategy, player)
+        summed = np.zeros_like(entry_reach)
         shared = runner.share(self) if shared is None else shared
-        arguments = [(shared, strategy, player, objective, stack.entry_reach, i)
-                     for i in range(len(self.items))]
+        arguments = [(shared, strategy, player, objective, entry_reach, i) for i in range(len(self.items))]
         for values in runner.imap(_run_item, arguments):
             summed += values
             if progress is not None:
                 progress(1)
-        stack.entry_values[:] = summed
-        return float(_pre_deal(self.view, pre, stack, strategy, player, objective, MODE_REPLAY))
+        _bridge(self.templates, work, 0)[1][:] = summed.T
+        return float(_pre_deal(self.view, self.templates, pre, work, slab, player, objective, MODE_REPLAY))
 
     def evaluate(self, strategy, runner: ChunkRunner | None = None, game_value: bool = True,
                  progress: Callable[[int], None] | None = None) -> PokerEvaluation:
@@ -476,3 +639,46 @@ def _image(cards, perm) -> set[int]:
     suits = len(perm)
     return {c - c % suits + perm[c % suits] for c in cards}
 
+
+
+def _templates(betting: BettingTree, layout: BucketLayout) -> Templates:
+    """The ``Templates`` of ``betting``: each level's betting walked breadth first below all
+    of its entries at once, checking that every entry's subtree has the template's shape."""
+    kind, first_child, num_children, leaf, node_base, node_of, slab_start = [], [], [], [], [], [], []
+    start, columns, depth = [0], [], []
+    entries = np.zeros(1, np.int64)  # level 0: the root
+    slab = 0
+    for _ in range(betting.num_levels):
+        order, depths, deals = [entries], [1], []
+        q = 0
+        while q < len(order):
+            nodes = order[q]
+            shape = betting.kind[nodes], betting.num_children[nodes], betting.folder[nodes]
+            if any(np.any(x != x[0]) for x in shape):
+                raise ParameterError(f"{betting.game}: the betting differs in shape between sequences of "
+                                     "the same round; the streamed engine needs it the same")
+            node_kind, count = int(shape[0][0]), int(shape[1][0])
+            kind.append(node_kind)
+            num_children.append(count)
+            first_child.append(start[-1] + len(order))
+            node_base.append(len(node_of))
+            node_of.extend(nodes.tolist())
+            leaf.append(len(deals) if node_kind == DEAL else -1)
+            if node_kind == DEAL:
+                deals.append(betting.first_child[nodes])
+            if node_kind <= 1:
+                rows = layout.action_start[betting.decision_index[nodes[0]] + 1] - \
+                    layout.action_start[betting.decision_index[nodes[0]]]
+                slab_start.append(slab)
+                slab += int(rows) * entries.shape[0]
+                order.extend(betting.first_child[nodes] + a for a in range(count))
+                depths.extend([depths[q] + 1] * count)
+            else:
+                slab_start.append(-1)
+            q += 1
+        start.append(start[-1] + len(order))
+        columns.append(entries.shape[0])
+        depth.append(max(depths) + 1)
+        entries = np.concatenate(deals) if deals else np.zeros(0, np.int64)
+    return Templates(*(np.array(x, np.int64) for x in (start, columns, depth, kind, first_child, num_children,
+                                                        leaf, node_base, node_of, slab_start)))

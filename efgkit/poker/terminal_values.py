@@ -153,3 +153,95 @@ def _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_
             out[sorted_hands[start]] -= lose_payoff * above
         above += group
         end = start
+
+
+@numba.njit(cache=True)
+def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, payoff, out):
+    """``fold_values`` for many reach vectors at once: column ``c`` of ``opponent_reach``
+    float64 (hands, columns) is one vector, paid ``payoff[c]``; ``card_sum`` float64 (cards,
+    columns) and ``total`` float64 (columns,) are scratch (``card_sum`` zero on entry and on
+    return). Only the rows ``valid_hands`` of ``out`` are written. The columns run innermost
+    over contiguous memory, so the per-hand card lookups are shared by every column."""
+    columns = opponent_reach.shape[1]
+    total[:columns] = 0.0
+    one_card = hand_cards.shape[1] == 1
+    for x in range(valid_hands.shape[0]):
+        h = valid_hands[x]
+        r = opponent_reach[h]
+        for c in range(columns):
+            total[c] += r[c]
+        if not one_card:
+            first, second = card_sum[hand_cards[h, 0]], card_sum[hand_cards[h, 1]]
+            for c in range(columns):
+                first[c] += r[c]
+                second[c] += r[c]
+    for x in range(valid_hands.shape[0]):
+        h = valid_hands[x]
+        r, row = opponent_reach[h], out[h]
+        if one_card:  # a one-card hand meets only itself
+            for c in range(columns):
+                row[c] = payoff[c] * (total[c] - r[c])
+            continue
+        first, second = card_sum[hand_cards[h, 0]], card_sum[hand_cards[h, 1]]
+        for c in range(columns):
+            row[c] = payoff[c] * _cancelled(total[c] + r[c] - first[c] - second[c], total[c])
+    if not one_card:
+        card_sum[:, :columns] = 0.0
+
+
+@numba.njit(cache=True)
+def showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, card_sum, total, win_payoff,
+                          lose_payoff, out):
+    """``showdown_values`` for many reach vectors at once (the columns of ``opponent_reach``
+    float64 (hands, columns), paid ``win_payoff[c]`` / ``lose_payoff[c]``); scratch and
+    written rows as in ``fold_values_batch``. ``total`` holds the running compatible sum."""
+    columns = opponent_reach.shape[1]
+    m = sorted_hands.shape[0]
+    one_card = hand_cards.shape[1] == 1
+    for sweep in range(2):  # wins: hands strictly below, ascending; losses: strictly above, descending
+        total[:columns] = 0.0
+        end = 0 if sweep == 0 else m
+        while (end < m) if sweep == 0 else (end > 0):
+            start = end
+            if sweep == 0:
+                while end < m and strength[end] == strength[start]:
+                    end += 1
+                lo, hi = start, end
+            else:
+                while start > 0 and strength[start - 1] == strength[end - 1]:
+                    start -= 1
+                lo, hi = start, end
+            for x in range(lo, hi):
+                h = sorted_hands[x]
+                row = out[h]
+                if one_card:
+                    if sweep == 0:
+                        for c in range(columns):
+                            row[c] = win_payoff[c] * total[c]
+                    else:
+                        for c in range(columns):
+                            row[c] -= lose_payoff[c] * total[c]
+                    continue
+                first, second = card_sum[hand_cards[h, 0]], card_sum[hand_cards[h, 1]]
+                if sweep == 0:
+                    for c in range(columns):
+                        row[c] = win_payoff[c] * _cancelled(total[c] - first[c] - second[c], total[c])
+                else:
+                    for c in range(columns):
+                        row[c] -= lose_payoff[c] * _cancelled(total[c] - first[c] - second[c], total[c])
+            for x in range(lo, hi):
+                h = sorted_hands[x]
+                r = opponent_reach[h]
+                for c in range(columns):
+                    total[c] += r[c]
+                if not one_card:
+                    first, second = card_sum[hand_cards[h, 0]], card_sum[hand_cards[h, 1]]
+                    for c in range(columns):
+                        first[c] += r[c]
+                        second[c] += r[c]
+            if sweep == 0:
+                end = hi
+            else:
+                end = lo
+        if not one_card:
+            card_sum[:, :columns] = 0.0
