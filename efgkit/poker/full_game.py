@@ -54,6 +54,9 @@ from efgkit.poker.suits import canonical_deals, hand_permutations, suit_permutat
 from efgkit.poker.terminal_values import fold_payoff, fold_values_batch, showdown_values_batch
 
 MODE_RECORD, MODE_REPLAY, MODE_DESCEND = 0, 1, 2
+BLOCK = 64
+"""Columns walked together by default (``StreamedEvaluator.block``): a block's matrices stay
+in cache."""
 BEST, EXPECTED = 0, 1
 
 
@@ -116,17 +119,24 @@ class Templates(NamedTuple):
 
 
 class Workspace(NamedTuple):
-    """Buffers of one walk. float64 ``reach`` / ``values``: per level ``j`` a (depth, hands,
-    columns) block at ``level_start[j]`` (the opponent's reach, the responder's values);
-    ``record`` / ``acc``: per level ``j`` below the last a (hands, columns[j + 1]) block at
-    ``bridge_start[j]``: the reach recorded at its deal nodes and the values summed over the
-    next level's deals. int64 (levels, depth): ``node`` (template node), ``cursor`` (next child
-    or deal to try), ``action``; per level ``valid`` (levels, hands) / ``valid_count`` the hands
-    off the board, ``board_mask``, ``key``; scratch ``card_sum`` (cards, columns),
-    ``column_total`` / ``win`` / ``lose`` (columns,)."""
+    """Buffers of one walk, float64 blocks in flat arrays. Per level ``j``: ``enter`` /
+    ``result`` (hands, columns[j]) at ``entry_start[j]``, the reach entering the level's
+    template and the values it returns; ``reach`` / ``values`` (depth, hands, width) at
+    ``level_start[j]``, the walk's stack over a block of ``width = min(columns[j], block)``
+    columns (``block``: the length of ``win``); below the last level ``record`` / ``acc``
+    (hands, columns[j + 1]) at ``bridge_start[j]``: the reach at its deal nodes and the values
+    summed over the next level's deals. int64 (levels, depth): ``node`` (template node),
+    ``cursor`` (next child, at depth 0 the next deal), ``action``, ``slot`` (the stack row
+    holding the reach at that depth: the responder's children share their parent's); per
+    level ``valid`` (levels, hands) / ``valid_count`` the hands off the board, ``board_mask``,
+    ``key``; scratch ``card_sum`` (cards, block), ``column_total`` / ``win`` / ``lose``
+    (block,)."""
 
+    entry_start: np.ndarray
     level_start: np.ndarray
     bridge_start: np.ndarray
+    enter: np.ndarray
+    result: np.ndarray
     reach: np.ndarray
     values: np.ndarray
     record: np.ndarray
@@ -134,6 +144,7 @@ class Workspace(NamedTuple):
     node: np.ndarray
     cursor: np.ndarray
     action: np.ndarray
+    slot: np.ndarray
     valid: np.ndarray
     valid_count: np.ndarray
     board_mask: np.ndarray
@@ -163,11 +174,20 @@ def _slab(templates, view, strategy, out):
 
 
 @numba.njit(cache=True)
-def _level(templates, work, j):
-    """Level ``j``'s reach and values, (depth, hands, columns)."""
-    shape = (templates.depth[j], work.valid.shape[1], templates.columns[j])
+def _entry(templates, work, j):
+    """Level ``j``'s ``enter`` and ``result``, (hands, columns[j])."""
+    shape = (work.valid.shape[1], templates.columns[j])
+    start, size = work.entry_start[j], shape[0] * shape[1]
+    return work.enter[start:start + size].reshape(shape), work.result[start:start + size].reshape(shape)
+
+
+@numba.njit(cache=True)
+def _level(templates, work, j, width):
+    """Level ``j``'s stack ``reach`` and ``values`` for a block of ``width`` columns,
+    (depth, hands, width)."""
+    shape = (templates.depth[j], work.valid.shape[1], width)
     start, size = work.level_start[j], shape[0] * shape[1] * shape[2]
-    return (work.reach[start:start + size].reshape(shape), work.values[start:start + size].reshape(shape))
+    return work.reach[start:start + size].reshape(shape), work.values[start:start + size].reshape(shape)
 
 
 @numba.njit(cache=True)
@@ -179,49 +199,52 @@ def _bridge(templates, work, j):
 
 
 @numba.njit(cache=True)
-def _terminal(view, templates, tables, work, player, p, j, out_reach, out):
-    """Fold or showdown values (with chance) of the responder's valid hands, every column."""
-    columns = out.shape[1]
+def _terminal(view, templates, tables, work, player, p, j, first, reach, out):
+    """Fold or showdown values (with chance) of the responder's valid hands in the block of
+    columns from ``first``."""
+    width = out.shape[1]
     weight = view.chance_weight[j]
     kind = templates.kind[p]
-    for c in range(columns):
-        node = templates.node_of[templates.node_base[p] + c]
+    for c in range(width):
+        node = templates.node_of[templates.node_base[p] + first + c]
         if kind == FOLD:
             work.win[c] = fold_payoff(view.contribution, node, view.folder[node], player) * weight
         else:
             work.win[c] = view.contribution[node, 1 - player] * weight
             work.lose[c] = view.contribution[node, player] * weight
     if kind == FOLD:
-        fold_values_batch(out_reach, tables.hand_cards, work.valid[j, :work.valid_count[j]], work.card_sum,
+        fold_values_batch(reach, tables.hand_cards, work.valid[j, :work.valid_count[j]], work.card_sum,
                           work.column_total, work.win, out)
         return
     row = work.key[j] - tables.key_start[j]
     count = tables.showdown_count[row]
-    showdown_values_batch(out_reach, tables.hand_cards, tables.showdown_hands[row, :count],
+    showdown_values_batch(reach, tables.hand_cards, tables.showdown_hands[row, :count],
                           tables.showdown_strength[row, :count], work.card_sum, work.column_total, work.win,
                           work.lose, out)
 
 
 @numba.njit(cache=True)
-def _open(view, templates, tables, work, player, mode, j, d, reach, values, record, acc):
+def _open(view, templates, tables, work, player, mode, j, d, first, reach, values):
     """Start template node ``work.node[j, d]``: a leaf (terminal, or a deal node: its reach
     noted in ``MODE_RECORD``, the next level's values taken in ``MODE_REPLAY``) is finished
     and True returned; an inner node gets zero sums and its first child next."""
     p = work.node[j, d]
     kind = templates.kind[p]
     valid = work.valid[j, :work.valid_count[j]]
+    here = reach[work.slot[j, d]]
     if kind == FOLD or kind == SHOWDOWN:
         if mode != MODE_RECORD:
-            _terminal(view, templates, tables, work, player, p, j, reach[d], values[d])
+            _terminal(view, templates, tables, work, player, p, j, first, here, values[d])
         return True
     if kind == DEAL:
-        columns = reach.shape[2]
-        lo = templates.leaf[p] * columns
+        record, acc = _bridge(templates, work, j)
+        lo = templates.leaf[p] * templates.columns[j] + first
+        width = values.shape[2]
         for h in valid:
             if mode == MODE_RECORD:
-                record[h, lo:lo + columns] = reach[d, h]
+                record[h, lo:lo + width] = here[h]
             else:
-                values[d, h] = acc[h, lo:lo + columns]
+                values[d, h] = acc[h, lo:lo + width]
         return True
     if mode != MODE_RECORD:
         for h in valid:
@@ -231,30 +254,30 @@ def _open(view, templates, tables, work, player, mode, j, d, reach, values, reco
 
 
 @numba.njit(cache=True)
-def _next_child(templates, tables, work, slab, player, j, d, reach):
+def _next_child(templates, tables, work, slab, player, j, d, first, reach):
     """Set up the next child of template node ``work.node[j, d]`` the opponent reaches in
-    some column at ``d + 1`` (node and reach); False when none is left."""
+    some column at ``d + 1`` (node and reach slot); False when none is left."""
     p = work.node[j, d]
     m = templates.num_children[p]
     a = work.cursor[j, d]
-    valid = work.valid[j, :work.valid_count[j]]
     if templates.kind[p] == player:
         if a == m:
             return False
-        for h in valid:
-            reach[d + 1, h] = reach[d, h]
+        work.slot[j, d + 1] = work.slot[j, d]
     else:
-        columns = reach.shape[2]
+        valid = work.valid[j, :work.valid_count[j]]
+        columns, width = templates.columns[j], reach.shape[2]
         key = work.key[j]
+        here, child = reach[work.slot[j, d]], reach[d + 1]
         while a < m:
             alive = False
             for h in valid:
-                base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
-                source, target = reach[d, h], reach[d + 1, h]
-                for c in range(columns):
+                base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns + first
+                source, target = here[h], child[h]
+                for c in range(width):
                     target[c] = source[c] * slab[base + c]
                 if not alive:
-                    for c in range(columns):
+                    for c in range(width):
                         if target[c] != 0.0:
                             alive = True
                             break
@@ -263,6 +286,7 @@ def _next_child(templates, tables, work, slab, player, j, d, reach):
             a += 1
         if a == m:
             return False
+        work.slot[j, d + 1] = d + 1
     work.action[j, d] = a
     work.cursor[j, d] = a + 1
     work.node[j, d + 1] = templates.first_child[p] + a
@@ -270,17 +294,17 @@ def _next_child(templates, tables, work, slab, player, j, d, reach):
 
 
 @numba.njit(cache=True)
-def _gather(templates, tables, work, slab, player, objective, j, d, values):
+def _gather(templates, tables, work, slab, player, objective, j, d, first, values):
     """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
     the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
     expectation (``EXPECTED``)."""
     p = work.node[j, d]
     valid = work.valid[j, :work.valid_count[j]]
-    columns = values.shape[2]
+    width = values.shape[2]
     if templates.kind[p] != player:
         for h in valid:
             parent, child = values[d, h], values[d + 1, h]
-            for c in range(columns):
+            for c in range(width):
                 parent[c] += child[c]
         return
     a = work.action[j, d]
@@ -290,40 +314,51 @@ def _gather(templates, tables, work, slab, player, objective, j, d, values):
             if a == 0:
                 parent[:] = child
             else:
-                for c in range(columns):
+                for c in range(width):
                     parent[c] = max(parent[c], child[c])
         return
     m = templates.num_children[p]
+    columns = templates.columns[j]
     key = work.key[j]
     for h in valid:
-        base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
+        base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns + first
         parent, child = values[d, h], values[d + 1, h]
-        for c in range(columns):
+        for c in range(width):
             parent[c] += slab[base + c] * child[c]
 
 
 @numba.njit(cache=True)
 def _walk_level(view, templates, tables, work, slab, player, objective, mode, j):
-    """Walk level ``j``'s template on the board ``work.key[j]`` from the reach at depth 0:
+    """Walk level ``j``'s template on the board ``work.key[j]`` from its ``enter`` reach:
     ``MODE_RECORD`` notes the reach at its deal nodes, ``MODE_REPLAY`` / ``MODE_DESCEND`` (the
-    last level) leave the values (``objective``) at depth 0. Depth first with an explicit
-    stack; children no column reaches are skipped."""
-    reach, values = _level(templates, work, j)
-    record, acc = _bridge(templates, work, j) if j + 1 < templates.columns.shape[0] else (reach[0], values[0])
-    work.node[j, 0] = templates.start[j]
-    if _open(view, templates, tables, work, player, mode, j, 0, reach, values, record, acc):
-        return
-    d = 0
-    while True:
-        if _next_child(templates, tables, work, slab, player, j, d, reach):
-            d += 1
-            if not _open(view, templates, tables, work, player, mode, j, d, reach, values, record, acc):
-                continue
-        elif d == 0:
-            return
-        d -= 1
+    last level) leave the values (``objective``) in its ``result``. Blocks of columns one
+    after the other, each depth first with an explicit stack; children no column of the
+    block reaches are skipped."""
+    columns, block = templates.columns[j], work.win.shape[0]
+    enter, result = _entry(templates, work, j)
+    valid = work.valid[j, :work.valid_count[j]]
+    for first in range(0, columns, block):
+        width = min(block, columns - first)
+        reach, values = _level(templates, work, j, width)
+        for h in valid:
+            reach[0, h] = enter[h, first:first + width]
+        work.node[j, 0] = templates.start[j]
+        work.slot[j, 0] = 0
+        if not _open(view, templates, tables, work, player, mode, j, 0, first, reach, values):
+            d = 0
+            while True:
+                if _next_child(templates, tables, work, slab, player, j, d, first, reach):
+                    d += 1
+                    if not _open(view, templates, tables, work, player, mode, j, d, first, reach, values):
+                        continue
+                elif d == 0:
+                    break
+                d -= 1
+                if mode != MODE_RECORD:
+                    _gather(templates, tables, work, slab, player, objective, j, d, first, values)
         if mode != MODE_RECORD:
-            _gather(templates, tables, work, slab, player, objective, j, d, values)
+            for h in valid:
+                result[h, first:first + width] = values[0, h]
 
 
 @numba.njit(cache=True)
@@ -355,11 +390,11 @@ def _next_deal(templates, tables, work, j):
     lo = tables.deal_start[j + 1]
     deals = tables.deal_start[j + 2] - lo
     record, _ = _bridge(templates, work, j)
-    reach, _ = _level(templates, work, j + 1)
+    enter, _ = _entry(templates, work, j + 1)
     for i in range(work.cursor[j, 0], deals):
         next_key = tables.key_start[j + 1] + (work.key[j] - tables.key_start[j]) * deals + i
         if tables.deal_weight[next_key] != 0.0 and _deal_level(tables, work, j + 1, tables.deal_mask[lo + i],
-                                                                record, reach[0]):
+                                                                record, enter):
             work.cursor[j, 0] = i + 1
             work.key[j + 1] = next_key
             return True
@@ -371,14 +406,14 @@ def _spread(templates, tables, work, j):
     """Add the values of level ``j + 1`` on its board into level ``j``'s ``acc``, over the
     deal's suit class: its values under every permutation of the group of board ``j``."""
     _, acc = _bridge(templates, work, j)
-    _, values = _level(templates, work, j + 1)
+    _, values = _entry(templates, work, j + 1)
     key = work.key[j]
     weight = tables.deal_weight[work.key[j + 1]]
     valid = work.valid[j + 1, :work.valid_count[j + 1]]
     for x in range(tables.group_start[key], tables.group_start[key + 1]):
         perm = tables.hand_perm[tables.group_perm[x]]
         for h in valid:
-            target, source = acc[perm[h]], values[0, h]
+            target, source = acc[perm[h]], values[h]
             for c in range(source.shape[0]):
                 target[c] += weight * source[c]
 
@@ -404,15 +439,15 @@ def _pre_deal(view, templates, tables, work, slab, player, objective, mode):
     level 0's ``record``; ``MODE_REPLAY``: their values from its ``acc``; ``MODE_DESCEND``: a
     game without boards). Returns the responder's total."""
     hands = tables.hand_mask.shape[0]
-    reach, values = _level(templates, work, 0)
-    reach[0] = 1.0
+    enter, result = _entry(templates, work, 0)
+    enter[:] = 1.0
     work.board_mask[0] = 0
     for h in range(hands):
         work.valid[0, h] = h
     work.valid_count[0] = hands
     work.key[0] = 0
     _walk_level(view, templates, tables, work, slab, player, objective, mode, 0)
-    return values[0].sum()
+    return result.sum()
 
 
 @numba.njit(cache=True)
@@ -427,8 +462,8 @@ def _item(view, templates, tables, work, slab, player, objective, out):
         work.valid[0, h] = h
     work.valid_count[0] = hands
     record, _ = _bridge(templates, work, 0)
-    reach, values = _level(templates, work, 1)
-    if not _deal_level(tables, work, 1, tables.first_mask[0], record, reach[0]):
+    enter, result = _entry(templates, work, 1)
+    if not _deal_level(tables, work, 1, tables.first_mask[0], record, enter):
         return
     work.key[1] = 1
     j = 1
@@ -445,7 +480,7 @@ def _item(view, templates, tables, work, slab, player, objective, out):
             j -= 1
             _spread(templates, tables, work, j)
     for h in work.valid[1, :work.valid_count[1]]:
-        out[h] = values[0, h]
+        out[h] = result[h]
 
 
 class StreamedEvaluator:
@@ -464,6 +499,8 @@ class StreamedEvaluator:
         self.entry_nodes = betting.entry_nodes
         self.view = layout.view()
         self.templates = _templates(betting, layout)
+        self.block = BLOCK
+        """Columns (entering betting sequences) walked together; any width gives the same values."""
         self.symmetric = layout.abstraction.suit_symmetric and not game.deal_by_rank and self.num_suits > 1
         self.suit_perms = suit_permutations(self.num_suits).tolist()
         self.hand_perms = (hand_permutations(self.hand_cards, self.num_suits) if self.symmetric
@@ -554,15 +591,21 @@ class StreamedEvaluator:
     def _workspace(self) -> Workspace:
         hands, t = self.hand_cards.shape[0], self.templates
         levels = t.columns.shape[0]
-        level_start = np.concatenate([[0], np.cumsum(t.depth * hands * t.columns)]).astype(np.int64)
-        bridge_start = np.concatenate([[0], np.cumsum(hands * t.columns[1:])]).astype(np.int64)
-        index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(3)]
-        widest = int(t.columns.max())
-        return Workspace(level_start, bridge_start, np.zeros(level_start[-1]), np.zeros(level_start[-1]),
-                         np.zeros(bridge_start[-1]), np.zeros(bridge_start[-1]), *index,
-                         np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
+        widths = np.minimum(t.columns, self.block)
+
+        def offsets(sizes):
+            return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+        entry_start, level_start = offsets(hands * t.columns), offsets(t.depth * hands * widths)
+        bridge_start = offsets(hands * t.columns[1:])
+        index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(4)]
+        return Workspace(entry_start, level_start, bridge_start,
+                         *(np.zeros(size) for size in (entry_start[-1], entry_start[-1], level_start[-1],
+                                                       level_start[-1], bridge_start[-1], bridge_start[-1])),
+                         *index, np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
                          np.zeros(levels, np.int64), np.zeros(levels, np.int64),
-                         np.zeros((self.betting.num_cards, widest)), *(np.zeros(widest) for _ in range(3)))
+                         np.zeros((self.betting.num_cards, self.block)),
+                         *(np.zeros(self.block) for _ in range(3)))
 
     def _slab(self, strategy: np.ndarray) -> np.ndarray:
         out = np.empty_like(strategy)
