@@ -127,7 +127,8 @@ class Workspace(NamedTuple):
     (hands, columns[j + 1]) at ``bridge_start[j]``: the reach at its deal nodes and the values
     summed over the next level's deals. int64 (levels, depth): ``node`` (template node),
     ``cursor`` (next child, at depth 0 the next deal), ``action``, ``slot`` (the stack row
-    holding the reach at that depth: the responder's children share their parent's); per
+    holding the reach at that depth: the responder's children share their parent's); bool
+    ``filled`` (levels, depth): a child's values are in (the first is copied, not added); per
     level ``valid`` (levels, hands) / ``valid_count`` the hands off the board, ``board_mask``,
     ``key``; scratch ``card_sum`` (cards, block), ``column_total`` / ``win`` / ``lose``
     (block,)."""
@@ -145,6 +146,7 @@ class Workspace(NamedTuple):
     cursor: np.ndarray
     action: np.ndarray
     slot: np.ndarray
+    filled: np.ndarray
     valid: np.ndarray
     valid_count: np.ndarray
     board_mask: np.ndarray
@@ -246,26 +248,25 @@ def _open(view, templates, tables, work, player, mode, j, d, first, reach, value
             else:
                 values[d, h] = acc[h, lo:lo + width]
         return True
-    if mode != MODE_RECORD:
-        for h in valid:
-            values[d, h] = 0.0
     work.cursor[j, d] = 0
+    work.filled[j, d] = mode == MODE_RECORD  # values not wanted: nothing to fill
     return False
 
 
 @numba.njit(cache=True)
-def _next_child(templates, tables, work, slab, player, j, d, first, reach):
+def _next_child(templates, tables, work, slab, player, j, d, first, reach, values):
     """Set up the next child of template node ``work.node[j, d]`` the opponent reaches in
-    some column at ``d + 1`` (node and reach slot); False when none is left."""
+    some column at ``d + 1`` (node and reach slot); False when none is left (and the node's
+    values zero if no child was reached)."""
     p = work.node[j, d]
     m = templates.num_children[p]
     a = work.cursor[j, d]
+    valid = work.valid[j, :work.valid_count[j]]
     if templates.kind[p] == player:
         if a == m:
             return False
         work.slot[j, d + 1] = work.slot[j, d]
     else:
-        valid = work.valid[j, :work.valid_count[j]]
         columns, width = templates.columns[j], reach.shape[2]
         key = work.key[j]
         here, child = reach[work.slot[j, d]], reach[d + 1]
@@ -285,6 +286,9 @@ def _next_child(templates, tables, work, slab, player, j, d, first, reach):
                 break
             a += 1
         if a == m:
+            if not work.filled[j, d]:
+                for h in valid:
+                    values[d, h] = 0.0
             return False
         work.slot[j, d + 1] = d + 1
     work.action[j, d] = a
@@ -301,30 +305,38 @@ def _gather(templates, tables, work, slab, player, objective, j, d, first, value
     p = work.node[j, d]
     valid = work.valid[j, :work.valid_count[j]]
     width = values.shape[2]
+    filled = work.filled[j, d]
+    work.filled[j, d] = True
+    expected = objective == EXPECTED and templates.kind[p] == player
+    if not filled and not expected:  # the first child reached: its values, no sum to clear
+        for h in valid:
+            values[d, h] = values[d + 1, h]
+        return
     if templates.kind[p] != player:
         for h in valid:
             parent, child = values[d, h], values[d + 1, h]
             for c in range(width):
                 parent[c] += child[c]
         return
-    a = work.action[j, d]
     if objective == BEST:
         for h in valid:
             parent, child = values[d, h], values[d + 1, h]
-            if a == 0:
-                parent[:] = child
-            else:
-                for c in range(width):
-                    parent[c] = max(parent[c], child[c])
+            for c in range(width):
+                parent[c] = max(parent[c], child[c])
         return
     m = templates.num_children[p]
     columns = templates.columns[j]
     key = work.key[j]
+    a = work.action[j, d]
     for h in valid:
         base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns + first
         parent, child = values[d, h], values[d + 1, h]
-        for c in range(width):
-            parent[c] += slab[base + c] * child[c]
+        if filled:
+            for c in range(width):
+                parent[c] += slab[base + c] * child[c]
+        else:
+            for c in range(width):
+                parent[c] = slab[base + c] * child[c]
 
 
 @numba.njit(cache=True)
@@ -347,7 +359,7 @@ def _walk_level(view, templates, tables, work, slab, player, objective, mode, j)
         if not _open(view, templates, tables, work, player, mode, j, 0, first, reach, values):
             d = 0
             while True:
-                if _next_child(templates, tables, work, slab, player, j, d, first, reach):
+                if _next_child(templates, tables, work, slab, player, j, d, first, reach, values):
                     d += 1
                     if not _open(view, templates, tables, work, player, mode, j, d, first, reach, values):
                         continue
@@ -599,6 +611,7 @@ class StreamedEvaluator:
         entry_start, level_start = offsets(hands * t.columns), offsets(t.depth * hands * widths)
         bridge_start = offsets(hands * t.columns[1:])
         index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(4)]
+        index.append(np.zeros((levels, int(t.depth.max())), np.bool_))
         return Workspace(entry_start, level_start, bridge_start,
                          *(np.zeros(size) for size in (entry_start[-1], entry_start[-1], level_start[-1],
                                                        level_start[-1], bridge_start[-1], bridge_start[-1])),
