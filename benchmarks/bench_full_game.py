@@ -3,7 +3,7 @@
 Measures (issue 13 targets in brackets):
 * a reduced hold'em whose public tree fits in memory: the streamed walk against the
   materialised public-tree engine, same strategy (time, and the values agree to 1e-9);
-* ``holdem(ranks=8)`` (32 cards, four rounds): seconds per canonical flop for both players'
+* ``holdem(ranks=8)`` (32 cards, four rounds): CPU seconds per canonical flop for both players'
   best responses on a sample of flops, extrapolated to all 400 canonical flops on one core
   and on two Dask workers                                              [<= 15 min, 2 cores];
 * heads-up limit hold'em (52 cards): the same per canonical flop, extrapolated to the 1,755
@@ -68,18 +68,18 @@ def cross_check() -> list[str]:
 
 
 def per_flop(spec: str, buckets: tuple[int, ...], sample: int) -> dict:
-    """Seconds of both players' best-response walks per canonical flop, on ``sample`` flops
-    spread over the canonical list."""
+    """CPU seconds of both players' best-response walks per canonical flop, on ``sample``
+    flops spread over the canonical list (CPU time, not wall: the machine may be shared)."""
     evaluator, strategy = setup(spec, buckets)
     evaluator.layout.checked(strategy)
     reach = [evaluator.entry_reach(strategy, player) for player in (0, 1)]
     picks = np.linspace(0, len(evaluator.items) - 1, sample).round().astype(int).tolist()
     seconds = []
     for item in picks:
-        start = time.perf_counter()
+        start = time.process_time()
         for player in (0, 1):
             evaluator.item_values(strategy, player, BEST, reach[player], item)
-        seconds.append(time.perf_counter() - start)
+        seconds.append(time.process_time() - start)
         print(f"{spec}: flop {evaluator.items[item]} {seconds[-1]:.1f} s", flush=True)
     return {"flops": len(evaluator.items), "sample": picks, "seconds": seconds,
             "strategy_bytes": strategy.nbytes, "hands": evaluator.hand_cards.shape[0]}
@@ -145,7 +145,7 @@ def main() -> None:
     lines = []
     games = ((("holdem(ranks=5,rounds=3)", (10, 20, 20)),) if args.quick else
              (("holdem(ranks=8)", (64, 300, 300, 300)), ("holdem", (169, 1000, 1000, 1000))))
-    lines += ["| game | canonical flops | hands | s per flop (both players), sample | "
+    lines += ["| game | canonical flops | hands | CPU s per flop (both players), sample | "
               "extrapolated CPU time | on 2 cores | strategy bytes |", "|---|---:|---:|---|---:|---:|---:|"]
     for spec, buckets in games:
         measured = per_flop(spec, buckets, 1 if args.quick else args.sample)
