@@ -4,6 +4,8 @@ suit isomorphism, wherever the work runs."""
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -19,6 +21,12 @@ from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.suits import canonical_deals
+from efgkit.poker.terminal_values import (
+    fold_values,
+    fold_values_batch,
+    showdown_values,
+    showdown_values_batch,
+)
 from efgkit.specs import make_game
 
 
@@ -119,3 +127,28 @@ def test_any_block_of_betting_sequences_gives_the_same_values():
         result = evaluator.evaluate(strategy)
         assert result.best_response_values == pytest.approx(reference.best_response_values, abs=1e-9)
         assert result.game_value == pytest.approx(reference.game_value, abs=1e-9)
+
+
+@pytest.mark.parametrize("hole_cards", [1, 2])
+def test_batched_terminal_values_equal_the_one_vector_kernels_column_by_column(hole_cards):
+    rng = np.random.default_rng(hole_cards)
+    cards = 7
+    hand_cards = np.array(list(combinations(range(cards), hole_cards)), np.int64)
+    hands = hand_cards.shape[0]
+    valid = np.sort(rng.choice(hands, hands - 3, replace=False)).astype(np.int64)
+    reach = np.zeros((hands, 5))
+    reach[valid] = rng.random((valid.shape[0], 5)) * (rng.random((valid.shape[0], 5)) < 0.8)
+    strength = np.sort(rng.integers(0, 6, valid.shape[0])).astype(np.int64)
+    win, lose = rng.random(5), rng.random(5)
+    card_sum, total = np.zeros((cards, 5)), np.zeros(5)
+    folds, showdowns = np.zeros((hands, 5)), np.zeros((hands, 5))
+    fold_values_batch(reach, hand_cards, valid, card_sum, total, win, folds)
+    showdown_values_batch(reach, hand_cards, valid, strength, card_sum, total, win, lose, showdowns)
+    for c in range(5):
+        fold, showdown = np.zeros(hands), np.zeros(hands)
+        column = np.ascontiguousarray(reach[:, c])
+        fold_values(column, hand_cards, valid, np.zeros(cards), win[c], fold)
+        showdown_values(column, hand_cards, valid, strength, np.zeros(cards), win[c], lose[c], showdown)
+        assert folds[valid, c] == pytest.approx(fold[valid], abs=1e-12)
+        assert showdowns[valid, c] == pytest.approx(showdown[valid], abs=1e-12)
+    assert not card_sum.any()
