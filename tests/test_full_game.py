@@ -115,18 +115,19 @@ def test_bad_strategies_and_abstractions_are_refused(tmp_path):
 def test_any_block_of_betting_sequences_gives_the_same_values():
     """Each level's betting is walked with its entering sequences as matrix columns, a block
     of them at a time: narrow blocks (several per level, a short last one) agree with the
-    public tree."""
+    public tree, also when a pure strategy leaves columns dead (blocks of scattered columns)."""
     game = make_game("holdem(ranks=3,rounds=3,caps=1-1-1)")
     layout = BucketLayout(BettingTree(game), IsomorphicCards.hashed(game, (2, 3, 3), seed=7))
-    strategy = layout.random(8)
-    reference = evaluate_strategy(StrategyLayout.from_bucket_layout(PublicTree(game), layout), strategy)
+    public = StrategyLayout.from_bucket_layout(PublicTree(game), layout)
     evaluator = StreamedEvaluator(layout)
     assert evaluator.templates.columns.tolist() == [1, 3, 9]
-    for block in (1, 2):
-        evaluator.block = block
-        result = evaluator.evaluate(strategy)
-        assert result.best_response_values == pytest.approx(reference.best_response_values, abs=1e-9)
-        assert result.game_value == pytest.approx(reference.game_value, abs=1e-9)
+    for strategy in (layout.random(8), layout.pure(lambda labels: labels.index("call"))):
+        reference = evaluate_strategy(public, strategy)
+        for block in (1, 2):
+            evaluator.block = block
+            result = evaluator.evaluate(strategy)
+            assert result.best_response_values == pytest.approx(reference.best_response_values, abs=1e-9)
+            assert result.game_value == pytest.approx(reference.game_value, abs=1e-9)
 
 
 @pytest.mark.parametrize("hole_cards", [1, 2])

@@ -122,15 +122,16 @@ class Workspace(NamedTuple):
     """Buffers of one walk, float64 blocks in flat arrays. Per level ``j``: ``enter`` /
     ``result`` (hands, columns[j]) at ``entry_start[j]``, the reach entering the level's
     template and the values it returns; ``reach`` / ``values`` (depth, hands, width) at
-    ``level_start[j]``, the walk's stack over a block of ``width = min(columns[j], block)``
-    columns (``block``: the length of ``win``); below the last level ``record`` / ``acc``
+    ``level_start[j]``, the walk's stack over a block of at most ``block`` columns (the
+    length of ``win``); below the last level ``record`` / ``acc``
     (hands, columns[j + 1]) at ``bridge_start[j]``: the reach at its deal nodes and the values
     summed over the next level's deals. int64 (levels, depth): ``node`` (template node),
     ``cursor`` (next child, at depth 0 the next deal), ``action``, ``slot`` (the stack row
     holding the reach at that depth: the responder's children share their parent's); bool
     ``filled`` (levels, depth): a child's values are in (the first is copied, not added); per
     level ``valid`` (levels, hands) / ``valid_count`` the hands off the board, ``board_mask``,
-    ``key``; scratch ``card_sum`` (cards, block), ``column_total`` / ``win`` / ``lose``
+    ``key``; scratch: ``live`` int64 (widest level,) the columns some reach enters (a block
+    is a run of them), ``card_sum`` (cards, block), ``column_total`` / ``win`` / ``lose``
     (block,)."""
 
     entry_start: np.ndarray
@@ -151,6 +152,7 @@ class Workspace(NamedTuple):
     valid_count: np.ndarray
     board_mask: np.ndarray
     key: np.ndarray
+    live: np.ndarray
     card_sum: np.ndarray
     column_total: np.ndarray
     win: np.ndarray
@@ -201,14 +203,14 @@ def _bridge(templates, work, j):
 
 
 @numba.njit(cache=True)
-def _terminal(view, templates, tables, work, player, p, j, first, reach, out):
+def _terminal(view, templates, tables, work, player, p, j, cols, reach, out):
     """Fold or showdown values (with chance) of the responder's valid hands in the block of
-    columns from ``first``."""
+    columns ``cols``."""
     width = out.shape[1]
     weight = view.chance_weight[j]
     kind = templates.kind[p]
     for c in range(width):
-        node = templates.node_of[templates.node_base[p] + first + c]
+        node = templates.node_of[templates.node_base[p] + cols[c]]
         if kind == FOLD:
             work.win[c] = fold_payoff(view.contribution, node, view.folder[node], player) * weight
         else:
@@ -226,7 +228,7 @@ def _terminal(view, templates, tables, work, player, p, j, first, reach, out):
 
 
 @numba.njit(cache=True)
-def _open(view, templates, tables, work, player, mode, j, d, first, reach, values):
+def _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
     """Start template node ``work.node[j, d]``: a leaf (terminal, or a deal node: its reach
     noted in ``MODE_RECORD``, the next level's values taken in ``MODE_REPLAY``) is finished
     and True returned; an inner node gets zero sums and its first child next."""
@@ -236,17 +238,17 @@ def _open(view, templates, tables, work, player, mode, j, d, first, reach, value
     here = reach[work.slot[j, d]]
     if kind == FOLD or kind == SHOWDOWN:
         if mode != MODE_RECORD:
-            _terminal(view, templates, tables, work, player, p, j, first, here, values[d])
+            _terminal(view, templates, tables, work, player, p, j, cols, here, values[d])
         return True
     if kind == DEAL:
         record, acc = _bridge(templates, work, j)
-        lo = templates.leaf[p] * templates.columns[j] + first
-        width = values.shape[2]
+        lo = templates.leaf[p] * templates.columns[j]
         for h in valid:
-            if mode == MODE_RECORD:
-                record[h, lo:lo + width] = here[h]
-            else:
-                values[d, h] = acc[h, lo:lo + width]
+            for c in range(cols.shape[0]):
+                if mode == MODE_RECORD:
+                    record[h, lo + cols[c]] = here[h, c]
+                else:
+                    values[d, h, c] = acc[h, lo + cols[c]]
         return True
     work.cursor[j, d] = 0
     work.filled[j, d] = mode == MODE_RECORD  # values not wanted: nothing to fill
@@ -254,7 +256,7 @@ def _open(view, templates, tables, work, player, mode, j, d, first, reach, value
 
 
 @numba.njit(cache=True)
-def _next_child(templates, tables, work, slab, player, j, d, first, reach, values):
+def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
     """Set up the next child of template node ``work.node[j, d]`` the opponent reaches in
     some column at ``d + 1`` (node and reach slot); False when none is left (and the node's
     values zero if no child was reached)."""
@@ -268,15 +270,21 @@ def _next_child(templates, tables, work, slab, player, j, d, first, reach, value
         work.slot[j, d + 1] = work.slot[j, d]
     else:
         columns, width = templates.columns[j], reach.shape[2]
+        dense = cols[width - 1] - cols[0] == width - 1  # consecutive columns: contiguous slab rows
         key = work.key[j]
         here, child = reach[work.slot[j, d]], reach[d + 1]
         while a < m:
             alive = False
             for h in valid:
-                base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns + first
+                base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
                 source, target = here[h], child[h]
-                for c in range(width):
-                    target[c] = source[c] * slab[base + c]
+                if dense:
+                    base += cols[0]
+                    for c in range(width):
+                        target[c] = source[c] * slab[base + c]
+                else:
+                    for c in range(width):
+                        target[c] = source[c] * slab[base + cols[c]]
                 if not alive:
                     for c in range(width):
                         if target[c] != 0.0:
@@ -298,7 +306,7 @@ def _next_child(templates, tables, work, slab, player, j, d, first, reach, value
 
 
 @numba.njit(cache=True)
-def _gather(templates, tables, work, slab, player, objective, j, d, first, values):
+def _gather(templates, tables, work, slab, player, objective, j, d, cols, values):
     """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
     the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
     expectation (``EXPECTED``)."""
@@ -329,14 +337,11 @@ def _gather(templates, tables, work, slab, player, objective, j, d, first, value
     key = work.key[j]
     a = work.action[j, d]
     for h in valid:
-        base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns + first
+        base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
         parent, child = values[d, h], values[d + 1, h]
-        if filled:
-            for c in range(width):
-                parent[c] += slab[base + c] * child[c]
-        else:
-            for c in range(width):
-                parent[c] = slab[base + c] * child[c]
+        for c in range(width):
+            probability = slab[base + cols[c]]
+            parent[c] = parent[c] + probability * child[c] if filled else probability * child[c]
 
 
 @numba.njit(cache=True)
@@ -344,33 +349,61 @@ def _walk_level(view, templates, tables, work, slab, player, objective, mode, j)
     """Walk level ``j``'s template on the board ``work.key[j]`` from its ``enter`` reach:
     ``MODE_RECORD`` notes the reach at its deal nodes, ``MODE_REPLAY`` / ``MODE_DESCEND`` (the
     last level) leave the values (``objective``) in its ``result``. Blocks of columns one
-    after the other, each depth first with an explicit stack; children no column of the
-    block reaches are skipped."""
+    after the other (of the columns some reach enters), each depth first with an explicit
+    stack; children no column of the block reaches are skipped."""
     columns, block = templates.columns[j], work.win.shape[0]
     enter, result = _entry(templates, work, j)
     valid = work.valid[j, :work.valid_count[j]]
-    for first in range(0, columns, block):
-        width = min(block, columns - first)
+    live = _live_columns(enter, valid, work.live)
+    if live.shape[0] < columns:  # dead columns: nothing reaches them, their values are 0
+        target = _bridge(templates, work, j)[0] if mode == MODE_RECORD else result
+        for h in valid:
+            target[h] = 0.0
+    for start in range(0, live.shape[0], block):
+        cols = live[start:start + block]
+        width = cols.shape[0]
         reach, values = _level(templates, work, j, width)
         for h in valid:
-            reach[0, h] = enter[h, first:first + width]
+            for c in range(width):
+                reach[0, h, c] = enter[h, cols[c]]
         work.node[j, 0] = templates.start[j]
         work.slot[j, 0] = 0
-        if not _open(view, templates, tables, work, player, mode, j, 0, first, reach, values):
+        if not _open(view, templates, tables, work, player, mode, j, 0, cols, reach, values):
             d = 0
             while True:
-                if _next_child(templates, tables, work, slab, player, j, d, first, reach, values):
+                if _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
                     d += 1
-                    if not _open(view, templates, tables, work, player, mode, j, d, first, reach, values):
+                    if not _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
                         continue
                 elif d == 0:
                     break
                 d -= 1
                 if mode != MODE_RECORD:
-                    _gather(templates, tables, work, slab, player, objective, j, d, first, values)
+                    _gather(templates, tables, work, slab, player, objective, j, d, cols, values)
         if mode != MODE_RECORD:
             for h in valid:
-                result[h, first:first + width] = values[0, h]
+                for c in range(width):
+                    result[h, cols[c]] = values[0, h, c]
+
+
+@numba.njit(cache=True)
+def _live_columns(enter, valid, out):
+    """The columns of ``enter`` (hands, columns) with some reach in the rows ``valid``, a
+    prefix of ``out``."""
+    columns = enter.shape[1]
+    flags = out[:columns]
+    flags[:] = 0
+    for h in valid:
+        row = enter[h]
+        for c in range(columns):
+            if row[c] != 0.0:
+                flags[c] = 1
+    count = 0
+    for c in range(columns):
+        if flags[c]:
+            out[count] = c
+            count += 1
+    return out[:count]
 
 
 @numba.njit(cache=True)
@@ -617,6 +650,7 @@ class StreamedEvaluator:
                                                        level_start[-1], bridge_start[-1], bridge_start[-1])),
                          *index, np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
                          np.zeros(levels, np.int64), np.zeros(levels, np.int64),
+                         np.zeros(int(t.columns.max()), np.int64),
                          np.zeros((self.betting.num_cards, self.block)),
                          *(np.zeros(self.block) for _ in range(3)))
 
