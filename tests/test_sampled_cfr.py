@@ -54,7 +54,7 @@ def test_sampled_regrets_average_to_the_full_ones(spec):
         if any(list(deal) != sorted(deal) for deal in deals):
             continue  # one order per deal: the sampler sorts each deal's cards
         solver._state.instant[:] = 0.0
-        _walk_player(solver._view, solver.board_of(cards), solver._walk, solver._state, 0, 0.0)
+        _walk_player(solver._view, solver.board_of(cards), solver._walk, solver._state, 0, 0.0, solver._fixed)
         mean += solver._state.instant
         sequences += 1
     mean /= sequences

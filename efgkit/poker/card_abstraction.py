@@ -18,21 +18,27 @@ bucket of a player's hand on the board dealt so far comes from the abstraction
 
 ``buckets(round, board, hand_cards)``: int64 (hands,) bucket of every hand (rows of
 ``hand_cards``, int64 (hands, k)) on ``board`` (int64 card ids, the deals in order); entries
-of hands that share a card with the board are ignored.
+of hands that share a card with the board are ignored. It runs the numba kernel
+``hand_buckets(tables, round, board, hand_cards, hands, out)`` over ``tables()`` (a small
+NamedTuple of arrays per kind), which njit code such as the sampled solver's board loop calls
+directly, without Python in between.
 """
 
 from __future__ import annotations
 
-from itertools import combinations
 from math import comb, prod
 from pathlib import Path
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
+import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 from efgkit.abstraction.cards.holdem.bucket_file import BucketLookup
 from efgkit.abstraction.cards.holdem.deck import STANDARD_RANKS
 from efgkit.abstraction.cards.holdem.features import hand_indexer
+from efgkit.abstraction.cards.holdem.isomorphism import index_hand
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import LimitPoker
 
@@ -50,6 +56,103 @@ class CardAbstraction(Protocol):
 
     def buckets(self, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray: ...
 
+    def tables(self) -> NamedTuple: ...
+
+
+class IndependentTables(NamedTuple):
+    """``hand_buckets``'s view of ``CardIndependent``: every hand in bucket 0."""
+
+    bucket: int
+
+
+class LosslessTables(NamedTuple):
+    """``hand_buckets``'s view of ``LosslessCards``: ``num_cards``, ``hands`` (private hands),
+    ``deal_sizes`` int64 (deals,), ``deals_by_round`` int64 (rounds,) and ``binomial`` int64
+    (num_cards + 1, largest deal + 1) C(n, k)."""
+
+    num_cards: int
+    hands: int
+    deal_sizes: np.ndarray
+    deals_by_round: np.ndarray
+    binomial: np.ndarray
+
+
+class IsomorphicTables(NamedTuple):
+    """``hand_buckets``'s view of ``IsomorphicCards``: per round the indexer's
+    ``IsomorphismTables`` (``indexers``) and the bucket of every canonical index (``buckets``,
+    one integer dtype for all rounds, memory-mapped when they come from a bucket file)."""
+
+    indexers: tuple
+    buckets: tuple
+
+
+def _binomial_table(rows: int, columns: int) -> np.ndarray:
+    return np.array([[comb(n, k) for k in range(columns)] for n in range(rows)], np.int64)
+
+
+def hand_buckets(tables, round, board, hand_cards, hands, out):
+    """``out[h]`` = the bucket of hand ``h`` (a row of ``hand_cards``) on ``board`` (int64, the
+    deals in order) in ``round``, for every ``h`` in ``hands`` (int64; hands sharing no card
+    with the board). A numba kernel (``overload``ed per kind of ``tables``); from Python use
+    the abstraction's ``buckets``."""
+    raise NotImplementedError("hand_buckets runs inside numba kernels; call CardAbstraction.buckets")
+
+
+@overload(hand_buckets, jit_options={"cache": True})
+def _hand_buckets(tables, round, board, hand_cards, hands, out):
+    if isinstance(tables, types.BaseNamedTuple) and tables.instance_class is IndependentTables:
+        def independent(tables, round, board, hand_cards, hands, out):
+            for h in hands:
+                out[h] = tables.bucket
+        return independent
+    if isinstance(tables, types.BaseNamedTuple) and tables.instance_class is LosslessTables:
+        def lossless(tables, round, board, hand_cards, hands, out):
+            # Each deal's rank among combinations(range(num_cards), size) in lexicographic
+            # order: C(n, k) - 1 - sum_i C(n - 1 - c_i, k - i) over its sorted cards c_i.
+            key, start = 0, 0
+            for deal in range(tables.deals_by_round[round]):
+                size = tables.deal_sizes[deal]
+                n = tables.num_cards
+                rank = tables.binomial[n, size] - 1
+                for i in range(size):
+                    rank -= tables.binomial[n - 1 - board[start + i], size - i]
+                key = key * tables.binomial[n, size] + rank
+                start += size
+            for h in hands:
+                out[h] = key * tables.hands + h
+        return lossless
+    if isinstance(tables, types.BaseNamedTuple) and tables.instance_class is IsomorphicTables:
+        def isomorphic(tables, round, board, hand_cards, hands, out):
+            k = hand_cards.shape[1]
+            cards = np.empty(k + board.shape[0], np.int64)
+            cards[k:] = board
+            indexer = tables.indexers[round]
+            buckets = tables.buckets[round]
+            for h in hands:
+                cards[:k] = hand_cards[h]
+                out[h] = buckets[index_hand(indexer, cards, cards.shape[0])]
+        return isomorphic
+    return None
+
+
+@numba.njit(cache=True)
+def _sorted_hand_buckets(tables, round, board, hand_cards, hand_mask, out):
+    """``hand_buckets`` over the hands sharing no card with ``board``; -1 for the others."""
+    mask = 0
+    for c in board:
+        mask |= np.int64(1) << c
+    hands = np.flatnonzero((hand_mask & mask) == 0)
+    out[:] = -1
+    hand_buckets(tables, round, board, hand_cards, hands, out)
+
+
+def _buckets_of(tables, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray:
+    hand_cards = np.ascontiguousarray(hand_cards, np.int64)
+    hand_mask = (np.int64(1) << hand_cards).sum(axis=1).astype(np.int64)
+    out = np.empty(hand_cards.shape[0], np.int64)
+    _sorted_hand_buckets(tables, round, np.ascontiguousarray(board, np.int64), hand_cards, hand_mask, out)
+    return out
+
 
 class CardIndependent:
     """One bucket per round: the strategy ignores the cards."""
@@ -63,6 +166,9 @@ class CardIndependent:
 
     def buckets(self, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray:
         return np.zeros(hand_cards.shape[0], np.int64)
+
+    def tables(self) -> IndependentTables:
+        return IndependentTables(0)
 
 
 class LosslessCards:
@@ -79,21 +185,25 @@ class LosslessCards:
         self._deal_sizes = [n for n in cards.public_cards_per_round if n]
         self._deals_by_round = [sum(1 for n in cards.public_cards_per_round[1:r + 1] if n)
                                 for r in range(game.num_rounds)]
-        self._combo_rank = {size: {combo: i for i, combo in enumerate(combinations(range(cards.num_cards),
-                                                                                    size))}
-                            for size in set(self._deal_sizes)}
+        self._tables = LosslessTables(self._num_cards, self._hands, np.array(self._deal_sizes, np.int64),
+                                      np.array(self._deals_by_round, np.int64),
+                                      _binomial_table(self._num_cards + 1, max(self._deal_sizes, default=0) + 1))
 
     def num_buckets(self, round: int) -> int:
         deals = self._deal_sizes[:self._deals_by_round[round]]
         return self._hands * prod(comb(self._num_cards, size) for size in deals)
 
     def buckets(self, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray:
-        key, start = 0, 0
+        board = np.asarray(board, np.int64).copy()
+        start = 0
         for size in self._deal_sizes[:self._deals_by_round[round]]:
-            combo = tuple(sorted(board[start:start + size].tolist()))
-            key = key * comb(self._num_cards, size) + self._combo_rank[size][combo]
+            board[start:start + size].sort()
             start += size
-        return key * self._hands + np.arange(hand_cards.shape[0], dtype=np.int64)
+        return _buckets_of(self._tables, round, board, hand_cards)
+
+    def tables(self) -> LosslessTables:
+        """Its kernel view; ``hand_buckets`` wants each deal's cards sorted."""
+        return self._tables
 
 
 class IsomorphicCards:
@@ -122,6 +232,8 @@ class IsomorphicCards:
                 raise AbstractionError(f"{description}: round {r} has {np.shape(table)} buckets, "
                                        f"{game.spec} {size} canonical hands")
         self._tables = tables
+        self._num_rounds = game.num_rounds
+        self._kernel_tables: IsomorphicTables | None = None
         self.reference = reference or {"kind": "tables"}
         self._counts = [int(np.max(t)) + 1 if t.size else 0 for t in tables]
         self.description = description
@@ -138,12 +250,17 @@ class IsomorphicCards:
         return self._counts[round]
 
     def buckets(self, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray:
-        valid = np.all(np.isin(hand_cards, board, invert=True), axis=1)
-        rows = np.concatenate([hand_cards[valid], np.broadcast_to(board, (int(valid.sum()), board.shape[0]))],
-                              axis=1)
-        out = np.full(hand_cards.shape[0], -1, np.int64)
-        out[valid] = np.asarray(self._tables[round])[self._indexer(round).index(rows)]
-        return out
+        return _buckets_of(self.tables(), round, board, hand_cards)
+
+    def tables(self) -> IsomorphicTables:
+        """Its kernel view (built once; bucket tables of one dtype, the file's where they agree)."""
+        if self._kernel_tables is None:
+            rounds = self._tables[:self._num_rounds]
+            dtype = np.result_type(*rounds)
+            self._kernel_tables = IsomorphicTables(
+                tuple(self._indexer(r).tables for r in range(self._num_rounds)),
+                tuple(np.asarray(t, dtype) for t in rounds))
+        return self._kernel_tables
 
     @classmethod
     def canonical(cls, game: LimitPoker) -> IsomorphicCards:

@@ -13,6 +13,28 @@ Values at terminals carry the chance weight of the sampled board divided by the 
 of sampling it (every board sequence equally likely), so an iteration's counterfactual
 values are unbiased estimates of the full ones; with no board (one-round games) the walk is
 exactly vector CFR's (tests/test_sampled_cfr.py).
+
+Boards are dealt inside the kernel: per iteration the sampler's numpy Generator draws one
+uniform double per board card (``Generator.random``, drawn for many iterations at once; the
+stream is the same whatever the chunking), a partial Fisher-Yates shuffle turns them into the
+cards, and the abstraction's ``hand_buckets`` kernel buckets the hands, so an iteration runs
+no Python. The Generator's ``bit_generator.state`` with ``state_arrays`` and ``iteration``
+resume a run bit-identically.
+
+``precision`` chooses how the regrets and averages are stored and updated:
+
+* ``float64`` (default) and ``float32``: the variant's update rules in that type; the current
+  strategy and the instantaneous regrets are kept in the same type.
+* ``int32``: CFR+ as the released HULHE code does it with INTEGER_REGRETS and INTEGER_AVERAGE
+  (Burch's thesis, ../shared/research/seed_burch.md §3.2): a row's regret step is
+  ``lrint((v(a) - v) * regret_scaling)`` with ``R = max(R + step, 0)``, a hand's average
+  contribution ``lrint(sigma(a) * reach * (t - delay) * average_scaling)``, both int32 (the
+  current strategy and instantaneous regrets float32). Values are in the released code's
+  units, chips summed over the opponent's hands (without the private-deal probability), and
+  its default scaling 16 per chip. Long sampled runs outgrow int32, so when a regret or an
+  accumulator passes 2**30 the whole array and its scale halve (a shared exponent, as a
+  float's; regret matching and the normalised average do not change) — the released code
+  runs ~1,600 iterations and needs no such step.
 """
 
 from __future__ import annotations
@@ -23,9 +45,10 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from efgkit.errors import ParameterError
+from efgkit.errors import FileFormatError, ParameterError
 from efgkit.poker.betting_tree import DEAL, FOLD
 from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.card_abstraction import hand_buckets
 from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
 from efgkit.poker.vector_cfr import SolverState, clear_rows, match_rows, update_rows
@@ -40,6 +63,16 @@ from efgkit.solvers.cfr import (
     kernel_parameters,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
+
+PRECISIONS = ("float64", "float32", "int32")
+"""How regrets and averages are stored (module docstring)."""
+DEFAULT_SCALING = 16.0
+"""The released HULHE code's default regret and average scaling per chip (seed_burch.md §3.2)."""
+INT32_MAX = 2**31 - 1
+HALVING_THRESHOLD = 2**30
+"""An int32 regret or accumulator above this halves its array and scale."""
+CHUNK_ITERATIONS = 4096
+"""Iterations per kernel call (bounds the uniforms drawn ahead)."""
 
 
 class SampledBoard(NamedTuple):
@@ -58,6 +91,30 @@ class SampledBoard(NamedTuple):
     hand_cards: np.ndarray
 
 
+class Sampler(NamedTuple):
+    """Dealing boards in the kernel: ``deck`` int64 (cards,) scratch, ``cards`` int64 (board
+    cards,) the board dealt (each deal sorted), ``deal_size`` and ``dealt`` (board cards before
+    each level) int64, ``round_of_level`` int64 (levels,), ``hand_mask`` int64 (hands,), the
+    deck's ``num_ranks`` and ``num_suits``."""
+
+    deck: np.ndarray
+    cards: np.ndarray
+    deal_size: np.ndarray
+    dealt: np.ndarray
+    round_of_level: np.ndarray
+    hand_mask: np.ndarray
+    num_ranks: int
+    num_suits: int
+
+
+class Fixed(NamedTuple):
+    """``integer``: regrets and averages are scaled int32; ``scale`` float64 (2,) the current
+    regret and average scale (halved as the arrays outgrow int32; part of the state)."""
+
+    integer: bool
+    scale: np.ndarray
+
+
 class Walk(NamedTuple):
     """Per depth int64 ``node``, ``cursor``, ``action``; float64 (depth, hands) ``own`` and
     ``opponent`` reach and ``values`` of the updating player; ``card_sum`` (cards,) scratch."""
@@ -71,8 +128,18 @@ class Walk(NamedTuple):
     card_sum: np.ndarray
 
 
+@numba.njit(cache=True, inline="always")
+def _add_average(average, x, amount, fixed):
+    """Add ``amount`` to ``average[x]``: as is, or scaled and rounded to the nearest integer
+    (saturating at the int32 maximum)."""
+    if fixed.integer:
+        average[x] = min(np.int64(average[x]) + np.int64(np.rint(amount * fixed.scale[1])), INT32_MAX)
+    else:
+        average[x] += amount
+
+
 @numba.njit(cache=True)
-def _open(view, board, walk, state, player, weight, depth):
+def _open(view, board, walk, state, player, weight, depth, fixed):
     """Start the node at ``depth``; True for a terminal (its values filled). At the updating
     player's node, add its average-strategy contribution (``weight`` x own reach x strategy)."""
     node = walk.node[depth]
@@ -103,7 +170,7 @@ def _open(view, board, walk, state, player, weight, depth):
             if w != 0.0:
                 row = start + board.bucket[level, h] * m
                 for a in range(m):
-                    state.average[row + a] += w * state.strategy[row + a]
+                    _add_average(state.average, row + a, w * state.strategy[row + a], fixed)
     return False
 
 
@@ -196,19 +263,19 @@ def _close(view, board, walk, state, player, depth):
 
 
 @numba.njit(cache=True)
-def _walk_player(view, board, walk, state, player, weight):
+def _walk_player(view, board, walk, state, player, weight, fixed):
     """One player's update walk over the betting tree on the sampled board (explicit stack)."""
     walk.node[0] = 0
     for h in board.valid[0, :board.valid_count[0]]:
         walk.own[0, h] = 1.0
         walk.opponent[0, h] = 1.0
-    if _open(view, board, walk, state, player, weight, 0):
+    if _open(view, board, walk, state, player, weight, 0, fixed):
         return
     depth = 0
     while True:
         if _next_child(view, board, walk, state, player, weight > 0.0, depth):
             depth += 1
-            if not _open(view, board, walk, state, player, weight, depth):
+            if not _open(view, board, walk, state, player, weight, depth, fixed):
                 continue
         else:
             _close(view, board, walk, state, player, depth)
@@ -219,32 +286,140 @@ def _walk_player(view, board, walk, state, player, weight):
 
 
 @numba.njit(cache=True)
-def _iteration(view, board, walk, settings, rows0, rows1, action_offset, t, state):
+def _update_integer_rows(rows, action_offset, state, fixed):
+    """Regret-matching+ in scaled int32 on ``rows``: R = min(max(R + lrint(instant x scale), 0),
+    int32 max). Returns whether a regret, and whether an accumulator, passed the halving
+    threshold."""
+    largest_regret = 0
+    largest_average = 0
+    for j in range(rows.shape[0]):
+        for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
+            r = np.int64(state.regrets[x]) + np.int64(np.rint(state.instant[x] * fixed.scale[0]))
+            r = min(max(r, 0), INT32_MAX)
+            state.regrets[x] = r
+            largest_regret = max(largest_regret, r)
+            largest_average = max(largest_average, np.int64(state.average[x]))
+    return largest_regret > HALVING_THRESHOLD, largest_average > HALVING_THRESHOLD
+
+
+@numba.njit(cache=True)
+def _halve(array):
+    """Every entry of a non-negative int32 array halved, rounding half up."""
+    for x in range(array.shape[0]):
+        array[x] = (np.int64(array[x]) + 1) // 2
+
+
+@numba.njit(cache=True)
+def _iteration(view, board, walk, settings, rows0, rows1, action_offset, t, state, fixed):
     """Iteration ``t`` on one sampled board: both players, alternating, player 0 first."""
     weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
     for player in range(2):
         rows = rows0 if player == 0 else rows1
         clear_rows(rows, action_offset, state.instant)
-        _walk_player(view, board, walk, state, player, weight)
-        update_rows(rows, action_offset, settings, t, state)
+        _walk_player(view, board, walk, state, player, weight, fixed)
+        if not fixed.integer:
+            update_rows(rows, action_offset, settings, t, state)
+            continue
+        halve_regrets, halve_averages = _update_integer_rows(rows, action_offset, state, fixed)
+        if halve_averages:
+            _halve(state.average)
+            fixed.scale[1] *= 0.5
+        if halve_regrets:  # every row's strategy is matched again from the halved regrets
+            _halve(state.regrets)
+            fixed.scale[0] *= 0.5
+            match_rows(rows0, action_offset, False, 1.0, state)
+            match_rows(rows1, action_offset, False, 1.0, state)
+        else:
+            match_rows(rows, action_offset, False, 1.0, state)
+
+
+@numba.njit(cache=True)
+def _deal(sampler, tables, board):
+    """Fill ``board`` (a ``SampledBoard``) for the cards ``sampler.cards`` (each deal sorted):
+    per level the hands that share no card with the board so far and their buckets; the
+    final board's hands in showdown order."""
+    hand_cards = board.hand_cards
+    for level in range(board.valid.shape[0]):
+        dealt = sampler.dealt[level]
+        mask = np.int64(0)
+        for c in range(dealt):
+            mask |= np.int64(1) << sampler.cards[c]
+        count = 0
+        for h in range(hand_cards.shape[0]):
+            board.bucket[level, h] = -1
+            if sampler.hand_mask[h] & mask == 0:
+                board.valid[level, count] = h
+                count += 1
+        board.valid_count[level] = count
+        hand_buckets(tables, sampler.round_of_level[level], sampler.cards[:dealt], hand_cards,
+                     board.valid[level, :count], board.bucket[level])
+    total = sampler.cards.shape[0]
+    showdown_orders(hand_cards, sampler.hand_mask, sampler.cards.reshape(1, total), np.ones(1, np.bool_),
+                    sampler.num_ranks, sampler.num_suits, board.sorted_count, board.sorted_hands,
+                    board.strength)
+
+
+@numba.njit(cache=True)
+def _sample_cards(sampler, uniforms):
+    """Deal ``sampler.cards`` from one uniform double per card (a partial Fisher-Yates
+    shuffle of the deck), then sort each deal's cards."""
+    deck = sampler.deck
+    n = deck.shape[0]
+    for c in range(n):
+        deck[c] = c
+    for i in range(sampler.cards.shape[0]):
+        j = min(i + np.int64(uniforms[i] * (n - i)), n - 1)
+        deck[i], deck[j] = deck[j], deck[i]
+        sampler.cards[i] = deck[i]
+    start = 0
+    for size in sampler.deal_size:
+        sampler.cards[start:start + size] = np.sort(sampler.cards[start:start + size])
+        start += size
+
+
+@numba.njit(cache=True)
+def _run(view, tables, sampler, board, walk, settings, rows0, rows1, action_offset, done, uniforms, state,
+         fixed):
+    """Iterations ``done + 1 ..``, one per row of ``uniforms`` (float64 (iterations, board cards))."""
+    for i in range(uniforms.shape[0]):
+        _sample_cards(sampler, uniforms[i])
+        _deal(sampler, tables, board)
+        _iteration(view, board, walk, settings, rows0, rows1, action_offset, done + i + 1, state, fixed)
 
 
 class SampledCFR:
     """Any efgkit CFR variant with public chance sampling on a ``BucketLayout``.
 
-    ``seed`` fixes the boards sampled; ``state_arrays`` and the RNG state (``rng_state``)
-    resume a run bit-identically.
+    ``seed`` fixes the boards sampled; ``precision`` (``PRECISIONS``) the type of the regrets
+    and averages, ``int32`` with ``regret_scaling`` and ``average_scaling`` (default 16 per
+    chip) for CFR+ only. ``state_arrays``, ``iteration`` and ``rng_state`` resume a run
+    bit-identically (``load_state``).
     """
 
-    def __init__(self, layout: BucketLayout, *, variant: str = "cfr+", seed: int = 0, **parameters) -> None:
+    def __init__(self, layout: BucketLayout, *, variant: str = "cfr+", seed: int = 0, precision: str = "float64",
+                 regret_scaling: float | None = None, average_scaling: float | None = None,
+                 **parameters) -> None:
         given = {name: parameters.get(name) for name in ("delay", "alpha", "beta", "gamma", "gamma_start",
                                                           "horizon")}
         unknown = set(parameters) - set(given)
         if unknown:
             raise ParameterError(f"SampledCFR takes no parameter {sorted(unknown)[0]!r}")
         self.parameters = checked_parameters(variant, given)
+        if precision not in PRECISIONS:
+            raise ParameterError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        if precision == "int32" and variant != "cfr+":
+            raise ParameterError(f"precision int32 runs cfr+ (the released HULHE code's integer "
+                                 f"regret-matching+), not {variant}")
+        scaling = {"regret_scaling": regret_scaling, "average_scaling": average_scaling}
+        if precision != "int32" and any(v is not None for v in scaling.values()):
+            raise ParameterError("regret_scaling and average_scaling apply to precision int32 only")
+        if precision == "int32":
+            scaling = {name: DEFAULT_SCALING if v is None else float(v) for name, v in scaling.items()}
+            if not all(np.isfinite(v) and v > 0 for v in scaling.values()):
+                raise ParameterError(f"int32 scalings must be finite and > 0, got {scaling}")
+            self.parameters.update(scaling)
         kernel = kernel_parameters(variant, self.parameters)
-        self.variant, self.layout = variant, layout
+        self.variant, self.layout, self.precision, self.seed = variant, layout, precision, seed
         self._settings = Settings(VARIANT_CODES[variant], *kernel)
         betting = layout.betting
         self.betting = betting
@@ -257,9 +432,11 @@ class SampledCFR:
         player = betting.kind[betting.decision_nodes][row_decision]
         self._rows = [np.flatnonzero(player == p).astype(np.int64) for p in (0, 1)]
         actions = layout.num_actions
-        self.regrets, self.average_accumulator = np.zeros(actions), np.zeros(actions)
-        self._state = SolverState(self.regrets, self.average_accumulator, np.zeros(actions),
-                                  np.zeros(actions))
+        stored = {"float64": np.float64, "float32": np.float32, "int32": np.int32}[precision]
+        working = np.float64 if precision == "float64" else np.float32
+        self.regrets, self.average_accumulator = np.zeros(actions, stored), np.zeros(actions, stored)
+        self._state = SolverState(self.regrets, self.average_accumulator, np.zeros(actions, working),
+                                  np.zeros(actions, working))
         self.iteration = 0
         self.rng = np.random.default_rng(seed)
         n = betting.num_cards
@@ -268,12 +445,29 @@ class SampledCFR:
         for size in betting.deal_size.tolist():
             boards.append(boards[-1] * comb(left, size))
             left -= size
-        self._level_weight = betting.chance_weight * np.array(boards, np.float64)
+        level_weight = betting.chance_weight * np.array(boards, np.float64)
+        # int32 regrets count chips summed over the opponent's hands, as the released code's:
+        # the kernel's values carry the probability of the private deal, level_weight.
+        self._fixed = Fixed(precision == "int32",
+                            np.array([scaling["regret_scaling"] / level_weight[0], scaling["average_scaling"]])
+                            if precision == "int32" else np.ones(2))
         depth = betting.max_depth + 2
         hands = self.hand_cards.shape[0]
         self._walk = Walk(np.zeros(depth, np.int64), np.zeros(depth, np.int64), np.zeros(depth, np.int64),
                           np.zeros((depth, hands)), np.zeros((depth, hands)), np.zeros((depth, hands)),
                           np.zeros(n))
+        deck = betting.game.card_structure
+        self._sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
+                                betting.deal_size.astype(np.int64),
+                                np.concatenate([[0], np.cumsum(betting.deal_size)]).astype(np.int64),
+                                np.array(betting.round_of_level, np.int64), self.hand_mask, deck.num_ranks,
+                                deck.num_suits)
+        levels = betting.num_levels
+        self._board = SampledBoard(np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
+                                   np.full((levels, hands), -1, np.int64), level_weight,
+                                   np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
+                                   np.zeros(1, np.int64), self.hand_cards)
+        self._tables = layout.abstraction.tables()
         self._rematch()
 
     def _rematch(self) -> None:
@@ -282,58 +476,82 @@ class SampledCFR:
         for rows in self._rows:
             match_rows(rows, self.action_offset, self.variant in PREDICTIVE, scale, self._state)
 
-    def _sample_board(self) -> SampledBoard:
-        total = int(self.betting.deal_size.sum())
-        return self.board_of(self.rng.choice(self.betting.num_cards, size=total, replace=False))
-
     def board_of(self, cards) -> SampledBoard:
-        """The kernel's view of the board dealing ``cards`` (int, every deal's cards in order)."""
-        betting, abstraction = self.betting, self.layout.abstraction
+        """The kernel's view of the board dealing ``cards`` (int, every deal's cards in order);
+        the solver's own buffers, overwritten by the next board."""
         cards = np.array(cards, np.int64)
-        levels, hands = betting.num_levels, self.hand_cards.shape[0]
-        valid = np.zeros((levels, hands), np.int64)
-        count = np.zeros(levels, np.int64)
-        bucket = np.full((levels, hands), -1, np.int64)
-        dealt = 0
-        for level in range(levels):
-            if level:
-                dealt += int(betting.deal_size[level - 1])
-                cards[dealt - int(betting.deal_size[level - 1]):dealt].sort()
-            board = cards[:dealt]
-            mask = int((np.int64(1) << board).sum()) if dealt else 0
-            alive = np.flatnonzero((self.hand_mask & mask) == 0)
-            valid[level, :alive.shape[0]] = alive
-            count[level] = alive.shape[0]
-            buckets = abstraction.buckets(betting.round_of_level[level], board, self.hand_cards)
-            bucket[level, alive] = buckets[alive]
-        sorted_hands = np.zeros((1, hands), np.int64)
-        strength = np.zeros((1, hands), np.int64)
-        sorted_count = np.zeros(1, np.int64)
-        deck = betting.game.card_structure
-        showdown_orders(self.hand_cards, self.hand_mask, cards[None, :dealt].copy(), np.ones(1, np.bool_),
-                        deck.num_ranks, deck.num_suits, sorted_count, sorted_hands, strength)
-        return SampledBoard(valid, count, bucket, self._level_weight, sorted_hands, strength, sorted_count,
-                            self.hand_cards)
+        start = 0
+        for size in self.betting.deal_size.tolist():
+            cards[start:start + size].sort()
+            start += size
+        self._sampler.cards[:] = cards
+        _deal(self._sampler, self._tables, self._board)
+        return self._board
 
     def iterate(self, iterations: int = 1) -> SampledCFR:
         """Run ``iterations`` iterations, each on a newly sampled board."""
         check_iterations(self.variant, self._settings.horizon, self.iteration, iterations)
-        for _ in range(iterations):
-            self.iteration += 1
-            _iteration(self._view, self._sample_board(), self._walk, self._settings, self._rows[0],
-                       self._rows[1], self.action_offset, self.iteration, self._state)
+        total = self._sampler.cards.shape[0]
+        left = iterations
+        while left > 0:
+            chunk = min(left, CHUNK_ITERATIONS)
+            uniforms = self.rng.random((chunk, total))
+            _run(self._view, self._tables, self._sampler, self._board, self._walk, self._settings, self._rows[0],
+                 self._rows[1], self.action_offset, self.iteration, uniforms, self._state, self._fixed)
+            self.iteration += chunk
+            left -= chunk
         return self
 
+    @property
+    def rng_state(self) -> dict:
+        """The sampler's ``bit_generator.state`` (JSON-serialisable)."""
+        return self.rng.bit_generator.state
+
     def state_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays that, with ``iteration`` and ``rng_state``, determine the run's future:
+        regrets, average accumulator, the predictive variants' prediction, int32's scales."""
         arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
         if self.variant in PREDICTIVE:
             arrays["prediction"] = self._state.instant
+        if self._fixed.integer:
+            arrays["scaling"] = self._fixed.scale
         return arrays
+
+    def load_state(self, arrays: dict[str, np.ndarray], iteration: int, rng_state: dict) -> None:
+        """Continue from ``state_arrays`` taken at ``iteration`` with the sampler at
+        ``rng_state``; FileFormatError if they do not fit this solver."""
+        mine = self.state_arrays()
+        if set(arrays) != set(mine):
+            raise FileFormatError(f"the solver state holds {sorted(arrays)}, a {self.precision} {self.variant} "
+                                  f"solver needs {sorted(mine)}")
+        for name, array in arrays.items():
+            if np.shape(array) != mine[name].shape or np.asarray(array).dtype != mine[name].dtype:
+                raise FileFormatError(f"solver state {name} is {np.asarray(array).dtype} {np.shape(array)}, "
+                                      f"expected {mine[name].dtype} {mine[name].shape}")
+            if not np.all(np.isfinite(array)):
+                raise FileFormatError(f"solver state {name} holds values that are not finite")
+        if not isinstance(iteration, int) or iteration < 0:
+            raise FileFormatError(f"invalid iteration {iteration!r} in the solver state")
+        try:
+            self.rng.bit_generator.state = rng_state
+        except (TypeError, ValueError, KeyError) as exc:
+            raise FileFormatError(f"unusable sampler state ({exc})") from exc
+        for name, array in arrays.items():
+            mine[name][:] = array
+        self.iteration = iteration
+        self._rematch()
+
+    def memory(self) -> dict[str, int]:
+        """Bytes of the solver ``state`` (what a checkpoint stores: regrets, averages, the
+        prediction) and of the ``working`` arrays beside it (current strategy, instantaneous
+        regrets unless they are the prediction)."""
+        state = sum(a.nbytes for a in self.state_arrays().values())
+        working = self._state.strategy.nbytes + (0 if self.variant in PREDICTIVE else self._state.instant.nbytes)
+        return {"state": state, "working": working}
 
     def average_strategy(self) -> np.ndarray:
         """The average strategy per layout action (uniform where nothing accumulated)."""
-        return normalize_per_infoset(self.average_accumulator, self.action_offset)
+        return normalize_per_infoset(self.average_accumulator.astype(np.float64), self.action_offset)
 
     def current_strategy(self) -> np.ndarray:
-        return self._state.strategy.copy()
-
+        return self._state.strategy.astype(np.float64)

@@ -2,12 +2,18 @@
 engine's strategy files.
 
 One file holds the average strategy (one float64 per row action), the solver state that
-continues the run (regrets, average accumulator, iteration, the sampler's RNG state), the
-game's canonical spec with a digest of its betting tree, and a reference to the card
-abstraction (``card_abstraction.abstraction_from_reference``: a word, or a bucket file's path
-and content digest, checked when the file is read). The conventions of every efgkit HDF5
-file (``io.checked_hdf5``): format name and schema version, a sha256 per dataset and over
-the metadata, written atomically.
+continues the run (``solver_state/``: regrets, average accumulator and the variant's other
+arrays, each in the type the solver keeps it — float64, float32 or int32), the game's
+canonical spec with a digest of its betting tree, a reference to the card abstraction
+(``card_abstraction.abstraction_from_reference``: a word, or a bucket file's path and content
+digest, checked when the file is read) and the provenance (algorithm, parameters, precision,
+iterations and, for a resumable solve, the sampler's RNG state and the evaluation history).
+The conventions of every efgkit HDF5 file (``io.checked_hdf5``): format name and schema
+version, a sha256 per dataset and over the metadata, written atomically — a checkpoint
+replaces the previous one only once complete.
+
+Schema 2 keeps the solver state in its own type (schema 1 stored it as float64 and had no
+sampler state); schema 1 files still load, and a solve cannot resume from one.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import abstraction_from_reference
 
 FORMAT = "efgkit-bucket-strategy"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 WHAT = "bucket strategy file"
 
 
@@ -55,7 +61,8 @@ def is_bucket_strategy_file(path: str | os.PathLike) -> bool:
 
 def save_bucket_strategy(path: str | os.PathLike, layout: BucketLayout, strategy: np.ndarray,
                          provenance: dict, state: dict[str, np.ndarray] | None = None) -> None:
-    """Write ``strategy`` (and the solver ``state`` arrays) on ``layout`` atomically."""
+    """Write ``strategy`` (and the solver ``state`` arrays, in their own dtypes) on ``layout``
+    atomically; ``provenance`` must be JSON-serialisable."""
     try:
         with atomic_output_path(path) as temporary:
             with create_file(temporary) as handle:
@@ -67,7 +74,7 @@ def save_bucket_strategy(path: str | os.PathLike, layout: BucketLayout, strategy
                 write_dataset(handle, "strategy", np.asarray(strategy, np.float64), compressed=False)
                 group = handle.create_group("solver_state")
                 for name, array in (state or {}).items():
-                    write_dataset(group, name, np.asarray(array, np.float64), compressed=False)
+                    write_dataset(group, name, np.asarray(array), compressed=False)
                 seal(handle)
     except OSError as exc:
         raise FileFormatError(f"{path}: cannot write the {WHAT} ({one_line(exc)})") from exc
