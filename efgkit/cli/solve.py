@@ -41,6 +41,8 @@ ITERATIVE_SOLVERS = {**SOLVER_CLASSES, "fp": FictitiousPlay}
 ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
 ENGINES = ("tree", "public-tree", "sampled")
 EVALUATION_ENGINES = ("tree", "public-tree", "streamed")
+SAMPLED_PRECISIONS = ("float64", "float32", "int32")
+"""sampled_cfr.PRECISIONS, spelled out so that the command line does not import the poker engine."""
 
 
 def _defaults(name: str) -> str:
@@ -183,17 +185,23 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
         click.echo("efgkit: interrupted; nothing was kept (use --out or --state to keep a run)", err=True)
 
 
-def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> None:
+PLOTTED = {"nash_conv": "NashConv (sum of best-response gains)",
+           "exploitability_mbb_per_game": "exploitability, mbb/g (NashConv/2 per big blind)"}
+"""History fields ``write_plot`` draws, and their axis labels."""
+
+
+def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: str = "nash_conv") -> None:
+    """Log-log PNG of ``history``'s ``key`` (``PLOTTED``) against iterations."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(6, 4))
-    points = [(h["iteration"], h["nash_conv"]) for h in history if h["nash_conv"] > 0]
+    points = [(h["iteration"], h[key]) for h in history if h[key] > 0]
     axes.loglog([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3)
     axes.set_xlabel("iterations")
-    axes.set_ylabel("NashConv (sum of best-response gains)")
+    axes.set_ylabel(PLOTTED[key])
     axes.set_title(f"{algorithm} on {spec}")
     axes.grid(True, which="both", alpha=0.3)
     figure.tight_layout()
@@ -209,8 +217,9 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
                    "fictitious play) or lp (exact sequence-form LP); docs/conventions.md.")
 @click.option("--iterations", "-n", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Iterations of the iterative algorithms.")
-@click.option("--every", "-k", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Evaluate NashConv of the average strategy every K iterations.")
+@click.option("--every", "--evaluate-every", "-k", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Evaluate NashConv of the average strategy every K iterations (--engine sampled: "
+                   "only when given, exactly in the full game, streamed).")
 @click.option("--delay", "-d", type=click.IntRange(min=0), default=None,
               help="CFR+ averaging delay: iteration t has weight max(t - D, 0)  "
                    f"[default: {VARIANT_PARAMETERS['cfr+']['delay']}]")
@@ -243,6 +252,9 @@ def _write_plot(path: str, spec: str, algorithm: str, history: list[dict]) -> No
                    "(suit isomorphism only), none (one bucket per round) or lossless.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="--engine sampled: the seed of the boards sampled.")
+@click.option("--precision", type=click.Choice(SAMPLED_PRECISIONS), default=None,
+              help="--engine sampled: regrets and averages as float64, float32, or int32 scaled as in the "
+                   "released HULHE CFR+ code (cfr+ only)  [default: float64]")
 @click.option("--nash-conv", "final_nash_conv", is_flag=True,
               help="--engine sampled: evaluate the result exactly in the full game (streamed, split "
                    "by flop; hours for 52-card hold'em).")
@@ -253,7 +265,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
           delay: int | None, alpha: float | None, beta: float | None, gamma: float | None,
           gamma_start: float | None, horizon: int | None, out: str | None, plot: str | None,
           abstraction_file: str | None, engine: str, buckets: str | None, seed: int,
-          final_nash_conv: bool, state: str | None, checkpoint_every: int | None,
+          precision: str | None, final_nash_conv: bool, state: str | None, checkpoint_every: int | None,
           checkpoint_seconds: float | None, resume: bool, memory_limit: str | None, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
 
@@ -265,22 +277,31 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                               {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
                                "gamma_start": gamma_start, "horizon": horizon})
     sampled_only = [flag for flag, given in (("--buckets", buckets is not None),
-                                             ("--nash-conv", final_nash_conv)) if given]
+                                             ("--nash-conv", final_nash_conv),
+                                             ("--precision", precision is not None)) if given]
     if engine != "sampled" and sampled_only:
         raise ParameterError(f"{sampled_only[0]} goes with --engine sampled")
     if engine == "sampled":
-        refused = [flag for flag, given in (("--plot", plot), ("--abstraction", abstraction_file),
-                                            ("--state", state), ("--memory-limit", memory_limit)) if given]
+        refused = [flag for flag, given in (("--abstraction", abstraction_file),
+                                            ("--memory-limit", memory_limit)) if given]
         if refused or algorithm not in SOLVER_CLASSES:
             raise ParameterError(f"--engine sampled runs {', '.join(SOLVER_CLASSES)} on --buckets "
                                  f"without {refused[0] if refused else '--algorithm ' + algorithm}")
         if buckets is None:
             raise ParameterError("--engine sampled needs --buckets BUCKETS.h5|canonical|none|lossless")
-        check_writable(out, "--out")
-        from efgkit.cli.streamed import solve_sampled
+        every_given = ctx.get_parameter_source("every") is not click.core.ParameterSource.DEFAULT
+        if plot is not None and not (every_given or final_nash_conv):
+            raise ParameterError("--plot draws the evaluations: give --every K or --nash-conv")
+        for path, flag in ((out, "--out"), (plot, "--plot")):
+            check_writable(path, flag)
+        check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume, memory_limit)
+        if state is not None:
+            ctx.with_resource(exclusive_lock(state))
+        from efgkit.cli.streamed import SampledRun, solve_sampled
 
-        solve_sampled(game, algorithm, options, iterations, buckets, seed, out, final_nash_conv,
-                      as_json)
+        solve_sampled(SampledRun(game, algorithm, options, iterations, buckets, seed, precision or "float64",
+                                 every if every_given else None, final_nash_conv, out, plot, state,
+                                 checkpoint_every, checkpoint_seconds, resume), as_json)
         return
     if plot is not None and (algorithm == "lp" or iterations == 0):
         raise ParameterError("--plot needs an iterative algorithm and --iterations >= 1")
@@ -387,7 +408,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
             "nash_conv_history": history,
         })
     if plot is not None:
-        _write_plot(plot, tree.spec, algorithm, history)
+        write_plot(plot, tree.spec, algorithm, history)
 
     sizes = tree.sizes()
     data = {

@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
 
+import click
 from tqdm import tqdm
 
 from efgkit.cli.app import emit, show_progress
-from efgkit.errors import ParameterError
+from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.poker import LimitPoker
+from efgkit.io.atomic import remove_stale_temporaries
 from efgkit.poker.best_response import PokerEvaluation
 from efgkit.specs import make_game
+from efgkit.storage.checkpoint import Checkpoints
 
 
 def poker_game(spec: str) -> LimitPoker:
@@ -57,46 +63,205 @@ def streamed_evaluation(layout, strategy, workers: int, scheduler: str | None,
         return evaluation, runner.description
 
 
-def solve_sampled(spec: str, algorithm: str, options: dict, iterations: int, buckets: str, seed: int,
-                  out: str | None, evaluate: bool, as_json: bool) -> None:
-    """CFR with public chance sampling on the card abstraction ``buckets``."""
+class SampledRun(NamedTuple):
+    """What ``efgkit solve --engine sampled`` was asked to do (flags of ``efgkit solve``)."""
+
+    spec: str
+    algorithm: str
+    options: dict
+    iterations: int
+    buckets: str
+    seed: int
+    precision: str
+    every: int | None
+    """Evaluate exactly in the full game every this many iterations (None: never)."""
+    final_nash_conv: bool
+    out: str | None
+    plot: str | None
+    state: str | None
+    checkpoint_every: int | None
+    checkpoint_seconds: float | None
+    resume: bool
+
+
+class SampledCheckpoints(Checkpoints):
+    """``Checkpoints``' schedule, writing bucket-strategy files (``write_sampled``);
+    ``solve_seconds()`` is the solve's time so far."""
+
+    def __init__(self, path: str, provenance: dict, solve_seconds: Callable[[], float], **schedule) -> None:
+        super().__init__(path, algorithm=provenance["algorithm"], parameters=provenance["parameters"],
+                         **schedule)
+        self.provenance = provenance
+        self._solve_seconds = solve_seconds
+
+    def write(self, solver, history: list[dict]) -> None:
+        started = time.perf_counter()
+        write_sampled(self.path, solver, self.provenance, history, self._solve_seconds())
+        self.seconds_writing += time.perf_counter() - started
+        self.written += 1
+        self._last_time = self._clock()
+
+
+def write_sampled(path: str, solver, provenance: dict, history: list[dict], seconds: float) -> None:
+    """The solver's average strategy and everything that resumes it (state arrays, iteration,
+    the sampler's RNG state), atomically, as a bucket-strategy file."""
+    from efgkit.storage.bucket_strategy import save_bucket_strategy
+
+    save_bucket_strategy(path, solver.layout, solver.average_strategy(),
+                         {**provenance, "iterations": solver.iteration, "rng_state": solver.rng_state,
+                          "seconds": seconds, "history": history}, solver.state_arrays())
+
+
+def resume_sampled(run: SampledRun, solver, provenance: dict) -> tuple[list[dict], float]:
+    """Load ``run.state`` into ``solver`` (refusing a checkpoint of another game, abstraction,
+    variant, parameters, precision or seed); its history and solve seconds so far."""
+    from efgkit.storage.bucket_strategy import load_bucket_strategy
+
+    remove_stale_temporaries(run.state)
+    path = run.state
+    reference = solver.layout.abstraction.reference
+    bucket_file = reference.get("path") if reference.get("kind") == "bucket-file" else None
+    layout, _, recorded, arrays = load_bucket_strategy(path, solver.layout.betting.game, bucket_file)
+    if layout.abstraction.reference != reference:
+        raise ParameterError(f"{path}: checkpoint is on the card abstraction "
+                             f"{layout.abstraction.description}, not {solver.layout.abstraction.description}")
+    if "rng_state" not in recorded:
+        raise ParameterError(f"{path}: holds no sampler state (a final strategy or an older file); "
+                             f"it cannot be resumed")
+    for name, flag in (("engine", "--engine"), ("algorithm", "--algorithm"), ("precision", "--precision"),
+                       ("seed", "--seed"), ("parameters", "the variant's parameters")):
+        if recorded.get(name) != provenance[name]:
+            raise ParameterError(f"{path}: checkpoint was made with {name} {recorded.get(name)!r}, not "
+                                 f"{provenance[name]!r}; resume with the same {flag}")
+    if recorded["iterations"] > run.iterations:
+        raise ParameterError(f"{path}: checkpoint is at iteration {recorded['iterations']}, beyond "
+                             f"--iterations {run.iterations}")
+    try:
+        solver.load_state(arrays, recorded["iterations"], recorded["rng_state"])
+    except FileFormatError as exc:
+        raise FileFormatError(f"{path}: {exc}") from exc
+    return list(recorded.get("history", [])), float(recorded.get("seconds", 0.0))
+
+
+def solve_sampled(run: SampledRun, as_json: bool) -> None:
+    """CFR with public chance sampling on the card abstraction ``run.buckets``: checkpointed,
+    resumable, evaluated exactly every ``run.every`` iterations."""
+    from efgkit.cli.solve import SLOW_CHUNK_SECONDS, write_plot
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.bucket_layout import BucketLayout
     from efgkit.poker.card_abstraction import abstraction_named
     from efgkit.poker.sampled_cfr import SampledCFR
-    from efgkit.storage.bucket_strategy import save_bucket_strategy
 
-    game = poker_game(spec)
-    layout = BucketLayout(BettingTree(game), abstraction_named(game, buckets))
-    solver = SampledCFR(layout, variant=algorithm, seed=seed, **options)
-    started = time.perf_counter()
-    chunk = max(1, iterations // 200)
-    with tqdm(total=iterations, unit="it", desc=f"{algorithm} (public chance sampling)", file=sys.stderr,
-              disable=not show_progress(), leave=False) as bar:
-        while solver.iteration < iterations:
-            step = min(chunk, iterations - solver.iteration)
-            solver.iterate(step)
-            bar.update(step)
-    seconds = time.perf_counter() - started
-    strategy = solver.average_strategy()
-    data = {"game": game.spec, "engine": "sampled", "algorithm": algorithm, "iterations": iterations,
-            "seconds": seconds, "abstraction": layout.abstraction.description, "rows": layout.num_rows,
-            "strategy_bytes": strategy.nbytes, "solver_state_bytes": 2 * strategy.nbytes}
-    lines = [f"{algorithm} with public chance sampling on {game.spec}: {iterations:,} iterations in "
-             f"{seconds:.2f} s",
+    game = poker_game(run.spec)
+    layout = BucketLayout(BettingTree(game), abstraction_named(game, run.buckets))
+    solver = SampledCFR(layout, variant=run.algorithm, seed=run.seed, precision=run.precision, **run.options)
+    provenance = {"algorithm": run.algorithm, "parameters": solver.parameters, "precision": run.precision,
+                  "seed": run.seed, "engine": "sampled"}
+    history: list[dict] = []
+    seconds_before, resumed_from = 0.0, None
+    if run.resume and Path(run.state).exists():
+        history, seconds_before = resume_sampled(run, solver, provenance)
+        resumed_from = solver.iteration
+    solve_started, evaluating = time.perf_counter() - seconds_before, 0.0
+
+    def solve_seconds() -> float:
+        """Wall time of the solve, over every resumed part, without the evaluations."""
+        return time.perf_counter() - solve_started - evaluating
+
+    checkpoints = None if run.state is None else SampledCheckpoints(
+        run.state, provenance, solve_seconds, every=run.checkpoint_every, seconds=run.checkpoint_seconds)
+
+    def evaluate() -> None:
+        nonlocal evaluating
+        point = {"iteration": solver.iteration, "seconds": solve_seconds()}
+        started = time.perf_counter()
+        evaluation, _ = streamed_evaluation(layout, solver.average_strategy(), 0, None, game_value=False)
+        evaluating += time.perf_counter() - started
+        fields, _ = evaluation_lines(run.spec, game, evaluation)
+        point["nash_conv"] = evaluation.nash_conv
+        if "exploitability_mbb_per_game" in fields:
+            point["exploitability_mbb_per_game"] = fields["exploitability_mbb_per_game"]
+        history.append(point)
+        if not as_json:
+            mbb = (f"  ({point['exploitability_mbb_per_game']:.3f} mbb/g)"
+                   if "exploitability_mbb_per_game" in point else "")
+            click.echo(f"iteration {solver.iteration:>10,}  NashConv {evaluation.nash_conv:.6e}{mbb}")
+
+    started_at = solver.iteration
+    chunk = 1
+    try:
+        with tqdm(total=run.iterations, initial=solver.iteration, unit="it",
+                  desc=f"{run.algorithm} (public chance sampling)", file=sys.stderr,
+                  disable=not show_progress(), leave=False) as bar:
+            while solver.iteration < run.iterations:
+                stop = run.iterations
+                if run.every is not None:
+                    stop = min(stop, (solver.iteration // run.every + 1) * run.every)
+                if checkpoints is not None:
+                    stop = min(stop, checkpoints.next_stop(solver.iteration))
+                step = min(chunk, stop - solver.iteration)
+                began = time.perf_counter()
+                solver.iterate(step)
+                if time.perf_counter() - began < SLOW_CHUNK_SECONDS:
+                    chunk *= 2
+                bar.update(step)
+                if run.every is not None and solver.iteration % run.every == 0:
+                    bar.clear()
+                    evaluate()
+                    bar.refresh()
+                if checkpoints is not None:
+                    checkpoints.after_chunk(solver, history)
+    except KeyboardInterrupt:
+        click.echo(f"efgkit: interrupted; {run.state} holds the last checkpoint (--resume continues it)"
+                   if run.state else "efgkit: interrupted; nothing was kept (use --state to keep a run)",
+                   err=True)
+        raise click.Abort() from None
+    if run.final_nash_conv and (not history or history[-1]["iteration"] != solver.iteration):
+        evaluate()
+    seconds = solve_seconds()
+    if checkpoints is not None:
+        checkpoints.write(solver, history)
+    if run.out is not None:
+        write_sampled(run.out, solver, provenance, history, seconds)
+    if run.plot is not None:
+        write_plot(run.plot, game.spec, f"{run.algorithm} {run.precision}, sampled", history,
+                   "exploitability_mbb_per_game" if max(game.blinds) > 0 else "nash_conv")
+    memory = solver.memory()
+    strategy_bytes = layout.num_actions * 8
+    done = solver.iteration - started_at
+    data = {"game": game.spec, "engine": "sampled", "algorithm": run.algorithm,
+            "parameters": solver.parameters, "precision": run.precision, "iterations": run.iterations,
+            "seconds": seconds,
+            "iterations_per_second": done / max(seconds - seconds_before, 1e-9),
+            "abstraction": layout.abstraction.description, "rows": layout.num_rows,
+            "actions": layout.num_actions,
+            "strategy_bytes": strategy_bytes, "solver_state_bytes": memory["state"],
+            "working_bytes": memory["working"], "history": history, "state": run.state,
+            "resumed_from_iteration": resumed_from,
+            "checkpoints_written": checkpoints.written if checkpoints else 0}
+    lines = [f"{run.algorithm} with public chance sampling on {game.spec}: {run.iterations:,} iterations in "
+             f"{seconds:.2f} s" + (f" (resumed at iteration {resumed_from:,})" if resumed_from else ""),
              f"abstraction: {layout.abstraction.description}; {layout.num_rows:,} rows, "
-             f"{layout.num_actions:,} actions ({strategy.nbytes:,} bytes per strategy array)"]
-    if out is not None:
-        provenance = {"algorithm": algorithm, "parameters": solver.parameters, "iterations": iterations,
-                      "seed": seed, "engine": "sampled"}
-        save_bucket_strategy(out, layout, strategy, provenance, solver.state_arrays())
-        data["out"] = out
-        lines.append(f"strategy written to {out}; NashConv: efgkit evaluate {spec} {out}")
-    if evaluate:
-        evaluation, where = streamed_evaluation(layout, strategy, 0, None, game_value=True)
-        fields, more = evaluation_lines(spec, game, evaluation)
-        data.update(fields)
-        lines += more
+             f"{layout.num_actions:,} actions",
+             f"{run.precision} regrets and averages: solver state {memory['state']:,} bytes, working arrays "
+             f"{memory['working']:,} bytes (the average strategy: {strategy_bytes:,} bytes of float64)"]
+    if history:
+        last = history[-1]
+        data.update(nash_conv=last["nash_conv"], exploitability=last["nash_conv"] / 2)
+        if "exploitability_mbb_per_game" in last:
+            data["exploitability_mbb_per_game"] = last["exploitability_mbb_per_game"]
+    if run.final_nash_conv:
+        lines.append(f"NashConv {data['nash_conv']:.6e}  (NashConv/2, OpenSpiel's exploitability: "
+                     f"{data['exploitability']:.6e})" + (f"; {data['exploitability_mbb_per_game']:.3f} mbb/g"
+                                                          if "exploitability_mbb_per_game" in data else ""))
+    if checkpoints is not None:
+        lines.append(f"solver state written to {run.state} ({checkpoints.written} checkpoint"
+                     f"{'s' * (checkpoints.written != 1)} in {checkpoints.seconds_writing:.2f} s)")
+    if run.out is not None:
+        data["out"] = run.out
+        lines.append(f"strategy written to {run.out}; NashConv: efgkit evaluate {run.spec} {run.out}")
+    if run.plot is not None:
+        lines.append(f"plot written to {run.plot}")
     emit(as_json, data, lines)
 
 

@@ -185,9 +185,10 @@ class LosslessCards:
         self._deal_sizes = [n for n in cards.public_cards_per_round if n]
         self._deals_by_round = [sum(1 for n in cards.public_cards_per_round[1:r + 1] if n)
                                 for r in range(game.num_rounds)]
+        largest_deal = max(self._deal_sizes, default=0)
         self._tables = LosslessTables(self._num_cards, self._hands, np.array(self._deal_sizes, np.int64),
                                       np.array(self._deals_by_round, np.int64),
-                                      _binomial_table(self._num_cards + 1, max(self._deal_sizes, default=0) + 1))
+                                      _binomial_table(self._num_cards + 1, largest_deal + 1))
 
     def num_buckets(self, round: int) -> int:
         deals = self._deal_sizes[:self._deals_by_round[round]]

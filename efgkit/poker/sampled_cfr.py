@@ -396,9 +396,9 @@ class SampledCFR:
     bit-identically (``load_state``).
     """
 
-    def __init__(self, layout: BucketLayout, *, variant: str = "cfr+", seed: int = 0, precision: str = "float64",
-                 regret_scaling: float | None = None, average_scaling: float | None = None,
-                 **parameters) -> None:
+    def __init__(self, layout: BucketLayout, *, variant: str = "cfr+", seed: int = 0,
+                 precision: str = "float64", regret_scaling: float | None = None,
+                 average_scaling: float | None = None, **parameters) -> None:
         given = {name: parameters.get(name) for name in ("delay", "alpha", "beta", "gamma", "gamma_start",
                                                           "horizon")}
         unknown = set(parameters) - set(given)
@@ -448,9 +448,9 @@ class SampledCFR:
         level_weight = betting.chance_weight * np.array(boards, np.float64)
         # int32 regrets count chips summed over the opponent's hands, as the released code's:
         # the kernel's values carry the probability of the private deal, level_weight.
-        self._fixed = Fixed(precision == "int32",
-                            np.array([scaling["regret_scaling"] / level_weight[0], scaling["average_scaling"]])
-                            if precision == "int32" else np.ones(2))
+        self._fixed = Fixed(precision == "int32", np.array(
+            [scaling["regret_scaling"] / level_weight[0], scaling["average_scaling"]])
+            if precision == "int32" else np.ones(2))
         depth = betting.max_depth + 2
         hands = self.hand_cards.shape[0]
         self._walk = Walk(np.zeros(depth, np.int64), np.zeros(depth, np.int64), np.zeros(depth, np.int64),
@@ -496,8 +496,9 @@ class SampledCFR:
         while left > 0:
             chunk = min(left, CHUNK_ITERATIONS)
             uniforms = self.rng.random((chunk, total))
-            _run(self._view, self._tables, self._sampler, self._board, self._walk, self._settings, self._rows[0],
-                 self._rows[1], self.action_offset, self.iteration, uniforms, self._state, self._fixed)
+            _run(self._view, self._tables, self._sampler, self._board, self._walk, self._settings,
+                 self._rows[0], self._rows[1], self.action_offset, self.iteration, uniforms, self._state,
+                 self._fixed)
             self.iteration += chunk
             left -= chunk
         return self
@@ -522,8 +523,8 @@ class SampledCFR:
         ``rng_state``; FileFormatError if they do not fit this solver."""
         mine = self.state_arrays()
         if set(arrays) != set(mine):
-            raise FileFormatError(f"the solver state holds {sorted(arrays)}, a {self.precision} {self.variant} "
-                                  f"solver needs {sorted(mine)}")
+            raise FileFormatError(f"the solver state holds {sorted(arrays)}, a {self.precision} "
+                                  f"{self.variant} solver needs {sorted(mine)}")
         for name, array in arrays.items():
             if np.shape(array) != mine[name].shape or np.asarray(array).dtype != mine[name].dtype:
                 raise FileFormatError(f"solver state {name} is {np.asarray(array).dtype} {np.shape(array)}, "
@@ -546,7 +547,8 @@ class SampledCFR:
         prediction) and of the ``working`` arrays beside it (current strategy, instantaneous
         regrets unless they are the prediction)."""
         state = sum(a.nbytes for a in self.state_arrays().values())
-        working = self._state.strategy.nbytes + (0 if self.variant in PREDICTIVE else self._state.instant.nbytes)
+        instant = 0 if self.variant in PREDICTIVE else self._state.instant.nbytes
+        working = self._state.strategy.nbytes + instant
         return {"state": state, "working": working}
 
     def average_strategy(self) -> np.ndarray:
