@@ -3,19 +3,20 @@ unbiased where boards are, converging in the full game (streamed best response).
 
 from __future__ import annotations
 
-from itertools import permutations
+from itertools import combinations, permutations
+from math import comb
 
 import numpy as np
 import pytest
 
-from efgkit.errors import ParameterError
+from efgkit.errors import FileFormatError, ParameterError
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import IsomorphicCards, LosslessCards
 from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
-from efgkit.poker.sampled_cfr import SampledCFR, _walk_player
+from efgkit.poker.sampled_cfr import SampledCFR, _sample_cards, _walk_player
 from efgkit.poker.vector_cfr import MODE_REGRETS, VectorCFR, reach_pass, value_pass
 from efgkit.specs import make_game
 
@@ -91,3 +92,118 @@ def test_bad_parameters_are_refused():
     with pytest.raises(ParameterError, match="iterations"):
         SampledCFR(layout).iterate(-1)
 
+
+
+# ------------------------------------------------------------------ boards and buckets in the kernel
+def test_kernel_buckets_match_the_card_abstractions_definitions():
+    """hand_buckets: lossless buckets are (each deal's rank among its combinations in
+    lexicographic order, hand); isomorphic ones the table entry of the hand's canonical index."""
+    game = make_game("holdem(ranks=3,rounds=3)")
+    betting = BettingTree(game)
+    hand_cards, hand_mask = betting.hands()
+    lossless, hashed = LosslessCards(game), IsomorphicCards.hashed(game, (3, 5, 7), seed=2)
+    n, sizes = betting.num_cards, betting.deal_size.tolist()
+    rank = {size: {c: i for i, c in enumerate(combinations(range(n), size))} for size in set(sizes)}
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        cards = rng.choice(n, sum(sizes), replace=False)
+        for r in range(game.num_rounds):
+            board = cards[:sum(sizes[:r])]
+            valid = (hand_mask & int((np.int64(1) << board).sum())) == 0
+            key, start = 0, 0
+            for size in sizes[:r]:
+                key = key * comb(n, size) + rank[size][tuple(sorted(board[start:start + size].tolist()))]
+                start += size
+            expected = key * hand_cards.shape[0] + np.arange(hand_cards.shape[0])
+            assert np.array_equal(lossless.buckets(r, board, hand_cards)[valid], expected[valid])
+            together = np.broadcast_to(board, (int(valid.sum()), board.size))
+            rows = np.concatenate([hand_cards[valid], together], axis=1)
+            table = hashed._tables[r][hashed._indexer(r).index(rows)]
+            assert np.array_equal(hashed.buckets(r, board, hand_cards)[valid], table)
+
+
+def test_sampled_boards_are_uniform_deals():
+    """The kernel's Fisher-Yates deal from uniforms: every first card equally often."""
+    game = make_game("leduc")
+    solver = SampledCFR(BucketLayout(BettingTree(game), LosslessCards(game)), seed=3)
+    counts = np.zeros(6)
+    for u in np.random.default_rng(5).random((6000, 1)):
+        _sample_cards(solver._sampler, u)
+        counts[solver._sampler.cards[0]] += 1
+    assert counts.min() > 900 and counts.max() < 1100
+
+
+# ------------------------------------------------------------------ precision and resuming
+GAME = "holdem(ranks=3,rounds=2)"
+
+
+@pytest.fixture(scope="module")
+def canonical_layout():
+    game = make_game(GAME)
+    return BucketLayout(BettingTree(game), IsomorphicCards.canonical(game))
+
+
+@pytest.mark.parametrize("precision, variant", [("float64", "pcfr+"), ("float32", "cfr+"), ("int32", "cfr+")])
+def test_a_stopped_run_resumes_bit_identically(canonical_layout, precision, variant):
+    uninterrupted = SampledCFR(canonical_layout, variant=variant, precision=precision, seed=9).iterate(60)
+    first = SampledCFR(canonical_layout, variant=variant, precision=precision, seed=9).iterate(23)
+    arrays = {name: array.copy() for name, array in first.state_arrays().items()}
+    second = SampledCFR(canonical_layout, variant=variant, precision=precision, seed=1)
+    second.load_state(arrays, first.iteration, first.rng_state)
+    second.iterate(37)
+    for name, array in uninterrupted.state_arrays().items():
+        assert array.dtype == np.dtype(precision if name != "scaling" else "float64")
+        assert np.array_equal(second.state_arrays()[name], array), name
+    assert np.array_equal(second.current_strategy(), uninterrupted.current_strategy())
+
+
+def test_narrow_precisions_follow_the_float64_run(canonical_layout):
+    """float32 and int32 (scaled as the released HULHE code) store their own types and stay
+    close to the float64 run on the same boards: float32 row by row, int32 in NashConv (its
+    rounded average contributions move rows that are rarely reached)."""
+    runs = {p: SampledCFR(canonical_layout, precision=p, seed=2).iterate(200) for p in ("float64", "float32",
+                                                                                       "int32")}
+    assert runs["int32"].regrets.dtype == np.int32 and runs["float32"].average_accumulator.dtype == np.float32
+    assert runs["int32"].memory()["state"] == runs["float64"].memory()["state"] // 2 + 16  # + the 2 scales
+    assert runs["float32"].memory()["state"] == runs["float64"].memory()["state"] // 2
+    assert np.max(np.abs(runs["float32"].average_strategy() - runs["float64"].average_strategy())) < 1e-4
+    evaluator = StreamedEvaluator(canonical_layout)
+    nash_conv = {p: evaluator.evaluate(runs[p].average_strategy(), game_value=False).nash_conv for p in runs}
+    assert abs(nash_conv["int32"] - nash_conv["float64"]) < 0.05 * nash_conv["float64"]
+
+
+def test_int32_steps_are_the_rounded_scaled_regrets(canonical_layout):
+    """One CFR+ iteration from zero: R = max(lrint(r x 16 x hand pairs), 0), r the float64
+    instantaneous regret (float32 accumulation can move a rounding by one)."""
+    exact = SampledCFR(canonical_layout, seed=4).iterate(1)
+    fixed = SampledCFR(canonical_layout, precision="int32", seed=4).iterate(1)
+    pairs = 1 / fixed._board.weight[0]
+    rows = exact._rows[0]
+    first = np.concatenate([np.arange(exact.action_offset[r], exact.action_offset[r + 1]) for r in rows])
+    expected = np.maximum(np.rint(exact.regrets[first] * 16 * pairs), 0)
+    assert np.max(np.abs(fixed.regrets[first] - expected)) <= 1 and expected.max() > 100
+
+
+def test_int32_halves_its_scale_instead_of_overflowing(canonical_layout):
+    """Scaled 4,096 times finer than the default, the regrets and accumulators outgrow 2**30
+    within 100 iterations: each array and its scale halve, and regret matching still follows
+    the float64 run (what the scale keeps is precision the default scaling lacks)."""
+    fine = SampledCFR(canonical_layout, precision="int32", regret_scaling=2.0**16, average_scaling=2.0**22,
+                      seed=6).iterate(100)
+    assert fine._fixed.scale[0] < 2.0**16 / fine._board.weight[0] and fine._fixed.scale[1] < 2.0**22
+    assert fine.regrets.max() <= 2**30 and fine.average_accumulator.max() <= 2**30
+    exact = SampledCFR(canonical_layout, seed=6).iterate(100)
+    assert np.max(np.abs(fine.current_strategy() - exact.current_strategy())) < 1e-3
+
+
+def test_bad_precisions_are_refused(canonical_layout):
+    with pytest.raises(ParameterError, match="int32 runs cfr\\+"):
+        SampledCFR(canonical_layout, variant="dcfr", precision="int32")
+    with pytest.raises(ParameterError, match="precision must be"):
+        SampledCFR(canonical_layout, precision="float16")
+    with pytest.raises(ParameterError, match="int32 only"):
+        SampledCFR(canonical_layout, regret_scaling=4.0)
+    solver = SampledCFR(canonical_layout, precision="float32")
+    wrong = {name: array.astype(np.float64) for name, array in solver.state_arrays().items()}
+    with pytest.raises(FileFormatError, match="expected float32"):
+        solver.load_state(wrong, 5, solver.rng_state)
