@@ -3,6 +3,12 @@ streamed poker engine, its strategy files and its refusals."""
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
+import sys
+import time
+
 import h5py
 import numpy as np
 import pytest
@@ -70,3 +76,94 @@ def test_mismatched_strategy_files_are_refused(tmp_path, runner):
     damaged.write_bytes(bytes(data))
     broken = runner.invoke(main, ["evaluate", GAME, str(damaged)])
     assert broken.exit_code == 2 and "corrupted" in broken.stderr and "Traceback" not in broken.output
+
+
+# ------------------------------------------------------------------ long runs: checkpoints, resume, history
+def _sampled(runner, *arguments):
+    result = runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical", "--json",
+                                  *arguments])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _solver_state(path):
+    with h5py.File(path, "r") as handle:
+        return {name: handle["solver_state"][name][()] for name in handle["solver_state"]} | {
+            "strategy": handle["strategy"][()]}
+
+
+def test_a_resumed_cli_solve_equals_an_uninterrupted_one(runner, tmp_path):
+    full = _sampled(runner, "-n", "300", "--precision", "int32", "--every", "100", "--state",
+                    str(tmp_path / "full.h5"))
+    part = _sampled(runner, "-n", "150", "--precision", "int32", "--every", "100", "--state",
+                    str(tmp_path / "part.h5"), "--checkpoint-every", "50")
+    assert part["checkpoints_written"] == 4  # 50, 100, 150 and the end
+    resumed = _sampled(runner, "-n", "300", "--precision", "int32", "--every", "100", "--state",
+                       str(tmp_path / "part.h5"), "--resume", "--plot", str(tmp_path / "curve.png"))
+    assert resumed["resumed_from_iteration"] == 150
+    expected, got = _solver_state(tmp_path / "full.h5"), _solver_state(tmp_path / "part.h5")
+    assert set(got) == {"regrets", "average_accumulator", "scaling", "strategy"}
+    assert got["regrets"].dtype == np.int32
+    for name in expected:
+        assert np.array_equal(got[name], expected[name]), name
+    assert [h["iteration"] for h in resumed["history"]] == [100, 200, 300]
+    assert [h["nash_conv"] for h in resumed["history"]] == [h["nash_conv"] for h in full["history"]]
+    assert resumed["solver_state_bytes"] == full["solver_state_bytes"] == resumed["actions"] * 8 + 16
+    _, _, provenance, _ = load_bucket_strategy(tmp_path / "part.h5", make_game(GAME))
+    assert provenance["history"] == resumed["history"] and provenance["precision"] == "int32"
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--precision", "float32"], "precision 'int32', not 'float32'"),
+    (["-a", "dcfr"], "precision int32 runs cfr+"),
+    (["--seed", "3"], "seed 0, not 3"),
+    (["--buckets", "none"], "card abstraction canonical"),
+    (["-n", "10"], "beyond --iterations 10"),
+])
+def test_mismatched_resumes_are_refused(runner, tmp_path, arguments, message):
+    state = tmp_path / "s.h5"
+    _sampled(runner, "-n", "20", "--precision", "int32", "--state", str(state))
+    before = state.read_bytes()
+    given = dict(zip(arguments[::2], arguments[1::2], strict=True))
+    command = ["solve", GAME, "--engine", "sampled", "--buckets", given.pop("--buckets", "canonical"),
+               "-n", given.pop("-n", "40"), "--precision", given.pop("--precision", "int32"),
+               "--state", str(state), "--resume", *[x for pair in given.items() for x in pair]]
+    result = runner.invoke(main, command)
+    assert result.exit_code == 2 and message in result.stderr
+    assert "Traceback" not in result.output and state.read_bytes() == before
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["solve", GAME, "--precision", "int32"], "--precision goes with --engine sampled"),
+    (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--plot", "p.png"], "give --every K"),
+    (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--resume"], "needs --state"),
+])
+def test_bad_long_run_options_get_one_line(runner, arguments, message):
+    result = runner.invoke(main, arguments)
+    assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
+
+
+def test_sigkill_after_a_checkpoint_leaves_a_file_that_resumes(runner, tmp_path):
+    state = tmp_path / "s.h5"
+    command = [sys.executable, "-c", "from efgkit.cli import main; main()", "solve", GAME, "--engine",
+               "sampled", "--buckets", "canonical", "-n", "100000000", "--state", str(state),
+               "--checkpoint-every", "50"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not state.exists():
+        assert process.poll() is None, process.stderr.read()
+        assert time.monotonic() < deadline, "no checkpoint within 120 s"
+        time.sleep(0.05)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    _, _, provenance, _ = load_bucket_strategy(state, make_game(GAME))
+    done = provenance["iterations"]
+    assert done > 0 and done % 50 == 0
+    resumed = _sampled(runner, "-n", str(done + 30), "--state", str(state), "--resume")
+    assert resumed["resumed_from_iteration"] == done
+    _sampled(runner, "-n", str(done + 30), "--state", str(tmp_path / "full.h5"))
+    expected, got = _solver_state(tmp_path / "full.h5"), _solver_state(state)
+    for name in expected:
+        assert np.array_equal(got[name], expected[name]), name
