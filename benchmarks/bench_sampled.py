@@ -1,0 +1,128 @@
+"""Sampled CFR on card abstractions: iterations per second and what narrow storage costs.
+
+Measures (issue 14, docs/benchmarks.md section "sampled-cfr"):
+* CFR+ iterations/s with public chance sampling per game and abstraction, float64, float32
+  and int32, and, with ``--before DIR`` (an efgkit source tree, e.g. ``git archive`` of an
+  older commit), the same float64 runs of that tree in a child process, same machine, same run;
+* the NashConv (exact, full game, streamed) after the same iterations on the same boards in
+  each precision, with the bytes of the solver state.
+
+Run ``python benchmarks/bench_sampled.py [--before DIR]`` (writes the section) or with
+``--quick`` for a seconds-long smoke run that writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+from markdown_sections import update_section
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+SPEED_RUNS = (("leduc", "lossless"), ("holdem(ranks=3,rounds=2)", "canonical"),
+              ("holdem(ranks=5,rounds=2)", "canonical"), ("holdem(ranks=5)", "none"), ("holdem", "none"))
+QUICK_SPEED_RUNS = (("leduc", "lossless"),)
+PRECISION_RUNS = (("leduc", "lossless", 20_000), ("holdem(ranks=3,rounds=2)", "canonical", 20_000),
+                  ("holdem(ranks=5,rounds=2)", "canonical", 2_000))
+PRECISIONS = ("float64", "float32", "int32")
+
+RATE = """
+import json, sys, time
+from efgkit.poker.betting_tree import BettingTree
+from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.card_abstraction import abstraction_named
+from efgkit.poker.sampled_cfr import SampledCFR
+from efgkit.specs import make_game
+spec, buckets, seconds, precision = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+game = make_game(spec)
+layout = BucketLayout(BettingTree(game), abstraction_named(game, buckets))
+options = {} if precision == "float64" else {"precision": precision}
+solver = SampledCFR(layout, seed=0, **options).iterate(2)
+batch, done, start = 1, 0, time.perf_counter()
+while time.perf_counter() - start < seconds:
+    solver.iterate(batch)
+    done += batch
+    batch = min(2 * batch, 1000)
+print(json.dumps({"rate": done / (time.perf_counter() - start), "actions": layout.num_actions}))
+"""
+
+
+def iterations_per_second(source: str, spec: str, buckets: str, seconds: float, precision: str) -> dict:
+    """Rate of the efgkit tree at ``source`` in a fresh process (its own numba cache)."""
+    environment = {**os.environ, "PYTHONPATH": source}
+    result = subprocess.run([sys.executable, "-c", RATE, spec, buckets, str(seconds), precision],
+                            capture_output=True, text=True, env=environment, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def precision_cost(spec: str, buckets: str, iterations: int) -> list[dict]:
+    """NashConv after ``iterations`` of CFR+ (seed 0, the same boards) in each precision."""
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.bucket_layout import BucketLayout
+    from efgkit.poker.card_abstraction import abstraction_named
+    from efgkit.poker.full_game import StreamedEvaluator
+    from efgkit.poker.sampled_cfr import SampledCFR
+    from efgkit.specs import make_game
+
+    game = make_game(spec)
+    layout = BucketLayout(BettingTree(game), abstraction_named(game, buckets))
+    evaluator = StreamedEvaluator(layout)
+    rows = []
+    for precision in PRECISIONS:
+        solver = SampledCFR(layout, seed=0, precision=precision).iterate(iterations)
+        nash_conv = evaluator.evaluate(solver.average_strategy(), game_value=False).nash_conv
+        memory = solver.memory()
+        big_blind = max(game.blinds)
+        rows.append({"spec": spec, "buckets": buckets, "iterations": iterations, "precision": precision,
+                     "nash_conv": nash_conv, "mbb": nash_conv / 2 / big_blind * 1000 if big_blind else None,
+                     "state_bytes": memory["state"], "working_bytes": memory["working"]})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="seconds-long smoke run; writes nothing")
+    parser.add_argument("--before", metavar="DIR",
+                        help="an older efgkit source tree to measure beside this one")
+    args = parser.parse_args()
+    here = str(Path(__file__).resolve().parent.parent)
+    seconds = 0.5 if args.quick else 8.0
+    lines = ["| game | card abstraction | actions | " + " | ".join(f"{p} it/s" for p in PRECISIONS)
+             + (" | before: float64 it/s | float64 / before |" if args.before else " |"),
+             "|---|---|---:|" + "---:|" * len(PRECISIONS) + ("---:|---:|" if args.before else "")]
+    for spec, buckets in QUICK_SPEED_RUNS if args.quick else SPEED_RUNS:
+        rates = {p: iterations_per_second(here, spec, buckets, seconds, p) for p in PRECISIONS}
+        row = (f"| {spec} | {buckets} | {rates['float64']['actions']:,} | "
+               + " | ".join(f"{rates[p]['rate']:,.1f}" for p in PRECISIONS) + " |")
+        if args.before:
+            before = iterations_per_second(args.before, spec, buckets, seconds, "float64")["rate"]
+            row += f" {before:,.1f} | {rates['float64']['rate'] / before:.2f}x |"
+        lines.append(row)
+        print(lines[-1], flush=True)
+    lines += ["", "| game | card abstraction | CFR+ iterations | precision | NashConv | mbb/g | solver state "
+              "bytes | working bytes |", "|---|---|---:|---|---:|---:|---:|---:|"]
+    for spec, buckets, iterations in ((("leduc", "lossless", 200),) if args.quick else PRECISION_RUNS):
+        for r in precision_cost(spec, buckets, iterations):
+            mbb = "" if r["mbb"] is None else f"{r['mbb']:,.2f}"
+            lines.append(f"| {spec} | {buckets} | {iterations:,} | {r['precision']} | {r['nash_conv']:.6f} | "
+                         f"{mbb} | {r['state_bytes']:,} | {r['working_bytes']:,} |")
+            print(lines[-1], flush=True)
+    table = "\n".join(lines)
+    if not args.quick:
+        machine = platform.processor() or platform.machine()
+        load = os.getloadavg()[0]
+        header = (f"## Sampled CFR on card abstractions — {datetime.date.today()}, {machine}, load average "
+                  f"{load:.1f} at the end (shared machine: rates move with the load)\n\n"
+                  f"`python benchmarks/bench_sampled.py --before DIR`: CFR+ with public chance sampling "
+                  f"(`SampledCFR`), one process per rate, {seconds:g} s each after warm-up.\n\n")
+        update_section(DOCS, "sampled-cfr", header + table + "\n")
+
+
+if __name__ == "__main__":
+    main()
