@@ -18,6 +18,7 @@ from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.sampled_cfr import SampledCFR, _sample_cards, _walk_player
 from efgkit.poker.vector_cfr import MODE_REGRETS, VectorCFR, reach_pass, value_pass
+from efgkit.solvers.cfr import VARIANT_DCFR, discount_rule
 from efgkit.specs import make_game
 
 
@@ -45,6 +46,7 @@ def test_sampled_regrets_average_to_the_full_ones(spec):
     solver._state.strategy[:] /= np.repeat(np.add.reduceat(solver._state.strategy, solver.action_offset[:-1]),
                                            np.diff(solver.action_offset))
     sizes = layout.betting.deal_size.tolist()
+    deferred = discount_rule(VARIANT_DCFR, 1, 1.5, 0.0, 2.0, 0)  # a rule that leaves updates to the caller
     mean = np.zeros(layout.num_actions)
     sequences = 0
     for cards in permutations(range(layout.betting.num_cards), sum(sizes)):
@@ -55,7 +57,8 @@ def test_sampled_regrets_average_to_the_full_ones(spec):
         if any(list(deal) != sorted(deal) for deal in deals):
             continue  # one order per deal: the sampler sorts each deal's cards
         solver._state.instant[:] = 0.0
-        _walk_player(solver._view, solver.board_of(cards), solver._walk, solver._state, 0, 0.0, solver._fixed)
+        _walk_player(solver._view, solver.board_of(cards), solver._walk, solver._state, 0, 0.0, solver._fixed,
+                     deferred)
         mean += solver._state.instant
         sequences += 1
     mean /= sequences

@@ -51,16 +51,20 @@ from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import hand_buckets
 from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
-from efgkit.poker.vector_cfr import SolverState, clear_rows, match_rows, update_rows
+from efgkit.poker.vector_cfr import SolverState, clear_rows, match_row, match_rows, update_rows
 from efgkit.solvers.cfr import (
     PREDICTIVE,
+    VARIANT_CFR,
+    VARIANT_CFR_PLUS,
     VARIANT_CODES,
     Settings,
     average_weight,
     check_iterations,
     checked_parameters,
     discount,
+    discount_rule,
     kernel_parameters,
+    update_regret,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
 
@@ -117,7 +121,8 @@ class Fixed(NamedTuple):
 
 class Walk(NamedTuple):
     """Per depth int64 ``node``, ``cursor``, ``action``; float64 (depth, hands) ``own`` and
-    ``opponent`` reach and ``values`` of the updating player; ``card_sum`` (cards,) scratch."""
+    ``opponent`` reach and ``values`` of the updating player; ``card_sum`` (cards,) scratch;
+    ``largest`` int64 (2,): the largest int32 regret and accumulator the walk updated."""
 
     node: np.ndarray
     cursor: np.ndarray
@@ -126,6 +131,7 @@ class Walk(NamedTuple):
     opponent: np.ndarray
     values: np.ndarray
     card_sum: np.ndarray
+    largest: np.ndarray
 
 
 @numba.njit(cache=True, inline="always")
@@ -247,23 +253,49 @@ def _gather(view, board, walk, state, player, depth):
 
 
 @numba.njit(cache=True)
-def _close(view, board, walk, state, player, depth):
-    """At the updating player's node: instantaneous regret = action value - node value."""
+def _close(view, board, walk, state, player, depth, fixed, rule):
+    """At the updating player's node: instantaneous regret = action value - node value. With
+    a ``rule`` of CFR or CFR+ (``local``) the node's rows are final here: their regrets are
+    updated (float, or int32 scaled and rounded), their instantaneous regrets zeroed and their
+    strategies matched at once — rows the board does not reach keep their regrets under
+    these two rules, so nothing else is touched."""
     node = walk.node[depth]
     if view.kind[node] != player:
         return
     m = view.num_children[node]
     level = view.level[node]
     start = view.action_start[view.decision_index[node]]
-    for h in board.valid[level, :board.valid_count[level]]:
+    valid = board.valid[level, :board.valid_count[level]]
+    for h in valid:
         row = start + board.bucket[level, h] * m
         v = walk.values[depth, h]
         for a in range(m):
             state.instant[row + a] -= v
+    if not _local(rule):
+        return
+    for h in valid:  # a row shared by several hands is updated once; its later passes add 0
+        row = start + board.bucket[level, h] * m
+        for x in range(row, row + m):
+            if fixed.integer:
+                r = np.int64(state.regrets[x]) + np.int64(np.rint(state.instant[x] * fixed.scale[0]))
+                r = min(max(r, 0), INT32_MAX)
+                state.regrets[x] = r
+                walk.largest[0] = max(walk.largest[0], r)
+                walk.largest[1] = max(walk.largest[1], np.int64(state.average[x]))
+            else:
+                update_regret(rule, state.regrets, state.instant, state.average, x)
+            state.instant[x] = 0.0
+        match_row(row, row + m, False, 1.0, state.regrets, state.instant, state.strategy)
+
+
+@numba.njit(cache=True, inline="always")
+def _local(rule):
+    """Whether iteration updates stay on the rows the board reaches (CFR, CFR+)."""
+    return rule.variant == VARIANT_CFR or rule.variant == VARIANT_CFR_PLUS
 
 
 @numba.njit(cache=True)
-def _walk_player(view, board, walk, state, player, weight, fixed):
+def _walk_player(view, board, walk, state, player, weight, fixed, rule):
     """One player's update walk over the betting tree on the sampled board (explicit stack)."""
     walk.node[0] = 0
     for h in board.valid[0, :board.valid_count[0]]:
@@ -278,28 +310,11 @@ def _walk_player(view, board, walk, state, player, weight, fixed):
             if not _open(view, board, walk, state, player, weight, depth, fixed):
                 continue
         else:
-            _close(view, board, walk, state, player, depth)
+            _close(view, board, walk, state, player, depth, fixed, rule)
             if depth == 0:
                 return
         depth -= 1
         _gather(view, board, walk, state, player, depth)
-
-
-@numba.njit(cache=True)
-def _update_integer_rows(rows, action_offset, state, fixed):
-    """Regret-matching+ in scaled int32 on ``rows``: R = min(max(R + lrint(instant x scale), 0),
-    int32 max). Returns whether a regret, and whether an accumulator, passed the halving
-    threshold."""
-    largest_regret = 0
-    largest_average = 0
-    for j in range(rows.shape[0]):
-        for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
-            r = np.int64(state.regrets[x]) + np.int64(np.rint(state.instant[x] * fixed.scale[0]))
-            r = min(max(r, 0), INT32_MAX)
-            state.regrets[x] = r
-            largest_regret = max(largest_regret, r)
-            largest_average = max(largest_average, np.int64(state.average[x]))
-    return largest_regret > HALVING_THRESHOLD, largest_average > HALVING_THRESHOLD
 
 
 @numba.njit(cache=True)
@@ -311,26 +326,28 @@ def _halve(array):
 
 @numba.njit(cache=True)
 def _iteration(view, board, walk, settings, rows0, rows1, action_offset, t, state, fixed):
-    """Iteration ``t`` on one sampled board: both players, alternating, player 0 first."""
+    """Iteration ``t`` on one sampled board: both players, alternating, player 0 first. CFR
+    and CFR+ update the rows the board reaches as the walk closes them (``_close``); the
+    other variants change every row (discounts, predictions) and update all of them after
+    the walk."""
     weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
+    rule = discount_rule(settings.variant, t, settings.alpha, settings.beta, settings.gamma, settings.horizon)
     for player in range(2):
         rows = rows0 if player == 0 else rows1
-        clear_rows(rows, action_offset, state.instant)
-        _walk_player(view, board, walk, state, player, weight, fixed)
-        if not fixed.integer:
+        if not _local(rule):
+            clear_rows(rows, action_offset, state.instant)
+        walk.largest[:] = 0
+        _walk_player(view, board, walk, state, player, weight, fixed, rule)
+        if not _local(rule):
             update_rows(rows, action_offset, settings, t, state)
-            continue
-        halve_regrets, halve_averages = _update_integer_rows(rows, action_offset, state, fixed)
-        if halve_averages:
+        if walk.largest[1] > HALVING_THRESHOLD:
             _halve(state.average)
             fixed.scale[1] *= 0.5
-        if halve_regrets:  # every row's strategy is matched again from the halved regrets
+        if walk.largest[0] > HALVING_THRESHOLD:  # every row is matched again from the halved regrets
             _halve(state.regrets)
             fixed.scale[0] *= 0.5
             match_rows(rows0, action_offset, False, 1.0, state)
             match_rows(rows1, action_offset, False, 1.0, state)
-        else:
-            match_rows(rows, action_offset, False, 1.0, state)
 
 
 @numba.njit(cache=True)
@@ -455,7 +472,7 @@ class SampledCFR:
         hands = self.hand_cards.shape[0]
         self._walk = Walk(np.zeros(depth, np.int64), np.zeros(depth, np.int64), np.zeros(depth, np.int64),
                           np.zeros((depth, hands)), np.zeros((depth, hands)), np.zeros((depth, hands)),
-                          np.zeros(n))
+                          np.zeros(n), np.zeros(2, np.int64))
         deck = betting.game.card_structure
         self._sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
                                 betting.deal_size.astype(np.int64),

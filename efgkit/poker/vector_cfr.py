@@ -286,19 +286,24 @@ def clear_rows(rows, action_offset, instant):
             instant[x] = 0.0
 
 
+@numba.njit(cache=True, inline="always")
+def match_row(lo, hi, predictive, scale, regrets, instant, strategy):
+    """Regret matching of the actions ``lo:hi`` of one row from the ``regrets``, or the
+    prediction [scale R + instant]^+, into ``strategy``."""
+    positive = 0.0
+    for x in range(lo, hi):
+        positive += max(scale * regrets[x] + instant[x], 0.0) if predictive else max(regrets[x], 0.0)
+    for x in range(lo, hi):
+        target = max(scale * regrets[x] + instant[x], 0.0) if predictive else max(regrets[x], 0.0)
+        strategy[x] = target / positive if positive > 0.0 else 1.0 / (hi - lo)
+
+
 @numba.njit(cache=True)
 def match_rows(rows, action_offset, predictive, scale, state):
-    """Regret matching of ``rows`` from the regrets, or the prediction [scale R + instant]^+."""
+    """Regret matching (``match_row``) of ``rows``."""
     regrets, instant, strategy = state.regrets, state.instant, state.strategy
     for j in range(rows.shape[0]):
-        lo = action_offset[rows[j]]
-        hi = action_offset[rows[j] + 1]
-        positive = 0.0
-        for x in range(lo, hi):
-            positive += max(scale * regrets[x] + instant[x], 0.0) if predictive else max(regrets[x], 0.0)
-        for x in range(lo, hi):
-            target = max(scale * regrets[x] + instant[x], 0.0) if predictive else max(regrets[x], 0.0)
-            strategy[x] = target / positive if positive > 0.0 else 1.0 / (hi - lo)
+        match_row(action_offset[rows[j]], action_offset[rows[j] + 1], predictive, scale, regrets, instant, strategy)
 
 
 @numba.njit(cache=True)
