@@ -2,7 +2,8 @@
 
 Measures (issue 14, docs/benchmarks.md section "sampled-cfr"):
 * CFR+ iterations/s with public chance sampling per game and abstraction, float64, float32
-  and int32, and, with ``--before DIR`` (an efgkit source tree, e.g. ``git archive`` of an
+  and int32, and the milliseconds to deal one board (cards, valid hands, buckets, showdown
+  order); with ``--before DIR`` (an efgkit source tree, e.g. ``git archive`` of an
   older commit), the same float64 runs of that tree in a child process, same machine, same run;
 * the NashConv (exact, full game, streamed) after the same iterations on the same boards in
   each precision, with the bytes of the solver state.
@@ -26,7 +27,10 @@ from markdown_sections import update_section
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 SPEED_RUNS = (("leduc", "lossless"), ("holdem(ranks=3,rounds=2)", "canonical"),
-              ("holdem(ranks=5,rounds=2)", "canonical"), ("holdem(ranks=5)", "none"), ("holdem", "none"))
+              ("holdem(ranks=5,rounds=2)", "canonical"), ("holdem(ranks=5)", "none"), ("holdem", "none"),
+              ("holdem", "hashed"))
+"""``hashed``: random suit-symmetric buckets, 10 per round (``IsomorphicCards.hashed``, seed 0),
+the bucket lookup of a 52-card bucket file without one on disk."""
 QUICK_SPEED_RUNS = (("leduc", "lossless"),)
 PRECISION_RUNS = (("leduc", "lossless", 20_000), ("holdem(ranks=3,rounds=2)", "canonical", 20_000),
                   ("holdem(ranks=5,rounds=2)", "canonical", 2_000))
@@ -36,12 +40,14 @@ RATE = """
 import json, sys, time
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import abstraction_named
+from efgkit.poker.card_abstraction import IsomorphicCards, abstraction_named
 from efgkit.poker.sampled_cfr import SampledCFR
 from efgkit.specs import make_game
 spec, buckets, seconds, precision = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 game = make_game(spec)
-layout = BucketLayout(BettingTree(game), abstraction_named(game, buckets))
+cards = (IsomorphicCards.hashed(game, (10,) * game.num_rounds, seed=0) if buckets == "hashed"
+         else abstraction_named(game, buckets))
+layout = BucketLayout(BettingTree(game), cards)
 options = {} if precision == "float64" else {"precision": precision}
 solver = SampledCFR(layout, seed=0, **options).iterate(2)
 batch, done, start = 1, 0, time.perf_counter()
@@ -49,7 +55,32 @@ while time.perf_counter() - start < seconds:
     solver.iterate(batch)
     done += batch
     batch = min(2 * batch, 1000)
-print(json.dumps({"rate": done / (time.perf_counter() - start), "actions": layout.num_actions}))
+rate = done / (time.perf_counter() - start)
+if hasattr(solver, "_sample_board"):  # before: numpy and the abstraction's buckets() per board
+    def deal(count):
+        for _ in range(count):
+            solver._sample_board()
+else:  # in the kernel, as _run deals them
+    import numba
+    from efgkit.poker.sampled_cfr import _deal, _sample_cards
+
+    @numba.njit
+    def deals(sampler, tables, board, uniforms):
+        for i in range(uniforms.shape[0]):
+            _sample_cards(sampler, uniforms[i])
+            _deal(sampler, tables, board)
+
+    def deal(count):
+        uniforms = solver.rng.random((count, solver._sampler.cards.shape[0]))
+        deals(solver._sampler, solver._tables, solver._board, uniforms)
+deal(1)
+boards, count, start = 0, 1, time.perf_counter()
+while time.perf_counter() - start < min(seconds, 2.0):
+    deal(count)
+    boards += count
+    count = min(2 * count, 1000)
+print(json.dumps({"rate": rate, "actions": layout.num_actions,
+                  "board_ms": (time.perf_counter() - start) / boards * 1e3}))
 """
 
 
@@ -94,15 +125,18 @@ def main() -> None:
     here = str(Path(__file__).resolve().parent.parent)
     seconds = 0.5 if args.quick else 8.0
     lines = ["| game | card abstraction | actions | " + " | ".join(f"{p} it/s" for p in PRECISIONS)
-             + (" | before: float64 it/s | float64 / before |" if args.before else " |"),
-             "|---|---|---:|" + "---:|" * len(PRECISIONS) + ("---:|---:|" if args.before else "")]
+             + " | one board, ms" + (" | before: float64 it/s | float64 / before | before: one board, ms |"
+                                      if args.before else " |"),
+             "|---|---|---:|" + "---:|" * (len(PRECISIONS) + 1) + ("---:|---:|---:|" if args.before else "")]
     for spec, buckets in QUICK_SPEED_RUNS if args.quick else SPEED_RUNS:
         rates = {p: iterations_per_second(here, spec, buckets, seconds, p) for p in PRECISIONS}
         row = (f"| {spec} | {buckets} | {rates['float64']['actions']:,} | "
-               + " | ".join(f"{rates[p]['rate']:,.1f}" for p in PRECISIONS) + " |")
+               + " | ".join(f"{rates[p]['rate']:,.1f}" for p in PRECISIONS)
+               + f" | {rates['float64']['board_ms']:.4f} |")
         if args.before:
-            before = iterations_per_second(args.before, spec, buckets, seconds, "float64")["rate"]
-            row += f" {before:,.1f} | {rates['float64']['rate'] / before:.2f}x |"
+            before = iterations_per_second(args.before, spec, buckets, seconds, "float64")
+            row += (f" {before['rate']:,.1f} | {rates['float64']['rate'] / before['rate']:.2f}x | "
+                    f"{before['board_ms']:.4f} |")
         lines.append(row)
         print(lines[-1], flush=True)
     lines += ["", "| game | card abstraction | CFR+ iterations | precision | NashConv | mbb/g | solver state "
