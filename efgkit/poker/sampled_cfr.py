@@ -34,7 +34,8 @@ resume a run bit-identically.
   its default scaling 16 per chip. Long sampled runs outgrow int32, so when a regret or an
   accumulator passes 2**30 the whole array and its scale halve (a shared exponent, as a
   float's; regret matching and the normalised average do not change) — the released code
-  runs ~1,600 iterations and needs no such step.
+  runs ~1,600 iterations and needs no such step. A single step beyond the int32 range
+  saturates: a scaling that large is the caller's error.
 """
 
 from __future__ import annotations
