@@ -50,12 +50,14 @@ cards = (IsomorphicCards.hashed(game, (10,) * game.num_rounds, seed=0) if bucket
 layout = BucketLayout(BettingTree(game), cards)
 options = {} if precision == "float64" else {"precision": precision}
 solver = SampledCFR(layout, seed=0, **options).iterate(2)
-batch, done, start = 1, 0, time.perf_counter()
-while time.perf_counter() - start < seconds:
-    solver.iterate(batch)
-    done += batch
-    batch = min(2 * batch, 1000)
-rate = done / (time.perf_counter() - start)
+rate = 0.0
+for window in range(3):  # the best of three: the machine is shared
+    batch, done, start = 1, 0, time.perf_counter()
+    while time.perf_counter() - start < seconds / 3:
+        solver.iterate(batch)
+        done += batch
+        batch = min(2 * batch, 1000)
+    rate = max(rate, done / (time.perf_counter() - start))
 if hasattr(solver, "_sample_board"):  # before: numpy and the abstraction's buckets() per board
     def deal(count):
         for _ in range(count):
@@ -74,13 +76,15 @@ else:  # in the kernel, as _run deals them
         uniforms = solver.rng.random((count, solver._sampler.cards.shape[0]))
         deals(solver._sampler, solver._tables, solver._board, uniforms)
 deal(1)
-boards, count, start = 0, 1, time.perf_counter()
-while time.perf_counter() - start < min(seconds, 2.0):
-    deal(count)
-    boards += count
-    count = min(2 * count, 1000)
-print(json.dumps({"rate": rate, "actions": layout.num_actions,
-                  "board_ms": (time.perf_counter() - start) / boards * 1e3}))
+board_ms = float("inf")
+for window in range(3):
+    boards, count, start = 0, 1, time.perf_counter()
+    while time.perf_counter() - start < min(seconds / 3, 1.0):
+        deal(count)
+        boards += count
+        count = min(2 * count, 1000)
+    board_ms = min(board_ms, (time.perf_counter() - start) / boards * 1e3)
+print(json.dumps({"rate": rate, "actions": layout.num_actions, "board_ms": board_ms}))
 """
 
 
@@ -154,7 +158,8 @@ def main() -> None:
         header = (f"## Sampled CFR on card abstractions — {datetime.date.today()}, {machine}, load average "
                   f"{load:.1f} at the end (shared machine: rates move with the load)\n\n"
                   f"`python benchmarks/bench_sampled.py --before DIR`: CFR+ with public chance sampling "
-                  f"(`SampledCFR`), one process per rate, {seconds:g} s each after warm-up.\n\n")
+                  f"(`SampledCFR`), one process per rate, the best of three {seconds / 3:g} s windows "
+                  f"after warm-up.\n\n")
         update_section(DOCS, "sampled-cfr", header + table + "\n")
 
 

@@ -145,7 +145,11 @@ def _add_average(average, x, amount, fixed):
         average[x] += amount
 
 
-@numba.njit(cache=True)
+# The walk's per-node helpers (_open, _next_child, _gather, _close) are compiled without
+# numba's reference counting (its private option _nrt=False): they allocate nothing and every
+# array they see is owned by the caller, while with it each call increfs and decrefs the ~30
+# arrays of its four NamedTuples — 1.3 us per call against 3 ns without, 3.5x on a Leduc walk.
+@numba.njit(cache=True, _nrt=False)
 def _open(view, board, walk, state, player, weight, depth, fixed):
     """Start the node at ``depth``; True for a terminal (its values filled). At the updating
     player's node, add its average-strategy contribution (``weight`` x own reach x strategy)."""
@@ -181,7 +185,7 @@ def _open(view, board, walk, state, player, weight, depth, fixed):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)  # see the note above _open
 def _next_child(view, board, walk, state, player, averaging, depth):
     """Set up the next child worth visiting at ``depth + 1`` — one the opponent reaches, or
     (``averaging``) one the updating player reaches, whose average strategy still counts;
@@ -231,7 +235,7 @@ def _next_child(view, board, walk, state, player, averaging, depth):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)  # see the note above _open
 def _gather(view, board, walk, state, player, depth):
     """Add the finished child into the node at ``depth``; at the updating player's node also
     the child's value into its instantaneous regrets (the node's own value is taken off at
@@ -253,7 +257,7 @@ def _gather(view, board, walk, state, player, depth):
         state.instant[x] += v
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, _nrt=False)  # see the note above _open
 def _close(view, board, walk, state, player, depth, fixed, rule):
     """At the updating player's node: instantaneous regret = action value - node value. With
     a ``rule`` of CFR or CFR+ (``local``) the node's rows are final here: their regrets are

@@ -303,7 +303,8 @@ def match_rows(rows, action_offset, predictive, scale, state):
     """Regret matching (``match_row``) of ``rows``."""
     regrets, instant, strategy = state.regrets, state.instant, state.strategy
     for j in range(rows.shape[0]):
-        match_row(action_offset[rows[j]], action_offset[rows[j] + 1], predictive, scale, regrets, instant, strategy)
+        match_row(action_offset[rows[j]], action_offset[rows[j] + 1], predictive, scale, regrets, instant,
+                  strategy)
 
 
 @numba.njit(cache=True)
