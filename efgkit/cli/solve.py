@@ -90,8 +90,9 @@ def _solver_options(ctx: click.Context, algorithm: str, iterations: int,
 
 STATE_OPTIONS = (
     click.option("--state", type=click.Path(dir_okay=False), default=None, metavar="FILE.h5",
-                 help="Checkpoint file (a strategy file with the solver state): written "
-                      "atomically at every checkpoint and at the end (the CFR variants)."),
+                 help="Checkpoint file (a strategy file with the solver state; a bucket-strategy "
+                      "file for --engine sampled): written atomically at every checkpoint and at "
+                      "the end (the CFR variants)."),
     click.option("--checkpoint-every", type=click.IntRange(min=1), default=None, metavar="K",
                  help="Checkpoint every K iterations (needs --state)."),
     click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
@@ -237,7 +238,8 @@ def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: s
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the final strategy to this HDF5 strategy file.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
-              help="Write a log-log PNG of NashConv against iterations.")
+              help="Write a log-log PNG of NashConv against iterations (--engine sampled: mbb/g "
+                   "where the game has blinds, from the --every evaluations).")
 @click.option("--abstraction", "abstraction_file", metavar="ABS.h5",
               type=click.Path(exists=True, dir_okay=False), default=None,
               help="Solve on this card abstraction (efgkit cards --out); NashConv is still exact "
