@@ -5,6 +5,8 @@ Measures (issue 14, docs/benchmarks.md section "sampled-cfr"):
   and int32, and the milliseconds to deal one board (cards, valid hands, buckets, showdown
   order); with ``--before DIR`` (an efgkit source tree, e.g. ``git archive`` of an
   older commit), the same float64 runs of that tree in a child process, same machine, same run;
+* rates are per CPU second of the measuring process (``time.process_time``): on a machine
+  shared with other jobs wall-clock rates move several-fold with the load;
 * the NashConv (exact, full game, streamed) after the same iterations on the same boards in
   each precision, with the bytes of the solver state.
 
@@ -27,8 +29,7 @@ from markdown_sections import update_section
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 SPEED_RUNS = (("leduc", "lossless"), ("holdem(ranks=3,rounds=2)", "canonical"),
-              ("holdem(ranks=5,rounds=2)", "canonical"), ("holdem(ranks=5)", "none"), ("holdem", "none"),
-              ("holdem", "hashed"))
+              ("holdem(ranks=5,rounds=2)", "canonical"), ("holdem(ranks=5)", "none"), ("holdem", "hashed"))
 """``hashed``: random suit-symmetric buckets, 10 per round (``IsomorphicCards.hashed``, seed 0),
 the bucket lookup of a 52-card bucket file without one on disk."""
 QUICK_SPEED_RUNS = (("leduc", "lossless"),)
@@ -52,12 +53,12 @@ options = {} if precision == "float64" else {"precision": precision}
 solver = SampledCFR(layout, seed=0, **options).iterate(2)
 rate = 0.0
 for window in range(3):  # the best of three: the machine is shared
-    batch, done, start = 1, 0, time.perf_counter()
-    while time.perf_counter() - start < seconds / 3:
+    batch, done, start = 1, 0, time.process_time()
+    while time.process_time() - start < seconds / 3:
         solver.iterate(batch)
         done += batch
         batch = min(2 * batch, 1000)
-    rate = max(rate, done / (time.perf_counter() - start))
+    rate = max(rate, done / (time.process_time() - start))
 if hasattr(solver, "_sample_board"):  # before: numpy and the abstraction's buckets() per board
     def deal(count):
         for _ in range(count):
@@ -78,12 +79,12 @@ else:  # in the kernel, as _run deals them
 deal(1)
 board_ms = float("inf")
 for window in range(3):
-    boards, count, start = 0, 1, time.perf_counter()
-    while time.perf_counter() - start < min(seconds / 3, 1.0):
+    boards, count, start = 0, 1, time.process_time()
+    while time.process_time() - start < min(seconds / 3, 1.0):
         deal(count)
         boards += count
         count = min(2 * count, 1000)
-    board_ms = min(board_ms, (time.perf_counter() - start) / boards * 1e3)
+    board_ms = min(board_ms, (time.process_time() - start) / boards * 1e3)
 print(json.dumps({"rate": rate, "actions": layout.num_actions, "board_ms": board_ms}))
 """
 
@@ -92,7 +93,8 @@ def iterations_per_second(source: str, spec: str, buckets: str, seconds: float, 
     """Rate of the efgkit tree at ``source`` in a fresh process (its own numba cache)."""
     environment = {**os.environ, "PYTHONPATH": source}
     result = subprocess.run([sys.executable, "-c", RATE, spec, buckets, str(seconds), precision],
-                            capture_output=True, text=True, env=environment, check=True)
+                            capture_output=True, text=True, env=environment, check=True,
+                            cwd=source)  # python -c puts the working directory first on sys.path
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -127,7 +129,7 @@ def main() -> None:
                         help="an older efgkit source tree to measure beside this one")
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parent.parent)
-    seconds = 0.5 if args.quick else 8.0
+    seconds = 0.5 if args.quick else 4.5
     lines = ["| game | card abstraction | actions | " + " | ".join(f"{p} it/s" for p in PRECISIONS)
              + " | one board, ms" + (" | before: float64 it/s | float64 / before | before: one board, ms |"
                                       if args.before else " |"),
@@ -156,10 +158,11 @@ def main() -> None:
         machine = platform.processor() or platform.machine()
         load = os.getloadavg()[0]
         header = (f"## Sampled CFR on card abstractions — {datetime.date.today()}, {machine}, load average "
-                  f"{load:.1f} at the end (shared machine: rates move with the load)\n\n"
+                  f"{load:.1f} at the end\n\n"
                   f"`python benchmarks/bench_sampled.py --before DIR`: CFR+ with public chance sampling "
-                  f"(`SampledCFR`), one process per rate, the best of three {seconds / 3:g} s windows "
-                  f"after warm-up.\n\n")
+                  f"(`SampledCFR`), one process per rate, the best of three {seconds / 3:g} CPU-second "
+                  f"windows after warm-up; rates and board times per CPU second of that process (on "
+                  f"this shared machine wall-clock rates move several-fold with the load).\n\n")
         update_section(DOCS, "sampled-cfr", header + table + "\n")
 
 
