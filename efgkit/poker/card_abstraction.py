@@ -19,7 +19,7 @@ bucket of a player's hand on the board dealt so far comes from the abstraction
 ``buckets(round, board, hand_cards)``: int64 (hands,) bucket of every hand (rows of
 ``hand_cards``, int64 (hands, k)) on ``board`` (int64 card ids, the deals in order); entries
 of hands that share a card with the board are ignored. It runs the numba kernel
-``hand_buckets(tables, round, board, hand_cards, hands, out)`` over ``tables()`` (a small
+``hand_buckets(tables, round, board, hand_cards, hands, out)`` over ``kernel_tables()`` (a small
 NamedTuple of arrays per kind), which njit code such as the sampled solver's board loop calls
 directly, without Python in between.
 """
@@ -56,7 +56,7 @@ class CardAbstraction(Protocol):
 
     def buckets(self, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray: ...
 
-    def tables(self) -> NamedTuple: ...
+    def kernel_tables(self) -> NamedTuple: ...
 
 
 class IndependentTables(NamedTuple):
@@ -167,7 +167,7 @@ class CardIndependent:
     def buckets(self, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray:
         return np.zeros(hand_cards.shape[0], np.int64)
 
-    def tables(self) -> IndependentTables:
+    def kernel_tables(self) -> IndependentTables:
         return IndependentTables(0)
 
 
@@ -202,7 +202,7 @@ class LosslessCards:
             start += size
         return _buckets_of(self._tables, round, board, hand_cards)
 
-    def tables(self) -> LosslessTables:
+    def kernel_tables(self) -> LosslessTables:
         """Its kernel view; ``hand_buckets`` wants each deal's cards sorted."""
         return self._tables
 
@@ -234,7 +234,7 @@ class IsomorphicCards:
                                        f"{game.spec} {size} canonical hands")
         self._tables = tables
         self._num_rounds = game.num_rounds
-        self._kernel_tables: IsomorphicTables | None = None
+        self._kernel_view: IsomorphicTables | None = None
         self.reference = reference or {"kind": "tables"}
         self._counts = [int(np.max(t)) + 1 if t.size else 0 for t in tables]
         self.description = description
@@ -251,17 +251,17 @@ class IsomorphicCards:
         return self._counts[round]
 
     def buckets(self, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray:
-        return _buckets_of(self.tables(), round, board, hand_cards)
+        return _buckets_of(self.kernel_tables(), round, board, hand_cards)
 
-    def tables(self) -> IsomorphicTables:
+    def kernel_tables(self) -> IsomorphicTables:
         """Its kernel view (built once; bucket tables of one dtype, the file's where they agree)."""
-        if self._kernel_tables is None:
+        if self._kernel_view is None:
             rounds = self._tables[:self._num_rounds]
             dtype = np.result_type(*rounds)
-            self._kernel_tables = IsomorphicTables(
+            self._kernel_view = IsomorphicTables(
                 tuple(self._indexer(r).tables for r in range(self._num_rounds)),
                 tuple(np.asarray(t, dtype) for t in rounds))
-        return self._kernel_tables
+        return self._kernel_view
 
     @classmethod
     def canonical(cls, game: LimitPoker) -> IsomorphicCards:

@@ -489,7 +489,7 @@ class SampledCFR:
                                    np.full((levels, hands), -1, np.int64), level_weight,
                                    np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
                                    np.zeros(1, np.int64), self.hand_cards)
-        self._tables = layout.abstraction.tables()
+        self._tables = layout.abstraction.kernel_tables()
         self._rematch()
 
     def _rematch(self) -> None:
