@@ -148,7 +148,7 @@ def _add_average(average, x, amount, fixed):
 # The walk's per-node helpers (_open, _next_child, _gather, _close) are compiled without
 # numba's reference counting (its private option _nrt=False): they allocate nothing and every
 # array they see is owned by the caller, while with it each call increfs and decrefs the ~30
-# arrays of its four NamedTuples — 1.3 us per call against 3 ns without, 3.5x on a Leduc walk.
+# arrays of its four NamedTuples: Leduc runs 5.5x more iterations per CPU second without.
 @numba.njit(cache=True, _nrt=False)
 def _open(view, board, walk, state, player, weight, depth, fixed):
     """Start the node at ``depth``; True for a terminal (its values filled). At the updating
