@@ -129,7 +129,8 @@ def _hand_buckets(tables, round, board, hand_cards, hands, out):
             indexer = tables.indexers[round]
             buckets = tables.buckets[round]
             for h in hands:
-                cards[:k] = hand_cards[h]
+                for i in range(k):  # element by element: a slice assignment per hand costs more
+                    cards[i] = hand_cards[h, i]
                 out[h] = buckets[index_hand(indexer, cards, cards.shape[0])]
         return isomorphic
     return None
