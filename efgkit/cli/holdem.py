@@ -24,9 +24,13 @@ def _bucket_counts(text: str) -> tuple[int, int, int, int]:
 @click.argument("cards", nargs=-1)
 @click.option("--buckets", "-b", default="169,1000,1000,1000", show_default=True,
               help="Buckets per street: preflop,flop,turn,river (preflop 169 keeps every class).")
-@click.option("--flop", type=click.Choice(["emd", "pa"]), default="emd", show_default=True,
-              help="emd: k-means of strength histograms with exact EMD; pa: potential-aware (histograms "
-                   "over turn buckets, GS14's greedy EMD).")
+@click.option("--flop", type=click.Choice(["emd", "ehs", "ehs2", "pa"]), default="emd",
+              show_default=True,
+              help="emd: k-means of strength histograms with exact EMD; ehs / ehs2: 1-D k-means of E[HS] / "
+                   "E[HS^2]; pa: potential-aware (histograms over turn buckets, GS14's greedy EMD).")
+@click.option("--turn", type=click.Choice(["emd", "ehs", "ehs2"]), default="emd", show_default=True,
+              help="emd: k-means of strength histograms with exact EMD; ehs / ehs2: 1-D k-means of E[HS] / "
+                   "E[HS^2].")
 @click.option("--river", type=click.Choice(["ochs", "ehs"]), default="ochs", show_default=True,
               help="ochs: L2 k-means of strength against 8 opponent clusters; ehs: 1-D k-means of E[HS].")
 @click.option("--bins", type=click.IntRange(min=2), default=50, show_default=True,
@@ -49,16 +53,16 @@ def _bucket_counts(text: str) -> tuple[int, int, int, int]:
 @click.option("--lookup", type=click.Path(dir_okay=False), default=None, metavar="BUCKETS.h5",
               help="Look up the bucket of CARDS (hole cards, then the board: AsKd 7h8h9c) in this file.")
 @json_option
-def holdem_abstraction(cards: tuple[str, ...], buckets: str, flop: str, river: str, bins: int, seed: int,
-                       ranks: int, scheduler: str | None, workers: int, features: str | None, out: str | None,
-                       plot: str | None, lookup: str | None, as_json: bool) -> None:
+def holdem_abstraction(cards: tuple[str, ...], buckets: str, flop: str, turn: str, river: str, bins: int,
+                       seed: int, ranks: int, scheduler: str | None, workers: int, features: str | None,
+                       out: str | None, plot: str | None, lookup: str | None, as_json: bool) -> None:
     """Build Texas hold'em card buckets, or look one up.
 
     Building: every street's features are computed exactly over canonical (suit-isomorphic)
     hands, chunked by canonical board on a Dask cluster (a LocalCluster by default), then
     clustered: preflop classes, flop and turn strength histograms with exact EMD k-means
-    (or a potential-aware flop), river OCHS with L2 k-means. The bucket file holds every
-    canonical hand's bucket, the centroids and the parameters.
+    (or E[HS] / E[HS^2], or a potential-aware flop), river OCHS with L2 k-means (or E[HS]).
+    The bucket file holds every canonical hand's bucket, the centroids and the parameters.
 
     Lookup: efgkit holdem-abstraction --lookup BUCKETS.h5 AsKd 7h8h9c
     """
@@ -78,8 +82,8 @@ def holdem_abstraction(cards: tuple[str, ...], buckets: str, flop: str, river: s
                                      ("preflop", "flop", "turn", "river")}
     for path in plots.values():
         check_writable(path, "--plot")
-    options = AbstractionOptions(buckets=_bucket_counts(buckets), flop=flop, river=river, bins=bins,
-                                 num_ranks=ranks, seed=seed)
+    options = AbstractionOptions(buckets=_bucket_counts(buckets), flop=flop, turn=turn, river=river,
+                                 bins=bins, num_ranks=ranks, seed=seed)
     options.check()
     with ChunkRunner(scheduler=scheduler, workers=0 if scheduler else workers) as runner:
         summary = build_abstraction(options, out, features=features, runner=runner, progress=show_progress())

@@ -9,9 +9,12 @@ writes the bucket file. Streets, in the order they run:
   ``opponent_clusters`` groups (EMD k-means of their histograms, weighted by hole pairs,
   Johanson et al. 2013) for OCHS; its buckets are the classes themselves when as many are
   asked for as there are classes (169: lossless), else EMD k-means of the histograms;
-* river: ``ochs`` (L2 k-means of the OCHS vectors, J13's KO) or ``ehs`` (1-D k-means of E[HS]);
-* turn: exact 1-D EMD k-means of the ``bins``-bin strength histograms (J13's KE);
-* flop: ``emd`` (as the turn) or ``pa`` (potential-aware, Ganzfried & Sandholm 2014: the
+* river: ``ochs`` (L2 k-means of the OCHS vectors, J13's KO) or ``ehs`` (1-D k-means of E[HS];
+  on the river E[HS^2] = E[HS]^2 orders hands the same way);
+* turn: ``emd``, exact 1-D EMD k-means of the ``bins``-bin strength histograms (J13's KE), or
+  the expectation-based ``ehs`` / ``ehs2`` (1-D k-means of E[HS] / E[HS^2], the features
+  distribution-aware abstraction replaced);
+* flop: as the turn, or ``pa`` (potential-aware, Ganzfried & Sandholm 2014: the
   histogram of the turn buckets the 47 turn cards lead to, GS14's greedy EMD with the
   distance between turn centroids as ground distance).
 
@@ -44,7 +47,8 @@ from efgkit.abstraction.cards.line_kmeans import LineEMDKMeans, histogram_cdfs
 from efgkit.abstraction.cards.potential_aware_kmeans import PotentialAwareKMeans
 from efgkit.errors import AbstractionError, ParameterError
 
-FLOP_METHODS = ("emd", "pa")
+TURN_METHODS = ("emd", "ehs", "ehs2")
+FLOP_METHODS = (*TURN_METHODS, "pa")
 RIVER_METHODS = ("ochs", "ehs")
 DEDUPLICATE_MAX_ROWS = 4_000_000
 """Feature rows are de-duplicated before clustering up to this many (a sort of the rows)."""
@@ -63,6 +67,7 @@ class AbstractionOptions:
 
     buckets: tuple[int, int, int, int] = (169, 1000, 1000, 1000)
     flop: str = "emd"
+    turn: str = "emd"
     river: str = "ochs"
     bins: int = 50
     num_ranks: int = 13
@@ -87,6 +92,8 @@ class AbstractionOptions:
                                  f"not {self.buckets[0]}")
         if self.flop not in FLOP_METHODS:
             raise ParameterError(f"--flop must be one of {', '.join(FLOP_METHODS)}, got {self.flop!r}")
+        if self.turn not in TURN_METHODS:
+            raise ParameterError(f"--turn must be one of {', '.join(TURN_METHODS)}, got {self.turn!r}")
         if self.river not in RIVER_METHODS:
             raise ParameterError(f"--river must be one of {', '.join(RIVER_METHODS)}, got {self.river!r}")
         if self.bins < 2:
@@ -369,6 +376,11 @@ def cluster_streets(options: AbstractionOptions, store, runner: ChunkRunner,
             labels, centroids, mean, details = _l2_street(data["ehs"][:, None], data["weight"], k,
                                                           seeds[street], options, runner)
             method, distance = "ehs-kmeans", "emd"  # between point masses EMD is |x - y|, the L2 in 1-D
+        elif street in ("flop", "turn") and getattr(options, street) in ("ehs", "ehs2"):
+            feature = getattr(options, street)
+            labels, centroids, mean, details = _l2_street(data[feature][:, None], data["weight"], k,
+                                                          seeds[street], options, runner)
+            method, distance = f"{feature}-kmeans", "emd"
         elif street == "flop" and options.flop == "pa":
             labels, centroids, mean, details = _potential_aware_flop(data, done["turn"], k, seeds[street],
                                                                      options, runner, progress)
@@ -411,7 +423,8 @@ def build_abstraction(options: AbstractionOptions, out: str | Path, *, features:
             "iterations": street.details.get("iterations"), "lossless": bool(street.details.get("lossless")),
         }
     return {"num_ranks": deck.num_ranks, "buckets_requested": list(options.buckets),
-            "buckets": [s.num_buckets for s in streets], "flop": options.flop, "river": options.river,
+            "buckets": [s.num_buckets for s in streets], "flop": options.flop, "turn": options.turn,
+            "river": options.river,
             "bins": options.bins, "seed": options.seed, "opponent_clusters": options.opponent_clusters,
             "runner": runner.description, "streets": summary_streets,
             "features": None if features is None else str(features), "out": str(out),
