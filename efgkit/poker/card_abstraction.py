@@ -264,6 +264,11 @@ class IsomorphicCards:
                 tuple(np.asarray(t, dtype) for t in rounds))
         return self._kernel_view
 
+    def row_buckets(self, round: int, rows: np.ndarray) -> np.ndarray:
+        """int64 (n,) bucket of every row of ``rows`` (n, 2 + board cards of ``round``): hole
+        cards then the board, no card twice."""
+        return np.asarray(self._tables[round])[self._indexer(round).index(rows)].astype(np.int64)
+
     @classmethod
     def canonical(cls, game: LimitPoker) -> IsomorphicCards:
         """Each canonical (hole cards, board) class its own bucket: suit isomorphism only."""
