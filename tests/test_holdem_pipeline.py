@@ -24,13 +24,14 @@ from efgkit.abstraction.cards.hand_strength import HandStrength
 from efgkit.abstraction.cards.holdem import executor, pipeline
 from efgkit.abstraction.cards.holdem import features as F
 from efgkit.abstraction.cards.holdem.bucket_file import BucketLookup
-from efgkit.abstraction.cards.holdem.deck import Deck
+from efgkit.abstraction.cards.holdem.deck import ROUND_NAMES, Deck
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.abstraction.cards.holdem.feature_store import FeatureStore
 from efgkit.abstraction.cards.holdem.pipeline import (
     AbstractionOptions,
     MemoryFeatures,
     build_abstraction,
+    cluster_streets,
     compute_features,
 )
 from efgkit.abstraction.cards.situations import CardSituations
@@ -323,3 +324,18 @@ def test_pipeline_benchmark_quick_mode_reports_every_street(tmp_path, monkeypatc
     section = bench.pipeline_section(result)
     assert section.startswith("## Hold'em feature and bucket pipeline")
     assert all(f"| {street} | " in section for street in ("preflop", "flop", "turn", "river"))
+
+
+def test_expectation_based_streets_are_intervals_of_their_feature(features):
+    store = MemoryFeatures()
+    for street, arrays in features.items():
+        store.write(street, arrays)
+    options = dataclasses.replace(OPTIONS, flop="ehs2", turn="ehs", river="ehs")
+    with ChunkRunner() as runner:
+        streets = {s.street: s for s in cluster_streets(options, store, runner, progress=False)}
+    for street, feature in (("flop", "ehs2"), ("turn", "ehs"), ("river", "ehs")):
+        assert streets[street].method == f"{feature}-kmeans"
+        assert streets[street].num_buckets == options.buckets[ROUND_NAMES.index(street)]
+        values, labels = features[street][feature], streets[street].labels
+        ranges = sorted((values[labels == b].min(), values[labels == b].max()) for b in np.unique(labels))
+        assert all(high < low for (_, high), (low, _) in zip(ranges, ranges[1:], strict=False))
