@@ -1,0 +1,354 @@
+"""Memory against exploitability of hold'em card abstractions (issue 14): the study a paper would print.
+
+On a reduced-deck hold'em whose exact full-game best response takes seconds to minutes, every
+card abstraction below is built by the hold'em pipeline (``efgkit holdem-abstraction``; the
+features once, then each clustering), solved by CFR+ with public chance sampling
+(``SampledCFR``) for the same number of iterations, and its average strategy is evaluated
+exactly in the full game (``StreamedEvaluator``: every hand on every board its own
+information set for the responder). Families:
+
+* ``E[HS]``: 1-D k-means of E[HS] on the flop, turn and river (expectation-based);
+* ``E[HS^2]``: E[HS^2] on the flop and turn, E[HS] on the river (where E[HS^2] = E[HS]^2);
+* ``EMD, E[HS] river``: exact EMD k-means of strength histograms on the flop and turn;
+* ``EMD, OCHS river``: the same with OCHS on the river (Johanson et al. 2013's KE-KO);
+* ``perfect recall EMD, OCHS``: the tuple of an EMD/OCHS abstraction's buckets at every
+  round so far (``efgkit.poker.perfect_recall``), from small per-round counts;
+* ``lossless (suit isomorphism)``: every canonical hand its own bucket, the reference point
+  whose exploitability is the solver's error alone at this number of iterations.
+
+The preflop keeps every class. Per abstraction: buckets per round, strategy bytes (the
+float64 average strategy the evaluator reads: 8 bytes per (betting decision, bucket, action)),
+bucket-table bytes (one entry per canonical hand and round in the smallest unsigned integer
+that holds the bucket count; for perfect recall the base tables plus, per later round, the
+map (earlier bucket, base bucket) -> bucket), exact exploitability in mbb/g (NashConv / 2
+per game, in thousandths of a big blind) and CPU seconds of clustering, solving and
+evaluation. The ``--curves`` abstractions are also evaluated at intermediate iterations.
+
+Results go to benchmarks/results/holdem-tradeoff.jsonl (one line per abstraction; a rerun
+with the same settings skips the abstractions already there), the marked section
+``holdem-tradeoff`` of ``--out`` and two plots next to it in docs/img. CPU seconds are
+those of this process (the machine is shared; wall-clock time is reported separately).
+
+    python benchmarks/bench_holdem_tradeoff.py --out docs/results-holdem.md
+    python benchmarks/bench_holdem_tradeoff.py --quick        # a seconds-long smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from markdown_sections import update_section
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "holdem-tradeoff.jsonl"
+IMAGES = ROOT / "docs" / "img"
+SPEC = "holdem(ranks=5,caps=1-1-1-1)"
+
+
+@dataclass(frozen=True)
+class Abstraction:
+    """One abstraction of the study: a family, the pipeline's methods and bucket counts per
+    street, and whether the buckets are made perfect recall."""
+
+    family: str
+    flop: str
+    turn: str
+    river: str
+    buckets: tuple[int, int, int, int]
+    perfect_recall: bool = False
+
+    @property
+    def name(self) -> str:
+        recall = "pr-" if self.perfect_recall else ""
+        return f"{recall}{self.flop}-{self.turn}-{self.river}-{'-'.join(map(str, self.buckets))}"
+
+
+LOSSLESS = "lossless (suit isomorphism)"
+FAMILIES = {"E[HS]": ("ehs", "ehs", "ehs"), "E[HS^2]": ("ehs2", "ehs2", "ehs"),
+            "EMD, E[HS] river": ("emd", "emd", "ehs"), "EMD, OCHS river": ("emd", "emd", "ochs")}
+
+
+def study(quick: bool, preflop: int) -> tuple[list[Abstraction], list[str]]:
+    """The abstractions to run and the names of those with convergence curves."""
+    sizes = (8,) if quick else (10, 30, 100, 300)
+    recall_sizes = (2,) if quick else (2, 3, 5)
+    runs = [Abstraction(family, *methods, (preflop, k, k, k)) for family, methods in FAMILIES.items()
+            for k in sizes]
+    runs += [Abstraction("perfect recall EMD, OCHS", "emd", "emd", "ochs", (preflop, k, k, k), True)
+             for k in recall_sizes]
+    runs.append(Abstraction(LOSSLESS, "canonical", "canonical", "canonical", (preflop, 0, 0, 0)))
+    curves = [Abstraction("EMD, OCHS river", "emd", "emd", "ochs", (preflop, k, k, k)).name
+              for k in (sizes if quick else (10, 300))]
+    return runs, curves
+
+
+def table_bytes(entries: int, buckets: int) -> int:
+    """Bytes of a table of ``entries`` bucket numbers below ``buckets`` (1, 2, 4 or 8 each)."""
+    width = next(size for size in (1, 2, 4, 8) if buckets <= 1 << (8 * size))
+    return entries * width
+
+
+def bucket_table_bytes(game, cards, base) -> int:
+    """See the module docstring: the base tables, plus the tuple maps of a perfect-recall one
+    (none for the lossless abstraction, whose bucket is the canonical index itself)."""
+    from efgkit.abstraction.cards.holdem.features import hand_indexer
+
+    structure = game.card_structure
+    if base.reference["kind"] == "canonical":
+        return 0
+    total = 0
+    for r in range(game.num_rounds):
+        indexer = hand_indexer(sum(structure.public_cards_per_round[:r + 1]), structure.num_ranks)
+        total += table_bytes(indexer.round_size(indexer.num_rounds - 1), base.num_buckets(r))
+        if cards is not base and r:
+            total += table_bytes(cards.num_buckets(r - 1) * base.num_buckets(r), cards.num_buckets(r))
+    return total
+
+
+def build_bucket_file(run: Abstraction, num_ranks: int, work: Path, features: Path) -> tuple[Path, float]:
+    """The pipeline's bucket file of ``run`` (built once per base abstraction) and the CPU
+    seconds of its clustering (features are shared and reported once)."""
+    from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
+
+    options = AbstractionOptions(buckets=run.buckets, flop=run.flop, turn=run.turn, river=run.river,
+                                 num_ranks=num_ranks)
+    path = work / f"{run.flop}-{run.turn}-{run.river}-{'-'.join(map(str, run.buckets))}.h5"
+    started = time.process_time()
+    if run.family != LOSSLESS and not path.exists():
+        build_abstraction(options, path, features=features)
+    return path, time.process_time() - started
+
+
+def solve_and_evaluate(spec: str, run: Abstraction, bucket_file: Path, iterations: int,
+                       checkpoints: list[int]) -> dict:
+    """CFR+ with public chance sampling for ``iterations``, exact exploitability at every
+    checkpoint (mbb/g) and at the end; sizes and CPU seconds."""
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.bucket_layout import BucketLayout
+    from efgkit.poker.card_abstraction import IsomorphicCards
+    from efgkit.poker.full_game import StreamedEvaluator
+    from efgkit.poker.perfect_recall import PerfectRecallCards
+    from efgkit.poker.sampled_cfr import SampledCFR
+    from efgkit.specs import make_game
+
+    game = make_game(spec)
+    started = time.process_time()
+    base = (IsomorphicCards.canonical(game) if run.family == LOSSLESS
+            else IsomorphicCards.from_bucket_file(game, bucket_file))
+    cards = PerfectRecallCards(game, base) if run.perfect_recall else base
+    abstraction_seconds = time.process_time() - started
+    layout = BucketLayout(BettingTree(game), cards)
+    solver = SampledCFR(layout, variant="cfr+", seed=0)
+    evaluator = StreamedEvaluator(layout)
+    big_blind = max(game.blinds)
+    curve, solve_seconds, evaluate_seconds = [], 0.0, 0.0
+    for stop in sorted({*checkpoints, iterations}):
+        started = time.process_time()
+        solver.iterate(stop - solver.iteration)
+        solve_seconds += time.process_time() - started
+        started = time.process_time()
+        result = evaluator.evaluate(solver.average_strategy(), game_value=False)
+        evaluate_seconds += time.process_time() - started
+        curve.append({"iterations": stop, "mbb_per_game": result.exploitability / big_blind * 1000,
+                      "evaluate_cpu_seconds": time.process_time() - started})
+    return {"buckets": [cards.num_buckets(r) for r in range(game.num_rounds)],
+            "strategy_bytes": layout.num_actions * 8,
+            "bucket_table_bytes": bucket_table_bytes(game, cards, base),
+            "mbb_per_game": curve[-1]["mbb_per_game"], "curve": curve,
+            "abstraction_cpu_seconds": abstraction_seconds, "solve_cpu_seconds": solve_seconds,
+            "evaluate_cpu_seconds": evaluate_seconds}
+
+
+def run_study(spec: str, iterations: int, quick: bool, results: Path | None, work: Path,
+              progress: bool) -> dict:
+    """Every abstraction of ``study``, reusing result lines with the same settings."""
+    from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
+    from efgkit.specs import make_game
+
+    game = make_game(spec)
+    num_ranks = game.card_structure.num_ranks
+    classes = num_ranks * num_ranks
+    runs, curves = study(quick, classes)
+    settings = {"spec": spec, "iterations": iterations, "quick": quick}
+    done = {}
+    if results is not None and results.exists():
+        for line in results.read_text().splitlines():
+            row = json.loads(line)
+            if all(row.get(key) == value for key, value in settings.items()):
+                done[row["name"]] = row
+    features = work / f"features-{num_ranks}.h5"
+    started_wall, started_cpu = time.perf_counter(), time.process_time()
+    feature_seconds = None
+    if not features.exists():
+        build_abstraction(AbstractionOptions(buckets=(classes, 1, 1, 1), num_ranks=num_ranks),
+                          work / "features-only.h5", features=features)
+        feature_seconds = time.process_time() - started_cpu
+    checkpoints = [max(1, iterations // 27), max(1, iterations // 9), max(1, iterations // 3)]
+    rows = []
+    for number, run in enumerate(runs):
+        if run.name in done:
+            rows.append(done[run.name])
+            continue
+        if progress:
+            print(f"[{number + 1}/{len(runs)}] {run.name}", file=sys.stderr, flush=True)
+        bucket_file, cluster_seconds = build_bucket_file(run, num_ranks, work, features)
+        measured = solve_and_evaluate(spec, run, bucket_file, iterations,
+                                      checkpoints if run.name in curves else [])
+        row = {**settings, "name": run.name, "family": run.family, "perfect_recall": run.perfect_recall,
+               "flop": run.flop, "turn": run.turn, "river": run.river, "base_buckets": list(run.buckets),
+               "cluster_cpu_seconds": cluster_seconds, **measured}
+        rows.append(row)
+        if results is not None:
+            results.parent.mkdir(parents=True, exist_ok=True)
+            with results.open("a") as handle:
+                handle.write(json.dumps(row) + "\n")
+    return {**settings, "rows": rows, "feature_cpu_seconds": feature_seconds,
+            "wall_seconds": time.perf_counter() - started_wall,
+            "cpu_seconds": time.process_time() - started_cpu}
+
+
+def _front(rows: list[dict]) -> list[dict]:
+    """The rows no other row beats in both strategy bytes and exploitability, by size."""
+    from efgkit.cli.plots import pareto_front
+
+    front = pareto_front([(r["mbb_per_game"], r["strategy_bytes"]) for r in rows])
+    return sorted([r for r in rows if (r["mbb_per_game"], r["strategy_bytes"]) in front],
+                  key=lambda r: r["strategy_bytes"])
+
+
+def write_plots(result: dict, prefix: Path) -> list[Path]:
+    """``prefix``-pareto.png (exploitability against strategy bytes, the Pareto front of each
+    family) and ``prefix``-convergence.png (exploitability against iterations)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = result["rows"]
+    families = list(dict.fromkeys(r["family"] for r in rows))
+    figure, axes = plt.subplots(figsize=(7, 4.8))
+    for number, family in enumerate(families):
+        mine = [r for r in rows if r["family"] == family]
+        front = _front(mine)
+        marker = "*" if family == LOSSLESS else "s" if mine[0]["perfect_recall"] else "o"
+        color = f"C{number}"
+        axes.plot([r["strategy_bytes"] for r in front], [r["mbb_per_game"] for r in front], color=color,
+                  label=family)
+        axes.scatter([r["strategy_bytes"] for r in mine], [r["mbb_per_game"] for r in mine], color=color,
+                     marker=marker, edgecolor="black", zorder=3)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("strategy bytes (float64 average strategy)")
+    axes.set_ylabel("exploitability in the full game, mbb/g")
+    axes.set_title(f"{result['spec']}: memory against exploitability, "
+                   f"CFR+ {result['iterations']:,} iterations", fontsize=10)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    paths = [prefix.with_name(prefix.name + "-pareto.png")]
+    figure.savefig(paths[0], dpi=110)
+    plt.close(figure)
+
+    figure, axes = plt.subplots(figsize=(7, 4.8))
+    for r in rows:
+        if len(r["curve"]) > 1:
+            label = f"{r['family']} {'-'.join(map(str, r['buckets']))}"
+            axes.plot([p["iterations"] for p in r["curve"]], [p["mbb_per_game"] for p in r["curve"]],
+                      marker="o", label=label)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("CFR+ iterations (public chance sampling)")
+    axes.set_ylabel("exploitability in the full game, mbb/g")
+    axes.set_title(f"{result['spec']}: convergence on card abstractions", fontsize=10)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    paths.append(prefix.with_name(prefix.name + "-convergence.png"))
+    figure.savefig(paths[1], dpi=110)
+    plt.close(figure)
+    return paths
+
+
+def section(result: dict, command: str, images: list[str]) -> str:
+    """Markdown: the command, the table, the plots, the convergence numbers."""
+    rows = sorted(result["rows"], key=lambda r: (r["family"], r["strategy_bytes"]))
+    features = (f" (features {result['feature_cpu_seconds']:.0f} s of it)" if result["feature_cpu_seconds"]
+                else "")
+    fronts = {id(r) for family in dict.fromkeys(r["family"] for r in rows)
+              for r in _front([x for x in rows if x["family"] == family])}
+    lines = [
+        f"Generated by `{command}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: "
+        f"`{result['spec']}`, CFR+ with public chance sampling, {result['iterations']:,} iterations per "
+        f"abstraction (seed 0), exact full-game best response. This run: "
+        f"{result['wall_seconds'] / 60:.1f} min wall-clock, {result['cpu_seconds'] / 60:.1f} min CPU in one "
+        f"process{features}.",
+        "",
+        "| family | buckets (preflop-flop-turn-river) | strategy bytes | bucket-table bytes | exploitability "
+        "mbb/g | on the family's front | clustering s | solve s | evaluation s |",
+        "|---|---|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(f"| {r['family']} | {'-'.join(map(str, r['buckets']))} | {r['strategy_bytes']:,} | "
+                     f"{r['bucket_table_bytes']:,} | {r['mbb_per_game']:.1f} | "
+                     f"{'yes' if id(r) in fronts else ''} | "
+                     f"{r['cluster_cpu_seconds']:.1f} | {r['solve_cpu_seconds']:.0f} | "
+                     f"{r['evaluate_cpu_seconds']:.0f} |")
+    lines += ["", *[f"![{Path(path).stem}]({path})" for path in images], ""]
+    curves = [r for r in rows if len(r["curve"]) > 1]
+    if curves:
+        stops = [p["iterations"] for p in curves[0]["curve"]]
+        lines += ["Exploitability (mbb/g) against iterations:", "",
+                  "| abstraction | " + " | ".join(f"{s:,}" for s in stops) + " |",
+                  "|---|" + "---:|" * len(stops)]
+        for r in curves:
+            lines.append(f"| {r['family']} {'-'.join(map(str, r['buckets']))} | "
+                         + " | ".join(f"{p['mbb_per_game']:.1f}" for p in r["curve"]) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", default=SPEC, help="the game (a reduced-deck hold'em)")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="CFR+ iterations per abstraction (default 10,000; quick 60)")
+    parser.add_argument("--quick", action="store_true", help="seconds-long smoke run (no results file)")
+    parser.add_argument("--out", type=Path, help="markdown file whose holdem-tradeoff section to write")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="directory for the feature and bucket files (kept, so a rerun reuses them)")
+    args = parser.parse_args()
+    spec = "holdem(ranks=5,rounds=2,caps=1-1)" if args.quick and args.spec == SPEC else args.spec
+    iterations = args.iterations or (60 if args.quick else 10_000)
+    command = " ".join(["python benchmarks/bench_holdem_tradeoff.py",
+                        *([] if args.spec == SPEC else [f"--spec '{spec}'"]),
+                        *([] if args.iterations is None else [f"--iterations {iterations}"]),
+                        *(["--quick"] if args.quick else []), *([f"--out {args.out}"] if args.out else [])])
+    with tempfile.TemporaryDirectory() as scratch:
+        work = args.work or Path(scratch)
+        work.mkdir(parents=True, exist_ok=True)
+        result = run_study(spec, iterations, args.quick, None if args.quick else RESULTS, work,
+                           progress=sys.stderr.isatty() or not args.quick)
+    if args.out:
+        image_dir = IMAGES if args.out.resolve().parent == (ROOT / "docs") else args.out.parent
+        image_dir.mkdir(parents=True, exist_ok=True)
+        paths = write_plots(result, image_dir / ("holdem-tradeoff" + ("-quick" if args.quick else "")))
+        images = [str(p.relative_to(args.out.resolve().parent)) if p.is_relative_to(args.out.resolve().parent)
+                  else str(p) for p in paths]
+    else:
+        images = []
+    text = section(result, command, images)
+    print(text)
+    if args.out:
+        update_section(args.out, "holdem-tradeoff", text)
+    if any(math.isnan(r["mbb_per_game"]) for r in result["rows"]):
+        raise SystemExit("an exploitability is NaN")
+
+
+if __name__ == "__main__":
+    main()
