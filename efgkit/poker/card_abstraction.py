@@ -14,7 +14,8 @@ bucket of a player's hand on the board dealt so far comes from the abstraction
   the hold'em pipeline's bucket files (``from_bucket_file``), the canonical hands themselves
   (``canonical``, suit isomorphism only) or a seeded random table (``hashed``, for tests).
   These are suit symmetric: renaming suits never changes a bucket, which the engine uses to
-  evaluate one flop per suit-isomorphism class.
+  evaluate one flop per suit-isomorphism class. ``perfect_recall.PerfectRecallCards`` makes
+  one perfect recall (the bucket is the history of its buckets).
 
 ``buckets(round, board, hand_cards)``: int64 (hands,) bucket of every hand (rows of
 ``hand_cards``, int64 (hands, k)) on ``board`` (int64 card ids, the deals in order); entries
