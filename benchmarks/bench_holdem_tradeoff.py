@@ -1,6 +1,7 @@
 """Memory against exploitability of hold'em card abstractions (issue 14): the study a paper would print.
 
-On a reduced-deck hold'em whose exact full-game best response takes seconds to minutes, every
+On a reduced-deck hold'em whose exact full-game best response takes seconds
+(``holdem(ranks=5,caps=1-1-1-1)``; docs/results-holdem.md says why this one), every
 card abstraction below is built by the hold'em pipeline (``efgkit holdem-abstraction``; the
 features once, then each clustering), solved by CFR+ with public chance sampling
 (``SampledCFR``) for the same number of iterations, and its average strategy is evaluated
@@ -16,8 +17,8 @@ information set for the responder). Families:
 * ``lossless (suit isomorphism)``, with ``--lossless`` (always in the quick run): every
   canonical hand its own bucket, the reference point whose exploitability is the solver's
   error alone at this number of iterations. On the default game it has 18,038,145 actions and
-  an iteration costs about 100 ms of CPU (the regrets of every row are matched each
-  iteration), 50 times a clustered abstraction's: about 17 CPU-minutes.
+  an iteration costs about 100 ms of CPU (``SampledCFR`` updates every row each iteration),
+  50 times a clustered abstraction's: about 17 CPU-minutes.
 
 The preflop keeps every class. Per abstraction: buckets per round, strategy bytes (the
 float64 average strategy the evaluator reads: 8 bytes per (betting decision, bucket, action)),
@@ -25,12 +26,13 @@ bucket-table bytes (one entry per canonical hand and round in the smallest unsig
 that holds the bucket count; for perfect recall the base tables plus, per later round, the
 map (earlier bucket, base bucket) -> bucket), exact exploitability in mbb/g (NashConv / 2
 per game, in thousandths of a big blind) and CPU seconds of clustering, solving and
-evaluation. The ``--curves`` abstractions are also evaluated at intermediate iterations.
+evaluation. Two EMD/OCHS abstractions (``study``'s curves) are also evaluated at 1/27, 1/9 and
+1/3 of the iterations.
 
 Results go to benchmarks/results/holdem-tradeoff.jsonl (one line per abstraction; a rerun
 with the same settings skips the abstractions already there), the marked section
 ``holdem-tradeoff`` of ``--out`` and two plots next to it in docs/img. CPU seconds are
-those of this process (the machine is shared; wall-clock time is reported separately).
+those of this process (the machine is shared; each invocation prints its wall-clock time).
 
     python benchmarks/bench_holdem_tradeoff.py --out docs/results-holdem.md
     python benchmarks/bench_holdem_tradeoff.py --quick        # a seconds-long smoke run
