@@ -19,6 +19,17 @@ def test_solve_on_the_public_tree_reports_what_the_tree_engine_reports(runner, j
     assert evaluated["nash_conv"] == pytest.approx(engine["nash_conv"], abs=1e-12)
 
 
+def test_poker_exploitability_is_also_reported_per_big_blind(runner, json_output, tmp_path):
+    out = tmp_path / "holdem.h5"
+    spec = "holdem(ranks=2,rounds=2)"
+    solved = runner.invoke(main, ["solve", spec, "--engine", "public-tree", "-n", "20", "--out", str(out)])
+    assert "mbb/g (big blind 10)" in solved.output
+    data = json_output(runner.invoke(main, ["evaluate", spec, str(out), "--json"]))
+    assert data["exploitability_mbb_per_game"] == pytest.approx(data["exploitability"] / 10 * 1000)
+    goofspiel = json_output(runner.invoke(main, ["solve", "GS3", "-n", "10", "--json"]))
+    assert "exploitability_mbb_per_game" not in goofspiel
+
+
 def test_public_tree_checkpoints_resume_bit_identically(runner, json_output, tmp_path):
     state = tmp_path / "state.h5"
     whole = json_output(runner.invoke(main, ["solve", "leduc", "--engine", "public-tree", "-n", "60",

@@ -21,12 +21,12 @@ from efgkit.cli.app import (
     size_lines,
     with_options,
 )
-from efgkit.errors import ParameterError
+from efgkit.errors import EfgkitError, ParameterError
 from efgkit.io.lock import exclusive_lock
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import BestResponse, FictitiousPlay, SequenceFormLP
 from efgkit.solvers.cfr import SCHEDULED, SOLVER_CLASSES, VARIANT_PARAMETERS
-from efgkit.specs import canonical_spec, load_game
+from efgkit.specs import canonical_spec, load_game, make_game
 from efgkit.storage.checkpoint import Checkpoints
 from efgkit.storage.disk_solve import (
     DiskSolver,
@@ -39,6 +39,19 @@ from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 ITERATIVE_SOLVERS = {**SOLVER_CLASSES, "fp": FictitiousPlay}
 ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
+
+
+def _mbb_fields(spec: str, exploitability: float) -> tuple[dict, list[str]]:
+    """mbb/g of a poker game's exploitability (``streamed.big_blind_fields``); none for other games."""
+    from efgkit.cli.streamed import big_blind_fields
+
+    try:
+        game = make_game(spec)
+    except EfgkitError:  # a game loaded from a file or OpenSpiel: no blinds to count in
+        return {}, []
+    return big_blind_fields(game, exploitability)
+
+
 ENGINES = ("tree", "public-tree", "sampled")
 EVALUATION_ENGINES = ("tree", "public-tree", "streamed")
 SAMPLED_PRECISIONS = ("float64", "float32", "int32")
@@ -433,6 +446,9 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         f"game value (player 0's expected payoff under the "
         f"{'LP' if algorithm == 'lp' else 'final average'} profile): {evaluation.game_value:.9f}",
     ]
+    fields, more = _mbb_fields(tree.spec, evaluation.exploitability)
+    data.update(fields)
+    lines[2:2] = more
     if lp_value is not None:
         lines.append(f"LP value: {lp_value:.9f}")
     if abstraction_file is not None:
@@ -559,4 +575,7 @@ def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str
         f"best-response values: player 0 {br0:.9f}, player 1 {br1:.9f}",
         f"game value (player 0): {evaluation.game_value:.9f}",
     ]
+    fields, more = _mbb_fields(tree.spec, evaluation.exploitability)
+    data.update(fields)
+    lines[3:3] = more
     emit(as_json, data, lines)

@@ -28,9 +28,19 @@ def poker_game(spec: str) -> LimitPoker:
     return game
 
 
+def big_blind_fields(game, exploitability: float) -> tuple[dict, list[str]]:
+    """mbb/g (milli big blinds per game: exploitability per big blind x 1000) as a JSON field
+    and a text line, for a limit poker game (its larger blind, or its ante); none otherwise."""
+    big_blind = max(game.blinds) if isinstance(game, LimitPoker) else 0
+    if big_blind <= 0:
+        return {}, []
+    mbb = exploitability / big_blind * 1000
+    return ({"exploitability_mbb_per_game": mbb},
+            [f"exploitability {mbb:.3f} mbb/g (big blind {big_blind})"])
+
+
 def evaluation_lines(spec: str, game: LimitPoker, evaluation: PokerEvaluation) -> tuple[dict, list[str]]:
     """JSON fields and text lines of an evaluation, with mbb/g where the game has a big blind."""
-    big_blind = max(game.blinds)
     data = {"nash_conv": evaluation.nash_conv, "exploitability": evaluation.exploitability,
             "best_response_values": list(evaluation.best_response_values),
             "game_value": evaluation.game_value}
@@ -38,10 +48,9 @@ def evaluation_lines(spec: str, game: LimitPoker, evaluation: PokerEvaluation) -
              f"{evaluation.exploitability:.6e})",
              f"best-response values: player 0 {evaluation.best_response_values[0]:.9f}, "
              f"player 1 {evaluation.best_response_values[1]:.9f}"]
-    if big_blind > 0:
-        data["exploitability_mbb_per_game"] = evaluation.exploitability / big_blind * 1000
-        lines.append(f"exploitability {data['exploitability_mbb_per_game']:.3f} mbb/g "
-                     f"(big blind {big_blind})")
+    fields, more = big_blind_fields(game, evaluation.exploitability)
+    data.update(fields)
+    lines += more
     if evaluation.game_value == evaluation.game_value:  # not NaN
         lines.append(f"game value (player 0): {evaluation.game_value:.9f}")
     return data, lines
