@@ -27,13 +27,14 @@ playing seat ``q``, and a hand's row is ``start[s, d] + bucket[s, level, h] * wi
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import combinations
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
+from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import DEAL, FOLD, BettingTree
 from efgkit.poker.card_abstraction import CardAbstraction
 from efgkit.poker.public_tree import showdown_orders
@@ -134,8 +135,8 @@ def _equities(view, board, rollouts, walk, level, depth, equity):
     last = view.chance_weight.shape[0] - 1
     if level == last:
         count = board.final_count[0]
-        showdown_values(reach, board.hand_cards, board.final_hands[0, :count], board.final_strength[0, :count],
-                        walk.card_sum, 1.0, 1.0, wins)
+        showdown_values(reach, board.hand_cards, board.final_hands[0, :count],
+                        board.final_strength[0, :count], walk.card_sum, 1.0, 1.0, wins)
         _compatible(reach, board, board.final_hands[0, :count], walk.card_sum, total)
     else:
         for row in range(rollouts.level_start[level], rollouts.level_start[level + 1]):
@@ -250,8 +251,8 @@ def _open(view, board, sides, rollouts, walk, player, mode, depth):
             count = board.final_count[0]
             showdown_values(walk.opponent[depth], board.hand_cards, board.final_hands[0, :count],
                             board.final_strength[0, :count], walk.card_sum,
-                            view.contribution[node, 1 - player] * scale, view.contribution[node, player] * scale,
-                            out)
+                            view.contribution[node, 1 - player] * scale,
+                            view.contribution[node, player] * scale, out)
         return True
     walk.values[depth, :] = 0.0
     walk.cursor[depth] = 0
@@ -294,14 +295,13 @@ def _next_child(view, board, sides, walk, player, mode, depth):
         own, opponent = False, False
         for h in valid:
             if kind == player:
-                walk.own[depth + 1, h] = walk.own[depth, h] * _own_probability(view, board, sides, walk, player,
-                                                                               mode, node, level, depth, h, a)
+                p = _own_probability(view, board, sides, walk, player, mode, node, level, depth, h, a)
+                walk.own[depth + 1, h] = walk.own[depth, h] * p
                 walk.opponent[depth + 1, h] = walk.opponent[depth, h]
             else:
+                q = _probability(view, board, sides, 1 - player, node, level, h, a)
                 walk.own[depth + 1, h] = walk.own[depth, h]
-                walk.opponent[depth + 1, h] = walk.opponent[depth, h] * _probability(view, board, sides,
-                                                                                     1 - player, node, level,
-                                                                                     h, a)
+                walk.opponent[depth + 1, h] = walk.opponent[depth, h] * q
             own = own or walk.own[depth + 1, h] != 0.0
             opponent = opponent or walk.opponent[depth + 1, h] != 0.0
         if own and opponent:
@@ -457,6 +457,24 @@ class BoardDealer:
                                                                 cards[None, :dealt])
         return DealtBoard(valid, count, bucket, self.level_weight, final_hands, final_strength, final_count,
                           self.hand_cards)
+
+
+def play_boards(board_values: Callable[[np.ndarray], tuple[float, float]], dealer: BoardDealer,
+                boards: int | None, rng: np.random.Generator,
+                progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, bool]:
+    """``board_values`` (a board's two per-seat values) on ``boards`` boards sampled with
+    ``rng`` or, with None, on every board: the values (boards, 2) and whether every board was
+    played."""
+    if boards is not None and boards < 2:
+        raise ParameterError(f"at least 2 boards are needed for a confidence interval (got {boards})")
+    count = dealer.num_boards if boards is None else boards
+    deals = dealer.every_board() if boards is None else (dealer.sample(rng) for _ in range(boards))
+    values = np.zeros((count, 2))
+    for i, cards in enumerate(deals):
+        values[i] = board_values(cards)
+        if progress is not None:
+            progress(1)
+    return values, boards is None
 
 
 def seat_sides(layouts: list, strategies: list[np.ndarray], seat_side: tuple[int, int]) -> Sides:

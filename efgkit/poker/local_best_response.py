@@ -36,6 +36,7 @@ from efgkit.poker.board_walk import (
     Rollouts,
     final_orders,
     new_walk,
+    play_boards,
     responder_value,
     seat_sides,
 )
@@ -47,9 +48,9 @@ class LocalBestResponse:
 
     ``rollouts`` completions of the board per equity after the first deal and
     ``preflop_rollouts`` before it (all completions where there are no more); ``seed`` fixes
-    the boards and completions drawn. ``estimate(boards)`` samples boards, ``exact()`` plays
-    every board (small games); both return chips per game, averaged over the two seats
-    (``seat_values_``: the last run's per-seat estimates).
+    the boards and completions drawn. ``run(boards)`` samples boards, ``run()`` plays every
+    board (small games); chips per game, averaged over the two seats (``seat_values_``: the
+    last run's per-seat estimates).
     """
 
     def __init__(self, layout: BucketLayout, strategy, *, rollouts: int = 100, preflop_rollouts: int = 2000,
@@ -110,24 +111,12 @@ class LocalBestResponse:
         for level in range(1, self.betting.num_levels - 1):
             dealt += int(self.betting.deal_size[level - 1])
             self._complete(cards[:dealt], level)
-        return tuple(float(responder_value(self.view, board, self._sides[seat], self._rollouts, self._walk, seat,
-                                           LOCAL)) for seat in (0, 1))
+        return tuple(float(responder_value(self.view, board, self._sides[seat], self._rollouts, self._walk,
+                                           seat, LOCAL)) for seat in (0, 1))
 
-    def _run(self, boards, count: int, exact: bool, progress: Callable[[int], None] | None) -> Estimate:
-        values = np.zeros((count, 2))
-        for i, cards in enumerate(boards):
-            values[i] = self.board_values(cards)
-            if progress is not None:
-                progress(1)
+    def run(self, boards: int | None = None, progress: Callable[[int], None] | None = None) -> Estimate:
+        """LBR's winnings per game, both seats averaged, over ``boards`` sampled boards or
+        (None) every board; the rollouts may still be sampled."""
+        values, exact = play_boards(self.board_values, self.dealer, boards, self.rng, progress)
         self.seat_values_ = (Estimate.of(values[:, 0], exact), Estimate.of(values[:, 1], exact))
         return Estimate.of(values.mean(axis=1), exact)
-
-    def estimate(self, boards: int, progress: Callable[[int], None] | None = None) -> Estimate:
-        """LBR's winnings per game over ``boards`` sampled boards (both seats on each)."""
-        if boards < 2:
-            raise ParameterError(f"local best response needs at least 2 boards for its interval (got {boards})")
-        return self._run((self.dealer.sample(self.rng) for _ in range(boards)), boards, False, progress)
-
-    def exact(self, progress: Callable[[int], None] | None = None) -> Estimate:
-        """LBR's winnings per game over every board (its rollouts may still be sampled)."""
-        return self._run(self.dealer.every_board(), self.dealer.num_boards, True, progress)
