@@ -59,3 +59,10 @@ def test_play_reports_matches_in_mbb_per_game(strategy_file, runner, json_output
 def test_bad_lbr_and_play_requests_get_one_line(strategy_file, arguments, message, runner):
     result = runner.invoke(main, [a.format(file=strategy_file) for a in arguments])
     assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
+
+
+def test_lbr_refuses_strategies_of_the_tree_engine(tmp_path, runner):
+    out = tmp_path / "leduc.h5"
+    assert runner.invoke(main, ["solve", "leduc", "-n", "5", "--out", str(out)]).exit_code == 0
+    result = runner.invoke(main, ["evaluate", "leduc", str(out), "--lbr", "10"])
+    assert result.exit_code == 2 and "bucket strategy files" in result.stderr
