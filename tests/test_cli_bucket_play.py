@@ -27,8 +27,9 @@ def test_lbr_from_the_command_line_bounds_the_exact_exploitability(strategy_file
     assert every["engine"] == "lbr" and every["every_board"] and every["boards"] == 220
     assert 0 < every["lbr_mbb_per_game"] <= exact["exploitability_mbb_per_game"]
     sampled = json_output(runner.invoke(main, ["evaluate", GAME, strategy_file, "--lbr", "40", "--seed", "5",
-                                               "--json"]))
+                                               "--lbr-actions", "c/fcr", "--json"]))
     assert sampled["boards"] == 40 and sampled["lbr_ci95_low_mbb"] < sampled["lbr_ci95_high_mbb"]
+    assert sampled["lbr_actions"] == "c/fcr"
     text = runner.invoke(main, ["evaluate", GAME, strategy_file, "--lbr", "all"])
     assert text.exit_code == 0 and "lower bound on exploitability" in text.stdout
 
@@ -49,6 +50,7 @@ def test_play_reports_matches_in_mbb_per_game(strategy_file, runner, json_output
 @pytest.mark.parametrize("arguments, message", [
     (["evaluate", GAME, "{file}", "--lbr", "1"], "--lbr 1"),
     (["evaluate", GAME, "{file}", "--lbr", "many"], "--lbr many"),
+    (["evaluate", GAME, "{file}", "--lbr", "5", "--lbr-actions", "c/c/c"], "LBR actions"),
     (["evaluate", GAME, "{file}", "--lbr", "5", "--engine", "streamed"], "no --engine"),
     (["evaluate", "holdem(ranks=4,rounds=2)", "{file}", "--lbr", "5"], "is for"),
     (["play", "{file}", "-g", GAME], "pass --against"),

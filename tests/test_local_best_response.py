@@ -42,6 +42,22 @@ def test_lbr_on_every_board_is_at_most_the_exact_exploitability(spec, abstractio
     assert bound.mean >= 0.5 * exact.exploitability  # and close: random strategies are easy to exploit
 
 
+@pytest.mark.parametrize("actions", ["c/fcr", "fc"])
+def test_lbr_with_fewer_actions_is_still_a_lower_bound(actions):
+    layout = _layout("holdem(ranks=4,rounds=2)", lambda game: IsomorphicCards.hashed(game, (6, 9), 3))
+    strategy = layout.random(5)
+    exact = StreamedEvaluator(layout).evaluate(strategy, game_value=False)
+    full = LocalBestResponse(layout, strategy).run()
+    fewer = LocalBestResponse(layout, strategy, actions=actions).run()
+    assert fewer.mean <= exact.exploitability + 1e-9 and fewer.mean != full.mean
+
+
+def test_lbr_calling_only_wins_250_mbb_from_always_fold_as_in_the_paper():
+    layout, strategy = baseline(BettingTree(make_game("holdem")), "fold")
+    bound = LocalBestResponse(layout, strategy, preflop_rollouts=100, actions="fc").run(2)
+    assert bound.mean / 10 * 1000 == pytest.approx(250.0, abs=1e-9)  # Lisy & Bowling's FC/FC/FC/FC row
+
+
 def test_lbr_finds_always_call_fully_in_leduc():
     layout, strategy = baseline(BettingTree(make_game("leduc")), "call")
     exact = StreamedEvaluator(layout).evaluate(strategy, game_value=False)
@@ -69,3 +85,6 @@ def test_bad_lbr_parameters_are_refused():
         LocalBestResponse(layout, layout.uniform(), rollouts=0)
     with pytest.raises(ParameterError, match="at least 2 boards"):
         LocalBestResponse(layout, layout.uniform()).run(1)
+    for actions in ("fcx", "c/c/c", ""):
+        with pytest.raises(ParameterError, match="LBR actions"):
+            LocalBestResponse(layout, layout.uniform(), actions=actions)

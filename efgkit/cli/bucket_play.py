@@ -52,7 +52,7 @@ def _progress_bar(total: int, description: str):
 
 
 def evaluate_lbr(spec: str, path: str, bucket_file: str | None, boards: int | None, rollouts: int,
-                 preflop_rollouts: int, seed: int, as_json: bool) -> None:
+                 preflop_rollouts: int, actions: str, seed: int, as_json: bool) -> None:
     """Local best response against a bucket-strategy file: a lower bound on exploitability."""
     from efgkit.poker.local_best_response import LocalBestResponse
     from efgkit.storage.bucket_strategy import load_bucket_strategy
@@ -60,14 +60,16 @@ def evaluate_lbr(spec: str, path: str, bucket_file: str | None, boards: int | No
     game = poker_game(spec)
     layout, strategy, provenance, _ = load_bucket_strategy(path, game, bucket_file)
     started = time.perf_counter()
-    lbr = LocalBestResponse(layout, strategy, rollouts=rollouts, preflop_rollouts=preflop_rollouts, seed=seed)
+    lbr = LocalBestResponse(layout, strategy, rollouts=rollouts, preflop_rollouts=preflop_rollouts,
+                            actions=actions, seed=seed)
     with _progress_bar(lbr.dealer.num_boards if boards is None else boards, "local best response") as bar:
         estimate = lbr.run(boards, progress=bar.update)
     seconds = time.perf_counter() - started
     big_blind = max(game.blinds)
     seats = lbr.seat_values_
     data = {"game": game.spec, "engine": "lbr", "boards": estimate.boards, "every_board": estimate.exact,
-            "rollouts": rollouts, "preflop_rollouts": preflop_rollouts, "seed": seed, "seconds": seconds,
+            "rollouts": rollouts, "preflop_rollouts": preflop_rollouts, "lbr_actions": actions, "seed": seed,
+            "seconds": seconds,
             "lbr_chips_per_game": estimate.mean, "lbr_standard_error_chips": estimate.standard_error,
             **{f"lbr_{key}": value for key, value in _interval(estimate, big_blind).items()},
             "lbr_seat_mbb_per_game": [_mbb(s.mean, big_blind) for s in seats], "big_blind": big_blind,
@@ -75,8 +77,8 @@ def evaluate_lbr(spec: str, path: str, bucket_file: str | None, boards: int | No
             "abstraction": layout.abstraction.description, "rows": layout.num_rows}
     lines = [f"{path}: {provenance.get('algorithm')} strategy for {game.spec} on "
              f"{layout.abstraction.description} ({layout.num_rows:,} rows)",
-             f"local best response (Lisy & Bowling 2017), a lower bound on exploitability (NashConv/2): "
-             f"{_text(estimate, big_blind)}",
+             f"local best response (Lisy & Bowling 2017; actions {actions}), a lower bound on exploitability "
+             f"(NashConv/2): {_text(estimate, big_blind)}",
              f"LBR in seat 0 {data['lbr_seat_mbb_per_game'][0]:,.3f}, in seat 1 "
              f"{data['lbr_seat_mbb_per_game'][1]:,.3f} mbb/g; every pair of hands on each board, "
              f"{seconds:.1f} s (big blind {big_blind:g})"]

@@ -519,12 +519,15 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
               help="--lbr: board completions per equity after the first deal.")
 @click.option("--preflop-rollouts", type=click.IntRange(min=1), default=2000, show_default=True,
               help="--lbr: board completions per equity before the first deal (computed once).")
+@click.option("--lbr-actions", default="fcr", show_default=True, metavar="SETS",
+              help="--lbr: the actions LBR considers (f fold, c check/call, r bet/raise), for every round or "
+                   "per round separated by '/', as in the paper (c/c/fcr/fcr: no raises before the turn).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="--lbr: the boards and completions drawn.")
 @json_option
 def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str | None, workers: int,
              scheduler: str | None, game_value: bool, lbr_boards: str | None, rollouts: int,
-             preflop_rollouts: int, seed: int, as_json: bool) -> None:
+             preflop_rollouts: int, lbr_actions: str, seed: int, as_json: bool) -> None:
     """Exact NashConv, best-response values and game value of a stored strategy for GAME."""
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file
 
@@ -536,7 +539,7 @@ def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str
             raise ParameterError("--lbr evaluates bucket strategy files (efgkit solve --engine sampled) "
                                  "alone: no --engine, --workers or --scheduler")
         evaluate_lbr(game, strategy_file, bucket_file, board_count(lbr_boards), rollouts, preflop_rollouts,
-                     seed, as_json)
+                     lbr_actions, seed, as_json)
         return
     if engine is None:
         engine = "streamed" if bucket_strategy else "tree"

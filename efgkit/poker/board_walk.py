@@ -41,6 +41,7 @@ from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
 
 STRATEGY, LOCAL = 0, 1
+FOLD_ACTION, CALL_ACTION, RAISE_ACTION = 0, 1, 2
 Z_95 = 1.959963984540054
 
 
@@ -70,14 +71,18 @@ class Sides(NamedTuple):
     seat_side: np.ndarray
 
 
-class Rollouts(NamedTuple):
-    """Final boards completing the board of each level before the last, for equities: level
+class LocalTables(NamedTuple):
+    """What the local best response rule reads besides the board.
+
+    Final boards completing the board of each level before the last, for equities: level
     ``j``'s are rows ``level_start[j]:level_start[j + 1]`` of ``count`` int64 (rows,),
     ``hands`` / ``strength`` int64 (rows, hands) (each final board's valid hands by
     strength). Level 0's rows are drawn once per run, the others per board; the last level
     uses ``DealtBoard``'s final board. ``choice_cache`` int64 (decisions, hands) keeps the
     level-0 choices, which never depend on the board; ``cached`` bool (decisions,) says which
-    are filled."""
+    are filled. ``allowed`` bool (rounds, 3): the kinds of action (``FOLD_ACTION``,
+    ``CALL_ACTION``, ``RAISE_ACTION``) LBR considers in each round; ``round`` int64 (nodes,)
+    each betting node's round."""
 
     level_start: np.ndarray
     count: np.ndarray
@@ -85,6 +90,8 @@ class Rollouts(NamedTuple):
     strength: np.ndarray
     choice_cache: np.ndarray
     cached: np.ndarray
+    allowed: np.ndarray
+    round: np.ndarray
 
 
 class Walk(NamedTuple):
@@ -125,7 +132,7 @@ def _compatible(reach, board, valid, card_sum, out):
 
 
 @numba.njit(cache=True)
-def _equities(view, board, rollouts, walk, level, depth, equity):
+def _equities(view, board, local, walk, level, depth, equity):
     """Each valid hand's equity (wins + ties / 2) against the opponent's range at ``depth``,
     averaged over the level's completions of the board; -1 where no opponent hand is left."""
     reach = walk.opponent[depth]
@@ -139,9 +146,9 @@ def _equities(view, board, rollouts, walk, level, depth, equity):
                         board.final_strength[0, :count], walk.card_sum, 1.0, 1.0, wins)
         _compatible(reach, board, board.final_hands[0, :count], walk.card_sum, total)
     else:
-        for row in range(rollouts.level_start[level], rollouts.level_start[level + 1]):
-            hands = rollouts.hands[row, :rollouts.count[row]]
-            showdown_values(reach, board.hand_cards, hands, rollouts.strength[row, :rollouts.count[row]],
+        for row in range(local.level_start[level], local.level_start[level + 1]):
+            hands = local.hands[row, :local.count[row]]
+            showdown_values(reach, board.hand_cards, hands, local.strength[row, :local.count[row]],
                             walk.card_sum, 1.0, 1.0, scratch)
             for h in hands:
                 wins[h] += scratch[h]
@@ -153,41 +160,46 @@ def _equities(view, board, rollouts, walk, level, depth, equity):
 
 
 @numba.njit(cache=True)
-def _choose(view, board, sides, rollouts, walk, player, depth):
+def _choose(view, board, sides, local, walk, player, depth):
     """Lisý & Bowling's LBR-ACT at the responder's node at ``depth`` for every valid hand.
 
     With ``pot`` = both players' chips in, ``asked`` = the chips to call and ``wp`` the
     equity against the opponent's current range (the board rolled out): call or check is
     worth ``wp * pot - (1 - wp) * asked``; a raise putting ``bet`` chips beyond the call is
     worth ``fp * pot + (1 - fp) * (wp * (pot + bet) - (1 - wp) * (asked + bet))``, ``fp`` the
-    probability that the range folds to it at once; fold is worth 0. The best action is
-    played (the first in order on ties); fold only when facing a bet and nothing is worth
-    more than 0. Level-0 choices are cached: they never depend on the board.
+    probability that the range folds to it at once; fold is worth 0. The best action the round
+    allows (``local.allowed``; check or call when it allows neither call nor raise) is
+    played, the first in order on ties; it folds instead, if allowed, when facing a bet and
+    nothing is worth more than 0. Level-0 choices are cached: they never depend on the board.
     """
     node = walk.node[depth]
     level = view.level[node]
     decision = view.decision_index[node]
     valid = board.valid[level, :board.valid_count[level]]
-    if level == 0 and rollouts.cached[decision]:
+    if level == 0 and local.cached[decision]:
         for h in valid:
-            walk.choice[depth, h] = rollouts.choice_cache[decision, h]
+            walk.choice[depth, h] = local.choice_cache[decision, h]
         return
     equity, best, range_total, folding = walk.work[0], walk.work[1], walk.work[2], walk.work[3]
-    _equities(view, board, rollouts, walk, level, depth, equity)
+    _equities(view, board, local, walk, level, depth, equity)
     mine = view.contribution[node, player]
     theirs = view.contribution[node, 1 - player]
     pot = mine + theirs
     asked = theirs - mine
+    allowed = local.allowed[local.round[node]]
     fold_action = -1
     for h in valid:
         best[h] = -np.inf
     first = view.first_child[node]
+    considered = allowed[CALL_ACTION] or allowed[RAISE_ACTION]
     for a in range(view.num_children[node]):
         child = first + a
         if view.kind[child] == FOLD:
             fold_action = a
             continue
         bet = view.contribution[child, player] - theirs
+        if not allowed[RAISE_ACTION if bet > 0.0 else CALL_ACTION] and (considered or bet > 0.0):
+            continue
         if bet > 0.0:  # a raise: how often the range folds to it at once
             _fold_fractions(view, board, sides, walk, player, child, level, depth, range_total, folding)
         for h in valid:
@@ -202,14 +214,14 @@ def _choose(view, board, sides, rollouts, walk, player, depth):
             if value > best[h]:
                 best[h] = value
                 walk.choice[depth, h] = a
-    if fold_action >= 0 and asked > 0.0:
+    if fold_action >= 0 and asked > 0.0 and allowed[FOLD_ACTION]:
         for h in valid:
             if best[h] <= 0.0:
                 walk.choice[depth, h] = fold_action
     if level == 0:
         for h in valid:
-            rollouts.choice_cache[decision, h] = walk.choice[depth, h]
-        rollouts.cached[decision] = True
+            local.choice_cache[decision, h] = walk.choice[depth, h]
+        local.cached[decision] = True
 
 
 @numba.njit(cache=True)
@@ -234,7 +246,7 @@ def _fold_fractions(view, board, sides, walk, player, child, level, depth, range
 
 
 @numba.njit(cache=True)
-def _open(view, board, sides, rollouts, walk, player, mode, depth):
+def _open(view, board, sides, local, walk, player, mode, depth):
     """Start the node at ``depth``; True for a terminal (its values filled). At the responder's
     node under ``LOCAL``, its hands choose their actions."""
     node = walk.node[depth]
@@ -257,7 +269,7 @@ def _open(view, board, sides, rollouts, walk, player, mode, depth):
     walk.values[depth, :] = 0.0
     walk.cursor[depth] = 0
     if kind == player and mode == LOCAL:
-        _choose(view, board, sides, rollouts, walk, player, depth)
+        _choose(view, board, sides, local, walk, player, depth)
     return False
 
 
@@ -334,7 +346,7 @@ def _gather(view, board, sides, walk, player, mode, depth):
 
 
 @numba.njit(cache=True)
-def responder_value(view, board, sides, rollouts, walk, player, mode):
+def responder_value(view, board, sides, local, walk, player, mode):
     """Seat ``player``'s expected winnings on ``board`` (summed over its hands, chance
     included) against the other seat's strategy, playing its own side's strategy
     (``STRATEGY``) or the local best response rule (``LOCAL``); explicit-stack walk."""
@@ -342,12 +354,12 @@ def responder_value(view, board, sides, rollouts, walk, player, mode):
     for h in board.valid[0, :board.valid_count[0]]:
         walk.own[0, h] = 1.0
         walk.opponent[0, h] = 1.0
-    if not _open(view, board, sides, rollouts, walk, player, mode, 0):
+    if not _open(view, board, sides, local, walk, player, mode, 0):
         depth = 0
         while True:
             if _next_child(view, board, sides, walk, player, mode, depth):
                 depth += 1
-                if not _open(view, board, sides, rollouts, walk, player, mode, depth):
+                if not _open(view, board, sides, local, walk, player, mode, depth):
                     continue
             elif depth == 0:
                 break
@@ -485,7 +497,8 @@ def seat_sides(layouts: list, strategies: list[np.ndarray], seat_side: tuple[int
     return Sides(np.concatenate(strategies).astype(np.float64), start, np.array(seat_side, np.int64))
 
 
-def no_rollouts(hands: int) -> Rollouts:
-    """The empty ``Rollouts`` of walks that never choose locally (``STRATEGY``)."""
-    return Rollouts(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros((0, hands), np.int64),
-                    np.zeros((0, hands), np.int64), np.zeros((0, hands), np.int64), np.zeros(0, np.bool_))
+def no_local_tables(hands: int) -> LocalTables:
+    """The empty ``LocalTables`` of walks that never choose locally (``STRATEGY``)."""
+    return LocalTables(np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros((0, hands), np.int64),
+                       np.zeros((0, hands), np.int64), np.zeros((0, hands), np.int64), np.zeros(0, np.bool_),
+                       np.zeros((0, 3), np.bool_), np.zeros(0, np.int64))

@@ -33,7 +33,7 @@ from efgkit.poker.board_walk import (
     LOCAL,
     BoardDealer,
     Estimate,
-    Rollouts,
+    LocalTables,
     final_orders,
     new_walk,
     play_boards,
@@ -42,25 +42,43 @@ from efgkit.poker.board_walk import (
 )
 from efgkit.poker.bucket_layout import BucketLayout
 
+ACTION_KINDS = "fcr"
+
+
+def allowed_actions(actions: str, rounds: int) -> np.ndarray:
+    """bool (rounds, 3): the kinds of action (fold, call, raise) LBR considers per round, from
+    the paper's notation: ``fcr`` every round, or one set per round separated by slashes
+    (``c/c/fcr/fcr``: only check or call before the turn)."""
+    parts = actions.lower().split("/")
+    if len(parts) == 1:
+        parts = parts * rounds
+    if len(parts) != rounds or any(not part or set(part) - set(ACTION_KINDS) for part in parts):
+        raise ParameterError(f"LBR actions {actions!r}: letters of {ACTION_KINDS!r} (fold, call, raise), one "
+                             f"set or {rounds} separated by '/'")
+    return np.array([[kind in part for kind in ACTION_KINDS] for part in parts], np.bool_)
+
 
 class LocalBestResponse:
     """LBR against ``strategy`` (a ``BucketLayout`` strategy of ``layout``).
 
     ``rollouts`` completions of the board per equity after the first deal and
-    ``preflop_rollouts`` before it (all completions where there are no more); ``seed`` fixes
-    the boards and completions drawn. ``run(boards)`` samples boards, ``run()`` plays every
-    board (small games); chips per game, averaged over the two seats (``seat_values_``: the
-    last run's per-seat estimates).
+    ``preflop_rollouts`` before it (all completions where there are no more); ``actions`` the
+    kinds of action LBR considers per round (``allowed_actions``; the paper's action sets,
+    e.g. ``c/c/fcr/fcr``); ``seed`` fixes the boards and completions drawn. ``run(boards)``
+    samples boards, ``run()`` plays every board (small games); chips per game, averaged over
+    the two seats (``seat_values_``: the last run's per-seat estimates).
     """
 
     def __init__(self, layout: BucketLayout, strategy, *, rollouts: int = 100, preflop_rollouts: int = 2000,
-                 seed: int = 0) -> None:
+                 actions: str = "fcr", seed: int = 0) -> None:
         if rollouts < 1 or preflop_rollouts < 1:
             raise ParameterError(f"rollouts must be >= 1 (got {rollouts} and {preflop_rollouts})")
         self.layout = layout
         self.strategy = layout.checked(strategy)
         betting = layout.betting
         self.betting = betting
+        self.actions = actions
+        allowed = allowed_actions(actions, betting.game.num_rounds)
         self.big_blind = max(betting.game.blinds)
         self.rng = np.random.default_rng(seed)
         self.dealer = BoardDealer(betting, [layout.abstraction])
@@ -78,16 +96,16 @@ class LocalBestResponse:
         start = np.concatenate([[0], np.cumsum(sizes), [sum(sizes)]]).astype(np.int64)
         rows = int(start[-1])
         decisions = betting.decision_nodes.shape[0]
-        self._rollouts = Rollouts(start, np.zeros(rows, np.int64), np.zeros((rows, hands), np.int64),
+        self._local = LocalTables(start, np.zeros(rows, np.int64), np.zeros((rows, hands), np.int64),
                                   np.zeros((rows, hands), np.int64), np.zeros((decisions, hands), np.int64),
-                                  np.zeros(decisions, np.bool_))
+                                  np.zeros(decisions, np.bool_), allowed, betting.round.astype(np.int64))
         if betting.num_levels > 1:
             self._complete(np.zeros(0, np.int64), 0)
         self.seat_values_: tuple[Estimate, Estimate] | None = None
 
     def _complete(self, board: np.ndarray, level: int) -> None:
         """Fill level ``level``'s rows with completions of ``board`` (all, or drawn at random)."""
-        start, stop = self._rollouts.level_start[level], self._rollouts.level_start[level + 1]
+        start, stop = self._local.level_start[level], self._local.level_start[level + 1]
         rest = self._remaining[level]
         left = np.setdiff1d(np.arange(self.betting.num_cards), board)
         rows = stop - start
@@ -98,9 +116,9 @@ class LocalBestResponse:
         boards = np.concatenate([np.broadcast_to(board, (rows, board.shape[0])), completions], axis=1)
         count, ordered, strength = final_orders(self.betting, self.dealer.hand_cards, self.dealer.hand_mask,
                                                 boards)
-        self._rollouts.count[start:stop] = count
-        self._rollouts.hands[start:stop] = ordered
-        self._rollouts.strength[start:stop] = strength
+        self._local.count[start:stop] = count
+        self._local.hands[start:stop] = ordered
+        self._local.strength[start:stop] = strength
 
     def board_values(self, cards) -> tuple[float, float]:
         """LBR's expected winnings in seat 0 and in seat 1 on the board ``cards`` (every deal's
@@ -111,7 +129,7 @@ class LocalBestResponse:
         for level in range(1, self.betting.num_levels - 1):
             dealt += int(self.betting.deal_size[level - 1])
             self._complete(cards[:dealt], level)
-        return tuple(float(responder_value(self.view, board, self._sides[seat], self._rollouts, self._walk,
+        return tuple(float(responder_value(self.view, board, self._sides[seat], self._local, self._walk,
                                            seat, LOCAL)) for seat in (0, 1))
 
     def run(self, boards: int | None = None, progress: Callable[[int], None] | None = None) -> Estimate:

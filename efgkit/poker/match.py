@@ -27,7 +27,7 @@ from efgkit.poker.board_walk import (
     BoardDealer,
     Estimate,
     new_walk,
-    no_rollouts,
+    no_local_tables,
     play_boards,
     responder_value,
     seat_sides,
@@ -69,7 +69,7 @@ class HeadToHead:
         self._seatings = [seat_sides(layouts, strategies, (0, 1)), seat_sides(layouts, strategies, (1, 0))]
         hands = self.dealer.hand_cards.shape[0]
         self._walk = new_walk(betting.max_depth + 2, hands, betting.num_cards)
-        self._rollouts = no_rollouts(hands)
+        self._rollouts = no_local_tables(hands)
 
     def board_values(self, cards) -> tuple[float, float]:
         """A's expected winnings in seat 0 and in seat 1 on the board ``cards``, exact over
