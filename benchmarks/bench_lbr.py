@@ -35,6 +35,8 @@ from efgkit.specs import make_game
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 HULHE_ALWAYS_CALL_MBB = 1163.476
+SMALL_ACTIONS = ("fcr", "c/fcr")
+"""LBR action sets on the two-round game: every action, or no raise before the flop."""
 
 
 def solved(spec: str, buckets, seconds: float, iterations: int | None = None):
@@ -52,10 +54,10 @@ def solved(spec: str, buckets, seconds: float, iterations: int | None = None):
 
 
 def lbr_row(spec: str, name: str, layout, strategy, boards: int | None, exact_mbb: float | str | None,
-            rollouts: int) -> str:
+            rollouts: int, actions: str = "fcr") -> str:
     big_blind = max(layout.betting.game.blinds)
     start = time.perf_counter()
-    lbr = LocalBestResponse(layout, strategy, rollouts=rollouts, seed=1)
+    lbr = LocalBestResponse(layout, strategy, rollouts=rollouts, actions=actions, seed=1)
     estimate = lbr.run(boards)
     seconds = time.perf_counter() - start
     mean = estimate.mean / big_blind * 1000
@@ -66,8 +68,8 @@ def lbr_row(spec: str, name: str, layout, strategy, boards: int | None, exact_mb
         exact_text, ratio = f"{exact_mbb:,.1f}", f"{mean / exact_mbb:.2f}" if exact_mbb else "-"
     else:
         exact_text, ratio = exact_mbb or "not computed", "-"
-    row = (f"| {spec} | {name} | {bound} | {seats} | {exact_text} | {ratio} | {estimate.boards:,} | "
-           f"{seconds:,.1f} s |")
+    row = (f"| {spec} | {name} | {actions} | {bound} | {seats} | {exact_text} | {ratio} | "
+           f"{estimate.boards:,} | {seconds:,.1f} s |")
     print(row, flush=True)
     return row
 
@@ -83,11 +85,19 @@ def main() -> None:
     parser.add_argument("--boards", type=int, default=300, help="boards per LBR run at scale (default 300)")
     parser.add_argument("--solve-seconds", type=float, default=240, help="CFR+ time per large game")
     parser.add_argument("--rollouts", type=int, default=100, help="LBR completions per equity (default 100)")
+    parser.add_argument("--actions", default="fcr,c/c/fcr/fcr",
+                        help="LBR action sets tried on the solved four-round strategies (default "
+                             "fcr,c/c/fcr/fcr)")
     args = parser.parse_args()
     rows = []
     small = "holdem(ranks=4,rounds=2)" if args.quick else "holdem(ranks=5,rounds=2)"
     layout, strategy, label = solved(small, None, 0, 200 if args.quick else 3000)
-    rows.append(lbr_row(small, label, layout, strategy, None, exact_mbb(layout, strategy), args.rollouts))
+    exact = exact_mbb(layout, strategy)
+    for actions in SMALL_ACTIONS:
+        rows.append(lbr_row(small, label, layout, strategy, None, exact, args.rollouts, actions))
+    random_strategy = layout.random(2)
+    rows.append(lbr_row(small, "random (canonical)", layout, random_strategy, None,
+                        exact_mbb(layout, random_strategy), args.rollouts))
     reduced = "holdem(ranks=4)" if args.quick else "holdem(ranks=5)"
     betting = BettingTree(make_game(reduced))
     for name in ("call", "fold"):
@@ -103,20 +113,22 @@ def main() -> None:
                 rows.append(lbr_row(spec, f"always {name}", layout, strategy, args.boards, known,
                                     args.rollouts))
             layout, strategy, label = solved(spec, buckets, args.solve_seconds)
-            rows.append(lbr_row(spec, label, layout, strategy, args.boards,
-                                "hours (docs: full-game section)", args.rollouts))
-    table = "\n".join(["| game | strategy | LBR mbb/g (95% CI) | LBR seat 0 / seat 1 | exact mbb/g | "
-                       "LBR / exact | boards | LBR time |", "|---|---|---:|---:|---:|---:|---:|---:|", *rows])
+            for actions in args.actions.split(","):
+                rows.append(lbr_row(spec, label, layout, strategy, args.boards,
+                                    "hours (docs: full-game section)", args.rollouts, actions))
+    table = "\n".join(["| game | strategy | LBR actions | LBR mbb/g (95% CI) | LBR seat 0 / seat 1 | "
+                       "exact mbb/g | LBR / exact | boards | LBR time |",
+                       "|---|---|---|---:|---:|---:|---:|---:|---:|", *rows])
     print(table)
     if not args.quick:
         machine = platform.processor() or platform.machine()
         header = (f"## Local best response — {datetime.date.today()}, {machine}, one core (shared)\n\n"
                   f"`python benchmarks/bench_lbr.py --boards {args.boards} --solve-seconds "
-                  f"{args.solve_seconds:g} --rollouts {args.rollouts}`: LBR (Lisý & Bowling 2017) plays "
-                  f"every hand of both seats against the strategy's whole range on each sampled board "
-                  f"(`efgkit/poker/local_best_response.py`); exact = NashConv/2 of the streamed best "
-                  f"response. Target: a bound with a confidence interval for 52-card strategies in "
-                  f"minutes.\n\n")
+                  f"{args.solve_seconds:g} --rollouts {args.rollouts} --actions {args.actions}`: "
+                  f"LBR (Lisý & Bowling 2017) plays every hand of both seats against the strategy's "
+                  f"whole range on each sampled board (`efgkit/poker/local_best_response.py`); "
+                  f"exact = NashConv/2 of the streamed best response. Target: a bound with a "
+                  f"confidence interval for 52-card strategies in minutes.\n\n")
         update_section(DOCS, "lbr", header + table + "\n")
 
 
