@@ -528,7 +528,11 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
 def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str | None, workers: int,
              scheduler: str | None, game_value: bool, lbr_boards: str | None, rollouts: int,
              preflop_rollouts: int, lbr_actions: str, seed: int, as_json: bool) -> None:
-    """Exact NashConv, best-response values and game value of a stored strategy for GAME."""
+    """Exact NashConv, best-response values and game value of a stored strategy for GAME.
+
+    With --lbr, a strategy on a card abstraction gets its local best response instead: a
+    lower bound on exploitability in mbb/g with a 95% confidence interval.
+    """
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file
 
     bucket_strategy = is_bucket_strategy_file(strategy_file)
