@@ -14,7 +14,7 @@ hand. What the responder plays at its nodes is the only difference between the t
 Every opponent action is followed with its probability and every pair of hands counted with
 its chance weight, so the root's values summed over the responder's hands are the
 responder's expected winnings given the board — exact over both hands and every mixed
-action; only the board is sampled (``dealt_boards``). A terminal at board level ``j`` is
+action; only the board is sampled (``BoardDealer``, ``play_boards``). A terminal at board level ``j`` is
 weighted by ``1 / (pairs of hands off the level-j board)``, the same
 ``BettingTree.chance_weight`` times boards that public chance sampling uses
 (``sampled_cfr.py``): each level's terms are unbiased given that level's board.
