@@ -351,13 +351,18 @@ def _play_interactively(tree: GameTree, bot: CompactPolicy, hands: int | None, s
 
 
 @main.command()
-@click.argument("strategy_file", metavar="STRATEGY.efgs", type=click.Path(exists=True, dir_okay=False))
+@click.argument("strategy_file", metavar="STRATEGY.efgs|STRATEGY.h5",
+                type=click.Path(exists=True, dir_okay=False))
 @click.option("--game", "-g", "game", required=True, help="The game the strategy was exported for.")
-@click.option("--against", default=None, metavar="random|OTHER.efgs",
+@click.option("--against", default=None, metavar="random|OTHER.efgs|call|raise|fold|OTHER.h5",
               help="Play N hands against uniform random or another compact strategy and report "
-                   "the mean payoff; without it, you play against the strategy at the terminal.")
+                   "the mean payoff; without it, you play against the strategy at the terminal. A bucket "
+                   "strategy (STRATEGY.h5 of efgkit solve --engine sampled) plays a duplicate match in "
+                   "mbb/g against always call|raise|fold, random or another bucket strategy.")
 @click.option("--hands", "-n", type=click.IntRange(min=1), default=None,
-              help="Hands to play  [default: 10000 with --against, until you quit otherwise]")
+              help="Hands to play  [default: 10000 with --against, until you quit otherwise]; for a "
+                   "bucket strategy the boards dealt, each played in both seats with every pair of "
+                   "hands [default: 1000]")
 @click.option("--seat", type=click.IntRange(0, 1), default=None,
               help="Your seat when playing interactively  [default: alternate]")
 @click.option("--seed", type=int, default=None, help="Random seed (cards and mixed actions).")
@@ -367,8 +372,18 @@ def play(strategy_file: str, game: str, against: str | None, hands: int | None, 
     """Play STRATEGY.efgs: against you at the terminal, or N hands --against random|OTHER.efgs.
 
     Seats alternate. A match reports the strategy's mean payoff per hand with its 95%
-    confidence interval and the exact expected payoff the mean estimates.
+    confidence interval and the exact expected payoff the mean estimates. STRATEGY.h5, a
+    strategy on a card abstraction, plays duplicate matches reported in mbb/g.
     """
+    from efgkit.storage.bucket_strategy import is_bucket_strategy_file
+
+    if is_bucket_strategy_file(strategy_file):
+        from efgkit.cli.bucket_play import play_bucket_strategies
+
+        if seat is not None:
+            raise ParameterError("--seat is for interactive play of .efgs files")
+        play_bucket_strategies(game, strategy_file, against, hands, seed, as_json)
+        return
     if seat is not None and against is not None:
         raise ParameterError("--seat is for interactive play; a match alternates seats")
     tree, _ = build_game(game)

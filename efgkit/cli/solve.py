@@ -528,13 +528,39 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
               help="streamed: a running Dask scheduler (tcp://host:8786) to run the flops on.")
 @click.option("--game-value/--no-game-value", default=True, show_default=True,
               help="streamed: also compute player 0's expected value (one more walk).")
+@click.option("--lbr", "lbr_boards", default=None, metavar="BOARDS|all",
+              help="Instead of the exact evaluation, local best response (a lower bound on exploitability, "
+                   "in minutes even for hold'em) over BOARDS sampled boards, or every board.")
+@click.option("--rollouts", type=click.IntRange(min=1), default=100, show_default=True,
+              help="--lbr: board completions per equity after the first deal.")
+@click.option("--preflop-rollouts", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="--lbr: board completions per equity before the first deal (computed once).")
+@click.option("--lbr-actions", default="fcr", show_default=True, metavar="SETS",
+              help="--lbr: the actions LBR considers (f fold, c check/call, r bet/raise), for every round or "
+                   "per round separated by '/', as in the paper (c/c/fcr/fcr: no raises before the turn).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="--lbr: the boards and completions drawn.")
 @json_option
 def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str | None, workers: int,
-             scheduler: str | None, game_value: bool, as_json: bool) -> None:
-    """Exact NashConv, best-response values and game value of a stored strategy for GAME."""
+             scheduler: str | None, game_value: bool, lbr_boards: str | None, rollouts: int,
+             preflop_rollouts: int, lbr_actions: str, seed: int, as_json: bool) -> None:
+    """Exact NashConv, best-response values and game value of a stored strategy for GAME.
+
+    With --lbr, a strategy on a card abstraction gets its local best response instead: a
+    lower bound on exploitability in mbb/g with a 95% confidence interval.
+    """
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file
 
     bucket_strategy = is_bucket_strategy_file(strategy_file)
+    if lbr_boards is not None:
+        from efgkit.cli.bucket_play import board_count, evaluate_lbr
+
+        if not bucket_strategy or engine is not None or workers or scheduler is not None:
+            raise ParameterError("--lbr evaluates bucket strategy files (efgkit solve --engine sampled) "
+                                 "alone: no --engine, --workers or --scheduler")
+        evaluate_lbr(game, strategy_file, bucket_file, board_count(lbr_boards), rollouts, preflop_rollouts,
+                     lbr_actions, seed, as_json)
+        return
     if engine is None:
         engine = "streamed" if bucket_strategy else "tree"
     if (engine == "streamed") != bucket_strategy:
