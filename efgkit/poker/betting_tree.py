@@ -12,7 +12,7 @@ Nodes are stored breadth first (children contiguous) as flat arrays:
 * ``first_child`` int64, ``num_children`` int32, ``round`` int8, ``level`` int8 (board deals
   made before the node), ``contribution`` float64 (nodes, 2) chips put in, ``folder`` int8;
 * ``decision_nodes`` int64 and ``decision_index`` int64 (nodes,), -1 off decisions;
-  ``entry_nodes`` / ``entry_index`` likewise for the deal nodes of the first board.
+  ``entry_nodes`` int64 the deal nodes of the first board.
 
 ``deal_size[j]`` is the number of cards the ``j``-th deal puts on the board (level ``j + 1``);
 ``chance_weight[level]`` the probability of one compatible pair of hands and of one board of
@@ -101,8 +101,6 @@ class BettingTree:
         self.node_of_history = {history: node for node, history in enumerate(histories)}
         self.entry_nodes = np.flatnonzero((self.kind == DEAL) & (self.level == 0)).astype(np.int64)
         """The nodes where the first board is dealt (where the streamed engine splits work)."""
-        self.entry_index = np.full(self.num_nodes, -1, np.int64)
-        self.entry_index[self.entry_nodes] = np.arange(self.entry_nodes.shape[0])
         self.round_of_level = [int(self.round[self.level == j].min()) for j in range(self.num_levels)]
         """The round in which the board of each level is first seen (its card abstraction's round)."""
         depth = np.zeros(self.num_nodes, np.int64)

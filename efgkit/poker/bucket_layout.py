@@ -25,7 +25,7 @@ ROW_SUM_TOLERANCE = 1e-6
 class BettingView(NamedTuple):
     """What the streamed kernels read: ``BettingTree`` arrays (``kind``, ``first_child``,
     ``num_children``, ``level`` int64, ``contribution``, ``folder``, ``decision_index``,
-    ``entry_index``, ``chance_weight`` (levels,)) and the layout's ``action_start`` int64
+    ``chance_weight`` (levels,)) and the layout's ``action_start`` int64
     (decisions + 1,): row (d, b) starts at ``action_start[d] + b * num_children``."""
 
     kind: np.ndarray
@@ -36,7 +36,6 @@ class BettingView(NamedTuple):
     folder: np.ndarray
     decision_index: np.ndarray
     action_start: np.ndarray
-    entry_index: np.ndarray
     chance_weight: np.ndarray
 
 
@@ -57,7 +56,7 @@ class BucketLayout:
     def view(self) -> BettingView:
         b = self.betting
         return BettingView(b.kind, b.first_child, b.num_children, b.level.astype(np.int64), b.contribution,
-                           b.folder, b.decision_index, self.action_start, b.entry_index, b.chance_weight)
+                           b.folder, b.decision_index, self.action_start, b.chance_weight)
 
     def random(self, seed: int) -> np.ndarray:
         """Every row a random distribution (each probability > 0): tests and benchmarks."""
