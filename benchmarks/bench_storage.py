@@ -44,6 +44,7 @@ from efgkit.storage.compact import SLOTS_PER_KEY, assign_slots, export_compact, 
 from efgkit.storage.compact_reader import (
     HEADER,
     MAGIC,
+    VALUES_HEAD,
     VERSION,
     CompactStrategy,
     fingerprint_of,
@@ -89,7 +90,7 @@ def synthetic_efgs(path: Path, infosets: int, seed: int = 0) -> list[str]:
     slot_bytes = (3 * segment * slot_bits + 7) // 8
     starts_at = (slots_at + slot_bytes + 7) // 8 * 8
     values_at = (starts_at + 4 * (count + 1) + 7) // 8 * 8
-    size = values_at + 2 * count
+    size = values_at + VALUES_HEAD.size + 2 * count
     hashes = [key_hash(key, 0) for key in keys]
     positions = np.array([slot_positions(hashed, segment) for hashed in hashes], np.int64)
     used, local = np.unique(positions, return_inverse=True)
@@ -105,9 +106,10 @@ def synthetic_efgs(path: Path, infosets: int, seed: int = 0) -> list[str]:
         for lo in range(0, count + 1, 1 << 24):
             handle.write((2 * np.arange(lo, min(lo + (1 << 24), count + 1))).astype("<u4").tobytes())
         handle.seek(values_at)
-        for lo in range(0, count, 1 << 24):
-            first = rng.integers(0, 256, min(1 << 24, count - lo)).astype(np.uint8)
-            handle.write(np.stack([first, 255 - first], 1).tobytes())
+        handle.write(VALUES_HEAD.pack(0, 2 * count))  # no tiers: every row at 8 bits per action
+        for lo in range(0, count, 1 << 24):  # a two-action row is one 16-bit weight of 2**16 - 2
+            first = rng.integers(0, 2**16 - 1, min(1 << 24, count - lo)).astype("<u2")
+            handle.write(first.tobytes())
     with open(path, "r+b") as handle:
         def slot(index: int, value: int | None = None) -> int:
             bit = index * slot_bits
