@@ -39,6 +39,18 @@ def test_solve_then_evaluate_in_the_full_game(tmp_path, runner, json_output):
     assert direct.nash_conv == pytest.approx(evaluated["nash_conv"], abs=1e-12)
 
 
+def test_periodic_local_best_response_bounds_the_exact_value(tmp_path, runner, json_output):
+    out, plot = tmp_path / "strategy.h5", tmp_path / "lbr.png"
+    solved = json_output(runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical",
+                                              "-n", "60", "-k", "30", "--lbr", "200", "--plot", str(plot),
+                                              "--out", str(out), "--json"]))
+    assert [point["iteration"] for point in solved["history"]] == [30, 60]
+    assert plot.stat().st_size > 0 and solved["lbr_boards"] == 200
+    exact = json_output(runner.invoke(main, ["evaluate", GAME, str(out), "--json"]))
+    assert solved["lbr_mbb_per_game"] == solved["history"][-1]["lbr_mbb_per_game"]
+    assert solved["lbr_ci95_low_mbb"] <= exact["exploitability_mbb_per_game"]
+
+
 def test_a_card_independent_strategy_file_round_trips(tmp_path):
     game = make_game(GAME)
     layout = BucketLayout(BettingTree(game), CardIndependent())

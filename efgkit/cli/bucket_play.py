@@ -46,6 +46,13 @@ def _text(estimate: Estimate, big_blind: float) -> str:
     return f"{mean:,.3f} +- {half:,.3f} mbb/g (95% CI, {estimate.boards:,} boards)"
 
 
+def lbr_fields(estimate: Estimate, big_blind: float) -> tuple[dict, str]:
+    """An LBR estimate as history fields (``lbr_mbb_per_game``, its interval, the boards) and text."""
+    text = _text(estimate, big_blind)
+    return ({f"lbr_{key}": value for key, value in _interval(estimate, big_blind).items()}
+            | {"lbr_boards": estimate.boards, "lbr_text": text}), text
+
+
 def _progress_bar(total: int, description: str):
     return tqdm(total=total, unit="board", desc=description, file=sys.stderr, disable=not show_progress(),
                 leave=False)

@@ -200,7 +200,8 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
 
 
 PLOTTED = {"nash_conv": "NashConv (sum of best-response gains)",
-           "exploitability_mbb_per_game": "exploitability, mbb/g (NashConv/2 per big blind)"}
+           "exploitability_mbb_per_game": "exploitability, mbb/g (NashConv/2 per big blind)",
+           "lbr_mbb_per_game": "local best response, mbb/g (a lower bound on exploitability)"}
 """History fields ``write_plot`` draws, and their axis labels."""
 
 
@@ -273,6 +274,10 @@ def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: s
 @click.option("--nash-conv", "final_nash_conv", is_flag=True,
               help="--engine sampled: evaluate the result exactly in the full game (streamed, split "
                    "by flop; hours for 52-card hold'em).")
+@click.option("--lbr", "lbr_boards", type=click.IntRange(min=2), default=None, metavar="BOARDS",
+              help="--engine sampled: evaluate (every K iterations and at the end) by local best response "
+                   "over BOARDS sampled boards, a lower bound on exploitability in minutes, instead of the "
+                   "exact best response (52-card hold'em).")
 @with_options(STATE_OPTIONS)
 @json_option
 @click.pass_context
@@ -280,8 +285,9 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
           delay: int | None, alpha: float | None, beta: float | None, gamma: float | None,
           gamma_start: float | None, horizon: int | None, out: str | None, plot: str | None,
           abstraction_file: str | None, engine: str, buckets: str | None, seed: int,
-          precision: str | None, final_nash_conv: bool, state: str | None, checkpoint_every: int | None,
-          checkpoint_seconds: float | None, resume: bool, memory_limit: str | None, as_json: bool) -> None:
+          precision: str | None, final_nash_conv: bool, lbr_boards: int | None, state: str | None,
+          checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
+          memory_limit: str | None, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
 
     Prints the game's sizes, NashConv (and NashConv/2, OpenSpiel's exploitability) of the
@@ -293,6 +299,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                                "gamma_start": gamma_start, "horizon": horizon})
     sampled_only = [flag for flag, given in (("--buckets", buckets is not None),
                                              ("--nash-conv", final_nash_conv),
+                                             ("--lbr", lbr_boards is not None),
                                              ("--precision", precision is not None)) if given]
     if engine != "sampled" and sampled_only:
         raise ParameterError(f"{sampled_only[0]} goes with --engine sampled")
@@ -305,8 +312,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         if buckets is None:
             raise ParameterError("--engine sampled needs --buckets BUCKETS.h5|canonical|none|lossless")
         every_given = ctx.get_parameter_source("every") is not click.core.ParameterSource.DEFAULT
-        if plot is not None and not (every_given or final_nash_conv):
-            raise ParameterError("--plot draws the evaluations: give --every K or --nash-conv")
+        if plot is not None and not (every_given or final_nash_conv or lbr_boards):
+            raise ParameterError("--plot draws the evaluations: give --every K, --nash-conv or --lbr")
         for path, flag in ((out, "--out"), (plot, "--plot")):
             check_writable(path, flag)
         check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume, memory_limit)
@@ -315,7 +322,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         from efgkit.cli.streamed import SampledRun, solve_sampled
 
         solve_sampled(SampledRun(game, algorithm, options, iterations, buckets, seed, precision or "float64",
-                                 every if every_given else None, final_nash_conv, out, plot, state,
+                                 every if every_given else None, final_nash_conv or lbr_boards is not None,
+                                 lbr_boards, out, plot, state,
                                  checkpoint_every, checkpoint_seconds, resume), as_json)
         return
     if plot is not None and (algorithm == "lp" or iterations == 0):

@@ -83,8 +83,11 @@ class SampledRun(NamedTuple):
     seed: int
     precision: str
     every: int | None
-    """Evaluate exactly in the full game every this many iterations (None: never)."""
+    """Evaluate every this many iterations (None: never)."""
     final_nash_conv: bool
+    """Evaluate at the end."""
+    lbr_boards: int | None
+    """Evaluate by local best response over this many boards (None: the exact best response)."""
     out: str | None
     plot: str | None
     state: str | None
@@ -180,8 +183,25 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
     checkpoints = None if run.state is None else SampledCheckpoints(
         run.state, provenance, solve_seconds, every=run.checkpoint_every, seconds=run.checkpoint_seconds)
 
+    def evaluate_lbr() -> None:
+        from efgkit.cli.bucket_play import lbr_fields
+        from efgkit.poker.local_best_response import LocalBestResponse
+
+        nonlocal evaluating
+        point = {"iteration": solver.iteration, "seconds": solve_seconds()}
+        started = time.perf_counter()
+        lbr = LocalBestResponse(layout, solver.average_strategy(), seed=run.seed)
+        fields, text = lbr_fields(lbr.run(run.lbr_boards), max(game.blinds))
+        evaluating += time.perf_counter() - started
+        history.append({**point, **fields})
+        if not as_json:
+            click.echo(f"iteration {solver.iteration:>10,}  local best response {text}")
+
     def evaluate() -> None:
         nonlocal evaluating
+        if run.lbr_boards is not None:
+            evaluate_lbr()
+            return
         point = {"iteration": solver.iteration, "seconds": solve_seconds()}
         started = time.perf_counter()
         evaluation, _ = streamed_evaluation(layout, solver.average_strategy(), 0, None, game_value=False)
@@ -234,6 +254,7 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
         write_sampled(run.out, solver, provenance, history, seconds)
     if run.plot is not None:
         write_plot(run.plot, game.spec, f"{run.algorithm} {run.precision}, sampled", history,
+                   "lbr_mbb_per_game" if run.lbr_boards is not None else
                    "exploitability_mbb_per_game" if max(game.blinds) > 0 else "nash_conv")
     memory = solver.memory()
     strategy_bytes = layout.num_actions * 8
@@ -254,12 +275,16 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
              f"{layout.num_actions:,} actions",
              f"{run.precision} regrets and averages: solver state {memory['state']:,} bytes, working arrays "
              f"{memory['working']:,} bytes (the average strategy: {strategy_bytes:,} bytes of float64)"]
-    if history:
+    if history and run.lbr_boards is not None:
+        last = history[-1]
+        data.update({key: value for key, value in last.items() if key.startswith("lbr_")})
+        lines.append(f"local best response (a lower bound on exploitability): {last['lbr_text']}")
+    elif history:
         last = history[-1]
         data.update(nash_conv=last["nash_conv"], exploitability=last["nash_conv"] / 2)
         if "exploitability_mbb_per_game" in last:
             data["exploitability_mbb_per_game"] = last["exploitability_mbb_per_game"]
-    if run.final_nash_conv:
+    if run.final_nash_conv and run.lbr_boards is None:
         lines.append(f"NashConv {data['nash_conv']:.6e}  (NashConv/2, OpenSpiel's exploitability: "
                      f"{data['exploitability']:.6e})" + (f"; {data['exploitability_mbb_per_game']:.3f} mbb/g"
                                                           if "exploitability_mbb_per_game" in data else ""))
