@@ -42,7 +42,6 @@ from efgkit.abstraction.cards.holdem.bucket_file import StreetBuckets, save_buck
 from efgkit.abstraction.cards.holdem.deck import BOARD_CARDS_BY_ROUND, HOLE_CARDS, ROUND_NAMES, Deck
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.abstraction.cards.holdem.feature_store import FeatureStore
-from efgkit.abstraction.cards.kmeans import EMDKMeans
 from efgkit.abstraction.cards.line_kmeans import LineEMDKMeans, histogram_cdfs
 from efgkit.abstraction.cards.potential_aware_kmeans import PotentialAwareKMeans
 from efgkit.errors import AbstractionError, ParameterError
@@ -157,10 +156,17 @@ def preflop_features(options: AbstractionOptions, runner: ChunkRunner,
     ehs = total.sums / (2.0 * opponents * total.counts)
     histogram = total.histogram / total.counts[:, None]
     weight = (total.counts // comb(deck.num_cards - HOLE_CARDS, F.FINAL_BOARD)).astype(np.uint32)
-    clusters = EMDKMeans(options.opponent_clusters, n_init=10, random_state=options.seed).fit(
-        histogram, sample_weight=weight.astype(np.float64)).labels_
+    clusters = _small_emd_kmeans(options.opponent_clusters, histogram, weight, options.seed).labels_
     return {"ehs": ehs, "ehs2": total.squares / (4.0 * opponents**2 * total.counts), "histogram": histogram,
             "weight": weight, "opponent_cluster": _by_strength(clusters, weight, ehs)[0].astype(np.int32)}
+
+
+def _small_emd_kmeans(k: int, histogram: np.ndarray, weight: np.ndarray, seed: int) -> LineEMDKMeans:
+    """The 169 preflop classes' EMD k-means: the streets' ``LineEMDKMeans`` with k-means++ over
+    every point, exact Lloyd iterations and 10 restarts (labels equal the float64 small-game
+    ``EMDKMeans``'s on the 52-card preflop histograms, k = 8, 20, 50)."""
+    return LineEMDKMeans(k, algorithm="lloyd", init_size=histogram.shape[0], n_init=10,
+                         random_state=seed).fit(histogram, sample_weight=weight.astype(np.float64))
 
 
 def _rows_by_index(street: str, deck: Deck, orbit: np.ndarray, chunks: list[slice], results, names: list[str],
@@ -364,8 +370,7 @@ def cluster_streets(options: AbstractionOptions, store, runner: ChunkRunner,
             labels, centroids, mean, method, distance, details = (
                 np.arange(k), data["histogram"], 0.0, "lossless", "emd", {"lossless": True})
         elif street == "preflop":
-            model = EMDKMeans(k, n_init=10, random_state=seeds[street]).fit(
-                data["histogram"], sample_weight=data["weight"].astype(np.float64))
+            model = _small_emd_kmeans(k, data["histogram"], data["weight"], seeds[street])
             labels, centroids, method, distance = model.labels_, model.cluster_centers_, "emd-kmeans", "emd"
             mean, details = model.inertia_ / float(data["weight"].sum()), {"iterations": int(model.n_iter_)}
         elif street == "river" and options.river == "ochs":
