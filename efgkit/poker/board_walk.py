@@ -38,7 +38,7 @@ from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import DEAL, FOLD, BettingTree
 from efgkit.poker.card_abstraction import CardAbstraction
 from efgkit.poker.public_tree import showdown_orders
-from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
+from efgkit.poker.terminal_values import dealt_terminal_values, fold_values, showdown_values
 
 STRATEGY, LOCAL = 0, 1
 FOLD_ACTION, CALL_ACTION, RAISE_ACTION = 0, 1, 2
@@ -251,20 +251,9 @@ def _open(view, board, sides, local, walk, player, mode, depth):
     node under ``LOCAL``, its hands choose their actions."""
     node = walk.node[depth]
     kind = view.kind[node]
-    level = view.level[node]
     if kind > DEAL:
-        scale = board.weight[level]
-        out = walk.values[depth]
-        if kind == FOLD:
-            payoff = fold_payoff(view.contribution, node, view.folder[node], player)
-            fold_values(walk.opponent[depth], board.hand_cards, board.valid[level, :board.valid_count[level]],
-                        walk.card_sum, payoff * scale, out)
-        else:
-            count = board.final_count[0]
-            showdown_values(walk.opponent[depth], board.hand_cards, board.final_hands[0, :count],
-                            board.final_strength[0, :count], walk.card_sum,
-                            view.contribution[node, 1 - player] * scale,
-                            view.contribution[node, player] * scale, out)
+        dealt_terminal_values(view, board, node, player, walk.opponent[depth], walk.card_sum,
+                              walk.values[depth])
         return True
     walk.values[depth, :] = 0.0
     walk.cursor[depth] = 0

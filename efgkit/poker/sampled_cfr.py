@@ -47,11 +47,11 @@ import numba
 import numpy as np
 
 from efgkit.errors import FileFormatError, ParameterError
-from efgkit.poker.betting_tree import DEAL, FOLD
+from efgkit.poker.betting_tree import DEAL
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import hand_buckets
 from efgkit.poker.public_tree import showdown_orders
-from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
+from efgkit.poker.terminal_values import dealt_terminal_values
 from efgkit.poker.vector_cfr import SolverState, clear_rows, match_row, match_rows, update_rows
 from efgkit.solvers.cfr import (
     PREDICTIVE,
@@ -83,16 +83,16 @@ CHUNK_ITERATIONS = 4096
 class SampledBoard(NamedTuple):
     """One sampled board: per level the ``valid`` hands (levels, hands) int64 and their
     ``valid_count``, each hand's ``bucket`` (levels, hands) int64 (-1 off the board), the
-    terminal ``weight`` (levels,); the final board's hands sorted by ``strength``
-    (``sorted_hands``, ``strength`` (1, hands), ``sorted_count`` (1,)); ``hand_cards``."""
+    terminal ``weight`` (levels,); the final board's hands sorted by strength
+    (``final_hands``, ``final_strength`` (1, hands), ``final_count`` (1,)); ``hand_cards``."""
 
     valid: np.ndarray
     valid_count: np.ndarray
     bucket: np.ndarray
     weight: np.ndarray
-    sorted_hands: np.ndarray
-    strength: np.ndarray
-    sorted_count: np.ndarray
+    final_hands: np.ndarray
+    final_strength: np.ndarray
+    final_count: np.ndarray
     hand_cards: np.ndarray
 
 
@@ -157,19 +157,8 @@ def _open(view, board, walk, state, player, weight, depth, fixed):
     kind = view.kind[node]
     level = view.level[node]
     if kind > DEAL:
-        scale = board.weight[level]
-        out = walk.values[depth]
-        if kind == FOLD:
-            folder = view.folder[node]
-            payoff = fold_payoff(view.contribution, node, folder, player)
-            fold_values(walk.opponent[depth], board.hand_cards, board.valid[level, :board.valid_count[level]],
-                        walk.card_sum, payoff * scale, out)
-        else:
-            count = board.sorted_count[0]
-            showdown_values(walk.opponent[depth], board.hand_cards, board.sorted_hands[0, :count],
-                            board.strength[0, :count], walk.card_sum,
-                            view.contribution[node, 1 - player] * scale,
-                            view.contribution[node, player] * scale, out)
+        dealt_terminal_values(view, board, node, player, walk.opponent[depth], walk.card_sum,
+                              walk.values[depth])
         return True
     walk.values[depth, :] = 0.0
     walk.cursor[depth] = 0
@@ -377,8 +366,8 @@ def _deal(sampler, tables, board):
                      board.valid[level, :count], board.bucket[level])
     total = sampler.cards.shape[0]
     showdown_orders(hand_cards, sampler.hand_mask, sampler.cards.reshape(1, total), np.ones(1, np.bool_),
-                    sampler.num_ranks, sampler.num_suits, board.sorted_count, board.sorted_hands,
-                    board.strength)
+                    sampler.num_ranks, sampler.num_suits, board.final_count, board.final_hands,
+                    board.final_strength)
 
 
 @numba.njit(cache=True)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numba
 
+from efgkit.poker.betting_tree import FOLD
+
 CANCELLATION = 1e-12
 """Relative size below which an inclusion-exclusion difference is rounding residue."""
 
@@ -245,3 +247,23 @@ def showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, ca
                 end = lo
         if not one_card:
             card_sum[:, :columns] = 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def dealt_terminal_values(view, board, node, player, opponent_reach, card_sum, out):
+    """``player``'s values at the fold or showdown terminal ``node`` of a walk over one dealt
+    board, chance weight included: ``view`` a ``BettingView``; ``board`` any board bundle
+    with ``valid`` / ``valid_count`` (per level), ``weight`` (levels,), ``final_hands`` /
+    ``final_strength`` / ``final_count`` (the final board's hands by strength) and
+    ``hand_cards`` (the sampled solver's and the board walk's)."""
+    level = view.level[node]
+    scale = board.weight[level]
+    if view.kind[node] == FOLD:
+        payoff = fold_payoff(view.contribution, node, view.folder[node], player)
+        fold_values(opponent_reach, board.hand_cards, board.valid[level, :board.valid_count[level]], card_sum,
+                    payoff * scale, out)
+        return
+    count = board.final_count[0]
+    showdown_values(opponent_reach, board.hand_cards, board.final_hands[0, :count],
+                    board.final_strength[0, :count], card_sum, view.contribution[node, 1 - player] * scale,
+                    view.contribution[node, player] * scale, out)
