@@ -246,7 +246,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
                      f"bytes, {'written' if result.bucket_tables_written else 'already there'}; "
                      f"the .efgs checks its sha256)")
     lines.append(f"largest change of a probability: {result.max_abs_error:.3e} (less than "
-                 f"one step of its row, at most 1/{int(result.totals.min(initial=1)):,})")
+                 f"one step of its row, at most 1/{int(result.totals.min()) if result.totals.size else 1:,})")
     if nash_conv:
         from efgkit.poker.full_game import StreamedEvaluator
 
