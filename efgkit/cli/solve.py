@@ -21,6 +21,7 @@ from efgkit.cli.app import (
     size_lines,
     with_options,
 )
+from efgkit.cli.big_blinds import big_blind_fields
 from efgkit.errors import EfgkitError, ParameterError
 from efgkit.io.lock import exclusive_lock
 from efgkit.maps.infoset_map import InfosetMap
@@ -42,9 +43,7 @@ ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
 
 
 def _mbb_fields(spec: str, exploitability: float) -> tuple[dict, list[str]]:
-    """mbb/g of a poker game's exploitability (``streamed.big_blind_fields``); none for other games."""
-    from efgkit.cli.streamed import big_blind_fields
-
+    """mbb/g of a poker game's exploitability (``big_blinds.big_blind_fields``); none for other games."""
     try:
         game = make_game(spec)
     except EfgkitError:  # a game loaded from a file or OpenSpiel: no blinds to count in

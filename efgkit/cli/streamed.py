@@ -13,6 +13,7 @@ import click
 from tqdm import tqdm
 
 from efgkit.cli.app import emit, show_progress
+from efgkit.cli.big_blinds import big_blind_fields
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.poker import LimitPoker
 from efgkit.io.atomic import remove_stale_temporaries
@@ -26,17 +27,6 @@ def poker_game(spec: str) -> LimitPoker:
     if not isinstance(game, LimitPoker):
         raise ParameterError(f"{spec}: the sampled and streamed engines play limit poker games only")
     return game
-
-
-def big_blind_fields(game, exploitability: float) -> tuple[dict, list[str]]:
-    """mbb/g (milli big blinds per game: exploitability per big blind x 1000) as a JSON field
-    and a text line, for a limit poker game (its larger blind, or its ante); none otherwise."""
-    big_blind = max(game.blinds) if isinstance(game, LimitPoker) else 0
-    if big_blind <= 0:
-        return {}, []
-    mbb = exploitability / big_blind * 1000
-    return ({"exploitability_mbb_per_game": mbb},
-            [f"exploitability {mbb:.3f} mbb/g (big blind {big_blind})"])
 
 
 def evaluation_lines(spec: str, game: LimitPoker, evaluation: PokerEvaluation) -> tuple[dict, list[str]]:
