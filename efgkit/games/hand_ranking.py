@@ -96,36 +96,43 @@ def hand_value(cards, count, num_ranks, num_suits):
                 pair_high = rank
             elif pair_low < 0:
                 pair_low = rank
+    # The categories with kickers pick (head, ranks to skip, first slot, kickers wanted) and
+    # share one _kickers call at the end: five inlined copies made this kernel's compilation
+    # (part of every first build of a poker game) several times slower.
     if quad >= 0:
-        return ((FOUR_OF_A_KIND << CATEGORY_SHIFT) | _slot(quad, 0)
-                | _kickers(rank_counts, num_ranks, quad, -1, 1, 1))
-    if trips >= 0 and count >= 5:
-        for rank in range(num_ranks - 1, -1, -1):  # a second set of trips also fills the house
-            if rank != trips and (rank_counts >> (4 * rank)) & 15 >= 2:
-                return (FULL_HOUSE << CATEGORY_SHIFT) | _slot(trips, 0) | _slot(rank, 1)
-    if flush_suit >= 0:
-        ranks = (suit_ranks >> (16 * flush_suit)) & 0xFFFF
-        value = FLUSH << CATEGORY_SHIFT
-        filled = 0
-        for rank in range(num_ranks - 1, -1, -1):
-            if filled < 5 and (ranks >> rank) & 1:
-                value |= _slot(rank, filled)
-                filled += 1
-        return value
-    if count >= 5:
-        top = _top_straight(rank_mask, num_ranks)
-        if top >= 0:
-            return (STRAIGHT << CATEGORY_SHIFT) | _slot(top, 0)
-    if trips >= 0:
-        return ((THREE_OF_A_KIND << CATEGORY_SHIFT) | _slot(trips, 0)
-                | _kickers(rank_counts, num_ranks, trips, -1, 1, 2))
-    if pair_low >= 0:
-        return ((TWO_PAIR << CATEGORY_SHIFT) | _slot(pair_high, 0) | _slot(pair_low, 1)
-                | _kickers(rank_counts, num_ranks, pair_high, pair_low, 2, 1))
-    if pair_high >= 0:
-        return ((PAIR << CATEGORY_SHIFT) | _slot(pair_high, 0)
-                | _kickers(rank_counts, num_ranks, pair_high, -1, 1, 3))
-    return (HIGH_CARD << CATEGORY_SHIFT) | _kickers(rank_counts, num_ranks, -1, -1, 0, 5)
+        head = (FOUR_OF_A_KIND << CATEGORY_SHIFT) | _slot(quad, 0)
+        skip_a, skip_b, start, wanted = quad, -1, 1, 1
+    else:
+        if trips >= 0 and count >= 5:
+            for rank in range(num_ranks - 1, -1, -1):  # a second set of trips also fills the house
+                if rank != trips and (rank_counts >> (4 * rank)) & 15 >= 2:
+                    return (FULL_HOUSE << CATEGORY_SHIFT) | _slot(trips, 0) | _slot(rank, 1)
+        if flush_suit >= 0:
+            ranks = (suit_ranks >> (16 * flush_suit)) & 0xFFFF
+            value = FLUSH << CATEGORY_SHIFT
+            filled = 0
+            for rank in range(num_ranks - 1, -1, -1):
+                if filled < 5 and (ranks >> rank) & 1:
+                    value |= _slot(rank, filled)
+                    filled += 1
+            return value
+        if count >= 5:
+            top = _top_straight(rank_mask, num_ranks)
+            if top >= 0:
+                return (STRAIGHT << CATEGORY_SHIFT) | _slot(top, 0)
+        if trips >= 0:
+            head = (THREE_OF_A_KIND << CATEGORY_SHIFT) | _slot(trips, 0)
+            skip_a, skip_b, start, wanted = trips, -1, 1, 2
+        elif pair_low >= 0:
+            head = (TWO_PAIR << CATEGORY_SHIFT) | _slot(pair_high, 0) | _slot(pair_low, 1)
+            skip_a, skip_b, start, wanted = pair_high, pair_low, 2, 1
+        elif pair_high >= 0:
+            head = (PAIR << CATEGORY_SHIFT) | _slot(pair_high, 0)
+            skip_a, skip_b, start, wanted = pair_high, -1, 1, 3
+        else:
+            head = HIGH_CARD << CATEGORY_SHIFT
+            skip_a, skip_b, start, wanted = -1, -1, 0, 5
+    return head | _kickers(rank_counts, num_ranks, skip_a, skip_b, start, wanted)
 
 
 @numba.njit(cache=True, inline="always")

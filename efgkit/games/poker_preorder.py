@@ -169,9 +169,11 @@ def expand_deals(skeleton, deals, out):
     capacity = (skeleton.max_depth + 1) * fan_out + 1
     stack = _Stack(np.empty(capacity, np.int64), np.empty(capacity, np.int64), np.empty(capacity, np.int64),
                    np.empty(capacity, np.int64), np.empty(capacity, np.float64))
-    dealt = np.full(deals.slot_count.shape[0], -1, np.int64)
-    hand0 = np.empty(deals.outcome_cards.shape[1] * deals.slot_count.shape[0], np.int64)
-    hand1 = np.empty(hand0.shape[0], np.int64)
+    dealt = np.empty(deals.slot_count.shape[0], np.int64)
+    for slot in range(dealt.shape[0]):  # a loop, not np.full: one numba overload less to compile
+        dealt[slot] = -1
+    hands = np.empty((2, deals.outcome_cards.shape[1] * deals.slot_count.shape[0]), np.int64)
+    hand_values = np.empty(2, np.int64)
     stack.node[0], stack.depth[0], stack.slot[0], stack.prob[0] = 0, 0, -1, 1.0
     top = 1
     count = 0
@@ -202,13 +204,12 @@ def expand_deals(skeleton, deals, out):
             elif folder == 1:
                 value = skeleton.contribution[node, 1]
             else:
-                size = _hand_of(0, dealt, boards, deals, hand0)
-                _hand_of(1, dealt, boards, deals, hand1)
-                value0 = hand_value(hand0, size, deals.num_ranks, deals.num_suits)
-                value1 = hand_value(hand1, size, deals.num_ranks, deals.num_suits)
-                if value0 > value1:
+                for player in range(2):  # one inlined copy of _hand_of: quicker to compile
+                    size = _hand_of(player, dealt, boards, deals, hands[player])
+                    hand_values[player] = hand_value(hands[player], size, deals.num_ranks, deals.num_suits)
+                if hand_values[0] > hand_values[1]:
                     value = skeleton.contribution[node, 1]
-                elif value0 < value1:
+                elif hand_values[0] < hand_values[1]:
                     value = -skeleton.contribution[node, 0]
         else:
             children = skeleton.num_children[node]

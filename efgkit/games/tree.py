@@ -166,23 +166,29 @@ class GameTree:
         )
 
     @cached_property
-    def infoset_parent_action(self) -> np.ndarray:
-        """int32 per infoset: the owner's last flat action before reaching it (-1: none).
-
-        Raises GameDefinitionError when the game does not have perfect recall (two nodes
-        of one infoset reached through different own action sequences).
-        """
+    def _parent_actions_and_lengths(self) -> tuple[np.ndarray, np.ndarray]:
+        """``infoset_parent_action`` and ``infoset_sequence_length`` (one kernel derives both)."""
         from efgkit.games.tree_structure import infoset_parent_actions
 
-        parent_action, bad_infoset = infoset_parent_actions(
-            self.node_kind, self.node_infoset, self.node_last_action, self.num_infosets
+        parent_action, length, bad_infoset = infoset_parent_actions(
+            self.node_kind, self.node_infoset, self.node_last_action, self.action_infoset,
+            self.num_infosets,
         )
         if bad_infoset >= 0:
             raise GameDefinitionError(
                 f"game {self.spec!r} does not have perfect recall: infoset "
                 f"{self.infoset_keys[bad_infoset]!r} is reached by different own action sequences"
             )
-        return parent_action
+        return parent_action, length
+
+    @property
+    def infoset_parent_action(self) -> np.ndarray:
+        """int32 per infoset: the owner's last flat action before reaching it (-1: none).
+
+        Raises GameDefinitionError when the game does not have perfect recall (two nodes
+        of one infoset reached through different own action sequences).
+        """
+        return self._parent_actions_and_lengths[0]
 
     @cached_property
     def has_perfect_recall(self) -> bool:
@@ -192,12 +198,10 @@ class GameTree:
             return False
         return True
 
-    @cached_property
+    @property
     def infoset_sequence_length(self) -> np.ndarray:
         """int32 per infoset: length of the owner's own action sequence leading to it."""
-        from efgkit.games.tree_structure import sequence_lengths
-
-        return sequence_lengths(self.infoset_parent_action, self.action_infoset)
+        return self._parent_actions_and_lengths[1]
 
     def infosets_of(self, player: int) -> np.ndarray:
         return np.flatnonzero(self.infoset_player == player).astype(np.int32)

@@ -34,7 +34,10 @@ def last_own_actions(kind, infoset, first_child, num_children, action_offset):
     ``action_offset`` int32 (infosets + 1,) is the tree's CSR ``infoset_action_offset``.
     """
     n = kind.shape[0]
-    last = np.full((2, n), -1, np.int32)
+    # Every node but the root copies its parent's entries (parents come first breadth-first),
+    # so only the root needs its -1s.
+    last = np.empty((2, n), np.int32)
+    last[0, 0] = last[1, 0] = -1
     for node in range(n):
         start = first_child[node]
         for k in range(num_children[node]):
@@ -47,13 +50,19 @@ def last_own_actions(kind, infoset, first_child, num_children, action_offset):
 
 
 @numba.njit(cache=True)
-def infoset_parent_actions(kind, infoset, last_action, num_infosets):
-    """int32 (infosets,): the owner's last flat action before each infoset (-1: none), and
-    the first infoset reached by two different own sequences (-1 under perfect recall).
+def infoset_parent_actions(kind, infoset, last_action, action_infoset, num_infosets):
+    """int32 (infosets,) twice: the owner's last flat action before each infoset (-1: none)
+    and the length of the owner's action sequence leading to it; and the first infoset
+    reached by two different own sequences (-1 under perfect recall; the lengths are then
+    not computed).
 
-    ``last_action`` int32 (2, nodes) from ``last_own_actions``.
+    ``last_action`` int32 (2, nodes) from ``last_own_actions``; ``action_infoset`` int32
+    (infoset-actions,).
     """
-    parent_action = np.full(num_infosets, -2, np.int32)
+    parent_action = np.empty(num_infosets, np.int32)
+    length = np.zeros(num_infosets, np.int32)
+    for i in range(num_infosets):
+        parent_action[i] = -2
     for node in range(kind.shape[0]):
         if kind[node] >= 2:
             continue
@@ -62,23 +71,13 @@ def infoset_parent_actions(kind, infoset, last_action, num_infosets):
         if parent_action[i] == -2:
             parent_action[i] = own
         elif parent_action[i] != own:
-            return parent_action, i
-    return parent_action, -1
-
-
-@numba.njit(cache=True)
-def sequence_lengths(parent_action, action_infoset):
-    """int32 (infosets,): the length of the owner's action sequence leading to each infoset.
-
-    ``parent_action`` int32 (infosets,), ``action_infoset`` int32 (infoset-actions,).
-    """
+            return parent_action, length, i
     # Infosets are numbered by first appearance in breadth-first order, so an infoset's
     # parent infoset always has a smaller id and one forward pass suffices.
-    length = np.zeros(parent_action.shape[0], np.int32)
-    for i in range(parent_action.shape[0]):
+    for i in range(num_infosets):
         if parent_action[i] >= 0:
             length[i] = length[action_infoset[parent_action[i]]] + 1
-    return length
+    return parent_action, length, -1
 
 
 @numba.njit(cache=True)
