@@ -96,6 +96,18 @@ def test_solve_json_has_the_keys(runner, json_output, algorithm):
     assert data["exploitability"] == pytest.approx(data["nash_conv"] / 2)
 
 
+def test_solve_evaluates_the_last_iteration_once(runner, json_output, monkeypatch):
+    from efgkit.solvers.best_response import BestResponse
+
+    calls = []
+    evaluate = BestResponse.evaluate
+    monkeypatch.setattr(BestResponse, "evaluate",
+                        lambda self, strategy: calls.append(1) or evaluate(self, strategy))
+    data = json_output(runner.invoke(main, ["solve", "kuhn", "-n", "25", "-k", "10", "--json"]))
+    assert [h["iteration"] for h in data["history"]] == [10, 20, 25]
+    assert len(calls) == 3 and data["history"][-1]["nash_conv"] == data["nash_conv"]
+
+
 def test_solve_lp_gives_the_kuhn_value(runner, json_output):
     data = json_output(runner.invoke(main, ["solve", "kuhn", "-a", "lp", "--json"]))
     assert data["iterations"] == 0

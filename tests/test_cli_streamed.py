@@ -51,6 +51,14 @@ def test_periodic_local_best_response_bounds_the_exact_value(tmp_path, runner, j
     assert solved["lbr_ci95_low_mbb"] <= exact["exploitability_mbb_per_game"]
 
 
+@pytest.mark.parametrize("final", [[], ["--nash-conv"]])
+def test_sampled_history_ends_at_the_last_iteration_evaluated_once(final, runner, json_output):
+    solved = json_output(runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "none",
+                                              "-n", "50", "-k", "30", *final, "--json"]))
+    assert [point["iteration"] for point in solved["history"]] == [30, 50]
+    assert solved["nash_conv"] == solved["history"][-1]["nash_conv"]
+
+
 def test_a_card_independent_strategy_file_round_trips(tmp_path):
     game = make_game(GAME)
     layout = BucketLayout(BettingTree(game), CardIndependent())
@@ -118,8 +126,10 @@ def test_a_resumed_cli_solve_equals_an_uninterrupted_one(runner, tmp_path):
     assert got["regrets"].dtype == np.int32
     for name in expected:
         assert np.array_equal(got[name], expected[name]), name
-    assert [h["iteration"] for h in resumed["history"]] == [100, 200, 300]
-    assert [h["nash_conv"] for h in resumed["history"]] == [h["nash_conv"] for h in full["history"]]
+    # The 150-iteration run ended with its own evaluation; the resumed one continues its history.
+    assert [h["iteration"] for h in resumed["history"]] == [100, 150, 200, 300]
+    assert [h["nash_conv"] for h in resumed["history"] if h["iteration"] != 150] == [
+        h["nash_conv"] for h in full["history"]]
     assert resumed["solver_state_bytes"] == full["solver_state_bytes"] == resumed["actions"] * 8 + 16
     _, _, provenance, _ = load_bucket_strategy(tmp_path / "part.h5", make_game(GAME))
     assert provenance["history"] == resumed["history"] and provenance["precision"] == "int32"

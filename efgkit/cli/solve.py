@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import math
-import sys
 import time
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from efgkit.cli.app import (
     build_game,
@@ -22,10 +20,11 @@ from efgkit.cli.app import (
     with_options,
 )
 from efgkit.cli.big_blinds import big_blind_fields
+from efgkit.cli.chunks import iterate_in_chunks
 from efgkit.errors import EfgkitError, ParameterError
 from efgkit.io.lock import exclusive_lock
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.solvers import BestResponse, FictitiousPlay, SequenceFormLP
+from efgkit.solvers import BestResponse, Evaluation, FictitiousPlay, SequenceFormLP
 from efgkit.solvers.cfr import SCHEDULED, SOLVER_CLASSES, VARIANT_PARAMETERS
 from efgkit.specs import canonical_spec, load_game, make_game
 from efgkit.storage.checkpoint import Checkpoints
@@ -61,10 +60,6 @@ def _defaults(name: str) -> str:
     """``--NAME``'s defaults per algorithm, for the help text."""
     return ", ".join(f"{algorithm} {parameters[name]:g}"
                      for algorithm, parameters in VARIANT_PARAMETERS.items() if name in parameters)
-
-
-SLOW_CHUNK_SECONDS = 0.25
-"""Iterations run in chunks that grow while a chunk takes less than this (progress bar pace)."""
 
 
 def _solver_options(ctx: click.Context, algorithm: str, iterations: int,
@@ -149,37 +144,29 @@ def _recorded_parameters(algorithm: str, solver) -> dict[str, object]:
     return recorded
 
 
-def _run_iterative(solver, evaluator: BestResponse | None, iterations: int, every: int,
+def _run_iterative(solver, evaluator: BestResponse | None, iterations: int, every: int | None,
                    report, history: list[dict] | None = None,
-                   checkpoints: Checkpoints | None = None) -> list[dict]:
-    """Iterate to ``iterations``, evaluating the average strategy every ``every`` iterations.
+                   checkpoints: Checkpoints | None = None) -> tuple[list[dict], Evaluation | None]:
+    """Iterate to ``iterations`` (``chunks.iterate_in_chunks``), evaluating the average
+    strategy every ``every`` iterations and at the last one.
 
     ``history`` continues a resumed run's; ``checkpoints`` are written when due; without
-    an ``evaluator`` nothing is evaluated. Returns the NashConv history.
+    an ``evaluator`` nothing is evaluated. Returns the NashConv history and the evaluation
+    at ``iterations`` if one was made here.
     """
     history = [] if history is None else history
-    chunk = 1
-    with tqdm(total=iterations, initial=solver.iteration, unit="it", desc="solving",
-              file=sys.stderr, disable=not show_progress(), leave=False) as bar:
-        while solver.iteration < iterations:
-            next_report = min((solver.iteration // every + 1) * every, iterations)
-            stop = next_report if checkpoints is None else min(
-                next_report, checkpoints.next_stop(solver.iteration))
-            step = min(chunk, stop - solver.iteration)
-            started = time.perf_counter()
-            solver.iterate(step)
-            if time.perf_counter() - started < SLOW_CHUNK_SECONDS:
-                chunk *= 2
-            bar.update(step)
-            if evaluator is not None and solver.iteration == next_report:
-                nash_conv = evaluator.evaluate(solver.average_strategy()).nash_conv
-                history.append({"iteration": solver.iteration, "nash_conv": nash_conv})
-                bar.clear()
-                report(solver.iteration, nash_conv)
-                bar.refresh()
-            if checkpoints is not None:
-                checkpoints.after_chunk(solver, history)
-    return history
+    final: list[Evaluation] = []
+
+    def evaluate() -> None:
+        evaluation = evaluator.evaluate(solver.average_strategy())
+        history.append({"iteration": solver.iteration, "nash_conv": evaluation.nash_conv})
+        report(solver.iteration, evaluation.nash_conv)
+        if solver.iteration == iterations:
+            final.append(evaluation)
+
+    iterate_in_chunks(solver, iterations, every, None if evaluator is None else evaluate, history,
+                      checkpoints)
+    return history, (final[0] if final else None)
 
 
 def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | None) -> None:
@@ -382,7 +369,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                        f"(NashConv/2 {nash_conv / 2:.6e})")
 
     started = time.perf_counter()
-    lp_value = solver = checkpoints = resumed_from = None
+    lp_value = solver = checkpoints = resumed_from = evaluation = None
     if algorithm == "lp":
         if show_progress():
             click.echo("solving the sequence-form LP with HiGHS (no progress to show)", err=True)
@@ -404,15 +391,16 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                 if not as_json:
                     click.echo(f"resumed from {state} at iteration {resumed_from}")
         try:
-            history = _run_iterative(solver, evaluator, iterations, every, report, history,
-                                     checkpoints)
+            history, evaluation = _run_iterative(solver, evaluator, iterations, every, report, history,
+                                                 checkpoints)
         except KeyboardInterrupt:
             _keep_interrupted_run(solver, algorithm, out, state)
             raise click.Abort() from None
         strategy = solver.average_strategy()
     seconds = time.perf_counter() - started
     parameters = _recorded_parameters(algorithm, solver)
-    evaluation = evaluator.evaluate(strategy)
+    if evaluation is None:  # the lp, or a run resumed at its last iteration
+        evaluation = evaluator.evaluate(strategy)
     if not history or history[-1]["iteration"] != iterations:
         history.append({"iteration": iterations, "nash_conv": evaluation.nash_conv})
         if algorithm != "lp":
@@ -489,7 +477,7 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
         history = checkpoints.resume(solver, iterations)
         resumed_from = solver.iteration
     started = time.perf_counter()
-    history = _run_iterative(solver, None, iterations, iterations, None, history, checkpoints)
+    history, _ = _run_iterative(solver, None, iterations, None, None, history, checkpoints)
     seconds = time.perf_counter() - started
     checkpoints.write(solver, history)
     solver.close()

@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from efgkit.cli.app import emit, show_progress
 from efgkit.cli.big_blinds import big_blind_fields
+from efgkit.cli.chunks import iterate_in_chunks
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.poker import LimitPoker
 from efgkit.io.atomic import remove_stale_temporaries
@@ -148,7 +149,7 @@ def resume_sampled(run: SampledRun, solver, provenance: dict) -> tuple[list[dict
 def solve_sampled(run: SampledRun, as_json: bool) -> None:
     """CFR with public chance sampling on the card abstraction ``run.buckets``: checkpointed,
     resumable, evaluated exactly every ``run.every`` iterations."""
-    from efgkit.cli.solve import SLOW_CHUNK_SECONDS, write_plot
+    from efgkit.cli.solve import write_plot
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.bucket_layout import BucketLayout
     from efgkit.poker.card_abstraction import abstraction_named
@@ -207,34 +208,15 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
             click.echo(f"iteration {solver.iteration:>10,}  NashConv {evaluation.nash_conv:.6e}{mbb}")
 
     started_at = solver.iteration
-    chunk = 1
     try:
-        with tqdm(total=run.iterations, initial=solver.iteration, unit="it",
-                  desc=f"{run.algorithm} (public chance sampling)", file=sys.stderr,
-                  disable=not show_progress(), leave=False) as bar:
-            while solver.iteration < run.iterations:
-                stop = run.iterations
-                if run.every is not None:
-                    stop = min(stop, (solver.iteration // run.every + 1) * run.every)
-                if checkpoints is not None:
-                    stop = min(stop, checkpoints.next_stop(solver.iteration))
-                step = min(chunk, stop - solver.iteration)
-                began = time.perf_counter()
-                solver.iterate(step)
-                if time.perf_counter() - began < SLOW_CHUNK_SECONDS:
-                    chunk *= 2
-                bar.update(step)
-                if run.every is not None and solver.iteration % run.every == 0:
-                    bar.clear()
-                    evaluate()
-                    bar.refresh()
-                if checkpoints is not None:
-                    checkpoints.after_chunk(solver, history)
+        iterate_in_chunks(solver, run.iterations, run.every, evaluate, history, checkpoints,
+                          f"{run.algorithm} (public chance sampling)")
     except KeyboardInterrupt:
         click.echo(f"efgkit: interrupted; {run.state} holds the last checkpoint (--resume continues it)"
                    if run.state else "efgkit: interrupted; nothing was kept (use --state to keep a run)",
                    err=True)
         raise click.Abort() from None
+    # The loop's evaluation at the last iteration (with --every) serves as the final one.
     if run.final_nash_conv and (not history or history[-1]["iteration"] != solver.iteration):
         evaluate()
     seconds = solve_seconds()
