@@ -54,6 +54,7 @@ import numpy as np
 
 from efgkit.abstraction.cards.bucketing import RECALLS, CardAbstraction
 from efgkit.errors import FileFormatError, ParameterError
+from efgkit.games.csr import positions_within
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
 from efgkit.io.error_text import one_line
@@ -241,6 +242,27 @@ def segment_length(num_keys: int) -> int:
 def index_bytes(num_keys: int, slot_bits: int) -> int:
     """Bytes of the key index of ``num_keys`` keys."""
     return (3 * segment_length(num_keys) * slot_bits + 7) // 8
+
+
+def check_check_bits(check_bits: int) -> None:
+    """Refuse fingerprint widths that leave a slot too little room (the readers' ``MAX_SLOT_BITS``)."""
+    if not 0 <= check_bits <= MAX_SLOT_BITS - 32:
+        raise ParameterError(f"check_bits must be between 0 and {MAX_SLOT_BITS - 32}, got {check_bits}")
+
+
+def block_slot_bits(num_rows: int, max_actions: int, check_bits: int,
+                    too_wide: type[ParameterError] = ParameterError) -> tuple[int, int]:
+    """(action bits, slot bits) of a key index over blocks of rows: a slot holds a block's
+    first row (of ``num_rows``), its action count (at most ``max_actions``) and
+    ``check_bits`` of fingerprint. Raises ``too_wide`` (the caller's error: a card table
+    falls back to keys, a bucket strategy has no fallback) beyond ``MAX_SLOT_BITS``."""
+    row_bits = max(int(num_rows - 1).bit_length(), 0)
+    action_bits = int(max_actions).bit_length()
+    slot_bits = row_bits + action_bits + check_bits
+    if slot_bits > MAX_SLOT_BITS:
+        raise too_wide(f"{num_rows:,} rows of up to {max_actions} actions need {slot_bits}-bit index "
+                       f"slots, more than {MAX_SLOT_BITS}; lower check_bits")
+    return action_bits, slot_bits
 
 
 def key_index(keys: list[str], values: np.ndarray, check_bits: int) -> tuple[int, int, np.ndarray]:
@@ -532,9 +554,7 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
                              "solved on (efgkit export --card-abstraction ABS.h5)")
     infoset_map = strategy.infoset_map
     tree = infoset_map.tree
-    if not 0 <= check_bits <= MAX_SLOT_BITS - 32:
-        raise ParameterError(f"check_bits must be between 0 and {MAX_SLOT_BITS - 32}, "
-                             f"got {check_bits}")
+    check_check_bits(check_bits)
     nearest_nash_conv = None
     row_bits = np.full(infoset_map.num_abstract, bits, np.int64)
     if rounding == "exact":
@@ -677,16 +697,12 @@ def _card_file(layout: dict, weights: np.ndarray, infoset_map: InfosetMap, infos
                              f"infoset but not its abstract infoset")
     present = np.flatnonzero(sources >= 0)
     counts = row_actions[present]
-    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    within = positions_within(counts)
     row_weights = np.zeros(num_values, weights.dtype)
     row_weights[np.repeat(row_starts[present], counts) + within] = weights[
         np.repeat(infoset_map.abstract_action_offset[sources[present]], counts) + within]
-    row_bits = max(int(num_rows - 1).bit_length(), 0)
-    action_bits = int(block_actions.max()).bit_length()
-    slot_bits = row_bits + action_bits + check_bits
-    if slot_bits > MAX_SLOT_BITS:
-        raise CardTableUnavailable(f"a card table's blocks need {slot_bits}-bit slots, more "
-                                   f"than {MAX_SLOT_BITS}")
+    action_bits, slot_bits = block_slot_bits(num_rows, block_actions.max(), check_bits,
+                                             CardTableUnavailable)
     section = card_table_bytes(names, private, rounds, recall=recall, groups=groups,
                                action_bits=action_bits)
     block_values = first_row << action_bits | block_actions

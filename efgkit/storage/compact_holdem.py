@@ -37,11 +37,12 @@ from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
 from efgkit.storage.bucket_strategy import betting_digest
 from efgkit.storage.compact import (
-    MAX_SLOT_BITS,
     RoundBuckets,
     block_groups,
+    block_slot_bits,
     card_names,
     card_table_bytes,
+    check_check_bits,
     file_bytes,
     index_bytes,
     key_index,
@@ -194,8 +195,7 @@ def planned_bytes(layout: BucketLayout, *, bits: int = 8, check_bits: int = 8,
     game = layout.betting.game
     aligned = lambda n: (n + 7) // 8 * 8  # noqa: E731
     rows = int(layout.buckets.sum())
-    slot_bits = (max(rows - 1, 0).bit_length() + int(layout.width.max()).bit_length()
-                 + check_bits)
+    _, slot_bits = block_slot_bits(rows, layout.width.max(), check_bits)
     slots = index_bytes(layout.width.shape[0], slot_bits)
     values = VALUES_HEAD.size + (int(layout.num_actions) * bits + 7) // 8
     structure = game.card_structure
@@ -218,8 +218,7 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     """
     progress = progress or (lambda stage: None)
     game, betting = layout.betting.game, layout.betting
-    if not 0 <= check_bits <= MAX_SLOT_BITS - 32:
-        raise ParameterError(f"check_bits must be between 0 and {MAX_SLOT_BITS - 32}, got {check_bits}")
+    check_check_bits(check_bits)
     strategy = layout.checked(strategy)
     rows = np.repeat(layout.width, layout.buckets)
     row_offsets = np.concatenate([[0], np.cumsum(rows)])
@@ -239,12 +238,7 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     num_rows = int(block_rows.sum())
     if num_rows >= 1 << 32:
         raise ParameterError(f"{num_rows:,} rows: the compact format holds at most 2**32 - 1")
-    row_bits = max(int(num_rows - 1).bit_length(), 0)
-    action_bits = int(block_actions.max()).bit_length()
-    slot_bits = row_bits + action_bits + check_bits
-    if slot_bits > MAX_SLOT_BITS:
-        raise ParameterError(f"{num_rows:,} rows need {slot_bits}-bit index slots, more than "
-                             f"{MAX_SLOT_BITS}; lower check_bits")
+    action_bits, slot_bits = block_slot_bits(num_rows, block_actions.max(), check_bits)
     keys = [game.betting_text(Betting(betting.histories[node], (0, 0), 0))
             for node in betting.decision_nodes.tolist()]
     reference = (hashlib.sha256(tables_data).digest(), tables_path.name) if tables_path else None
