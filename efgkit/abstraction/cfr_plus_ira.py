@@ -46,7 +46,7 @@ from efgkit.solvers.cfr import (
     Samples,
     Settings,
     Workspace,
-    regret_matching,
+    match_player,
     update_player,
 )
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
@@ -140,8 +140,8 @@ class CFRPlusIRA:
         return self
 
     def _match(self, abstract: np.ndarray) -> None:
-        regret_matching(abstract, self.map.abstract_action_offset, self.regrets,
-                        self.layout.edge_prob)
+        match_player(self._settings, self.iteration, abstract, self.map.abstract_action_offset,
+                     self._state, self.layout.edge_prob)
 
     # ------------------------------------------------------------- sampling
     def _resample(self, kind: int, player: int | None, budget: int) -> None:

@@ -137,6 +137,7 @@ def hand_value(cards, count, num_ranks, num_suits):
 
 @numba.njit(cache=True, inline="always")
 def _popcount(mask):
+    """Number of set bits of the int64 ``mask``."""
     bits = 0
     while mask:
         mask &= mask - 1

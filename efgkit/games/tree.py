@@ -156,30 +156,21 @@ class GameTree:
         ).astype(np.int32)
 
     @cached_property
+    def _own_actions(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """``tree_structure.own_action_structure``: last own actions, infoset parent actions
+        and sequence lengths, and the first infoset that breaks perfect recall (-1: none)."""
+        from efgkit.games.tree_structure import own_action_structure
+
+        last, parent_action, length, bad_infoset = own_action_structure(
+            self.node_kind, self.node_infoset, self.node_first_child, self.node_num_children,
+            self.infoset_action_offset, self.action_infoset,
+        )
+        return last, parent_action, length, int(bad_infoset)
+
+    @property
     def node_last_action(self) -> np.ndarray:
         """int32 array (2, nodes): each player's last own flat action on the path (-1: none)."""
-        from efgkit.games.tree_structure import last_own_actions
-
-        return last_own_actions(
-            self.node_kind, self.node_infoset, self.node_first_child,
-            self.node_num_children, self.infoset_action_offset,
-        )
-
-    @cached_property
-    def _parent_actions_and_lengths(self) -> tuple[np.ndarray, np.ndarray]:
-        """``infoset_parent_action`` and ``infoset_sequence_length`` (one kernel derives both)."""
-        from efgkit.games.tree_structure import infoset_parent_actions
-
-        parent_action, length, bad_infoset = infoset_parent_actions(
-            self.node_kind, self.node_infoset, self.node_last_action, self.action_infoset,
-            self.num_infosets,
-        )
-        if bad_infoset >= 0:
-            raise GameDefinitionError(
-                f"game {self.spec!r} does not have perfect recall: infoset "
-                f"{self.infoset_keys[bad_infoset]!r} is reached by different own action sequences"
-            )
-        return parent_action, length
+        return self._own_actions[0]
 
     @property
     def infoset_parent_action(self) -> np.ndarray:
@@ -188,20 +179,24 @@ class GameTree:
         Raises GameDefinitionError when the game does not have perfect recall (two nodes
         of one infoset reached through different own action sequences).
         """
-        return self._parent_actions_and_lengths[0]
+        bad_infoset = self._own_actions[3]
+        if bad_infoset >= 0:
+            raise GameDefinitionError(
+                f"game {self.spec!r} does not have perfect recall: infoset "
+                f"{self.infoset_keys[bad_infoset]!r} is reached by different own action sequences"
+            )
+        return self._own_actions[1]
 
-    @cached_property
+    @property
     def has_perfect_recall(self) -> bool:
-        try:
-            self.infoset_parent_action  # noqa: B018 - computing it performs the check
-        except GameDefinitionError:
-            return False
-        return True
+        return self._own_actions[3] < 0
 
     @property
     def infoset_sequence_length(self) -> np.ndarray:
-        """int32 per infoset: length of the owner's own action sequence leading to it."""
-        return self._parent_actions_and_lengths[1]
+        """int32 per infoset: length of the owner's own action sequence leading to it (raises
+        as ``infoset_parent_action`` without perfect recall)."""
+        self.infoset_parent_action  # noqa: B018 - the perfect-recall check
+        return self._own_actions[2]
 
     def infosets_of(self, player: int) -> np.ndarray:
         return np.flatnonzero(self.infoset_player == player).astype(np.int32)

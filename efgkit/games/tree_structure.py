@@ -28,12 +28,18 @@ def parents_and_depths(first_child, num_children):
 
 
 @numba.njit(cache=True)
-def last_own_actions(kind, infoset, first_child, num_children, action_offset):
-    """int32 (2, nodes): each player's last own flat action on the path to a node (-1: none).
+def own_action_structure(kind, infoset, first_child, num_children, action_offset, action_infoset):
+    """Each player's own action sequences, in one kernel (one compilation on a first run):
+    int32 (2, nodes) last own flat action on the path to each node (-1: none); int32
+    (infosets,) the owner's last flat action before each infoset (-1: none) and the length
+    of the owner's action sequence leading to it; and the first infoset reached by two
+    different own sequences (-1 under perfect recall; the lengths are then not computed).
 
-    ``action_offset`` int32 (infosets + 1,) is the tree's CSR ``infoset_action_offset``.
+    ``action_offset`` int32 (infosets + 1,) is the tree's CSR ``infoset_action_offset``,
+    ``action_infoset`` int32 (infoset-actions,) the infoset of each flat action.
     """
     n = kind.shape[0]
+    num_infosets = action_offset.shape[0] - 1
     # Every node but the root copies its parent's entries (parents come first breadth-first),
     # so only the root needs its -1s.
     last = np.empty((2, n), np.int32)
@@ -46,38 +52,25 @@ def last_own_actions(kind, infoset, first_child, num_children, action_offset):
             last[1, child] = last[1, node]
             if kind[node] < 2:
                 last[kind[node], child] = action_offset[infoset[node]] + k
-    return last
-
-
-@numba.njit(cache=True)
-def infoset_parent_actions(kind, infoset, last_action, action_infoset, num_infosets):
-    """int32 (infosets,) twice: the owner's last flat action before each infoset (-1: none)
-    and the length of the owner's action sequence leading to it; and the first infoset
-    reached by two different own sequences (-1 under perfect recall; the lengths are then
-    not computed).
-
-    ``last_action`` int32 (2, nodes) from ``last_own_actions``; ``action_infoset`` int32
-    (infoset-actions,).
-    """
     parent_action = np.empty(num_infosets, np.int32)
     length = np.zeros(num_infosets, np.int32)
     for i in range(num_infosets):
         parent_action[i] = -2
-    for node in range(kind.shape[0]):
+    for node in range(n):
         if kind[node] >= 2:
             continue
         i = infoset[node]
-        own = last_action[kind[node], node]
+        own = last[kind[node], node]
         if parent_action[i] == -2:
             parent_action[i] = own
         elif parent_action[i] != own:
-            return parent_action, length, i
+            return last, parent_action, length, i
     # Infosets are numbered by first appearance in breadth-first order, so an infoset's
     # parent infoset always has a smaller id and one forward pass suffices.
     for i in range(num_infosets):
         if parent_action[i] >= 0:
             length[i] = length[action_infoset[parent_action[i]]] + 1
-    return parent_action, length, -1
+    return last, parent_action, length, -1
 
 
 @numba.njit(cache=True)

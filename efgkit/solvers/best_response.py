@@ -137,6 +137,16 @@ TIE_TOLERANCE = 1e-10
 @numba.njit(cache=True)
 def _best_response_kernel(player, reach, terminal_nodes, utility, last_action, order,
                           parent_action, action_offset, num_actions, leaf, child, best_action):
+    """Best-response value of ``player`` (own utility) by one bottom-up pass over its infosets.
+
+    ``reach`` float64 (nodes,): terminal weights (chance and opponent reach); ``terminal_nodes``
+    int32 (terminals,); ``utility`` float64 (nodes,), player 0's; ``last_action`` int32
+    (nodes,): the player's last own flat action (-1: none); ``order`` int32: the player's
+    infosets, deepest first; ``parent_action`` int32 (infosets,); ``action_offset`` int32
+    (infosets + 1,); ``num_actions`` int32 (infosets,). ``leaf`` / ``child`` float64
+    (flat actions + 1,), slot 0 the root: terminal and best-continuation value per action;
+    writes ``best_action`` int32 (infosets,), the first best action of each infoset.
+    """
     sign = 1.0 if player == 0 else -1.0
     leaf[:] = 0.0
     child[:] = 0.0

@@ -433,53 +433,6 @@ def prediction_scale(variant, t, alpha):
     return discount(t, alpha) if variant == VARIANT_PDCFR_PLUS else 1.0
 
 
-@numba.njit(cache=True)
-def regret_matching(abstract_infosets, action_offset, regrets, edge_prob):
-    """Regret matching (Zinkevich et al. 2007): each of ``abstract_infosets`` (int32 (m,))
-    plays its positive regrets normalised, or uniformly when none is positive.
-
-    ``action_offset`` int32 (abstract infosets + 1,); ``regrets`` float64 (abstract
-    actions,); writes ``edge_prob[:abstract actions]``.
-    """
-    for j in range(abstract_infosets.shape[0]):
-        a = abstract_infosets[j]
-        lo = action_offset[a]
-        hi = action_offset[a + 1]
-        total = 0.0
-        for x in range(lo, hi):
-            if regrets[x] > 0.0:
-                total += regrets[x]
-        if total > 0.0:
-            for x in range(lo, hi):
-                edge_prob[x] = regrets[x] / total if regrets[x] > 0.0 else 0.0
-        else:
-            uniform = 1.0 / (hi - lo)
-            for x in range(lo, hi):
-                edge_prob[x] = uniform
-
-
-@numba.njit(cache=True)
-def predictive_regret_matching(abstract_infosets, action_offset, regrets, instant, scale, edge_prob):
-    """Regret matching of the prediction [scale * regrets + instant]^+ (PCFR+, PDCFR+).
-
-    ``abstract_infosets`` int32 (m,); ``action_offset`` int32 (abstract + 1,); ``regrets``,
-    ``instant`` (the last instantaneous regrets) float64 (abstract actions,); writes
-    ``edge_prob[:abstract actions]``.
-    """
-    for j in range(abstract_infosets.shape[0]):
-        a = abstract_infosets[j]
-        lo = action_offset[a]
-        hi = action_offset[a + 1]
-        total = 0.0
-        for x in range(lo, hi):
-            total += max(scale * regrets[x] + instant[x], 0.0)
-        for x in range(lo, hi):
-            if total > 0.0:
-                edge_prob[x] = max(scale * regrets[x] + instant[x], 0.0) / total
-            else:
-                edge_prob[x] = 1.0 / (hi - lo)
-
-
 class Settings(NamedTuple):
     """``variant`` (``VARIANT_CODES``), CFR+'s averaging ``delay``, the discount exponents
     (DCFR's alpha, beta, gamma; DCFR+/PDCFR+'s alpha; gamma the average weight exponent of
@@ -625,13 +578,34 @@ def accumulate_player_update(t, settings, view, infosets, abstract, state, work)
 
 @numba.njit(cache=True)
 def match_player(settings, t, matched, action_offset, state, edge_prob):
-    """Regret matching of ``matched`` (int32 abstract infosets) after iteration ``t``: of the
-    regrets, or for the predictive variants of the prediction. Writes ``edge_prob``."""
-    if is_predictive(settings.variant):
-        predictive_regret_matching(matched, action_offset, state.regrets, state.instant,
-                                   prediction_scale(settings.variant, t, settings.alpha), edge_prob)
-    else:
-        regret_matching(matched, action_offset, state.regrets, edge_prob)
+    """Regret matching (Zinkevich et al. 2007) of ``matched`` (int32 abstract infosets) after
+    iteration ``t``: each plays its positive regrets normalised, or uniformly when none is
+    positive; the predictive variants match the prediction [scale * regrets + instant]^+
+    instead (PCFR+, PDCFR+). ``action_offset`` int32 (abstract infosets + 1,); ``state`` a
+    ``RegretState``; writes ``edge_prob[:abstract actions]``."""
+    # One kernel for both, so a first run compiles one; ``predictive`` is loop-invariant
+    # (LLVM unswitches the loops), so plain matching reads no prediction.
+    predictive = is_predictive(settings.variant)
+    scale = prediction_scale(settings.variant, t, settings.alpha)
+    regrets = state.regrets
+    instant = state.instant
+    for j in range(matched.shape[0]):
+        a = matched[j]
+        lo = action_offset[a]
+        hi = action_offset[a + 1]
+        total = 0.0
+        for x in range(lo, hi):
+            r = scale * regrets[x] + instant[x] if predictive else regrets[x]
+            if r > 0.0:
+                total += r
+        if total > 0.0:
+            for x in range(lo, hi):
+                r = scale * regrets[x] + instant[x] if predictive else regrets[x]
+                edge_prob[x] = r / total if r > 0.0 else 0.0
+        else:
+            uniform = 1.0 / (hi - lo)
+            for x in range(lo, hi):
+                edge_prob[x] = uniform
 
 
 @numba.njit(cache=True)
@@ -647,6 +621,7 @@ def run_iterations(iterations, done, alternating, settings, passes, view, player
             if alternating:
                 match_player(settings, t, players.matched[player], view.action_offset, state,
                              work.edge_prob)
-        if not alternating:
-            regret_matching(players.matched[0], view.action_offset, state.regrets, work.edge_prob)
-            regret_matching(players.matched[1], view.action_offset, state.regrets, work.edge_prob)
+        if not alternating:  # never a predictive variant: plain regret matching
+            for player in range(2):
+                match_player(settings, t, players.matched[player], view.action_offset, state,
+                             work.edge_prob)
