@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from efgkit.errors import ParameterError
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
 
 CATCH_REWARD = 1.0
@@ -34,7 +35,7 @@ class PatrolGame:
 
     def __init__(self, sites: int = 4) -> None:
         if not 2 <= sites <= 26:
-            raise ValueError(f"patrol: sites={sites} must be between 2 and 26")
+            raise ParameterError(f"patrol: sites={sites} must be between 2 and 26")
         self.sites = sites
         self.spec = f"patrol(sites={sites})"
         self.names = [chr(ord("A") + i) for i in range(sites)]
