@@ -35,7 +35,9 @@ def run_command(tree: Path, arguments: list[str], cache_dir: str) -> tuple[float
     environment = {**os.environ, "PYTHONPATH": str(tree), "NUMBA_CACHE_DIR": cache_dir}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", LAUNCH, *arguments], env=environment, check=True,
+    # Run in ``tree``: ``python -c`` puts the working directory before PYTHONPATH, so from
+    # another checkout both columns would measure that one.
+    subprocess.run([sys.executable, "-c", LAUNCH, *arguments], env=environment, check=True, cwd=tree,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
