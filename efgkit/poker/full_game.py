@@ -318,19 +318,18 @@ def _gather(templates, tables, work, slab, player, objective, j, d, cols, values
     expected = objective == EXPECTED and templates.kind[p] == player
     if not filled and not expected:  # the first child reached: its values, no sum to clear
         for h in valid:
-            values[d, h] = values[d + 1, h]
+            for c in range(width):
+                values[d, h, c] = values[d + 1, h, c]
         return
     if templates.kind[p] != player:
         for h in valid:
-            parent, child = values[d, h], values[d + 1, h]
             for c in range(width):
-                parent[c] += child[c]
+                values[d, h, c] += values[d + 1, h, c]
         return
     if objective == BEST:
         for h in valid:
-            parent, child = values[d, h], values[d + 1, h]
             for c in range(width):
-                parent[c] = max(parent[c], child[c])
+                values[d, h, c] = max(values[d, h, c], values[d + 1, h, c])
         return
     m = templates.num_children[p]
     columns = templates.columns[j]
