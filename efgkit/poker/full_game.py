@@ -18,8 +18,8 @@ showdown's strength order, the bucket of a hand) is shared by the columns and th
 loops run contiguous over them; the strategy is rearranged once per work item so the
 probabilities of one (bucket, action) over the columns are contiguous too (``_slab``).
 The last level's deals run block of columns outermost (``_last_deals``), so a block's slab
-rows stay in cache across the river cards. Memory is O(depth x hands x entering sequences) per level plus the per-board tables of one
-work item, never the public tree.
+rows stay in cache across the river cards. Memory is O(depth x hands x entering sequences)
+per level plus the per-board tables of one work item, never the public tree.
 
 Work is split at the first board deal (the flop in hold'em): a pre-deal walk records the
 opponent's reach at every node where the first board is dealt (an *entry*); each work item
