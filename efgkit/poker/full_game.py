@@ -17,8 +17,9 @@ with the river values (``MODE_REPLAY``). Per-node and per-hand work (card lookup
 showdown's strength order, the bucket of a hand) is shared by the columns and the inner
 loops run contiguous over them; the strategy is rearranged once per work item so the
 probabilities of one (bucket, action) over the columns are contiguous too (``_slab``).
-Memory is O(depth x hands x entering sequences) per level plus the per-board tables of one
-work item, never the public tree.
+The last level's deals run block of columns outermost (``_last_deals``), so a block's slab
+rows stay in cache across the river cards. Memory is O(depth x hands x entering sequences)
+per level plus the per-board tables of one work item, never the public tree.
 
 Work is split at the first board deal (the flop in hold'em): a pre-deal walk records the
 opponent's reach at every node where the first board is dealt (an *entry*); each work item
@@ -318,19 +319,18 @@ def _gather(templates, tables, work, slab, player, objective, j, d, cols, values
     expected = objective == EXPECTED and templates.kind[p] == player
     if not filled and not expected:  # the first child reached: its values, no sum to clear
         for h in valid:
-            values[d, h] = values[d + 1, h]
+            for c in range(width):
+                values[d, h, c] = values[d + 1, h, c]
         return
     if templates.kind[p] != player:
         for h in valid:
-            parent, child = values[d, h], values[d + 1, h]
             for c in range(width):
-                parent[c] += child[c]
+                values[d, h, c] += values[d + 1, h, c]
         return
     if objective == BEST:
         for h in valid:
-            parent, child = values[d, h], values[d + 1, h]
             for c in range(width):
-                parent[c] = max(parent[c], child[c])
+                values[d, h, c] = max(values[d, h, c], values[d + 1, h, c])
         return
     m = templates.num_children[p]
     columns = templates.columns[j]
@@ -349,8 +349,7 @@ def _walk_level(view, templates, tables, work, slab, player, objective, mode, j)
     """Walk level ``j``'s template on the board ``work.key[j]`` from its ``enter`` reach:
     ``MODE_RECORD`` notes the reach at its deal nodes, ``MODE_REPLAY`` / ``MODE_DESCEND`` (the
     last level) leave the values (``objective``) in its ``result``. Blocks of columns one
-    after the other (of the columns some reach enters), each depth first with an explicit
-    stack; children no column of the block reaches are skipped."""
+    after the other (of the columns some reach enters)."""
     columns, block = templates.columns[j], work.win.shape[0]
     enter, result = _entry(templates, work, j)
     valid = work.valid[j, :work.valid_count[j]]
@@ -361,29 +360,52 @@ def _walk_level(view, templates, tables, work, slab, player, objective, mode, j)
             target[h] = 0.0
     for start in range(0, live.shape[0], block):
         cols = live[start:start + block]
-        width = cols.shape[0]
-        reach, values = _level(templates, work, j, width)
-        for h in valid:
-            for c in range(width):
-                reach[0, h, c] = enter[h, cols[c]]
-        work.node[j, 0] = templates.start[j]
-        work.slot[j, 0] = 0
-        if not _open(view, templates, tables, work, player, mode, j, 0, cols, reach, values):
-            d = 0
-            while True:
-                if _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
-                    d += 1
-                    if not _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
-                        continue
-                elif d == 0:
-                    break
-                d -= 1
-                if mode != MODE_RECORD:
-                    _gather(templates, tables, work, slab, player, objective, j, d, cols, values)
+        _walk_block(view, templates, tables, work, slab, player, objective, mode, j, cols, enter)
         if mode != MODE_RECORD:
+            values = _level(templates, work, j, cols.shape[0])[1]
             for h in valid:
-                for c in range(width):
-                    result[h, cols[c]] = values[0, h, c]
+                row, total = values[0, h], result[h]
+                for c in range(cols.shape[0]):
+                    total[cols[c]] = row[c]
+
+
+@numba.njit(cache=True)
+def _walk_block(view, templates, tables, work, slab, player, objective, mode, j, cols, source):
+    """Walk level ``j``'s template on the board ``work.key[j]`` for the columns ``cols``, the
+    reach entering them the rows of ``source`` (hands, columns[j]) of the board's valid hands;
+    the values (``objective``, not in ``MODE_RECORD``) are left at depth 0 of the level's stack.
+    Depth first with an explicit stack; children no column of the block reaches are skipped.
+    Returns False (and walks nothing) when no reach enters the block."""
+    valid = work.valid[j, :work.valid_count[j]]
+    width = cols.shape[0]
+    reach, values = _level(templates, work, j, width)
+    alive = False
+    for h in valid:
+        row, target = source[h], reach[0, h]
+        for c in range(width):
+            target[c] = row[cols[c]]
+        if not alive:
+            for c in range(width):
+                if target[c] != 0.0:
+                    alive = True
+                    break
+    if not alive:
+        return False
+    work.node[j, 0] = templates.start[j]
+    work.slot[j, 0] = 0
+    if not _open(view, templates, tables, work, player, mode, j, 0, cols, reach, values):
+        d = 0
+        while True:
+            if _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
+                d += 1
+                if not _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
+                    continue
+            elif d == 0:
+                break
+            d -= 1
+            if mode != MODE_RECORD:
+                _gather(templates, tables, work, slab, player, objective, j, d, cols, values)
+    return True
 
 
 @numba.njit(cache=True)
@@ -407,24 +429,31 @@ def _live_columns(enter, valid, out):
 
 
 @numba.njit(cache=True)
-def _deal_level(tables, work, j, mask, source, target):
-    """Board ``j`` = board ``j - 1`` plus the cards ``mask``: its valid hands and their rows of
-    ``source`` copied into ``target`` (hands, columns). Returns whether any reach is left."""
+def _deal_board(tables, work, j, mask):
+    """Board ``j`` = board ``j - 1`` plus the cards ``mask``: its valid hands."""
     work.board_mask[j] = work.board_mask[j - 1] | mask
     count = 0
-    alive = False
     for x in range(work.valid_count[j - 1]):
         h = work.valid[j - 1, x]
         if tables.hand_mask[h] & mask == 0:
             work.valid[j, count] = h
             count += 1
-            target[h] = source[h]
-            if not alive:
-                for r in source[h]:
-                    if r != 0.0:
-                        alive = True
-                        break
     work.valid_count[j] = count
+
+
+@numba.njit(cache=True)
+def _deal_level(tables, work, j, mask, source, target):
+    """Board ``j`` = board ``j - 1`` plus the cards ``mask``: its valid hands and their rows of
+    ``source`` copied into ``target`` (hands, columns). Returns whether any reach is left."""
+    _deal_board(tables, work, j, mask)
+    alive = False
+    for h in work.valid[j, :work.valid_count[j]]:
+        target[h] = source[h]
+        if not alive:
+            for r in source[h]:
+                if r != 0.0:
+                    alive = True
+                    break
     return alive
 
 
@@ -464,6 +493,43 @@ def _spread(templates, tables, work, j):
 
 
 @numba.njit(cache=True)
+def _last_deals(view, templates, tables, work, slab, player, objective, j):
+    """The deals of the last level ``j + 1`` below board ``work.key[j]``, their values added
+    into level ``j``'s ``acc`` as ``_spread`` does, walked block of columns outermost: one
+    block of every deal before the next block, so the strategy slab's rows of one block stay
+    in cache across the deals (per deal, a block of the last level reads a row of every
+    bucket of the opponent's decisions; the slab of all columns does not fit in cache)."""
+    k = j + 1
+    lo = tables.deal_start[k]
+    deals = tables.deal_start[k + 1] - lo
+    record, acc = _bridge(templates, work, j)
+    live = _live_columns(record, work.valid[j, :work.valid_count[j]], work.live)
+    block = work.win.shape[0]
+    parent = work.key[j]
+    for start in range(0, live.shape[0], block):
+        cols = live[start:start + block]
+        width = cols.shape[0]
+        for i in range(deals):
+            key = tables.key_start[k] + (parent - tables.key_start[j]) * deals + i
+            weight = tables.deal_weight[key]
+            if weight == 0.0:
+                continue
+            _deal_board(tables, work, k, tables.deal_mask[lo + i])
+            work.key[k] = key
+            if not _walk_block(view, templates, tables, work, slab, player, objective, MODE_DESCEND, k, cols,
+                               record):
+                continue
+            values = _level(templates, work, k, width)[1][0]
+            valid = work.valid[k, :work.valid_count[k]]
+            for x in range(tables.group_start[parent], tables.group_start[parent + 1]):
+                perm = tables.hand_perm[tables.group_perm[x]]
+                for h in valid:
+                    target, source = acc[perm[h]], values[h]
+                    for c in range(width):
+                        target[cols[c]] += weight * source[c]
+
+
+@numba.njit(cache=True)
 def _start_level(view, templates, tables, work, slab, player, objective, j):
     """Walk level ``j`` down to its deal nodes (True: it was the last level, its values are
     done), ready for the deals of level ``j + 1``."""
@@ -475,6 +541,9 @@ def _start_level(view, templates, tables, work, slab, player, objective, j):
     for h in work.valid[j, :work.valid_count[j]]:
         acc[h] = 0.0
     work.cursor[j, 0] = 0
+    if j + 2 == templates.columns.shape[0]:  # the deals of the last level, all at once
+        _last_deals(view, templates, tables, work, slab, player, objective, j)
+        work.cursor[j, 0] = tables.deal_start[j + 2] - tables.deal_start[j + 1]
     return False
 
 
