@@ -104,13 +104,16 @@ def _solver_state(path):
             "strategy": handle["strategy"][()]}
 
 
+SCALINGS = ("--precision", "int32", "--regret-scaling", "16,0.5", "--average-scaling", "16,1")
+"""int32 scaled per round as the HULHE run (coarser on the last round)."""
+
+
 def test_a_resumed_cli_solve_equals_an_uninterrupted_one(runner, tmp_path):
-    full = _sampled(runner, "-n", "300", "--precision", "int32", "--every", "100", "--state",
-                    str(tmp_path / "full.h5"))
-    part = _sampled(runner, "-n", "150", "--precision", "int32", "--every", "100", "--state",
+    full = _sampled(runner, "-n", "300", *SCALINGS, "--every", "100", "--state", str(tmp_path / "full.h5"))
+    part = _sampled(runner, "-n", "150", *SCALINGS, "--every", "100", "--state",
                     str(tmp_path / "part.h5"), "--checkpoint-every", "50")
     assert part["checkpoints_written"] == 4  # 50, 100, 150 and the end
-    resumed = _sampled(runner, "-n", "300", "--precision", "int32", "--every", "100", "--state",
+    resumed = _sampled(runner, "-n", "300", *SCALINGS, "--every", "100", "--state",
                        str(tmp_path / "part.h5"), "--resume", "--plot", str(tmp_path / "curve.png"))
     assert resumed["resumed_from_iteration"] == 150
     expected, got = _solver_state(tmp_path / "full.h5"), _solver_state(tmp_path / "part.h5")
@@ -120,7 +123,8 @@ def test_a_resumed_cli_solve_equals_an_uninterrupted_one(runner, tmp_path):
         assert np.array_equal(got[name], expected[name]), name
     assert [h["iteration"] for h in resumed["history"]] == [100, 200, 300]
     assert [h["nash_conv"] for h in resumed["history"]] == [h["nash_conv"] for h in full["history"]]
-    assert resumed["solver_state_bytes"] == full["solver_state_bytes"] == resumed["actions"] * 8 + 16
+    assert resumed["solver_state_bytes"] == full["solver_state_bytes"] == resumed["actions"] * 8 + 32
+    assert resumed["parameters"]["regret_scaling"] == [16.0, 0.5] and got["scaling"].shape == (2, 2)
     _, _, provenance, _ = load_bucket_strategy(tmp_path / "part.h5", make_game(GAME))
     assert provenance["history"] == resumed["history"] and provenance["precision"] == "int32"
     assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
@@ -132,12 +136,17 @@ def test_a_resumed_cli_solve_equals_an_uninterrupted_one(runner, tmp_path):
     (["--seed", "3"], "seed 0, not 3"),
     (["--buckets", "none"], "card abstraction canonical"),
     (["-n", "10"], "beyond --iterations 10"),
+    (["--regret-scaling", "16,0.5"], "regret_scaling [16.0, 16.0], not [16.0, 0.5]; resume with the same "
+                                     "--regret-scaling"),
+    (["--average-scaling", "16"], "average_scaling [16.0, 1.0], not [16.0, 16.0]"),
 ])
 def test_mismatched_resumes_are_refused(runner, tmp_path, arguments, message):
     state = tmp_path / "s.h5"
-    _sampled(runner, "-n", "20", "--precision", "int32", "--state", str(state))
+    _sampled(runner, "-n", "20", "--precision", "int32", "--average-scaling", "16,1", "--state", str(state))
     before = state.read_bytes()
     given = dict(zip(arguments[::2], arguments[1::2], strict=True))
+    if "--precision" not in given:
+        given.setdefault("--average-scaling", "16,1")
     command = ["solve", GAME, "--engine", "sampled", "--buckets", given.pop("--buckets", "canonical"),
                "-n", given.pop("-n", "40"), "--precision", given.pop("--precision", "int32"),
                "--state", str(state), "--resume", *[x for pair in given.items() for x in pair]]
@@ -150,6 +159,15 @@ def test_mismatched_resumes_are_refused(runner, tmp_path, arguments, message):
     (["solve", GAME, "--precision", "int32"], "--precision goes with --engine sampled"),
     (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--plot", "p.png"], "give --every K"),
     (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--resume"], "needs --state"),
+    (["solve", GAME, "--regret-scaling", "16"], "--regret-scaling goes with --engine sampled"),
+    (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--average-scaling", "16"],
+     "--average-scaling goes with --precision int32"),
+    (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--precision", "int32", "--regret-scaling",
+      "16,x"], "--regret-scaling takes numbers separated by commas"),
+    (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--precision", "int32", "--regret-scaling",
+      "16,16,16"], "regret_scaling needs one value per round"),
+    (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--precision", "int32", "--average-scaling",
+      "16,0"], "average_scaling must be finite and > 0"),
 ])
 def test_bad_long_run_options_get_one_line(runner, arguments, message):
     result = runner.invoke(main, arguments)

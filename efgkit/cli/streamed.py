@@ -130,11 +130,15 @@ def resume_sampled(run: SampledRun, solver, provenance: dict) -> tuple[list[dict
     if "rng_state" not in recorded:
         raise ParameterError(f"{path}: holds no sampler state (a final strategy or an older file); "
                              f"it cannot be resumed")
+    made, wanted = recorded.get("parameters") or {}, provenance["parameters"]
     for name, flag in (("engine", "--engine"), ("algorithm", "--algorithm"), ("precision", "--precision"),
-                       ("seed", "--seed"), ("parameters", "the variant's parameters")):
-        if recorded.get(name) != provenance[name]:
-            raise ParameterError(f"{path}: checkpoint was made with {name} {recorded.get(name)!r}, not "
-                                 f"{provenance[name]!r}; resume with the same {flag}")
+                       ("seed", "--seed"), ("regret_scaling", "--regret-scaling"),
+                       ("average_scaling", "--average-scaling"), ("parameters", "the variant's parameters")):
+        was, now = (made.get(name), wanted.get(name)) if name.endswith("_scaling") else (recorded.get(name),
+                                                                                         provenance[name])
+        if was != now:
+            raise ParameterError(f"{path}: checkpoint was made with {name} {was!r}, not {now!r}; resume "
+                                 f"with the same {flag}")
     if recorded["iterations"] > run.iterations:
         raise ParameterError(f"{path}: checkpoint is at iteration {recorded['iterations']}, beyond "
                              f"--iterations {run.iterations}")
