@@ -20,6 +20,7 @@ from efgkit.poker.card_abstraction import CardIndependent
 from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.specs import make_game
 from efgkit.storage.bucket_strategy import load_bucket_strategy, save_bucket_strategy
+from efgkit.storage.sampled_working import WorkingFile, working_path
 
 GAME = "holdem(ranks=3,rounds=2)"
 
@@ -174,11 +175,13 @@ def test_bad_long_run_options_get_one_line(runner, arguments, message):
     assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
 
 
-def test_sigkill_after_a_checkpoint_leaves_a_file_that_resumes(runner, tmp_path):
+@pytest.mark.parametrize("mapped", [(), ("--mapped",)])
+def test_sigkill_after_a_checkpoint_leaves_a_file_that_resumes(runner, tmp_path, mapped):
+    """Also with the arrays mapped: the killed run's working file is replaced, never trusted."""
     state = tmp_path / "s.h5"
     command = [sys.executable, "-c", "from efgkit.cli import main; main()", "solve", GAME, "--engine",
                "sampled", "--buckets", "canonical", "-n", "100000000", "--state", str(state),
-               "--checkpoint-every", "50"]
+               "--checkpoint-every", "50", *mapped]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not state.exists():
@@ -191,9 +194,47 @@ def test_sigkill_after_a_checkpoint_leaves_a_file_that_resumes(runner, tmp_path)
     _, _, provenance, _ = load_bucket_strategy(state, make_game(GAME))
     done = provenance["iterations"]
     assert done > 0 and done % 50 == 0
-    resumed = _sampled(runner, "-n", str(done + 30), "--state", str(state), "--resume")
-    assert resumed["resumed_from_iteration"] == done
+    assert working_path(state).exists() == bool(mapped)
+    resumed = _sampled(runner, "-n", str(done + 30), "--state", str(state), "--resume", *mapped)
+    assert resumed["resumed_from_iteration"] == done and not working_path(state).exists()
     _sampled(runner, "-n", str(done + 30), "--state", str(tmp_path / "full.h5"))
     expected, got = _solver_state(tmp_path / "full.h5"), _solver_state(state)
     for name in expected:
         assert np.array_equal(got[name], expected[name]), name
+
+
+def test_a_mapped_solve_resumes_bit_identically_to_one_in_memory(runner, tmp_path):
+    """--mapped keeps the arrays in STATE.work (removed at the end); its checkpoints and
+    results are the in-memory run's, bit for bit, across a resume."""
+    full = _sampled(runner, "-n", "200", *SCALINGS, "--every", "100", "--state", str(tmp_path / "full.h5"))
+    part = _sampled(runner, "-n", "120", *SCALINGS, "--state", str(tmp_path / "part.h5"), "--mapped",
+                    "--checkpoint-every", "40")
+    assert part["state_storage"] == "mapped" and full["state_storage"] == "memory"
+    assert not working_path(tmp_path / "part.h5").exists()
+    resumed = _sampled(runner, "-n", "200", *SCALINGS, "--every", "100", "--state", str(tmp_path / "part.h5"),
+                       "--mapped", "--resume")
+    assert resumed["resumed_from_iteration"] == 120 and resumed["history"][-1] == {
+        **full["history"][-1], "seconds": resumed["history"][-1]["seconds"]}
+    expected, got = _solver_state(tmp_path / "full.h5"), _solver_state(tmp_path / "part.h5")
+    for name in expected:
+        assert np.array_equal(got[name], expected[name]), name
+
+
+@pytest.mark.parametrize("content", [b"not an hdf5 file", None])
+def test_a_foreign_or_damaged_working_file_is_refused(runner, tmp_path, content):
+    """Whatever lies at STATE.work and is not a working file (random bytes, a working file
+    whose header is damaged) is refused in one line and left as it was."""
+    state = tmp_path / "s.h5"
+    work = working_path(state)
+    if content is None:
+        _sampled(runner, "-n", "20", "--precision", "int32", "--state", str(state), "--mapped")
+        WorkingFile(tmp_path / "other.h5").allocate({"regrets": (1000, np.dtype(np.int32))})
+        content = bytearray((tmp_path / "other.h5.work").read_bytes())
+        content[:8] = b"\0" * 8  # the HDF5 signature
+        content = bytes(content)
+    work.write_bytes(content)
+    result = runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical", "-n", "40",
+                                  "--precision", "int32", "--state", str(state), "--mapped"]
+                           + ["--resume"] * state.exists())
+    assert result.exit_code == 2 and "is not the working file of a mapped solve" in result.stderr
+    assert "Traceback" not in result.output and work.read_bytes() == content

@@ -289,6 +289,10 @@ def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: s
 @click.option("--average-scaling", default=None, metavar="S[,S...]",
               help="--precision int32: average-strategy units per chip and iteration, one per betting "
                    "round (or one for all), e.g. 16,16,1,1  [default: 16]")
+@click.option("--mapped", is_flag=True,
+              help="--engine sampled: keep the regrets, averages and working arrays memory-mapped in "
+                   "FILE.h5.work beside --state (abstractions larger than RAM comfortably holds); "
+                   "checkpoints copy them into --state atomically.")
 @click.option("--nash-conv", "final_nash_conv", is_flag=True,
               help="--engine sampled: evaluate the result exactly in the full game (streamed, split "
                    "by flop; hours for 52-card hold'em).")
@@ -304,7 +308,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
           gamma_start: float | None, horizon: int | None, out: str | None, plot: str | None,
           abstraction_file: str | None, engine: str, buckets: str | None, seed: int,
           precision: str | None, regret_scaling: str | None, average_scaling: str | None,
-          final_nash_conv: bool, lbr_boards: int | None, state: str | None,
+          mapped: bool, final_nash_conv: bool, lbr_boards: int | None, state: str | None,
           checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
           memory_limit: str | None, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
@@ -321,7 +325,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                                              ("--lbr", lbr_boards is not None),
                                              ("--precision", precision is not None),
                                              ("--regret-scaling", regret_scaling is not None),
-                                             ("--average-scaling", average_scaling is not None)) if given]
+                                             ("--average-scaling", average_scaling is not None),
+                                             ("--mapped", mapped)) if given]
     if engine != "sampled" and sampled_only:
         raise ParameterError(f"{sampled_only[0]} goes with --engine sampled")
     if engine == "sampled":
@@ -341,6 +346,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         for path, flag in ((out, "--out"), (plot, "--plot")):
             check_writable(path, flag)
         check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume, memory_limit)
+        if mapped and state is None:
+            raise ParameterError("--mapped needs --state FILE.h5 (its working file lies beside it)")
         if state is not None:
             ctx.with_resource(exclusive_lock(state))
         from efgkit.cli.streamed import SampledRun, solve_sampled
@@ -348,7 +355,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         solve_sampled(SampledRun(game, algorithm, options, iterations, buckets, seed, precision or "float64",
                                  every if every_given else None, final_nash_conv or lbr_boards is not None,
                                  lbr_boards, out, plot, state,
-                                 checkpoint_every, checkpoint_seconds, resume), as_json)
+                                 checkpoint_every, checkpoint_seconds, resume, mapped), as_json)
         return
     if plot is not None and (algorithm == "lp" or iterations == 0):
         raise ParameterError("--plot needs an iterative algorithm and --iterations >= 1")

@@ -84,6 +84,8 @@ class SampledRun(NamedTuple):
     checkpoint_every: int | None
     checkpoint_seconds: float | None
     resume: bool
+    mapped: bool = False
+    """Keep the solver's arrays memory-mapped in a working file beside ``state``."""
 
 
 class SampledCheckpoints(Checkpoints):
@@ -160,7 +162,13 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
 
     game = poker_game(run.spec)
     layout = BucketLayout(BettingTree(game), abstraction_named(game, run.buckets))
-    solver = SampledCFR(layout, variant=run.algorithm, seed=run.seed, precision=run.precision, **run.options)
+    working = None
+    if run.mapped:
+        from efgkit.storage.sampled_working import WorkingFile
+
+        working = WorkingFile(run.state)
+    solver = SampledCFR(layout, variant=run.algorithm, seed=run.seed, precision=run.precision,
+                        allocate=working and working.allocate, **run.options)
     provenance = {"algorithm": run.algorithm, "parameters": solver.parameters, "precision": run.precision,
                   "seed": run.seed, "engine": "sampled"}
     history: list[dict] = []
@@ -225,6 +233,8 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
                 step = min(chunk, stop - solver.iteration)
                 began = time.perf_counter()
                 solver.iterate(step)
+                if working is not None:
+                    working.release()
                 if time.perf_counter() - began < SLOW_CHUNK_SECONDS:
                     chunk *= 2
                 bar.update(step)
@@ -251,6 +261,8 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
                    "lbr_mbb_per_game" if run.lbr_boards is not None else
                    "exploitability_mbb_per_game" if max(game.blinds) > 0 else "nash_conv")
     memory = solver.memory()
+    if working is not None:  # the last checkpoint holds everything
+        working.remove()
     strategy_bytes = layout.num_actions * 8
     done = solver.iteration - started_at
     data = {"game": game.spec, "engine": "sampled", "algorithm": run.algorithm,
@@ -261,6 +273,7 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
             "actions": layout.num_actions,
             "strategy_bytes": strategy_bytes, "solver_state_bytes": memory["state"],
             "working_bytes": memory["working"], "history": history, "state": run.state,
+            "state_storage": "mapped" if working else "memory",
             "resumed_from_iteration": resumed_from,
             "checkpoints_written": checkpoints.written if checkpoints else 0}
     lines = [f"{run.algorithm} with public chance sampling on {game.spec}: {run.iterations:,} iterations in "
@@ -268,7 +281,8 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
              f"abstraction: {layout.abstraction.description}; {layout.num_rows:,} rows, "
              f"{layout.num_actions:,} actions",
              f"{run.precision} regrets and averages: solver state {memory['state']:,} bytes, working arrays "
-             f"{memory['working']:,} bytes (the average strategy: {strategy_bytes:,} bytes of float64)"]
+             f"{memory['working']:,} bytes (the average strategy: {strategy_bytes:,} bytes of float64)"
+             + (f", memory-mapped from {working.path}" if working else ", in memory")]
     if history and run.lbr_boards is not None:
         last = history[-1]
         data.update({key: value for key, value in last.items() if key.startswith("lbr_")})

@@ -42,7 +42,7 @@ resume a run bit-identically.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import comb
 from typing import NamedTuple
 
@@ -413,6 +413,10 @@ def _run(view, tables, sampler, board, walk, settings, rows0, rows1, action_offs
         _iteration(view, board, walk, settings, rows0, rows1, action_offset, done + i + 1, state, fixed)
 
 
+def _zeros(arrays: dict[str, tuple[int, np.dtype]]) -> dict[str, np.ndarray]:
+    return {name: np.zeros(length, dtype) for name, (length, dtype) in arrays.items()}
+
+
 def _per_round(name: str, value, game) -> list[float]:
     """``value`` (None: the default; one number: every round) as one positive finite scaling
     per round of ``game``; ParameterError naming ``name`` otherwise."""
@@ -438,12 +442,16 @@ class SampledCFR:
     and averages, ``int32`` with ``regret_scaling`` and ``average_scaling`` (per chip, one
     positive value per betting round or one for all; default 16) for CFR+ only.
     ``state_arrays``, ``iteration`` and ``rng_state`` resume a run bit-identically
-    (``load_state``).
+    (``load_state``). ``allocate`` makes the per-action arrays (``{name: (length, dtype)}``
+    to zeroed arrays; default in memory), e.g. memory-mapped from a working file
+    (``storage.sampled_working``).
     """
 
     def __init__(self, layout: BucketLayout, *, variant: str = "cfr+", seed: int = 0,
                  precision: str = "float64", regret_scaling: float | Sequence[float] | None = None,
-                 average_scaling: float | Sequence[float] | None = None, **parameters) -> None:
+                 average_scaling: float | Sequence[float] | None = None,
+                 allocate: Callable[[dict[str, tuple[int, np.dtype]]], dict[str, np.ndarray]] | None = None,
+                 **parameters) -> None:
         given = {name: parameters.get(name) for name in ("delay", "alpha", "beta", "gamma", "gamma_start",
                                                           "horizon")}
         unknown = set(parameters) - set(given)
@@ -477,9 +485,11 @@ class SampledCFR:
         actions = layout.num_actions
         stored = {"float64": np.float64, "float32": np.float32, "int32": np.int32}[precision]
         working = np.float64 if precision == "float64" else np.float32
-        self.regrets, self.average_accumulator = np.zeros(actions, stored), np.zeros(actions, stored)
-        self._state = SolverState(self.regrets, self.average_accumulator, np.zeros(actions, working),
-                                  np.zeros(actions, working))
+        arrays = (allocate or _zeros)({"regrets": (actions, stored), "average_accumulator": (actions, stored),
+                                       "strategy": (actions, working), "instant": (actions, working)})
+        self.regrets, self.average_accumulator = arrays["regrets"], arrays["average_accumulator"]
+        self._state = SolverState(self.regrets, self.average_accumulator, arrays["strategy"],
+                                  arrays["instant"])
         self.iteration = 0
         self.rng = np.random.default_rng(seed)
         n = betting.num_cards
