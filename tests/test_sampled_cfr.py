@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from efgkit.errors import FileFormatError, ParameterError
+from efgkit.poker import sampled_cfr
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import IsomorphicCards, LosslessCards
@@ -19,6 +20,7 @@ from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.sampled_cfr import SampledCFR, _sample_cards, _walk_player
 from efgkit.poker.vector_cfr import MODE_REGRETS, VectorCFR, reach_pass, value_pass
 from efgkit.solvers.cfr import VARIANT_DCFR, discount_rule
+from efgkit.solvers.strategy import normalize_per_infoset
 from efgkit.specs import make_game
 
 
@@ -254,3 +256,11 @@ def test_bad_precisions_are_refused(canonical_layout):
     wrong = {name: array.astype(np.float64) for name, array in solver.state_arrays().items()}
     with pytest.raises(FileFormatError, match="expected float32"):
         solver.load_state(wrong, 5, solver.rng_state)
+
+
+def test_the_average_strategy_is_normalised_in_slices_of_rows(canonical_layout, monkeypatch):
+    """Slices of rows (few here) give exactly the whole normalisation."""
+    solver = SampledCFR(canonical_layout, precision="int32", seed=3).iterate(30)
+    whole = normalize_per_infoset(solver.average_accumulator.astype(np.float64), solver.action_offset)
+    monkeypatch.setattr(sampled_cfr, "NORMALIZED_ROWS", 7)
+    assert np.array_equal(solver.average_strategy(), whole)

@@ -79,6 +79,8 @@ DEFAULT_SCALING = 16.0
 INT32_MAX = 2**31 - 1
 HALVING_THRESHOLD = 2**30
 """An int32 regret or accumulator above this halves its array and scale."""
+NORMALIZED_ROWS = 1 << 18
+"""Rows normalised at a time by ``average_strategy``."""
 CHUNK_ITERATIONS = 4096
 """Iterations per kernel call (bounds the uniforms drawn ahead)."""
 
@@ -609,8 +611,17 @@ class SampledCFR:
         return {"state": state, "working": working}
 
     def average_strategy(self) -> np.ndarray:
-        """The average strategy per layout action (uniform where nothing accumulated)."""
-        return normalize_per_infoset(self.average_accumulator.astype(np.float64), self.action_offset)
+        """The average strategy per layout action (uniform where nothing accumulated),
+        normalised NORMALIZED_ROWS rows at a time: a checkpoint of a large (or mapped) state
+        needs the 8 bytes per action of the result, not normalize_per_infoset's temporaries."""
+        offsets = self.action_offset
+        strategy = np.empty(int(offsets[-1]))
+        for first in range(0, offsets.shape[0] - 1, NORMALIZED_ROWS):
+            last = min(first + NORMALIZED_ROWS, offsets.shape[0] - 1)
+            lo, hi = int(offsets[first]), int(offsets[last])
+            strategy[lo:hi] = normalize_per_infoset(self.average_accumulator[lo:hi].astype(np.float64),
+                                                    offsets[first:last + 1] - lo)
+        return strategy
 
     def current_strategy(self) -> np.ndarray:
         return self._state.strategy.astype(np.float64)
