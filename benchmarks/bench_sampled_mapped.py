@@ -96,7 +96,7 @@ def main() -> None:
     lines = [f"Measured {datetime.date(2026, 11, 24)} by benchmarks/bench_sampled_mapped.py: CFR+ on {spec}, "
              f"`IsomorphicCards.hashed` {'-'.join(map(str, buckets))} buckets, {precision}: "
              f"{first['actions']:,} actions, solver state {first['state_bytes'] / mib:,.0f} MiB and working "
-             f"arrays {first['working_bytes'] / mib:,.0f} MiB. Two runs of each, interleaved; peak RSS is "
+             f"arrays {first['working_bytes'] / mib:,.0f} MiB. One run of each; peak RSS is "
              f"`VmHWM` of the child process, rates per CPU second (best of three windows of "
              f"{seconds / 3:.0f} s).", "",
              "| storage | peak RSS solving (MiB) | peak RSS after a checkpoint (MiB) | iterations / CPU s |",
@@ -105,7 +105,7 @@ def main() -> None:
         for result in runs:
             rate = result["iterations_per_cpu_second"]
             lines.append(f"| {storage} | {result['solving_peak_rss'] / mib:,.0f} | "
-                         f"{result['checkpoint_peak_rss'] / mib:,.0f} | {rate:.1f} |")
+                         f"{result['checkpoint_peak_rss'] / mib:,.0f} | {rate:.2f} |")
     update_section(DOCS, "mapped-state", "\n".join(lines))
 
 
