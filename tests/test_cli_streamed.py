@@ -20,6 +20,7 @@ from efgkit.poker.card_abstraction import CardIndependent
 from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.specs import make_game
 from efgkit.storage.bucket_strategy import load_bucket_strategy, save_bucket_strategy
+from efgkit.storage.sampled_working import WorkingFile, working_path
 
 GAME = "holdem(ranks=3,rounds=2)"
 
@@ -112,13 +113,16 @@ def _solver_state(path):
             "strategy": handle["strategy"][()]}
 
 
+SCALINGS = ("--precision", "int32", "--regret-scaling", "16,0.5", "--average-scaling", "16,1")
+"""int32 scaled per round as the HULHE run (coarser on the last round)."""
+
+
 def test_a_resumed_cli_solve_equals_an_uninterrupted_one(runner, tmp_path):
-    full = _sampled(runner, "-n", "300", "--precision", "int32", "--every", "100", "--state",
-                    str(tmp_path / "full.h5"))
-    part = _sampled(runner, "-n", "150", "--precision", "int32", "--every", "100", "--state",
+    full = _sampled(runner, "-n", "300", *SCALINGS, "--every", "100", "--state", str(tmp_path / "full.h5"))
+    part = _sampled(runner, "-n", "150", *SCALINGS, "--every", "100", "--state",
                     str(tmp_path / "part.h5"), "--checkpoint-every", "50")
     assert part["checkpoints_written"] == 4  # 50, 100, 150 and the end
-    resumed = _sampled(runner, "-n", "300", "--precision", "int32", "--every", "100", "--state",
+    resumed = _sampled(runner, "-n", "300", *SCALINGS, "--every", "100", "--state",
                        str(tmp_path / "part.h5"), "--resume", "--plot", str(tmp_path / "curve.png"))
     assert resumed["resumed_from_iteration"] == 150
     expected, got = _solver_state(tmp_path / "full.h5"), _solver_state(tmp_path / "part.h5")
@@ -130,7 +134,8 @@ def test_a_resumed_cli_solve_equals_an_uninterrupted_one(runner, tmp_path):
     assert [h["iteration"] for h in resumed["history"]] == [100, 150, 200, 300]
     assert [h["nash_conv"] for h in resumed["history"] if h["iteration"] != 150] == [
         h["nash_conv"] for h in full["history"]]
-    assert resumed["solver_state_bytes"] == full["solver_state_bytes"] == resumed["actions"] * 8 + 16
+    assert resumed["solver_state_bytes"] == full["solver_state_bytes"] == resumed["actions"] * 8 + 32
+    assert resumed["parameters"]["regret_scaling"] == [16.0, 0.5] and got["scaling"].shape == (2, 2)
     _, _, provenance, _ = load_bucket_strategy(tmp_path / "part.h5", make_game(GAME))
     assert provenance["history"] == resumed["history"] and provenance["precision"] == "int32"
     assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
@@ -142,12 +147,17 @@ def test_a_resumed_cli_solve_equals_an_uninterrupted_one(runner, tmp_path):
     (["--seed", "3"], "seed 0, not 3"),
     (["--buckets", "none"], "card abstraction canonical"),
     (["-n", "10"], "beyond --iterations 10"),
+    (["--regret-scaling", "16,0.5"], "regret_scaling [16.0, 16.0], not [16.0, 0.5]; resume with the same "
+                                     "--regret-scaling"),
+    (["--average-scaling", "16"], "average_scaling [16.0, 1.0], not [16.0, 16.0]"),
 ])
 def test_mismatched_resumes_are_refused(runner, tmp_path, arguments, message):
     state = tmp_path / "s.h5"
-    _sampled(runner, "-n", "20", "--precision", "int32", "--state", str(state))
+    _sampled(runner, "-n", "20", "--precision", "int32", "--average-scaling", "16,1", "--state", str(state))
     before = state.read_bytes()
     given = dict(zip(arguments[::2], arguments[1::2], strict=True))
+    if "--precision" not in given:
+        given.setdefault("--average-scaling", "16,1")
     command = ["solve", GAME, "--engine", "sampled", "--buckets", given.pop("--buckets", "canonical"),
                "-n", given.pop("-n", "40"), "--precision", given.pop("--precision", "int32"),
                "--state", str(state), "--resume", *[x for pair in given.items() for x in pair]]
@@ -160,17 +170,28 @@ def test_mismatched_resumes_are_refused(runner, tmp_path, arguments, message):
     (["solve", GAME, "--precision", "int32"], "--precision goes with --engine sampled"),
     (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--plot", "p.png"], "give --every K"),
     (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--resume"], "needs --state"),
+    (["solve", GAME, "--regret-scaling", "16"], "--regret-scaling goes with --engine sampled"),
+    (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--average-scaling", "16"],
+     "--average-scaling goes with --precision int32"),
+    (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--precision", "int32", "--regret-scaling",
+      "16,x"], "--regret-scaling takes numbers separated by commas"),
+    (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--precision", "int32", "--regret-scaling",
+      "16,16,16"], "regret_scaling needs one value per round"),
+    (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--precision", "int32", "--average-scaling",
+      "16,0"], "average_scaling must be finite and > 0"),
 ])
 def test_bad_long_run_options_get_one_line(runner, arguments, message):
     result = runner.invoke(main, arguments)
     assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
 
 
-def test_sigkill_after_a_checkpoint_leaves_a_file_that_resumes(runner, tmp_path):
+@pytest.mark.parametrize("mapped", [(), ("--mapped",)])
+def test_sigkill_after_a_checkpoint_leaves_a_file_that_resumes(runner, tmp_path, mapped):
+    """Also with the arrays mapped: the killed run's working file is replaced, never trusted."""
     state = tmp_path / "s.h5"
     command = [sys.executable, "-c", "from efgkit.cli import main; main()", "solve", GAME, "--engine",
                "sampled", "--buckets", "canonical", "-n", "100000000", "--state", str(state),
-               "--checkpoint-every", "50"]
+               "--checkpoint-every", "50", *mapped]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not state.exists():
@@ -183,9 +204,47 @@ def test_sigkill_after_a_checkpoint_leaves_a_file_that_resumes(runner, tmp_path)
     _, _, provenance, _ = load_bucket_strategy(state, make_game(GAME))
     done = provenance["iterations"]
     assert done > 0 and done % 50 == 0
-    resumed = _sampled(runner, "-n", str(done + 30), "--state", str(state), "--resume")
-    assert resumed["resumed_from_iteration"] == done
+    assert working_path(state).exists() == bool(mapped)
+    resumed = _sampled(runner, "-n", str(done + 30), "--state", str(state), "--resume", *mapped)
+    assert resumed["resumed_from_iteration"] == done and not working_path(state).exists()
     _sampled(runner, "-n", str(done + 30), "--state", str(tmp_path / "full.h5"))
     expected, got = _solver_state(tmp_path / "full.h5"), _solver_state(state)
     for name in expected:
         assert np.array_equal(got[name], expected[name]), name
+
+
+def test_a_mapped_solve_resumes_bit_identically_to_one_in_memory(runner, tmp_path):
+    """--mapped keeps the arrays in STATE.work (removed at the end); its checkpoints and
+    results are the in-memory run's, bit for bit, across a resume."""
+    full = _sampled(runner, "-n", "200", *SCALINGS, "--every", "100", "--state", str(tmp_path / "full.h5"))
+    part = _sampled(runner, "-n", "120", *SCALINGS, "--state", str(tmp_path / "part.h5"), "--mapped",
+                    "--checkpoint-every", "40")
+    assert part["state_storage"] == "mapped" and full["state_storage"] == "memory"
+    assert not working_path(tmp_path / "part.h5").exists()
+    resumed = _sampled(runner, "-n", "200", *SCALINGS, "--every", "100", "--state", str(tmp_path / "part.h5"),
+                       "--mapped", "--resume")
+    assert resumed["resumed_from_iteration"] == 120 and resumed["history"][-1] == {
+        **full["history"][-1], "seconds": resumed["history"][-1]["seconds"]}
+    expected, got = _solver_state(tmp_path / "full.h5"), _solver_state(tmp_path / "part.h5")
+    for name in expected:
+        assert np.array_equal(got[name], expected[name]), name
+
+
+@pytest.mark.parametrize("content", [b"not an hdf5 file", None])
+def test_a_foreign_or_damaged_working_file_is_refused(runner, tmp_path, content):
+    """Whatever lies at STATE.work and is not a working file (random bytes, a working file
+    whose header is damaged) is refused in one line and left as it was."""
+    state = tmp_path / "s.h5"
+    work = working_path(state)
+    if content is None:
+        _sampled(runner, "-n", "20", "--precision", "int32", "--state", str(state), "--mapped")
+        WorkingFile(tmp_path / "other.h5").allocate({"regrets": (1000, np.dtype(np.int32))})
+        content = bytearray((tmp_path / "other.h5.work").read_bytes())
+        content[:8] = b"\0" * 8  # the HDF5 signature
+        content = bytes(content)
+    work.write_bytes(content)
+    result = runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical", "-n", "40",
+                                  "--precision", "int32", "--state", str(state), "--mapped"]
+                           + ["--resume"] * state.exists())
+    assert result.exit_code == 2 and "is not the working file of a mapped solve" in result.stderr
+    assert "Traceback" not in result.output and work.read_bytes() == content

@@ -16,7 +16,8 @@ SLOW_CHUNK_SECONDS = 0.25
 
 
 def iterate_in_chunks(solver, iterations: int, every: int | None, evaluate: Callable[[], None] | None,
-                      history: list[dict], checkpoints=None, description: str = "solving") -> None:
+                      history: list[dict], checkpoints=None, description: str = "solving",
+                      after_chunk: Callable[[], None] | None = None) -> None:
     """Run ``solver.iterate`` up to iteration ``iterations``.
 
     ``evaluate()`` (which appends to ``history``) runs at every multiple of ``every`` and
@@ -24,6 +25,7 @@ def iterate_in_chunks(solver, iterations: int, every: int | None, evaluate: Call
     progress bar is cleared while it prints. ``checkpoints`` (``storage.checkpoint.
     Checkpoints``) end chunks at their every-K stops and write after any chunk when due,
     with ``history`` as it stands. Without ``every`` or ``evaluate`` nothing is evaluated.
+    ``after_chunk()`` runs after every chunk (a memory-mapped state drops its resident pages).
     """
     evaluating = every is not None and evaluate is not None
     chunk = 1
@@ -38,6 +40,8 @@ def iterate_in_chunks(solver, iterations: int, every: int | None, evaluate: Call
             step = min(chunk, stop - solver.iteration)
             started = time.perf_counter()
             solver.iterate(step)
+            if after_chunk is not None:
+                after_chunk()
             if time.perf_counter() - started < SLOW_CHUNK_SECONDS:
                 chunk *= 2
             bar.update(step)

@@ -95,6 +95,19 @@ def _solver_options(ctx: click.Context, algorithm: str, iterations: int,
     return options
 
 
+def _scalings(flag: str, text: str, precision: str | None) -> float | list[float]:
+    """``--regret-scaling``/``--average-scaling`` ``16,16,0.5,0.5`` as numbers, one number for
+    every round (the solver checks them against the game's rounds)."""
+    if precision != "int32":
+        raise ParameterError(f"{flag} goes with --precision int32")
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        raise ParameterError(f"{flag} takes numbers separated by commas, e.g. 16,16,0.5,0.5; "
+                             f"got {text!r}") from None
+    return values[0] if len(values) == 1 else values
+
+
 STATE_OPTIONS = (
     click.option("--state", type=click.Path(dir_okay=False), default=None, metavar="FILE.h5",
                  help="Checkpoint file (a strategy file with the solver state; a bucket-strategy "
@@ -257,6 +270,16 @@ def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: s
 @click.option("--precision", type=click.Choice(SAMPLED_PRECISIONS), default=None,
               help="--engine sampled: regrets and averages as float64, float32, or int32 scaled as in the "
                    "released HULHE CFR+ code (cfr+ only)  [default: float64]")
+@click.option("--regret-scaling", default=None, metavar="S[,S...]",
+              help="--precision int32: regret units per chip, one per betting round (or one for all), "
+                   "e.g. 16,16,0.5,0.5 as the HULHE run  [default: 16]")
+@click.option("--average-scaling", default=None, metavar="S[,S...]",
+              help="--precision int32: average-strategy units per chip and iteration, one per betting "
+                   "round (or one for all), e.g. 16,16,1,1  [default: 16]")
+@click.option("--mapped", is_flag=True,
+              help="--engine sampled: keep the regrets, averages and working arrays memory-mapped in "
+                   "FILE.h5.work beside --state (abstractions larger than RAM comfortably holds); "
+                   "checkpoints copy them into --state atomically.")
 @click.option("--nash-conv", "final_nash_conv", is_flag=True,
               help="--engine sampled: evaluate the result exactly in the full game (streamed, split "
                    "by flop; hours for 52-card hold'em).")
@@ -271,7 +294,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
           delay: int | None, alpha: float | None, beta: float | None, gamma: float | None,
           gamma_start: float | None, horizon: int | None, out: str | None, plot: str | None,
           abstraction_file: str | None, engine: str, buckets: str | None, seed: int,
-          precision: str | None, final_nash_conv: bool, lbr_boards: int | None, state: str | None,
+          precision: str | None, regret_scaling: str | None, average_scaling: str | None,
+          mapped: bool, final_nash_conv: bool, lbr_boards: int | None, state: str | None,
           checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
           memory_limit: str | None, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
@@ -286,7 +310,10 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     sampled_only = [flag for flag, given in (("--buckets", buckets is not None),
                                              ("--nash-conv", final_nash_conv),
                                              ("--lbr", lbr_boards is not None),
-                                             ("--precision", precision is not None)) if given]
+                                             ("--precision", precision is not None),
+                                             ("--regret-scaling", regret_scaling is not None),
+                                             ("--average-scaling", average_scaling is not None),
+                                             ("--mapped", mapped)) if given]
     if engine != "sampled" and sampled_only:
         raise ParameterError(f"{sampled_only[0]} goes with --engine sampled")
     if engine == "sampled":
@@ -297,12 +324,17 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                                  f"without {refused[0] if refused else '--algorithm ' + algorithm}")
         if buckets is None:
             raise ParameterError("--engine sampled needs --buckets BUCKETS.h5|canonical|none|lossless")
+        for flag, text in (("--regret-scaling", regret_scaling), ("--average-scaling", average_scaling)):
+            if text is not None:
+                options[flag[2:].replace("-", "_")] = _scalings(flag, text, precision)
         every_given = ctx.get_parameter_source("every") is not click.core.ParameterSource.DEFAULT
         if plot is not None and not (every_given or final_nash_conv or lbr_boards):
             raise ParameterError("--plot draws the evaluations: give --every K, --nash-conv or --lbr")
         for path, flag in ((out, "--out"), (plot, "--plot")):
             check_writable(path, flag)
         check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume, memory_limit)
+        if mapped and state is None:
+            raise ParameterError("--mapped needs --state FILE.h5 (its working file lies beside it)")
         if state is not None:
             ctx.with_resource(exclusive_lock(state))
         from efgkit.cli.streamed import SampledRun, solve_sampled
@@ -310,7 +342,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         solve_sampled(SampledRun(game, algorithm, options, iterations, buckets, seed, precision or "float64",
                                  every if every_given else None, final_nash_conv or lbr_boards is not None,
                                  lbr_boards, out, plot, state,
-                                 checkpoint_every, checkpoint_seconds, resume), as_json)
+                                 checkpoint_every, checkpoint_seconds, resume, mapped), as_json)
         return
     if plot is not None and (algorithm == "lp" or iterations == 0):
         raise ParameterError("--plot needs an iterative algorithm and --iterations >= 1")

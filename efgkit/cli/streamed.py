@@ -85,6 +85,8 @@ class SampledRun(NamedTuple):
     checkpoint_every: int | None
     checkpoint_seconds: float | None
     resume: bool
+    mapped: bool = False
+    """Keep the solver's arrays memory-mapped in a working file beside ``state``."""
 
 
 class SampledCheckpoints(Checkpoints):
@@ -131,11 +133,15 @@ def resume_sampled(run: SampledRun, solver, provenance: dict) -> tuple[list[dict
     if "rng_state" not in recorded:
         raise ParameterError(f"{path}: holds no sampler state (a final strategy or an older file); "
                              f"it cannot be resumed")
+    made, wanted = recorded.get("parameters") or {}, provenance["parameters"]
     for name, flag in (("engine", "--engine"), ("algorithm", "--algorithm"), ("precision", "--precision"),
-                       ("seed", "--seed"), ("parameters", "the variant's parameters")):
-        if recorded.get(name) != provenance[name]:
-            raise ParameterError(f"{path}: checkpoint was made with {name} {recorded.get(name)!r}, not "
-                                 f"{provenance[name]!r}; resume with the same {flag}")
+                       ("seed", "--seed"), ("regret_scaling", "--regret-scaling"),
+                       ("average_scaling", "--average-scaling"), ("parameters", "the variant's parameters")):
+        was, now = (made.get(name), wanted.get(name)) if name.endswith("_scaling") else (recorded.get(name),
+                                                                                         provenance[name])
+        if was != now:
+            raise ParameterError(f"{path}: checkpoint was made with {name} {was!r}, not {now!r}; resume "
+                                 f"with the same {flag}")
     if recorded["iterations"] > run.iterations:
         raise ParameterError(f"{path}: checkpoint is at iteration {recorded['iterations']}, beyond "
                              f"--iterations {run.iterations}")
@@ -157,7 +163,13 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
 
     game = poker_game(run.spec)
     layout = BucketLayout(BettingTree(game), abstraction_named(game, run.buckets))
-    solver = SampledCFR(layout, variant=run.algorithm, seed=run.seed, precision=run.precision, **run.options)
+    working = None
+    if run.mapped:
+        from efgkit.storage.sampled_working import WorkingFile
+
+        working = WorkingFile(run.state)
+    solver = SampledCFR(layout, variant=run.algorithm, seed=run.seed, precision=run.precision,
+                        allocate=working and working.allocate, **run.options)
     provenance = {"algorithm": run.algorithm, "parameters": solver.parameters, "precision": run.precision,
                   "seed": run.seed, "engine": "sampled"}
     history: list[dict] = []
@@ -210,7 +222,8 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
     started_at = solver.iteration
     try:
         iterate_in_chunks(solver, run.iterations, run.every, evaluate, history, checkpoints,
-                          f"{run.algorithm} (public chance sampling)")
+                          f"{run.algorithm} (public chance sampling)",
+                          after_chunk=working.release if working is not None else None)
     except KeyboardInterrupt:
         click.echo(f"efgkit: interrupted; {run.state} holds the last checkpoint (--resume continues it)"
                    if run.state else "efgkit: interrupted; nothing was kept (use --state to keep a run)",
@@ -229,6 +242,8 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
                    "lbr_mbb_per_game" if run.lbr_boards is not None else
                    "exploitability_mbb_per_game" if max(game.blinds) > 0 else "nash_conv")
     memory = solver.memory()
+    if working is not None:  # the last checkpoint holds everything
+        working.remove()
     strategy_bytes = layout.num_actions * 8
     done = solver.iteration - started_at
     data = {"game": game.spec, "engine": "sampled", "algorithm": run.algorithm,
@@ -239,6 +254,7 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
             "actions": layout.num_actions,
             "strategy_bytes": strategy_bytes, "solver_state_bytes": memory["state"],
             "working_bytes": memory["working"], "history": history, "state": run.state,
+            "state_storage": "mapped" if working else "memory",
             "resumed_from_iteration": resumed_from,
             "checkpoints_written": checkpoints.written if checkpoints else 0}
     lines = [f"{run.algorithm} with public chance sampling on {game.spec}: {run.iterations:,} iterations in "
@@ -246,7 +262,8 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
              f"abstraction: {layout.abstraction.description}; {layout.num_rows:,} rows, "
              f"{layout.num_actions:,} actions",
              f"{run.precision} regrets and averages: solver state {memory['state']:,} bytes, working arrays "
-             f"{memory['working']:,} bytes (the average strategy: {strategy_bytes:,} bytes of float64)"]
+             f"{memory['working']:,} bytes (the average strategy: {strategy_bytes:,} bytes of float64)"
+             + (f", memory-mapped from {working.path}" if working else ", in memory")]
     if history and run.lbr_boards is not None:
         last = history[-1]
         data.update({key: value for key, value in last.items() if key.startswith("lbr_")})

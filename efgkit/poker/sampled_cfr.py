@@ -27,19 +27,22 @@ resume a run bit-identically.
   strategy and the instantaneous regrets are kept in the same type.
 * ``int32``: CFR+ as the released HULHE code does it with INTEGER_REGRETS and INTEGER_AVERAGE
   (Burch's thesis, ../shared/research/seed_burch.md §3.2): a row's regret step is
-  ``lrint((v(a) - v) * regret_scaling)`` with ``R = max(R + step, 0)``, a hand's average
-  contribution ``lrint(sigma(a) * reach * (t - delay) * average_scaling)``, both int32 (the
-  current strategy and instantaneous regrets float32). Values are in the released code's
-  units, chips summed over the opponent's hands (without the private-deal probability), and
-  its default scaling 16 per chip. Long sampled runs outgrow int32, so when a regret or an
-  accumulator passes 2**30 the whole array and its scale halve (a shared exponent, as a
-  float's; regret matching and the normalised average do not change) — the released code
-  runs ~1,600 iterations and needs no such step. A single step beyond the int32 range
-  saturates: a scaling that large is the caller's error.
+  ``lrint((v(a) - v) * regret_scaling[round])`` with ``R = max(R + step, 0)``, a hand's average
+  contribution ``lrint(sigma(a) * reach * (t - delay) * average_scaling[round])``, both int32
+  (the current strategy and instantaneous regrets float32), one scaling per betting round.
+  Values are in the released code's units, chips summed over the opponent's hands (without
+  the private-deal probability), and its default scaling 16 per chip in every round (the
+  HULHE run used regret scaling 0.5 and average scaling 1 on the turn and river). Long
+  sampled runs outgrow int32, so when a regret or an accumulator of a round passes 2**30
+  that round's entries of the array and its scale halve (a shared exponent per round, as a
+  float's; a row lies in one round, so regret matching and the normalised average do not
+  change) — the released code runs ~1,600 iterations and needs no such step. A single step
+  beyond the int32 range saturates: a scaling that large is the caller's error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from math import comb
 from typing import NamedTuple
 
@@ -76,6 +79,8 @@ DEFAULT_SCALING = 16.0
 INT32_MAX = 2**31 - 1
 HALVING_THRESHOLD = 2**30
 """An int32 regret or accumulator above this halves its array and scale."""
+NORMALIZED_ROWS = 1 << 18
+"""Rows normalised at a time by ``average_strategy``."""
 CHUNK_ITERATIONS = 4096
 """Iterations per kernel call (bounds the uniforms drawn ahead)."""
 
@@ -113,17 +118,20 @@ class Sampler(NamedTuple):
 
 
 class Fixed(NamedTuple):
-    """``integer``: regrets and averages are scaled int32; ``scale`` float64 (2,) the current
-    regret and average scale (halved as the arrays outgrow int32; part of the state)."""
+    """``integer``: regrets and averages are scaled int32; ``scale`` float64 (2, rounds) the
+    current regret and average scale of each round (halved as the round's entries outgrow
+    int32; part of the state); ``decision_round`` int64 (decisions,) each decision's round."""
 
     integer: bool
     scale: np.ndarray
+    decision_round: np.ndarray
 
 
 class Walk(NamedTuple):
     """Per depth int64 ``node``, ``cursor``, ``action``; float64 (depth, hands) ``own`` and
     ``opponent`` reach and ``values`` of the updating player; ``card_sum`` (cards,) scratch;
-    ``largest`` int64 (2,): the largest int32 regret and accumulator the walk updated."""
+    ``largest`` int64 (2, rounds): per round the largest int32 regret and accumulator the walk
+    updated."""
 
     node: np.ndarray
     cursor: np.ndarray
@@ -136,11 +144,11 @@ class Walk(NamedTuple):
 
 
 @numba.njit(cache=True, inline="always")
-def _add_average(average, x, amount, fixed):
-    """Add ``amount`` to ``average[x]``: as is, or scaled and rounded to the nearest integer
-    (saturating at the int32 maximum)."""
+def _add_average(average, x, amount, fixed, round_):
+    """Add ``amount`` to ``average[x]``: as is, or scaled by ``round_``'s scale and rounded to
+    the nearest integer (saturating at the int32 maximum)."""
     if fixed.integer:
-        average[x] = min(np.int64(average[x]) + np.int64(np.rint(amount * fixed.scale[1])), INT32_MAX)
+        average[x] = min(np.int64(average[x]) + np.int64(np.rint(amount * fixed.scale[1, round_])), INT32_MAX)
     else:
         average[x] += amount
 
@@ -164,13 +172,15 @@ def _open(view, board, walk, state, player, weight, depth, fixed):
     walk.cursor[depth] = 0
     if kind == player and weight > 0.0:
         m = view.num_children[node]
-        start = view.action_start[view.decision_index[node]]
+        decision = view.decision_index[node]
+        start = view.action_start[decision]
+        round_ = fixed.decision_round[decision] if fixed.integer else 0
         for h in board.valid[level, :board.valid_count[level]]:
             w = weight * walk.own[depth, h]
             if w != 0.0:
                 row = start + board.bucket[level, h] * m
                 for a in range(m):
-                    _add_average(state.average, row + a, w * state.strategy[row + a], fixed)
+                    _add_average(state.average, row + a, w * state.strategy[row + a], fixed, round_)
     return False
 
 
@@ -267,15 +277,16 @@ def _close(view, board, walk, state, player, depth, fixed, rule):
             state.instant[row + a] -= v
     if not _local(rule):
         return
+    round_ = fixed.decision_round[view.decision_index[node]] if fixed.integer else 0
     for h in valid:  # a row shared by several hands is updated once; its later passes add 0
         row = start + board.bucket[level, h] * m
         for x in range(row, row + m):
             if fixed.integer:
-                r = np.int64(state.regrets[x]) + np.int64(np.rint(state.instant[x] * fixed.scale[0]))
+                r = np.int64(state.regrets[x]) + np.int64(np.rint(state.instant[x] * fixed.scale[0, round_]))
                 r = min(max(r, 0), INT32_MAX)
                 state.regrets[x] = r
-                walk.largest[0] = max(walk.largest[0], r)
-                walk.largest[1] = max(walk.largest[1], np.int64(state.average[x]))
+                walk.largest[0, round_] = max(walk.largest[0, round_], r)
+                walk.largest[1, round_] = max(walk.largest[1, round_], np.int64(state.average[x]))
             else:
                 update_regret(rule, state.regrets, state.instant, state.average, x)
             state.instant[x] = 0.0
@@ -312,10 +323,12 @@ def _walk_player(view, board, walk, state, player, weight, fixed, rule):
 
 
 @numba.njit(cache=True)
-def _halve(array):
-    """Every entry of a non-negative int32 array halved, rounding half up."""
-    for x in range(array.shape[0]):
-        array[x] = (np.int64(array[x]) + 1) // 2
+def _halve(array, action_start, decision_round, round_):
+    """Every entry of round ``round_`` of a non-negative int32 array halved, rounding half up."""
+    for d in range(decision_round.shape[0]):
+        if decision_round[d] == round_:
+            for x in range(action_start[d], action_start[d + 1]):
+                array[x] = (np.int64(array[x]) + 1) // 2
 
 
 @numba.njit(cache=True)
@@ -330,16 +343,20 @@ def _iteration(view, board, walk, settings, rows0, rows1, action_offset, t, stat
         rows = rows0 if player == 0 else rows1
         if not _local(rule):
             clear_rows(rows, action_offset, state.instant)
-        walk.largest[:] = 0
+        walk.largest[:, :] = 0
         _walk_player(view, board, walk, state, player, weight, fixed, rule)
         if not _local(rule):
             update_rows(rows, action_offset, settings, t, state)
-        if walk.largest[1] > HALVING_THRESHOLD:
-            _halve(state.average)
-            fixed.scale[1] *= 0.5
-        if walk.largest[0] > HALVING_THRESHOLD:  # every row is matched again from the halved regrets
-            _halve(state.regrets)
-            fixed.scale[0] *= 0.5
+        halved = False
+        for round_ in range(walk.largest.shape[1]):
+            if walk.largest[1, round_] > HALVING_THRESHOLD:
+                _halve(state.average, view.action_start, fixed.decision_round, round_)
+                fixed.scale[1, round_] *= 0.5
+            if walk.largest[0, round_] > HALVING_THRESHOLD:
+                _halve(state.regrets, view.action_start, fixed.decision_round, round_)
+                fixed.scale[0, round_] *= 0.5
+                halved = True
+        if halved:  # every row is matched again from the halved regrets
             match_rows(rows0, action_offset, False, 1.0, state)
             match_rows(rows1, action_offset, False, 1.0, state)
 
@@ -398,18 +415,45 @@ def _run(view, tables, sampler, board, walk, settings, rows0, rows1, action_offs
         _iteration(view, board, walk, settings, rows0, rows1, action_offset, done + i + 1, state, fixed)
 
 
+def _zeros(arrays: dict[str, tuple[int, np.dtype]]) -> dict[str, np.ndarray]:
+    return {name: np.zeros(length, dtype) for name, (length, dtype) in arrays.items()}
+
+
+def _per_round(name: str, value, game) -> list[float]:
+    """``value`` (None: the default; one number: every round) as one positive finite scaling
+    per round of ``game``; ParameterError naming ``name`` otherwise."""
+    rounds = game.num_rounds
+    value = DEFAULT_SCALING if value is None else value
+    try:
+        values = np.broadcast_to(np.asarray(value, np.float64), (rounds,)) if np.ndim(value) == 0 else (
+            np.asarray(value, np.float64))
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"{name} must be numbers, one per round of {game.spec}, got {value!r}") from exc
+    if values.shape != (rounds,):
+        raise ParameterError(f"{name} needs one value per round of {game.spec} ({rounds}), got "
+                             f"{values.size}: {values.tolist()}")
+    if not np.all(np.isfinite(values) & (values > 0)):
+        raise ParameterError(f"{name} must be finite and > 0 in every round, got {values.tolist()}")
+    return values.tolist()
+
+
 class SampledCFR:
     """Any efgkit CFR variant with public chance sampling on a ``BucketLayout``.
 
     ``seed`` fixes the boards sampled; ``precision`` (``PRECISIONS``) the type of the regrets
-    and averages, ``int32`` with ``regret_scaling`` and ``average_scaling`` (default 16 per
-    chip) for CFR+ only. ``state_arrays``, ``iteration`` and ``rng_state`` resume a run
-    bit-identically (``load_state``).
+    and averages, ``int32`` with ``regret_scaling`` and ``average_scaling`` (per chip, one
+    positive value per betting round or one for all; default 16) for CFR+ only.
+    ``state_arrays``, ``iteration`` and ``rng_state`` resume a run bit-identically
+    (``load_state``). ``allocate`` makes the per-action arrays (``{name: (length, dtype)}``
+    to zeroed arrays; default in memory), e.g. memory-mapped from a working file
+    (``storage.sampled_working``).
     """
 
     def __init__(self, layout: BucketLayout, *, variant: str = "cfr+", seed: int = 0,
-                 precision: str = "float64", regret_scaling: float | None = None,
-                 average_scaling: float | None = None, **parameters) -> None:
+                 precision: str = "float64", regret_scaling: float | Sequence[float] | None = None,
+                 average_scaling: float | Sequence[float] | None = None,
+                 allocate: Callable[[dict[str, tuple[int, np.dtype]]], dict[str, np.ndarray]] | None = None,
+                 **parameters) -> None:
         given = {name: parameters.get(name) for name in ("delay", "alpha", "beta", "gamma", "gamma_start",
                                                           "horizon")}
         unknown = set(parameters) - set(given)
@@ -425,9 +469,7 @@ class SampledCFR:
         if precision != "int32" and any(v is not None for v in scaling.values()):
             raise ParameterError("regret_scaling and average_scaling apply to precision int32 only")
         if precision == "int32":
-            scaling = {name: DEFAULT_SCALING if v is None else float(v) for name, v in scaling.items()}
-            if not all(np.isfinite(v) and v > 0 for v in scaling.values()):
-                raise ParameterError(f"int32 scalings must be finite and > 0, got {scaling}")
+            scaling = {name: _per_round(name, v, layout.betting.game) for name, v in scaling.items()}
             self.parameters.update(scaling)
         kernel = kernel_parameters(variant, self.parameters)
         self.variant, self.layout, self.precision, self.seed = variant, layout, precision, seed
@@ -445,9 +487,11 @@ class SampledCFR:
         actions = layout.num_actions
         stored = {"float64": np.float64, "float32": np.float32, "int32": np.int32}[precision]
         working = np.float64 if precision == "float64" else np.float32
-        self.regrets, self.average_accumulator = np.zeros(actions, stored), np.zeros(actions, stored)
-        self._state = SolverState(self.regrets, self.average_accumulator, np.zeros(actions, working),
-                                  np.zeros(actions, working))
+        arrays = (allocate or _zeros)({"regrets": (actions, stored), "average_accumulator": (actions, stored),
+                                       "strategy": (actions, working), "instant": (actions, working)})
+        self.regrets, self.average_accumulator = arrays["regrets"], arrays["average_accumulator"]
+        self._state = SolverState(self.regrets, self.average_accumulator, arrays["strategy"],
+                                  arrays["instant"])
         self.iteration = 0
         self.rng = np.random.default_rng(seed)
         n = betting.num_cards
@@ -459,14 +503,16 @@ class SampledCFR:
         level_weight = betting.chance_weight * np.array(boards, np.float64)
         # int32 regrets count chips summed over the opponent's hands, as the released code's:
         # the kernel's values carry the probability of the private deal, level_weight.
+        rounds = betting.game.num_rounds
         self._fixed = Fixed(precision == "int32", np.array(
-            [scaling["regret_scaling"] / level_weight[0], scaling["average_scaling"]])
-            if precision == "int32" else np.ones(2))
+            [np.array(scaling["regret_scaling"]) / level_weight[0], scaling["average_scaling"]])
+            if precision == "int32" else np.ones((2, rounds)),
+            betting.round[betting.decision_nodes].astype(np.int64))
         depth = betting.max_depth + 2
         hands = self.hand_cards.shape[0]
         self._walk = Walk(np.zeros(depth, np.int64), np.zeros(depth, np.int64), np.zeros(depth, np.int64),
                           np.zeros((depth, hands)), np.zeros((depth, hands)), np.zeros((depth, hands)),
-                          np.zeros(n), np.zeros(2, np.int64))
+                          np.zeros(n), np.zeros((2, rounds), np.int64))
         deck = betting.game.card_structure
         self._sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
                                 betting.deal_size.astype(np.int64),
@@ -542,6 +588,8 @@ class SampledCFR:
                                       f"expected {mine[name].dtype} {mine[name].shape}")
             if not np.all(np.isfinite(array)):
                 raise FileFormatError(f"solver state {name} holds values that are not finite")
+            if name == "scaling" and not np.all(np.asarray(array) > 0):
+                raise FileFormatError("solver state scaling holds scales that are not > 0")
         if not isinstance(iteration, int) or iteration < 0:
             raise FileFormatError(f"invalid iteration {iteration!r} in the solver state")
         try:
@@ -563,8 +611,17 @@ class SampledCFR:
         return {"state": state, "working": working}
 
     def average_strategy(self) -> np.ndarray:
-        """The average strategy per layout action (uniform where nothing accumulated)."""
-        return normalize_per_infoset(self.average_accumulator.astype(np.float64), self.action_offset)
+        """The average strategy per layout action (uniform where nothing accumulated),
+        normalised NORMALIZED_ROWS rows at a time: a checkpoint of a large (or mapped) state
+        needs the 8 bytes per action of the result, not normalize_per_infoset's temporaries."""
+        offsets = self.action_offset
+        strategy = np.empty(int(offsets[-1]))
+        for first in range(0, offsets.shape[0] - 1, NORMALIZED_ROWS):
+            last = min(first + NORMALIZED_ROWS, offsets.shape[0] - 1)
+            lo, hi = int(offsets[first]), int(offsets[last])
+            strategy[lo:hi] = normalize_per_infoset(self.average_accumulator[lo:hi].astype(np.float64),
+                                                    offsets[first:last + 1] - lo)
+        return strategy
 
     def current_strategy(self) -> np.ndarray:
         return self._state.strategy.astype(np.float64)
