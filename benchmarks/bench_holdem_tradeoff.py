@@ -4,9 +4,11 @@ On a reduced-deck hold'em whose exact full-game best response takes seconds
 (``holdem(ranks=5,caps=1-1-1-1)``; docs/results-holdem.md says why this one), every
 card abstraction below is built by the hold'em pipeline (``efgkit holdem-abstraction``; the
 features once, then each clustering), solved by CFR+ with public chance sampling
-(``SampledCFR``) for the same number of iterations, and its average strategy is evaluated
-exactly in the full game (``StreamedEvaluator``: every hand on every board its own
-information set for the responder). Families:
+(``SampledCFR``) for the same number of iterations from several seeds, and each average
+strategy is evaluated exactly in the full game (``StreamedEvaluator``: every hand on every
+board its own information set for the responder); seed 0's strategy is also measured by
+local best response (``LocalBestResponse``, fcr, on sampled boards), the lower bound a
+52-card strategy gets, so the table shows how close that bound is. Families:
 
 * ``E[HS]``: 1-D k-means of E[HS] on the flop, turn and river (expectation-based);
 * ``E[HS^2]``: E[HS^2] on the flop and turn, E[HS] on the river (where E[HS^2] = E[HS]^2);
@@ -25,8 +27,9 @@ float64 average strategy the evaluator reads: 8 bytes per (betting decision, buc
 bucket-table bytes (one entry per canonical hand and round in the smallest unsigned integer
 that holds the bucket count; for perfect recall the base tables plus, per later round, the
 map (earlier bucket, base bucket) -> bucket), exact exploitability in mbb/g (NashConv / 2
-per game, in thousandths of a big blind) and CPU seconds of clustering, solving and
-evaluation. Two EMD/OCHS abstractions (``study``'s curves) are also evaluated at 1/27, 1/9 and
+per game, in thousandths of a big blind: the mean over the seeds, with the lowest and
+highest), LBR in mbb/g with its 95% interval, and CPU seconds of clustering, solving (all
+seeds), evaluation and LBR. Two EMD/OCHS abstractions (``study``'s curves) are also evaluated at 1/27, 1/9 and
 1/3 of the iterations.
 
 Results go to benchmarks/results/holdem-tradeoff.jsonl (one line per abstraction; a rerun
@@ -133,13 +136,16 @@ def build_bucket_file(run: Abstraction, num_ranks: int, work: Path, features: Pa
 
 
 def solve_and_evaluate(spec: str, run: Abstraction, bucket_file: Path, iterations: int,
-                       checkpoints: list[int]) -> dict:
-    """CFR+ with public chance sampling for ``iterations``, exact exploitability at every
-    checkpoint (mbb/g) and at the end; sizes and CPU seconds."""
+                       checkpoints: list[int], seeds: int, lbr_boards: int | None) -> dict:
+    """CFR+ with public chance sampling for ``iterations`` from each of ``seeds`` seeds, exact
+    exploitability (mbb/g) at the end of each and at every checkpoint of seed 0, LBR of
+    seed 0's strategy over ``lbr_boards`` sampled boards (None: every board); sizes and CPU
+    seconds (summed over the seeds)."""
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.bucket_layout import BucketLayout
     from efgkit.poker.card_abstraction import IsomorphicCards
     from efgkit.poker.full_game import StreamedEvaluator
+    from efgkit.poker.local_best_response import LocalBestResponse
     from efgkit.poker.perfect_recall import PerfectRecallCards
     from efgkit.poker.sampled_cfr import SampledCFR
     from efgkit.specs import make_game
@@ -151,29 +157,38 @@ def solve_and_evaluate(spec: str, run: Abstraction, bucket_file: Path, iteration
     cards = PerfectRecallCards(game, base) if run.perfect_recall else base
     abstraction_seconds = time.process_time() - started
     layout = BucketLayout(BettingTree(game), cards)
-    solver = SampledCFR(layout, variant="cfr+", seed=0)
     evaluator = StreamedEvaluator(layout)
-    big_blind = max(game.blinds)
-    curve, solve_seconds, evaluate_seconds = [], 0.0, 0.0
-    for stop in sorted({*checkpoints, iterations}):
-        started = time.process_time()
-        solver.iterate(stop - solver.iteration)
-        solve_seconds += time.process_time() - started
-        started = time.process_time()
-        result = evaluator.evaluate(solver.average_strategy(), game_value=False)
-        evaluate_seconds += time.process_time() - started
-        curve.append({"iterations": stop, "mbb_per_game": result.exploitability / big_blind * 1000,
-                      "evaluate_cpu_seconds": time.process_time() - started})
+    mbb = 1000 / max(game.blinds)
+    curve, per_seed, solve_seconds, evaluate_seconds = [], [], 0.0, 0.0
+    for seed in range(seeds):
+        solver = SampledCFR(layout, variant="cfr+", seed=seed)
+        for stop in sorted({*(checkpoints if seed == 0 else []), iterations}):
+            started = time.process_time()
+            solver.iterate(stop - solver.iteration)
+            solve_seconds += time.process_time() - started
+            started = time.process_time()
+            result = evaluator.evaluate(solver.average_strategy(), game_value=False)
+            evaluate_seconds += time.process_time() - started
+            if seed == 0:
+                curve.append({"iterations": stop, "mbb_per_game": result.exploitability * mbb,
+                              "evaluate_cpu_seconds": time.process_time() - started})
+        per_seed.append(result.exploitability * mbb)
+        if seed == 0:
+            started = time.process_time()
+            lbr = LocalBestResponse(layout, solver.average_strategy(), seed=0).run(lbr_boards)
+            lbr_seconds = time.process_time() - started
     return {"buckets": [cards.num_buckets(r) for r in range(game.num_rounds)],
             "strategy_bytes": layout.num_actions * 8,
             "bucket_table_bytes": bucket_table_bytes(game, cards, base),
-            "mbb_per_game": curve[-1]["mbb_per_game"], "curve": curve,
+            "mbb_per_game": sum(per_seed) / seeds, "mbb_per_seed": per_seed, "curve": curve,
+            "lbr_mbb_per_game": lbr.mean * mbb, "lbr_standard_error": lbr.standard_error * mbb,
+            "lbr_boards": lbr.boards, "lbr_exact": lbr.exact, "lbr_cpu_seconds": lbr_seconds,
             "abstraction_cpu_seconds": abstraction_seconds, "solve_cpu_seconds": solve_seconds,
             "evaluate_cpu_seconds": evaluate_seconds}
 
 
-def run_study(spec: str, iterations: int, quick: bool, lossless: bool, results: Path | None, work: Path,
-              progress: bool) -> dict:
+def run_study(spec: str, iterations: int, seeds: int, lbr_boards: int | None, quick: bool, lossless: bool,
+              results: Path | None, work: Path, progress: bool) -> dict:
     """Every abstraction of ``study``, reusing result lines with the same settings."""
     from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
     from efgkit.specs import make_game
@@ -182,7 +197,8 @@ def run_study(spec: str, iterations: int, quick: bool, lossless: bool, results: 
     num_ranks = game.card_structure.num_ranks
     classes = num_ranks * num_ranks
     runs, curves = study(quick, classes, lossless)
-    settings = {"spec": spec, "iterations": iterations, "quick": quick}
+    settings = {"spec": spec, "iterations": iterations, "seeds": seeds, "lbr_boards": lbr_boards,
+                "quick": quick}
     done = {}
     if results is not None and results.exists():
         for line in results.read_text().splitlines():
@@ -206,7 +222,7 @@ def run_study(spec: str, iterations: int, quick: bool, lossless: bool, results: 
             print(f"[{number + 1}/{len(runs)}] {run.name}", file=sys.stderr, flush=True)
         bucket_file, cluster_seconds = build_bucket_file(run, num_ranks, work, features)
         measured = solve_and_evaluate(spec, run, bucket_file, iterations,
-                                      checkpoints if run.name in curves else [])
+                                      checkpoints if run.name in curves else [], seeds, lbr_boards)
         row = {**settings, "name": run.name, "family": run.family, "perfect_recall": run.perfect_recall,
                "flop": run.flop, "turn": run.turn, "river": run.river, "base_buckets": list(run.buckets),
                "cluster_cpu_seconds": cluster_seconds, **measured}
@@ -258,11 +274,16 @@ def write_plots(result: dict, prefix: Path) -> list[Path]:
                   label=family)
         axes.scatter([r["strategy_bytes"] for r in mine], [r["mbb_per_game"] for r in mine], color=color,
                      marker=marker, edgecolor="black", zorder=3)
+        spread = [[r["mbb_per_game"] - min(r["mbb_per_seed"]) for r in mine],
+                  [max(r["mbb_per_seed"]) - r["mbb_per_game"] for r in mine]]
+        axes.errorbar([r["strategy_bytes"] for r in mine], [r["mbb_per_game"] for r in mine], yerr=spread,
+                      fmt="none", ecolor=color, capsize=3, zorder=2)
     axes.set_xscale("log")
     axes.set_yscale("log")
     _plain_numbers(axes.yaxis)
     axes.set_xlabel("strategy bytes (float64 average strategy)")
-    axes.set_ylabel("exploitability in the full game, mbb/g")
+    axes.set_ylabel(f"exploitability in the full game, mbb/g\n"
+                    f"(mean of {result['seeds']} seeds; bars: lowest-highest)")
     axes.set_title(f"{result['spec']}: memory against exploitability, "
                    f"CFR+ {result['iterations']:,} iterations", fontsize=10)
     axes.grid(True, which="both", alpha=0.3)
@@ -299,30 +320,39 @@ def section(result: dict, command: str, images: list[str]) -> str:
     features = (f", plus {result['feature_cpu_seconds']:.0f} s of features" if result["feature_cpu_seconds"]
                 else " (features were reused from an earlier run)")
     cpu = sum(r["cluster_cpu_seconds"] + r["abstraction_cpu_seconds"] + r["solve_cpu_seconds"]
-              + r["evaluate_cpu_seconds"] for r in rows)
+              + r["evaluate_cpu_seconds"] + r["lbr_cpu_seconds"] for r in rows)
+    seeds = result["seeds"]
+    lbr_boards = "every board" if result["lbr_boards"] is None else f"{result['lbr_boards']:,} sampled boards"
     fronts = {id(r) for family in dict.fromkeys(r["family"] for r in rows)
               for r in _front([x for x in rows if x["family"] == family])}
     lines = [
         f"Generated by `{command}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: "
         f"`{result['spec']}`, CFR+ with public chance sampling, {result['iterations']:,} iterations per "
-        f"abstraction (seed 0), exact full-game best response. CPU time of the abstractions (clustering, "
-        f"solving, evaluation, one process): {cpu / 60:.1f} min{features}.",
+        f"abstraction from each of {seeds} seeds (0-{seeds - 1}), exact full-game best response of each "
+        f"(the mean, and the lowest and highest of the seeds), LBR (fcr, {lbr_boards}) of seed 0's "
+        f"strategy with its 95% interval. CPU time of the abstractions (clustering, solving, evaluation, "
+        f"LBR, one process): {cpu / 60:.1f} min{features}.",
         "",
         "| family | buckets (preflop-flop-turn-river) | strategy bytes | bucket-table bytes | exploitability "
-        "mbb/g | on the family's front | clustering s | solve s | evaluation s |",
-        "|---|---|---:|---:|---:|---|---:|---:|---:|",
+        "mbb/g, mean of the seeds | lowest - highest seed | on the family's front | LBR mbb/g (seed 0) | "
+        "exact mbb/g (seed 0) | LBR / exact | clustering s | solve s | evaluation s | LBR s |",
+        "|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+        interval = "" if r["lbr_exact"] else f" ± {1.96 * r['lbr_standard_error']:.1f}"
+        exact = r["mbb_per_seed"][0]
         lines.append(f"| {r['family']} | {'-'.join(map(str, r['buckets']))} | {r['strategy_bytes']:,} | "
                      f"{r['bucket_table_bytes']:,} | {r['mbb_per_game']:.1f} | "
-                     f"{'yes' if id(r) in fronts else ''} | "
+                     f"{min(r['mbb_per_seed']):.1f} - {max(r['mbb_per_seed']):.1f} | "
+                     f"{'yes' if id(r) in fronts else ''} | {r['lbr_mbb_per_game']:.1f}{interval} | "
+                     f"{exact:.1f} | {r['lbr_mbb_per_game'] / exact:.2f} | "
                      f"{r['cluster_cpu_seconds']:.1f} | {r['solve_cpu_seconds']:.0f} | "
-                     f"{r['evaluate_cpu_seconds']:.0f} |")
+                     f"{r['evaluate_cpu_seconds']:.0f} | {r['lbr_cpu_seconds']:.0f} |")
     lines += ["", *[f"![{Path(path).stem}]({path})" for path in images], ""]
     curves = [r for r in rows if len(r["curve"]) > 1]
     if curves:
         stops = [p["iterations"] for p in curves[0]["curve"]]
-        lines += ["Exploitability (mbb/g) against iterations:", "",
+        lines += ["Exploitability (mbb/g, seed 0) against iterations:", "",
                   "| abstraction | " + " | ".join(f"{s:,}" for s in stops) + " |",
                   "|---|" + "---:|" * len(stops)]
         for r in curves:
@@ -336,6 +366,10 @@ def main() -> None:
     parser.add_argument("--spec", default=SPEC, help="the game (a reduced-deck hold'em)")
     parser.add_argument("--iterations", type=int, default=None,
                         help="CFR+ iterations per abstraction (default 10,000; quick 60)")
+    parser.add_argument("--seeds", type=int, default=None,
+                        help="solves per abstraction, seeds 0..SEEDS-1 (default 3; quick 2)")
+    parser.add_argument("--lbr-boards", type=int, default=None,
+                        help="boards LBR samples (default 300; quick: every board)")
     parser.add_argument("--quick", action="store_true", help="seconds-long smoke run (no results file)")
     parser.add_argument("--lossless", action="store_true",
                         help="also solve the lossless abstraction (suit isomorphism only): long")
@@ -345,15 +379,22 @@ def main() -> None:
     args = parser.parse_args()
     spec = "holdem(ranks=5,rounds=2,caps=1-1)" if args.quick and args.spec == SPEC else args.spec
     iterations = args.iterations or (60 if args.quick else 10_000)
+    seeds = args.seeds or (2 if args.quick else 3)
+    lbr_boards = args.lbr_boards or (None if args.quick else 300)
+    if iterations < 1 or seeds < 1 or (lbr_boards is not None and lbr_boards < 2):
+        parser.error("--iterations and --seeds must be >= 1 and --lbr-boards >= 2")
     command = " ".join(["python benchmarks/bench_holdem_tradeoff.py",
                         *([] if args.spec == SPEC else [f"--spec '{spec}'"]),
                         *([] if args.iterations is None else [f"--iterations {iterations}"]),
+                        *([] if args.seeds is None else [f"--seeds {seeds}"]),
+                        *([] if args.lbr_boards is None else [f"--lbr-boards {lbr_boards}"]),
                         *(["--quick"] if args.quick else []), *(["--lossless"] if args.lossless else []),
                         *([f"--out {args.out}"] if args.out else [])])
     with tempfile.TemporaryDirectory() as scratch:
         work = args.work or Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
-        result = run_study(spec, iterations, args.quick, args.lossless, None if args.quick else RESULTS, work,
+        result = run_study(spec, iterations, seeds, lbr_boards, args.quick, args.lossless,
+                           None if args.quick else RESULTS, work,
                            progress=sys.stderr.isatty() or not args.quick)
     if args.out:
         image_dir = IMAGES if args.out.resolve().parent == (ROOT / "docs") else args.out.parent

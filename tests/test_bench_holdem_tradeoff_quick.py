@@ -19,11 +19,16 @@ def test_holdem_tradeoff_quick_mode_writes_its_section_and_plots(tmp_path):
     assert text.startswith("# Results\n\nProse stays.\n")
     assert text.count("<!-- holdem-tradeoff:start -->") == 1
     families = r"E\[HS\]|E\[HS\^2\]|EMD, E\[HS\] river|EMD, OCHS river|perfect recall EMD, OCHS"
-    rows = re.findall(rf"^\| ({families}) \| ([\d-]+) \| ([\d,]+) \| ([\d,]+) \| ([\d.]+) \|", text,
-                      re.MULTILINE)
+    rows = re.findall(rf"^\| ({families}) \| ([\d-]+) \| ([\d,]+) \| ([\d,]+) \| ([\d.]+) \| "
+                      r"([\d.]+) - ([\d.]+) \| (?:yes)? \| ([\d.]+) \| ([\d.]+) \|", text, re.MULTILINE)
     assert len(rows) == 5 and "| lossless (suit isomorphism) | 25-7760 | " in text
     for row in rows:
-        assert 0 < float(row[4]) < 750  # below always-fold; the abstraction is not lossless
+        mean, lowest, highest, lbr, seed_0 = map(float, row[4:])
+        assert 0 < mean < 750  # below always-fold; the abstraction is not lossless
+        assert lowest <= mean <= highest and lowest <= seed_0 <= highest
+        # LBR over every board of the two-round game is the exact value of a legitimate
+        # strategy: at most the best response's (both printed to 0.1 mbb/g).
+        assert 0 < lbr <= seed_0 + 0.1
     recall = next(row for row in rows if row[0].startswith("perfect"))
     assert recall[1] == "25-50"  # 25 preflop classes x 2 flop buckets
     curve = re.search(r"^\| EMD, OCHS river 25-8 \| ([\d.]+) \| [\d.]+ \| [\d.]+ \| ([\d.]+) \|", text,
