@@ -230,6 +230,19 @@ def test_a_mapped_solve_resumes_bit_identically_to_one_in_memory(runner, tmp_pat
         assert np.array_equal(got[name], expected[name]), name
 
 
+def test_a_mapped_run_that_fails_leaves_no_working_file(runner, tmp_path):
+    """A refused resume fails after the working file was made: it is removed with the run, and
+    the state file is untouched."""
+    state = tmp_path / "s.h5"
+    _sampled(runner, "-n", "20", "--precision", "int32", "--state", str(state))
+    before = state.read_bytes()
+    result = runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical", "-n", "40",
+                                  "--precision", "int32", "--regret-scaling", "8", "--state", str(state),
+                                  "--resume", "--mapped"])
+    assert result.exit_code == 2 and "regret_scaling" in result.stderr
+    assert not working_path(state).exists() and state.read_bytes() == before
+
+
 @pytest.mark.parametrize("content", [b"not an hdf5 file", None])
 def test_a_foreign_or_damaged_working_file_is_refused(runner, tmp_path, content):
     """Whatever lies at STATE.work and is not a working file (random bytes, a working file

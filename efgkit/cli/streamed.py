@@ -154,7 +154,24 @@ def resume_sampled(run: SampledRun, solver, provenance: dict) -> tuple[list[dict
 
 def solve_sampled(run: SampledRun, as_json: bool) -> None:
     """CFR with public chance sampling on the card abstraction ``run.buckets``: checkpointed,
-    resumable, evaluated exactly every ``run.every`` iterations."""
+    resumable, evaluated exactly every ``run.every`` iterations. With ``run.mapped`` the
+    working file is removed however the run ends (the state file holds the last checkpoint;
+    only a killed process leaves it, and the next run replaces it)."""
+    if not run.mapped:
+        _solve_sampled(run, as_json, None)
+        return
+    from efgkit.storage.sampled_working import WorkingFile
+
+    working = WorkingFile(run.state)
+    try:
+        _solve_sampled(run, as_json, working)
+    finally:
+        working.remove()
+
+
+def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
+    """``solve_sampled`` with the solver's arrays mapped from ``working`` (a WorkingFile) or
+    in memory (None)."""
     from efgkit.cli.solve import write_plot
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.bucket_layout import BucketLayout
@@ -163,11 +180,6 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
 
     game = poker_game(run.spec)
     layout = BucketLayout(BettingTree(game), abstraction_named(game, run.buckets))
-    working = None
-    if run.mapped:
-        from efgkit.storage.sampled_working import WorkingFile
-
-        working = WorkingFile(run.state)
     solver = SampledCFR(layout, variant=run.algorithm, seed=run.seed, precision=run.precision,
                         allocate=working and working.allocate, **run.options)
     provenance = {"algorithm": run.algorithm, "parameters": solver.parameters, "precision": run.precision,
@@ -242,8 +254,6 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
                    "lbr_mbb_per_game" if run.lbr_boards is not None else
                    "exploitability_mbb_per_game" if max(game.blinds) > 0 else "nash_conv")
     memory = solver.memory()
-    if working is not None:  # the last checkpoint holds everything
-        working.remove()
     strategy_bytes = layout.num_actions * 8
     done = solver.iteration - started_at
     data = {"game": game.spec, "engine": "sampled", "algorithm": run.algorithm,
