@@ -53,6 +53,13 @@ class BucketLayout:
         self.num_actions = int(self.action_start[-1])
         self.num_rows = int(self.buckets.sum())
 
+    def row_offsets(self) -> np.ndarray:
+        """int64 (rows + 1,): where each row's actions start, rows in order (8 bytes a row:
+        for checks and small layouts; the solvers compute a row's place instead)."""
+        starts = [self.action_start[d] + np.arange(self.buckets[d]) * self.width[d]
+                  for d in range(self.width.shape[0])]
+        return np.concatenate([*starts, [self.num_actions]]).astype(np.int64)
+
     def view(self) -> BettingView:
         b = self.betting
         return BettingView(b.kind, b.first_child, b.num_children, b.level.astype(np.int64), b.contribution,

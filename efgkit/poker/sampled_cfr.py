@@ -55,7 +55,7 @@ from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import hand_buckets
 from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.terminal_values import dealt_terminal_values
-from efgkit.poker.vector_cfr import SolverState, clear_rows, match_row, match_rows, update_rows
+from efgkit.poker.vector_cfr import SolverState, match_row
 from efgkit.solvers.cfr import (
     PREDICTIVE,
     VARIANT_CFR,
@@ -67,7 +67,9 @@ from efgkit.solvers.cfr import (
     checked_parameters,
     discount,
     discount_rule,
+    is_predictive,
     kernel_parameters,
+    prediction_scale,
     update_regret,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
@@ -78,8 +80,9 @@ DEFAULT_SCALING = 16.0
 """The released HULHE code's default regret and average scaling per chip (seed_burch.md §3.2)."""
 INT32_MAX = 2**31 - 1
 HALVING_THRESHOLD = 2**30
-"""An int32 regret or accumulator above this halves its array and scale."""
 NORMALIZED_ROWS = 1 << 18
+"""``average_strategy`` normalises at most this many rows of one decision at a time."""
+"""An int32 regret or accumulator above this halves its array and scale."""
 """Rows normalised at a time by ``average_strategy``."""
 CHUNK_ITERATIONS = 4096
 """Iterations per kernel call (bounds the uniforms drawn ahead)."""
@@ -331,22 +334,57 @@ def _halve(array, action_start, decision_round, round_):
                 array[x] = (np.int64(array[x]) + 1) // 2
 
 
+# A player's rows are those of its decisions: decision d's rows are the contiguous actions
+# action_start[d]:action_start[d + 1], width[d] each, so no array per row is ever made (at
+# 20,000 buckets per round a 52-card layout has 127 M rows).
 @numba.njit(cache=True)
-def _iteration(view, board, walk, settings, rows0, rows1, action_offset, t, state, fixed):
+def _clear_decisions(decisions, action_start, instant):
+    """Zero ``instant`` on every action of ``decisions`` (int64)."""
+    for d in decisions:
+        for x in range(action_start[d], action_start[d + 1]):
+            instant[x] = 0.0
+
+
+@numba.njit(cache=True)
+def _match_decisions(decisions, action_start, width, predictive, scale, state):
+    """Regret matching (``vector_cfr.match_row``) of every row of ``decisions`` (int64);
+    ``width`` int64 (decisions,) actions per row."""
+    regrets, instant, strategy = state.regrets, state.instant, state.strategy
+    for d in decisions:
+        w = width[d]
+        for lo in range(action_start[d], action_start[d + 1], w):
+            match_row(lo, lo + w, predictive, scale, regrets, instant, strategy)
+
+
+@numba.njit(cache=True)
+def _update_decisions(decisions, action_start, width, settings, t, state):
+    """``vector_cfr.update_rows`` for every row of ``decisions``: iteration ``t``'s regrets
+    (and discounted averages) from the instantaneous regrets, then regret matching."""
+    variant = settings.variant
+    rule = discount_rule(variant, t, settings.alpha, settings.beta, settings.gamma, settings.horizon)
+    for d in decisions:
+        for x in range(action_start[d], action_start[d + 1]):
+            update_regret(rule, state.regrets, state.instant, state.average, x)
+    _match_decisions(decisions, action_start, width, is_predictive(variant),
+                     prediction_scale(variant, t, settings.alpha), state)
+
+
+@numba.njit(cache=True)
+def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
     """Iteration ``t`` on one sampled board: both players, alternating, player 0 first. CFR
     and CFR+ update the rows the board reaches as the walk closes them (``_close``); the
     other variants change every row (discounts, predictions) and update all of them after
     the walk."""
     weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
     rule = discount_rule(settings.variant, t, settings.alpha, settings.beta, settings.gamma, settings.horizon)
+    start = view.action_start
     for player in range(2):
-        rows = rows0 if player == 0 else rows1
         if not _local(rule):
-            clear_rows(rows, action_offset, state.instant)
+            _clear_decisions(decisions[player], start, state.instant)
         walk.largest[:, :] = 0
         _walk_player(view, board, walk, state, player, weight, fixed, rule)
         if not _local(rule):
-            update_rows(rows, action_offset, settings, t, state)
+            _update_decisions(decisions[player], start, width, settings, t, state)
         halved = False
         for round_ in range(walk.largest.shape[1]):
             if walk.largest[1, round_] > HALVING_THRESHOLD:
@@ -357,8 +395,8 @@ def _iteration(view, board, walk, settings, rows0, rows1, action_offset, t, stat
                 fixed.scale[0, round_] *= 0.5
                 halved = True
         if halved:  # every row is matched again from the halved regrets
-            match_rows(rows0, action_offset, False, 1.0, state)
-            match_rows(rows1, action_offset, False, 1.0, state)
+            for p in range(2):
+                _match_decisions(decisions[p], start, width, False, 1.0, state)
 
 
 @numba.njit(cache=True)
@@ -406,13 +444,12 @@ def _sample_cards(sampler, uniforms):
 
 
 @numba.njit(cache=True)
-def _run(view, tables, sampler, board, walk, settings, rows0, rows1, action_offset, done, uniforms, state,
-         fixed):
+def _run(view, tables, sampler, board, walk, settings, decisions, width, done, uniforms, state, fixed):
     """Iterations ``done + 1 ..``, one per row of ``uniforms`` (float64 (iterations, board cards))."""
     for i in range(uniforms.shape[0]):
         _sample_cards(sampler, uniforms[i])
         _deal(sampler, tables, board)
-        _iteration(view, board, walk, settings, rows0, rows1, action_offset, done + i + 1, state, fixed)
+        _iteration(view, board, walk, settings, decisions, width, done + i + 1, state, fixed)
 
 
 def _zeros(arrays: dict[str, tuple[int, np.dtype]]) -> dict[str, np.ndarray]:
@@ -477,13 +514,9 @@ class SampledCFR:
         betting = layout.betting
         self.betting = betting
         self._view = layout.view()
-        rows = [np.full(b, d) for d, b in enumerate(layout.buckets.tolist())]
-        row_decision = np.concatenate(rows).astype(np.int64)
-        row_bucket = np.concatenate([np.arange(b) for b in layout.buckets.tolist()]).astype(np.int64)
-        first = layout.action_start[row_decision] + row_bucket * layout.width[row_decision]
-        self.action_offset = np.append(first, layout.num_actions).astype(np.int64)
-        player = betting.kind[betting.decision_nodes][row_decision]
-        self._rows = [np.flatnonzero(player == p).astype(np.int64) for p in (0, 1)]
+        player = betting.kind[betting.decision_nodes]
+        self._decisions = (np.flatnonzero(player == 0).astype(np.int64),
+                           np.flatnonzero(player == 1).astype(np.int64))
         actions = layout.num_actions
         stored = {"float64": np.float64, "float32": np.float32, "int32": np.int32}[precision]
         working = np.float64 if precision == "float64" else np.float32
@@ -530,8 +563,10 @@ class SampledCFR:
     def _rematch(self) -> None:
         scale = (1.0 if self.variant in ("pcfr+", "hs-pcfr+")
                  else discount(self.iteration, self._settings.alpha))
-        for rows in self._rows:
-            match_rows(rows, self.action_offset, self.variant in PREDICTIVE, scale, self._state)
+        predictive = self.variant in PREDICTIVE
+        for decisions in self._decisions:
+            _match_decisions(decisions, self.layout.action_start, self.layout.width, predictive, scale,
+                             self._state)
 
     def board_of(self, cards) -> SampledBoard:
         """The kernel's view of the board dealing ``cards`` (int, every deal's cards in order);
@@ -554,8 +589,7 @@ class SampledCFR:
             chunk = min(left, CHUNK_ITERATIONS)
             uniforms = self.rng.random((chunk, total))
             _run(self._view, self._tables, self._sampler, self._board, self._walk, self._settings,
-                 self._rows[0], self._rows[1], self.action_offset, self.iteration, uniforms, self._state,
-                 self._fixed)
+                 self._decisions, self.layout.width, self.iteration, uniforms, self._state, self._fixed)
             self.iteration += chunk
             left -= chunk
         return self
@@ -612,15 +646,19 @@ class SampledCFR:
 
     def average_strategy(self) -> np.ndarray:
         """The average strategy per layout action (uniform where nothing accumulated),
-        normalised NORMALIZED_ROWS rows at a time: a checkpoint of a large (or mapped) state
-        needs the 8 bytes per action of the result, not normalize_per_infoset's temporaries."""
-        offsets = self.action_offset
-        strategy = np.empty(int(offsets[-1]))
-        for first in range(0, offsets.shape[0] - 1, NORMALIZED_ROWS):
-            last = min(first + NORMALIZED_ROWS, offsets.shape[0] - 1)
-            lo, hi = int(offsets[first]), int(offsets[last])
-            strategy[lo:hi] = normalize_per_infoset(self.average_accumulator[lo:hi].astype(np.float64),
-                                                    offsets[first:last + 1] - lo)
+        normalised NORMALIZED_ROWS rows of a decision at a time: a checkpoint of a large (or
+        mapped) state needs the 8 bytes per action of the result, not normalize_per_infoset's
+        temporaries."""
+        layout = self.layout
+        strategy = np.empty(layout.num_actions)
+        for d in range(layout.width.shape[0]):
+            width, rows = int(layout.width[d]), int(layout.buckets[d])
+            for first in range(0, rows, NORMALIZED_ROWS):
+                count = min(NORMALIZED_ROWS, rows - first)
+                lo = int(layout.action_start[d]) + first * width
+                hi = lo + count * width
+                strategy[lo:hi] = normalize_per_infoset(self.average_accumulator[lo:hi].astype(np.float64),
+                                                        np.arange(0, count * width + 1, width))
         return strategy
 
     def current_strategy(self) -> np.ndarray:
