@@ -247,11 +247,12 @@ def _front(rows: list[dict]) -> list[dict]:
 
 
 def _plain_numbers(axis) -> None:
-    """Label a log axis spanning less than a decade with plain numbers (120, 150, 200)."""
-    from matplotlib.ticker import ScalarFormatter
+    """Label a log axis spanning about a decade with plain numbers (120, 150, 200, 300)."""
+    from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 
+    axis.set_major_locator(LogLocator(subs=(1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)))
     axis.set_major_formatter(ScalarFormatter())
-    axis.set_minor_formatter(ScalarFormatter())
+    axis.set_minor_formatter(NullFormatter())
 
 
 def write_plots(result: dict, prefix: Path) -> list[Path]:
