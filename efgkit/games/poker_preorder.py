@@ -91,16 +91,35 @@ def deal_tables(game) -> DealTables:
                       int(counts.max()), deck.num_ranks, deck.num_suits, deck.num_cards)
 
 
-class _Stack(NamedTuple):
-    """The depth-first stack, int64 (capacity,) each but ``prob`` float64: the skeleton
-    ``node``, its ``depth``, the deal ``slot`` its entry deals (-1: none), that ``outcome``,
-    and the chance probability ``prob`` of the edge into it."""
+class _Workspace(NamedTuple):
+    """The kernel's scratch arrays, allocated in Python (each ``np.empty`` in a kernel is one
+    more numba function a first run compiles). The depth-first stack, int64 (capacity,) each
+    but ``prob`` float64: the skeleton ``node``, its ``depth``, the deal ``slot`` its entry
+    deals (-1: none), that ``outcome``, and the chance probability ``prob`` of the edge into
+    it; ``dealt`` int64 (slots,) the outcome of each deal slot on the current path (-1: not
+    dealt); ``hands`` int64 (2, cards of a full deal) and ``hand_values`` int64 (2,) for the
+    showdown."""
 
     node: np.ndarray
     depth: np.ndarray
     slot: np.ndarray
     outcome: np.ndarray
     prob: np.ndarray
+    dealt: np.ndarray
+    hands: np.ndarray
+    hand_values: np.ndarray
+
+
+def expand_deals(skeleton: SkeletonView, deals: DealTables, out) -> int:
+    """Expand the betting ``skeleton`` over every deal of ``deals`` into ``out`` (a
+    ``builder.Preorder``, depth-first preorder); returns the number of nodes written."""
+    capacity = (skeleton.max_depth + 1) * max(deals.max_outcomes, skeleton.max_children) + 1
+    slots = deals.slot_count.shape[0]
+    hand_cards = deals.outcome_cards.shape[1] * slots
+    work = _Workspace(*(np.empty(capacity, np.int64) for _ in range(4)), np.empty(capacity),
+                      np.full(slots, -1, np.int64), np.empty((2, hand_cards), np.int64),
+                      np.empty(2, np.int64))
+    return _expand_deals(skeleton, deals, work, out)
 
 
 @numba.njit(cache=True, inline="always")
@@ -154,26 +173,17 @@ def _push_deals(deals, slot, dealt, child, depth, stack, top):
 
 
 @numba.njit(cache=True)
-def expand_deals(skeleton, deals, out):
+def _expand_deals(skeleton, deals, work, out):
     """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
 
-    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``out`` ``builder.Preorder``.
-    ``dealt[slot]`` holds the outcome of each deal slot on the current path: a stack entry
-    that deals a slot sets it when popped, and everything popped before its next sibling
-    lies in its subtree. Infoset code = (skeleton node * private outcomes + own hand) *
-    board codes + board code; public code = skeleton node * board codes + board code.
-    Returns the number of nodes written.
+    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``work`` a ``_Workspace``,
+    ``out`` ``builder.Preorder``. ``work.dealt[slot]`` holds the outcome of each deal slot
+    on the current path: a stack entry that deals a slot sets it when popped, and everything
+    popped before its next sibling lies in its subtree. Infoset code = (skeleton node *
+    private outcomes + own hand) * board codes + board code; public code = skeleton node *
+    board codes + board code. Returns the number of nodes written.
     """
-    # Sizes come from Python (not ``array.max()`` here): fewer numba overloads to compile.
-    fan_out = deals.max_outcomes if deals.max_outcomes > skeleton.max_children else skeleton.max_children
-    capacity = (skeleton.max_depth + 1) * fan_out + 1
-    stack = _Stack(np.empty(capacity, np.int64), np.empty(capacity, np.int64), np.empty(capacity, np.int64),
-                   np.empty(capacity, np.int64), np.empty(capacity, np.float64))
-    dealt = np.empty(deals.slot_count.shape[0], np.int64)
-    for slot in range(dealt.shape[0]):  # a loop, not np.full: one numba overload less to compile
-        dealt[slot] = -1
-    hands = np.empty((2, deals.outcome_cards.shape[1] * deals.slot_count.shape[0]), np.int64)
-    hand_values = np.empty(2, np.int64)
+    stack, dealt, hands, hand_values = work, work.dealt, work.hands, work.hand_values
     stack.node[0], stack.depth[0], stack.slot[0], stack.prob[0] = 0, 0, -1, 1.0
     top = 1
     count = 0

@@ -413,7 +413,7 @@ def average_weight(variant, t, delay, gamma, horizon):
     for DCFR+, PCFR+ and PDCFR+; t^g(t) with the schedule's g(t) = gamma - 5t/n for HS-DCFR
     and HS-PCFR+; 1 for the rest (DCFR's average is discounted instead)."""
     if variant == VARIANT_CFR_PLUS:
-        return float(max(t - delay, 0))
+        return float(t - delay) if t > delay else 0.0
     if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
         return float(t) ** gamma
     if variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
