@@ -158,10 +158,12 @@ def _best_response_kernel(player, reach, terminal_nodes, utility, last_action, o
         base = action_offset[infoset] + 1
         best = leaf[base] + child[base]
         for k in range(1, num_actions[infoset]):
-            best = max(best, leaf[base + k] + child[base + k])
+            value = leaf[base + k] + child[base + k]
+            if value > best:  # max(), without compiling numba's max for a first run
+                best = value
         # Ties (up to rounding) go to the first action, so strategies with equal values
         # computed in different orders get the same best response.
-        tolerance = TIE_TOLERANCE * max(1.0, abs(best))
+        tolerance = TIE_TOLERANCE * (abs(best) if abs(best) > 1.0 else 1.0)
         arg = 0
         while leaf[base + arg] + child[base + arg] < best - tolerance:
             arg += 1

@@ -393,13 +393,18 @@ def update_regret(rule, regrets, instant, average, x):
     """Action ``x``'s cumulative regret after adding ``instant[x]`` under ``rule``: plain (CFR),
     clipped (CFR+, PCFR+, HS-PCFR+ with its average discount), discounted (DCFR, HS-DCFR, with
     their average discount) or [R d(t-1) + r]^+ (DCFR+, PDCFR+). Arrays float64 (actions,)."""
+    # ``if r < 0.0: r = 0.0`` is max(r, 0.0) (numba's max: the second if greater) without
+    # compiling numba's max for a first run.
     variant = rule.variant
     if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
-        r = max(regrets[x] * rule.previous + instant[x], 0.0)
+        r = regrets[x] * rule.previous + instant[x]
+        if r < 0.0:
+            r = 0.0
     else:
         r = regrets[x] + instant[x]
     if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS:
-        r = max(r, 0.0)
+        if r < 0.0:
+            r = 0.0
     elif variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR:
         r *= rule.positive if r > 0.0 else rule.negative
     if variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
