@@ -347,6 +347,9 @@ def _infoset_utility_range(tree: GameTree) -> np.ndarray:
 
 @numba.njit(cache=True)
 def _subtree_utility_bounds(internal_nodes, first_child, num_children, utility):
+    """Smallest and largest terminal utility below every node, float64 (nodes,) each,
+    bottom-up over ``internal_nodes`` int32 (breadth-first); ``first_child`` int32,
+    ``num_children`` int16 and ``utility`` float64 (nodes,) as in GameTree."""
     low = utility.copy()
     high = utility.copy()
     for i in range(internal_nodes.shape[0] - 1, -1, -1):

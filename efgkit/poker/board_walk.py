@@ -264,6 +264,9 @@ def _open(view, board, sides, local, walk, player, mode, depth):
 
 @numba.njit(cache=True)
 def _own_probability(view, board, sides, walk, player, mode, node, level, depth, h, a):
+    """The walking ``player``'s probability of action ``a`` with hand ``h`` at decision
+    ``node``: its ``walk.choice[depth, h]`` (int64 (depth, hands)) under ``LOCAL``, else its
+    strategy's (``_probability``); the bundles as in ``_next_child``."""
     if mode == LOCAL:
         return 1.0 if walk.choice[depth, h] == a else 0.0
     return _probability(view, board, sides, player, node, level, h, a)

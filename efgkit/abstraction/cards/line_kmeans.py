@@ -129,6 +129,10 @@ def _two_nearest(distances):
 
 @numba.njit(cache=True)
 def _assign(cdfs, centers_t, gaps, labels, distances):
+    """Brute-force assignment: ``labels`` int32 and ``distances`` float32 (n,) get each
+    point's nearest centre (lowest index on ties) and its EMD. ``cdfs`` float32 (n, bins -
+    1), ``centers_t`` float32 (bins - 1, k) the centres' CDFs by column, ``gaps`` float32
+    (bins - 1,) between bin positions."""
     scratch = np.empty(centers_t.shape[1], np.float32)
     for i in range(cdfs.shape[0]):
         _distances_to_all(cdfs, i, centers_t, gaps, scratch)
@@ -139,6 +143,10 @@ def _assign(cdfs, centers_t, gaps, labels, distances):
 
 @numba.njit(cache=True)
 def _accumulate(cdfs, weights, labels, centers_t, gaps, sums, masses):
+    """Add each point's weighted CDF to its label's row of ``sums`` float64 (k, bins - 1)
+    and its weight to ``masses`` float64 (k,); returns the inertia, the weighted sum of
+    EMDs to the (old) centres. ``weights`` float64 (n,), ``labels`` int32 (n,), the rest as
+    in ``_assign``."""
     inertia = 0.0
     for i in range(cdfs.shape[0]):
         label = labels[i]

@@ -74,6 +74,10 @@ def _greedy_sparse(indices, values, mean, order, sorted_distances, remaining, ta
 
 @numba.njit(cache=True)
 def _mixture_bounds(point_mixture, center_mixtures_t, gaps, out):
+    """``out[k]`` (float64 (centres,)) = the 1-D EMD between a point's mixture CDF
+    ``point_mixture`` float64 (bins - 1,), over the next round's histogram bins, and centre
+    k's, column k of ``center_mixtures_t`` float64 (bins - 1, centres), with ``gaps``
+    float64 (bins - 1,) between bin positions: the lower bound on the exact EMD."""
     out[:] = 0.0
     for t in range(gaps.shape[0]):
         value = point_mixture[t]

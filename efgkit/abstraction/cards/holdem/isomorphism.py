@@ -154,6 +154,8 @@ def index_hand(tables, cards, count):
 
 @numba.njit(cache=True)
 def _index_rows(tables, cards, out):
+    """``out[row]`` (int64) = canonical index of row ``row`` of ``cards`` (rows, cards)
+    through ``index_hand`` with ``HandIndexer.tables``."""
     for row in range(cards.shape[0]):
         out[row] = index_hand(tables, cards[row], cards.shape[1])
 
@@ -216,6 +218,9 @@ def _decode_suits(tables, last_round, index, codes, values):
 
 @numba.njit(cache=True)
 def _unindex_rows(tables, last_round, indices, out):
+    """Write one representative hand of each canonical index of ``indices`` int64 (rows,)
+    (through round ``last_round``) into ``out`` int64 (rows, cards through that round), in
+    round order, each round's cards ascending; ``tables`` is ``HandIndexer.tables``."""
     round_start, code_radix, binomial, popcount, set_of_colex = tables[0], tables[1], tables[2], \
         tables[3], tables[5]
     num_ranks = set_of_colex.shape[0] - 1
