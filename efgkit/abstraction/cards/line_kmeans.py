@@ -590,6 +590,17 @@ class LineEMDKMeans:
         return self.fit(X, sample_weight=sample_weight).labels_
 
 
+def small_line_kmeans(
+    n_clusters: int, n_points: int, *, positions: np.ndarray | None = None, n_init: int = 10,
+    random_state: int | np.random.Generator | None = None,
+) -> LineEMDKMeans:
+    """``LineEMDKMeans`` for a few thousand points at most (card games small enough to
+    enumerate, hold'em's 169 preflop classes): k-means++ over all ``n_points``, plain Lloyd
+    assignments, ``n_init`` restarts."""
+    return LineEMDKMeans(n_clusters, positions=positions, algorithm="lloyd", init_size=n_points,
+                         n_init=n_init, random_state=random_state)
+
+
 def _transposed(centers: np.ndarray) -> np.ndarray:
     """Centre CDFs as the float32 (t, k) layout the kernels read."""
     return np.ascontiguousarray(centers.T, dtype=np.float32)
