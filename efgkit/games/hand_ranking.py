@@ -127,6 +127,27 @@ def hand_value(cards, count, num_ranks, num_suits):
     return value
 
 
+def showdown_values(hands: np.ndarray, boards: np.ndarray, hand_masks: np.ndarray, board_masks: np.ndarray,
+                    num_ranks: int, num_suits: int) -> np.ndarray:
+    """int64 (hands, boards): ``hand_value`` of private hand ``h`` (row of ``hands`` int64
+    (hands, private cards)) with board ``b`` (row of ``boards`` int64 (boards, board cards)),
+    -1 where their card masks (int64 (hands,) and (boards,)) share a card. The showdown table
+    of the tree builder and of the hand-strength features.
+
+    A Python loop calling the ``hand_value`` kernel once per disjoint pair: games small
+    enough to enumerate have a few thousand pairs, far fewer than their showdowns, and a
+    kernel around the loop would cost every first run its compilation.
+    """
+    values = np.full((hands.shape[0], boards.shape[0]), -1, np.int64)
+    cards = np.empty(hands.shape[1] + boards.shape[1], np.int64)
+    private = hands.shape[1]
+    for h, b in zip(*np.nonzero((hand_masks[:, None] & board_masks[None, :]) == 0), strict=True):
+        cards[:private] = hands[h]
+        cards[private:] = boards[b]
+        values[h, b] = hand_value(cards, cards.shape[0], num_ranks, num_suits)
+    return values
+
+
 def hand_category(value: int) -> int:
     """The category (HIGH_CARD .. STRAIGHT_FLUSH) of a ``hand_value``."""
     return int(value) >> CATEGORY_SHIFT

@@ -148,8 +148,9 @@ def _best_response_kernel(player, reach, terminal_nodes, utility, last_action, o
     writes ``best_action`` int32 (infosets,), the first best action of each infoset.
     """
     sign = 1.0 if player == 0 else -1.0
-    leaf[:] = 0.0
-    child[:] = 0.0
+    for x in range(leaf.shape[0]):  # a loop, not leaf[:] = 0.0: numba's slice assignment is slow to compile
+        leaf[x] = 0.0
+        child[x] = 0.0
     for i in range(terminal_nodes.shape[0]):
         z = terminal_nodes[i]
         leaf[last_action[z] + 1] += reach[z] * sign * utility[z]
