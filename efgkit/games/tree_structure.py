@@ -108,11 +108,13 @@ def _structure_problem_code(kind, infoset, first_child, num_children, chance_pro
     decision_infoset = np.where(decision, infoset, -1).astype(np.int64)
     valid = (decision_infoset >= 0) & (decision_infoset < num_infosets)
     seen_before = np.maximum.accumulate(np.concatenate([[-1], decision_infoset[:-1]]))
-    index = np.where(valid, decision_infoset, 0)
+    checked = np.flatnonzero(valid)  # decision nodes with an infoset to compare against
+    wrong_player, wrong_actions = np.zeros(n, bool), np.zeros(n, bool)
+    wrong_player[checked] = infoset_player[decision_infoset[checked]] != kind[checked]
+    wrong_actions[checked] = infoset_num_actions[decision_infoset[checked]] != children[checked]
     broken = [terminal & (children != 0), internal & (children <= 0),
               internal & (first_child != expected_first), bad_chance, decision & ~valid,
-              decision & (decision_infoset > seen_before + 1), decision & (infoset_player[index] != kind),
-              decision & (infoset_num_actions[index] != children)]
+              decision & (decision_infoset > seen_before + 1), wrong_player, wrong_actions]
     if any(condition.any() for condition in broken):
         code = np.select(broken, [1, 2, 3, 4, 5, 9, 6, 7])
         node = int(np.flatnonzero(code)[0])
