@@ -26,7 +26,7 @@ CATEGORY_SHIFT = 20
 MAX_RANKS = 13
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _top_straight(rank_mask, num_ranks):
     """Highest rank ending five consecutive ranks in ``rank_mask`` (ace-low wheel with 13
     ranks counts as ending at rank 3), or -1."""
@@ -38,7 +38,7 @@ def _top_straight(rank_mask, num_ranks):
     return -1
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _popcount(mask):
     """Number of set bits of the int64 ``mask``."""
     bits = 0
@@ -48,7 +48,7 @@ def _popcount(mask):
     return bits
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def hand_value(cards, count, num_ranks, num_suits):
     """Value of the best hand in ``cards[:count]`` (int64 card ids); higher is better.
 

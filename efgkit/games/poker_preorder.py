@@ -138,7 +138,7 @@ def expand_deals(skeleton: SkeletonView, deals: DealTables, out) -> int:
     return _expand_deals(skeleton, deals, work, out)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _push_deals(deals, slot, dealt, child, depth, stack, top):
     """Push the outcomes of deal ``slot`` (last first) as entries for skeleton node ``child``
     at ``depth`` onto ``stack`` from ``top``; returns how many. Cards already dealt on the
@@ -170,7 +170,7 @@ def _push_deals(deals, slot, dealt, child, depth, stack, top):
     return pushed
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _expand_deals(skeleton, deals, work, out):
     """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
 

@@ -18,7 +18,7 @@ from efgkit.games.csr import positions_within
 from efgkit.games.protocol import CHANCE, TERMINAL
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def parents_and_depths(first_child, num_children):
     """int32 parent (-1 at the root) and int16 depth (root 0) of every node, (nodes,) each."""
     n = first_child.shape[0]

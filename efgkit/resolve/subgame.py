@@ -194,7 +194,7 @@ def round_subgames(tree: GameTree, round_number: int) -> list[Subgame]:
 
 
 # ---------------------------------------------------------------------- kernels
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _root_index(first_child, num_children, roots, num_nodes):
     """Index of the root above every node: int32 (nodes,), -1 outside every subtree, and
     the first node found below two roots (-1: none). ``first_child`` int32 and
@@ -214,7 +214,7 @@ def _root_index(first_child, num_children, roots, num_nodes):
     return index, -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _straddling_infoset(kind, infoset, root_index, num_infosets):
     """First infoset with histories both inside and outside the subgame (-1: none).
     ``kind`` int8 and ``infoset`` int32 (nodes,) as in GameTree; ``root_index`` int32
@@ -233,7 +233,7 @@ def _straddling_infoset(kind, infoset, root_index, num_infosets):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _subtree_preorder(first_child, num_children, roots, total):
     """Each root's subtree in depth-first preorder: ``nodes`` int32 (total,), their
     ``depth`` int16 below the root, and int64 (roots + 1,) segment offsets. ``first_child``
@@ -265,7 +265,7 @@ def _subtree_preorder(first_child, num_children, roots, total):
     return nodes, depth, offsets
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _find(parent, x):
     """Union-find root of ``x`` in ``parent`` int64 (elements,), halving paths on the way."""
     while parent[x] != x:
@@ -274,7 +274,7 @@ def _find(parent, x):
     return x
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _union_roots_by_infoset(kind, infoset, nodes, root_index, player, num_roots, num_infosets):
     """Join roots whose subtrees share an infoset of ``player``: the augmented-infoset
     element int32 (roots,) of each root (numbered by first root) and the first infoset of
@@ -311,7 +311,7 @@ def _union_roots_by_infoset(kind, infoset, nodes, root_index, player, num_roots,
     return element, first_infoset
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _public_chance_events(kind, first_child, num_children, public_state):
     """int32 (nodes,): the number of public chance events (chance nodes whose outcomes
     lead to different public states) on the path to each node. Node arrays as in GameTree:

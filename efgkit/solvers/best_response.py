@@ -134,7 +134,7 @@ def nash_conv(strategy: Strategy) -> float:
 TIE_TOLERANCE = 1e-10
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _best_response_kernel(player, reach, terminal_nodes, utility, last_action, order,
                           parent_action, action_offset, num_actions, leaf, child, best_action):
     """Best-response value of ``player`` (own utility) by one bottom-up pass over its infosets.

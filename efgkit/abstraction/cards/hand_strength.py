@@ -33,7 +33,7 @@ from efgkit.errors import AbstractionError
 from efgkit.games.hand_ranking import showdown_values
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _showdown_counts(values, hand_masks, board_masks, opponent_cluster, num_clusters):
     """Per (hand, final board, opponent cluster): 2 x wins + ties, and opponent hands."""
     hands, boards = values.shape
@@ -56,7 +56,7 @@ def _showdown_counts(values, hand_masks, board_masks, opponent_cluster, num_clus
     return doubled_wins, opponents
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _rollouts(hand_of, board_of, board_masks, hand_masks, final_masks, doubled_wins, opponents, bins):
     """Sum each situation's statistics over the final boards that complete it.
 

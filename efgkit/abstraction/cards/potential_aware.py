@@ -16,7 +16,7 @@ from efgkit.abstraction.cards.situations import CardSituations
 from efgkit.errors import AbstractionError
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _transitions(hand_of, board_of, board_masks, hand_masks, next_index, next_board_masks, next_labels,
                  num_next):
     """float64 (situations, ``num_next``): the distribution of the next round's bucket over

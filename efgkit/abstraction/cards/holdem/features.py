@@ -59,7 +59,7 @@ def board_indexer(board_cards: int, num_ranks: int) -> HandIndexer:
 
 
 # ---------------------------------------------------------------- small combinatorics
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _combinations(cards, size):
     """All ``size``-subsets of ``cards`` in lexicographic order, (C(n, size), size)."""
     n = cards.shape[0]
@@ -82,7 +82,7 @@ def _combinations(cards, size):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _cards_except(excluded, num_cards):
     """The cards of the deck not in ``excluded``, ascending."""
     used = np.zeros(num_cards, np.bool_)
@@ -106,7 +106,7 @@ def canonical_boards(deck: Deck, board_cards: int) -> tuple[np.ndarray, np.ndarr
 
 
 # ---------------------------------------------------------------- one complete board
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _showdown_ranks(board, holes, offset, ranks):
     """Evaluator rank of every hole pair (rows of ``holes``) with the 5-card ``board``."""
     cards = np.empty(7, np.int64)
@@ -118,7 +118,7 @@ def _showdown_ranks(board, holes, offset, ranks):
         ranks[h] = hand_rank(cards, 7)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _doubled_strength(ranks, holes, num_cards, doubled):
     """``2 x wins + ties`` of every hole pair against every disjoint pair of ``holes``
     (all pairs of the unseen cards), by the sorted sweep: O(n log n)."""
@@ -150,7 +150,7 @@ def _doubled_strength(ranks, holes, num_cards, doubled):
         start = stop
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _doubled_strength_by_cluster(ranks, holes, cluster, num_clusters, num_cards, doubled, opponents):
     """Per hole pair and opponent cluster: ``2 x wins + ties`` (n, K) and opponent pairs (n, K);
     the sorted sweep of ``_doubled_strength`` with every count kept per cluster."""
@@ -201,7 +201,7 @@ def _doubled_strength_by_cluster(ranks, holes, cluster, num_clusters, num_cards,
 
 
 # ---------------------------------------------------------------- chunk kernels
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _hand_indices(tables, board, holes, count, out, offset):
     """Write the canonical index of each hole pair of ``holes`` int64 (pairs, 2) with the
     first ``count`` cards of ``board`` int64 into ``out[offset:offset + pairs]`` (int64);
@@ -215,7 +215,7 @@ def _hand_indices(tables, board, holes, count, out, offset):
         out[offset + h] = index_hand(tables, cards, HOLE_CARDS + count)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _river_kernel(boards, num_cards, offset, cluster_of_pair, num_clusters, tables):
     """River features of every hole pair on each canonical board of ``boards`` int64
     (boards, 5): canonical indices int64 (boards x pairs,), E[HS] float32 (entries,) and OCHS
@@ -248,7 +248,7 @@ def _river_kernel(boards, num_cards, offset, cluster_of_pair, num_clusters, tabl
     return indices, strength, ochs
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _street_kernel(boards, num_cards, offset, bins, tables):
     """Flop or turn features of every hole pair on each canonical board of ``boards`` int64
     (boards, 3 or 4) over every runout to the river: canonical indices int64 (boards x
@@ -295,7 +295,7 @@ def _street_kernel(boards, num_cards, offset, bins, tables):
     return indices, histogram, ehs.astype(np.float32), ehs2.astype(np.float32)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _preflop_kernel(boards, orbit, num_cards, offset, class_of_pair, num_classes, bins):
     """Orbit-weighted preflop sums over the canonical river boards ``boards`` int64 (boards,
     5), each standing for ``orbit`` int64 (boards,) boards: per preflop class (``class_of_pair``
@@ -325,7 +325,7 @@ def _preflop_kernel(boards, orbit, num_cards, offset, class_of_pair, num_classes
     return sums, squares, counts, histogram
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _transition_kernel(boards, num_cards, turn_buckets, flop_tables, turn_tables):
     """Potential-aware flop data of every hole pair on each canonical flop of ``boards``
     int64 (boards, 3): canonical flop indices int64 (boards x pairs,) and the turn bucket
