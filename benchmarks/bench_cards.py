@@ -221,6 +221,7 @@ def run_speed(quick: bool) -> list[dict]:
     from efgkit.abstraction.cards.emd import emd_exact, greedy_distances, line_distances, nearest_order
     from efgkit.abstraction.cards.hand_strength import HandStrength
     from efgkit.abstraction.cards.kmeans import EMDKMeans
+    from efgkit.abstraction.cards.line_kmeans import small_line_kmeans
     from efgkit.abstraction.cards.potential_aware import next_round_histograms
     from efgkit.abstraction.cards.situations import CardSituations
     from efgkit.specs import make_game
@@ -255,9 +256,8 @@ def run_speed(quick: bool) -> list[dict]:
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
     positions = last.cluster_centers_[order, 0]
-    middle = EMDKMeans(8, positions=positions, random_state=0).fit(
-        next_round_histograms(situations, 1, rank[last.labels_])
-    )
+    histograms = next_round_histograms(situations, 1, rank[last.labels_])
+    middle = small_line_kmeans(8, histograms.shape[0], positions=positions, random_state=0).fit(histograms)
     cdfs = np.cumsum(middle.cluster_centers_, axis=1)
     ground = line_distances(cdfs, cdfs, np.diff(positions))
     points = np.unique(next_round_histograms(situations, 0, middle.labels_), axis=0)

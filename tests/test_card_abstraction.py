@@ -122,8 +122,11 @@ def test_1d_emd_equals_scipy_wasserstein_and_the_exact_lp(p, q):
 def test_emd_kmeans_is_deterministic_under_a_seed_and_sklearn_shaped():
     rng = np.random.default_rng(0)
     points = rng.dirichlet(np.ones(8), size=200)
-    first = EMDKMeans(5, n_init=3, random_state=7).fit(points)
-    second = EMDKMeans(5, n_init=3, random_state=7).fit(points)
+    ground = rng.random((8, 8))
+    ground = ground + ground.T
+    np.fill_diagonal(ground, 0.0)
+    first = EMDKMeans(5, ground, n_init=3, random_state=7).fit(points)
+    second = EMDKMeans(5, ground, n_init=3, random_state=7).fit(points)
     assert np.array_equal(first.labels_, second.labels_)
     assert np.array_equal(first.cluster_centers_, second.cluster_centers_)
     assert first.cluster_centers_.shape == (5, 8) and len(set(first.labels_)) == 5
@@ -131,7 +134,9 @@ def test_emd_kmeans_is_deterministic_under_a_seed_and_sklearn_shaped():
     distances = first.transform(points)
     assert first.inertia_ == pytest.approx(distances[np.arange(200), first.labels_].sum())
     with pytest.raises(AbstractionError):
-        EMDKMeans(5).fit(np.tile(points[:2], (10, 1)))  # 2 distinct histograms, 5 clusters
+        EMDKMeans(5, ground).fit(np.tile(points[:2], (10, 1)))  # 2 distinct histograms, 5 clusters
+    with pytest.raises(AbstractionError, match="LineEMDKMeans"):
+        EMDKMeans(5).fit(points)  # histograms on a line: one 1-D EMD k-means, LineEMDKMeans
 
 
 def test_percentile_buckets_split_mass_equally_and_keep_ties_together():

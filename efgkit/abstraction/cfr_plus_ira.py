@@ -345,8 +345,11 @@ def _infoset_utility_range(tree: GameTree) -> np.ndarray:
     return infoset_high - infoset_low
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _subtree_utility_bounds(internal_nodes, first_child, num_children, utility):
+    """Smallest and largest terminal utility below every node, float64 (nodes,) each,
+    bottom-up over ``internal_nodes`` int32 (breadth-first); ``first_child`` int32,
+    ``num_children`` int16 and ``utility`` float64 (nodes,) as in GameTree."""
     low = utility.copy()
     high = utility.copy()
     for i in range(internal_nodes.shape[0] - 1, -1, -1):

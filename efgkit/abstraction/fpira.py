@@ -26,6 +26,7 @@ import numpy as np
 
 from efgkit.abstraction.refinement import RefinementRecord, RefinementState, run_refinement
 from efgkit.errors import ParameterError
+from efgkit.games.csr import positions_within
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
@@ -117,29 +118,28 @@ class FPIRA:
         infosets = self._player_infosets[player]
         offsets = tree.infoset_action_offset
         _, actions = self._responder.best_response(player, self.behavior())
-        pure, reach_response = pure_response(tree, infosets, actions)
+        _, reach_response = pure_response(tree, infosets, actions)
         reachable = infosets[reach_response[infosets] > 0]
 
         self._refine_for_best_response(reachable, actions, reach_response)
 
+        # Lemma 1 twice: in the abstraction (b-hat) and per original infoset (b-tilde, on the
+        # responder's identity map), with the same own reaches.
         mixing = 1.0 / (self._updates[player] + 2)
         reach_average = own_reach(infoset_view(tree, m), infosets, self.average)
         hat = mix_realization_weighted(self.average, m, player, infosets, actions,
                                        reach_average, reach_response, mixing)
-        tilde = self.behavior()
-        for infoset in reachable.tolist():
-            lo, hi = offsets[infoset], offsets[infoset + 1]
-            step = mixing * reach_response[infoset] / (
-                (1 - mixing) * reach_average[infoset] + mixing * reach_response[infoset])
-            tilde[lo:hi] += step * (pure[lo:hi] - tilde[lo:hi])
+        tilde = mix_realization_weighted(self.behavior(), self._responder.infoset_map, player, infosets,
+                                         actions, reach_average, reach_response, mixing)
 
         delta = self._delta(player, tilde, self.behavior(hat))
         if delta > self.delta_tolerance:
             self._refine_for_delta(reachable, reach_response)
-            for infoset in reachable.tolist():
-                lo, hi = offsets[infoset], offsets[infoset + 1]
-                start = m.infoset_offset[infoset]
-                self.average[start:start + hi - lo] = tilde[lo:hi]
+            # Every reachable member now has its own abstract set: it takes its b-tilde.
+            counts = offsets[reachable + 1] - offsets[reachable]
+            within = positions_within(counts)
+            self.average[np.repeat(m.infoset_offset[reachable], counts) + within] = (
+                tilde[np.repeat(offsets[reachable], counts) + within])
         else:
             self.average = hat
         self._updates[player] += 1

@@ -9,19 +9,19 @@ import numpy as np
 from efgkit.games.goofspiel import BID_BITS, OUTCOME_BITS, OUTCOMES_SHIFT, ROUND_BITS
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _infoset_code(player, packed_bids, packed_outcomes):
     """int64 code of an infoset: player | own bids << 1 | outcomes (player 0's view) << 33."""
     return player | packed_bids << 1 | packed_outcomes << OUTCOMES_SHIFT
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _public_code(round_index, packed_outcomes):
     """int64 code of a public state: outcomes (player 0's view) << 4 | round."""
     return packed_outcomes << ROUND_BITS | round_index
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _nth_unused_card(used_mask, n):
     """The n-th (0-based) card c >= 1 whose bit is clear in ``used_mask``."""
     card = 0
@@ -33,7 +33,7 @@ def _nth_unused_card(used_mask, n):
             n -= 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def emit_preorder(cards, out):
     """Write GS``cards`` in depth-first preorder into ``out``, a ``builder.Preorder``
     (its ``chance_prob`` stays 1: every chance node has one outcome).

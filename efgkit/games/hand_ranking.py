@@ -26,45 +26,37 @@ CATEGORY_SHIFT = 20
 MAX_RANKS = 13
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _top_straight(rank_mask, num_ranks):
     """Highest rank ending five consecutive ranks in ``rank_mask`` (ace-low wheel with 13
     ranks counts as ending at rank 3), or -1."""
     for top in range(num_ranks - 1, 3, -1):
-        run = (rank_mask >> (top - 4)) & 0x1F
-        if run == 0x1F:
+        if (rank_mask >> (top - 4)) & 0x1F == 0x1F:
             return top
     if num_ranks == MAX_RANKS and (rank_mask & 0x100F) == 0x100F:
         return 3
     return -1
 
 
-@numba.njit(cache=True, inline="always")
-def _slot(rank, slot):
-    """Rank ``rank`` in rank slot ``slot`` (0: most significant) of a hand value."""
-    return (rank + 1) << (4 * (4 - slot))
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _popcount(mask):
+    """Number of set bits of the int64 ``mask``."""
+    bits = 0
+    while mask:
+        mask &= mask - 1
+        bits += 1
+    return bits
 
 
-@numba.njit(cache=True, inline="always")
-def _kickers(rank_counts, num_ranks, skip_a, skip_b, start, wanted):
-    """The ``wanted`` highest ranks present (other than the skipped ones) in slots from ``start``."""
-    value = 0
-    filled = 0
-    for rank in range(num_ranks - 1, -1, -1):
-        if filled == wanted:
-            break
-        if rank != skip_a and rank != skip_b and (rank_counts >> (4 * rank)) & 15:
-            value |= _slot(rank, start + filled)
-            filled += 1
-    return value
-
-
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def hand_value(cards, count, num_ranks, num_suits):
     """Value of the best hand in ``cards[:count]`` (int64 card ids); higher is better.
 
     Allocation-free (the tree builder calls it at every showdown): rank counts are packed
-    4 bits per rank and each suit's ranks 16 bits per suit into two integers.
+    4 bits per rank and each suit's ranks 16 bits per suit into two integers. Every
+    category reduces to (category, up to two deciding ranks, kickers wanted from a rank
+    mask), packed by one loop at the end: one copy of each step keeps the kernel quick to
+    compile (it is part of every first build of a poker game).
     """
     rank_counts = 0
     suit_ranks = 0
@@ -74,16 +66,6 @@ def hand_value(cards, count, num_ranks, num_suits):
         rank_counts += 1 << (4 * rank)
         suit_ranks |= 1 << (16 * (cards[k] % num_suits) + rank)
         rank_mask |= 1 << rank
-    flush_suit = -1
-    if count >= 5:
-        best = -1
-        for suit in range(num_suits):
-            ranks = (suit_ranks >> (16 * suit)) & 0xFFFF
-            if _popcount(ranks) >= 5:
-                flush_suit = suit
-                best = max(best, _top_straight(ranks, num_ranks))
-        if best >= 0:
-            return (STRAIGHT_FLUSH << CATEGORY_SHIFT) | _slot(best, 0)
     quad, trips, pair_high, pair_low = -1, -1, -1, -1
     for rank in range(num_ranks - 1, -1, -1):
         c = (rank_counts >> (4 * rank)) & 15
@@ -96,53 +78,74 @@ def hand_value(cards, count, num_ranks, num_suits):
                 pair_high = rank
             elif pair_low < 0:
                 pair_low = rank
-    # The categories with kickers pick (head, ranks to skip, first slot, kickers wanted) and
-    # share one _kickers call at the end: five inlined copies made this kernel's compilation
-    # (part of every first build of a poker game) several times slower.
-    if quad >= 0:
-        head = (FOUR_OF_A_KIND << CATEGORY_SHIFT) | _slot(quad, 0)
-        skip_a, skip_b, start, wanted = quad, -1, 1, 1
-    else:
-        if trips >= 0 and count >= 5:
+    # Straights, flushes and full houses need five cards.
+    flush_ranks = 0
+    straight_flush = straight = house = -1
+    if count >= 5:
+        for suit in range(num_suits):
+            ranks = (suit_ranks >> (16 * suit)) & 0xFFFF
+            if _popcount(ranks) >= 5:
+                flush_ranks = ranks
+                top = _top_straight(ranks, num_ranks)
+                if top > straight_flush:
+                    straight_flush = top
+        straight = _top_straight(rank_mask, num_ranks)
+        if trips >= 0:
             for rank in range(num_ranks - 1, -1, -1):  # a second set of trips also fills the house
                 if rank != trips and (rank_counts >> (4 * rank)) & 15 >= 2:
-                    return (FULL_HOUSE << CATEGORY_SHIFT) | _slot(trips, 0) | _slot(rank, 1)
-        if flush_suit >= 0:
-            ranks = (suit_ranks >> (16 * flush_suit)) & 0xFFFF
-            value = FLUSH << CATEGORY_SHIFT
-            filled = 0
-            for rank in range(num_ranks - 1, -1, -1):
-                if filled < 5 and (ranks >> rank) & 1:
-                    value |= _slot(rank, filled)
-                    filled += 1
-            return value
-        if count >= 5:
-            top = _top_straight(rank_mask, num_ranks)
-            if top >= 0:
-                return (STRAIGHT << CATEGORY_SHIFT) | _slot(top, 0)
-        if trips >= 0:
-            head = (THREE_OF_A_KIND << CATEGORY_SHIFT) | _slot(trips, 0)
-            skip_a, skip_b, start, wanted = trips, -1, 1, 2
-        elif pair_low >= 0:
-            head = (TWO_PAIR << CATEGORY_SHIFT) | _slot(pair_high, 0) | _slot(pair_low, 1)
-            skip_a, skip_b, start, wanted = pair_high, pair_low, 2, 1
-        elif pair_high >= 0:
-            head = (PAIR << CATEGORY_SHIFT) | _slot(pair_high, 0)
-            skip_a, skip_b, start, wanted = pair_high, -1, 1, 3
-        else:
-            head = HIGH_CARD << CATEGORY_SHIFT
-            skip_a, skip_b, start, wanted = -1, -1, 0, 5
-    return head | _kickers(rank_counts, num_ranks, skip_a, skip_b, start, wanted)
+                    house = rank
+                    break
+    first, second, wanted, kicker_ranks = -1, -1, 0, rank_mask
+    if straight_flush >= 0:
+        category, first = STRAIGHT_FLUSH, straight_flush
+    elif quad >= 0:
+        category, first, wanted = FOUR_OF_A_KIND, quad, 1
+    elif house >= 0:
+        category, first, second = FULL_HOUSE, trips, house
+    elif flush_ranks:
+        category, wanted, kicker_ranks = FLUSH, 5, flush_ranks
+    elif straight >= 0:
+        category, first = STRAIGHT, straight
+    elif trips >= 0:
+        category, first, wanted = THREE_OF_A_KIND, trips, 2
+    elif pair_low >= 0:
+        category, first, second, wanted = TWO_PAIR, pair_high, pair_low, 1
+    elif pair_high >= 0:
+        category, first, wanted = PAIR, pair_high, 3
+    else:
+        category, wanted = HIGH_CARD, 5
+    # Rank slot s (0: most significant) holds rank + 1 at bits 16 - 4s; -1 (no rank) packs as 0.
+    value = (category << CATEGORY_SHIFT) | ((first + 1) << 16) | ((second + 1) << 12)
+    slot = (first >= 0) + (second >= 0)
+    for rank in range(num_ranks - 1, -1, -1):
+        if wanted == 0:
+            break
+        if rank != first and rank != second and (kicker_ranks >> rank) & 1:
+            value |= (rank + 1) << (16 - 4 * slot)
+            slot += 1
+            wanted -= 1
+    return value
 
 
-@numba.njit(cache=True, inline="always")
-def _popcount(mask):
-    """Number of set bits of the int64 ``mask``."""
-    bits = 0
-    while mask:
-        mask &= mask - 1
-        bits += 1
-    return bits
+def showdown_values(hands: np.ndarray, boards: np.ndarray, hand_masks: np.ndarray, board_masks: np.ndarray,
+                    num_ranks: int, num_suits: int) -> np.ndarray:
+    """int64 (hands, boards): ``hand_value`` of private hand ``h`` (row of ``hands`` int64
+    (hands, private cards)) with board ``b`` (row of ``boards`` int64 (boards, board cards)),
+    -1 where their card masks (int64 (hands,) and (boards,)) share a card. The showdown table
+    of the tree builder and of the hand-strength features.
+
+    A Python loop calling the ``hand_value`` kernel once per disjoint pair: games small
+    enough to enumerate have a few thousand pairs, far fewer than their showdowns, and a
+    kernel around the loop would cost every first run its compilation.
+    """
+    values = np.full((hands.shape[0], boards.shape[0]), -1, np.int64)
+    cards = np.empty(hands.shape[1] + boards.shape[1], np.int64)
+    private = hands.shape[1]
+    for h, b in zip(*np.nonzero((hand_masks[:, None] & board_masks[None, :]) == 0), strict=True):
+        cards[:private] = hands[h]
+        cards[private:] = boards[b]
+        values[h, b] = hand_value(cards, cards.shape[0], num_ranks, num_suits)
+    return values
 
 
 def hand_category(value: int) -> int:

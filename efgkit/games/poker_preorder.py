@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from efgkit.games.hand_ranking import hand_value
+from efgkit.games.hand_ranking import showdown_values
 from efgkit.games.protocol import CHANCE, TERMINAL
 
 
@@ -47,8 +47,11 @@ class DealTables(NamedTuple):
     (outcomes), ``slot_size`` (cards per outcome); ``slot_probability`` float64 (slots,), each
     outcome's probability when dealing cards. Per outcome row: ``outcome_copies`` int64
     (outcomes,) when ``deal_by_rank``, ``outcome_cards`` int64 (outcomes, max cards),
-    ``outcome_mask`` int64 (outcomes,) of card bits; ``max_outcomes`` of any slot. The deck:
-    ``num_ranks``, ``num_suits``, ``num_cards``.
+    ``outcome_mask`` int64 (outcomes,) of card bits; ``max_outcomes`` of any slot; the deck's
+    ``num_cards``. The showdown: ``showdown`` int64 (private outcomes, complete boards) the
+    ``hand_ranking.hand_value`` of each private outcome with each complete board (-1 where
+    they share a card), the board numbered sum_j outcome of board slot j x
+    ``board_stride[j]`` (int64 (board slots,)).
     """
 
     slot_start: np.ndarray
@@ -60,9 +63,9 @@ class DealTables(NamedTuple):
     outcome_cards: np.ndarray
     outcome_mask: np.ndarray
     max_outcomes: int
-    num_ranks: int
-    num_suits: int
     num_cards: int
+    showdown: np.ndarray
+    board_stride: np.ndarray
 
 
 def skeleton_view(skeleton) -> SkeletonView:
@@ -87,41 +90,55 @@ def deal_tables(game) -> DealTables:
     probability = np.array([1 / comb(int(n), int(k)) for n, k in zip(left, sizes, strict=True)])
     copies = np.array([copies for _ in sizes for copies in game.outcome_copies] if game.deal_by_rank
                       else np.ones(len(rows)), np.int64)
+    # Every complete board: board slot j's outcome is (board // stride[j]) % count[j].
+    board_counts = counts[2:]
+    stride = (np.cumprod(board_counts[::-1])[::-1] // board_counts).astype(np.int64)
+    board = np.arange(int(np.prod(board_counts)))
+    outcome_rows = [starts[2 + j] + (board // stride[j]) % count for j, count in enumerate(board_counts)]
+    boards = np.concatenate([np.zeros((board.shape[0], 0), np.int64)]
+                            + [cards[rows_j, :sizes[2 + j]] for j, rows_j in enumerate(outcome_rows)], axis=1)
+    hands = np.ascontiguousarray(cards[starts[0]:starts[0] + counts[0], :sizes[0]])
+    if game.deal_by_rank:  # outcomes are ranks: their representative cards may repeat
+        hand_masks, board_masks = np.zeros(hands.shape[0], np.int64), np.zeros(board.shape[0], np.int64)
+    else:
+        hand_masks = masks[starts[0]:starts[0] + counts[0]]
+        board_masks = np.bitwise_or.reduce([masks[rows_j] for rows_j in outcome_rows], axis=0) \
+            if outcome_rows else np.zeros(1, np.int64)
+    showdown = showdown_values(hands, np.ascontiguousarray(boards), hand_masks, board_masks, deck.num_ranks,
+                               deck.num_suits)
     return DealTables(starts, counts, sizes, probability, game.deal_by_rank, copies, cards, masks,
-                      int(counts.max()), deck.num_ranks, deck.num_suits, deck.num_cards)
+                      int(counts.max()), deck.num_cards, showdown, stride)
 
 
-class _Stack(NamedTuple):
-    """The depth-first stack, int64 (capacity,) each but ``prob`` float64: the skeleton
-    ``node``, its ``depth``, the deal ``slot`` its entry deals (-1: none), that ``outcome``,
-    and the chance probability ``prob`` of the edge into it."""
+class _Workspace(NamedTuple):
+    """The kernel's scratch arrays, allocated in Python (each ``np.empty`` in a kernel is one
+    more numba function a first run compiles). The depth-first stack, int64 (capacity,) each
+    but ``prob`` float64: the skeleton ``node``, its ``depth``, the deal ``slot`` its entry
+    deals (-1: none), that ``outcome``, and the chance probability ``prob`` of the edge into
+    it; ``dealt`` int64 (slots,) the outcome of each deal slot on the current path (-1: not
+    dealt)."""
 
     node: np.ndarray
     depth: np.ndarray
     slot: np.ndarray
     outcome: np.ndarray
     prob: np.ndarray
+    dealt: np.ndarray
 
 
-@numba.njit(cache=True, inline="always")
-def _hand_of(player, dealt, boards, deals, hand):
-    """Write ``player``'s private cards and the ``boards`` dealt board outcomes into ``hand``
-    (int64); returns the card count. ``dealt`` int64 (slots,): the outcome of each slot."""
-    # Inlined, so the constant players 0 and 1 make no literal specialisations; the count
-    # starts from an array entry, not the constant 0, so neither does hand_value's.
-    count = deals.slot_size[player]
-    row = deals.slot_start[player] + dealt[player]
-    for k in range(count):
-        hand[k] = deals.outcome_cards[row, k]
-    for slot in range(2, 2 + boards):
-        row = deals.slot_start[slot] + dealt[slot]
-        for k in range(deals.slot_size[slot]):
-            hand[count] = deals.outcome_cards[row, k]
-            count += 1
-    return count
+def expand_deals(skeleton: SkeletonView, deals: DealTables, out) -> int:
+    """Expand the betting ``skeleton`` over every deal of ``deals`` into ``out`` (a
+    ``builder.Preorder``, depth-first preorder); returns the number of nodes written."""
+    showdowns = (skeleton.kind == TERMINAL) & (skeleton.folder < 0)
+    if np.any(skeleton.boards_dealt[showdowns] != deals.board_stride.shape[0]):  # a bug, not bad input
+        raise RuntimeError("a showdown before the last board: the showdown table has complete boards only")
+    capacity = (skeleton.max_depth + 1) * max(deals.max_outcomes, skeleton.max_children) + 1
+    work = _Workspace(*(np.empty(capacity, np.int64) for _ in range(4)), np.empty(capacity),
+                      np.full(deals.slot_count.shape[0], -1, np.int64))
+    return _expand_deals(skeleton, deals, work, out)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _push_deals(deals, slot, dealt, child, depth, stack, top):
     """Push the outcomes of deal ``slot`` (last first) as entries for skeleton node ``child``
     at ``depth`` onto ``stack`` from ``top``; returns how many. Cards already dealt on the
@@ -153,27 +170,18 @@ def _push_deals(deals, slot, dealt, child, depth, stack, top):
     return pushed
 
 
-@numba.njit(cache=True)
-def expand_deals(skeleton, deals, out):
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _expand_deals(skeleton, deals, work, out):
     """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
 
-    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``out`` ``builder.Preorder``.
-    ``dealt[slot]`` holds the outcome of each deal slot on the current path: a stack entry
-    that deals a slot sets it when popped, and everything popped before its next sibling
-    lies in its subtree. Infoset code = (skeleton node * private outcomes + own hand) *
-    board codes + board code; public code = skeleton node * board codes + board code.
-    Returns the number of nodes written.
+    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``work`` a ``_Workspace``,
+    ``out`` ``builder.Preorder``. ``work.dealt[slot]`` holds the outcome of each deal slot
+    on the current path: a stack entry that deals a slot sets it when popped, and everything
+    popped before its next sibling lies in its subtree. Infoset code = (skeleton node *
+    private outcomes + own hand) * board codes + board code; public code = skeleton node *
+    board codes + board code. Returns the number of nodes written.
     """
-    # Sizes come from Python (not ``array.max()`` here): fewer numba overloads to compile.
-    fan_out = deals.max_outcomes if deals.max_outcomes > skeleton.max_children else skeleton.max_children
-    capacity = (skeleton.max_depth + 1) * fan_out + 1
-    stack = _Stack(np.empty(capacity, np.int64), np.empty(capacity, np.int64), np.empty(capacity, np.int64),
-                   np.empty(capacity, np.int64), np.empty(capacity, np.float64))
-    dealt = np.empty(deals.slot_count.shape[0], np.int64)
-    for slot in range(dealt.shape[0]):  # a loop, not np.full: one numba overload less to compile
-        dealt[slot] = -1
-    hands = np.empty((2, deals.outcome_cards.shape[1] * deals.slot_count.shape[0]), np.int64)
-    hand_values = np.empty(2, np.int64)
+    stack, dealt = work, work.dealt
     stack.node[0], stack.depth[0], stack.slot[0], stack.prob[0] = 0, 0, -1, 1.0
     top = 1
     count = 0
@@ -196,20 +204,19 @@ def expand_deals(skeleton, deals, out):
             children = _push_deals(deals, skeleton.deal_slot[node], dealt, skeleton.first_child[node],
                                    depth + 1, stack, top)
         elif kind == TERMINAL:
-            # The showdown stays in this loop: moved into a helper, its two hand_value calls
-            # made the whole build about five times slower.
             folder = skeleton.folder[node]
             if folder == 0:
                 value = -skeleton.contribution[node, 0]
             elif folder == 1:
                 value = skeleton.contribution[node, 1]
-            else:
-                for player in range(2):  # one inlined copy of _hand_of: quicker to compile
-                    size = _hand_of(player, dealt, boards, deals, hands[player])
-                    hand_values[player] = hand_value(hands[player], size, deals.num_ranks, deals.num_suits)
-                if hand_values[0] > hand_values[1]:
+            else:  # every board is dealt at a showdown
+                complete = 0
+                for j in range(boards):
+                    complete += dealt[2 + j] * deals.board_stride[j]
+                hand0, hand1 = deals.showdown[dealt[0], complete], deals.showdown[dealt[1], complete]
+                if hand0 > hand1:
                     value = skeleton.contribution[node, 1]
-                elif hand_values[0] < hand_values[1]:
+                elif hand0 < hand1:
                     value = -skeleton.contribution[node, 0]
         else:
             children = skeleton.num_children[node]

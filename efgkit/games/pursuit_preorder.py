@@ -57,7 +57,7 @@ MAX_JOINT_ACTIONS = max(len(t) for t in GRAPH_OUT_EDGES.values()) ** 2
 PARENT, ACTION, OBSERVATION, POSITION_A, POSITION_B = range(5)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _intern_infoset(table, trie, rows, player, parent, action, observation, position_a,
                     position_b):
     """Row of the infoset (parent row, action, observation) in ``player``'s trie; new rows
@@ -76,7 +76,7 @@ def _intern_infoset(table, trie, rows, player, parent, action, observation, posi
     return row * 2 + player
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def emit_preorder(moves, board, out, trie):
     """Write GP``moves`` on ``board`` (a ``PursuitBoard``) in depth-first preorder into
     ``out``, a ``builder.Preorder`` (its ``chance_prob`` stays 1: the game has no chance).

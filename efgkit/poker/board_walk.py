@@ -117,7 +117,7 @@ def new_walk(depth: int, hands: int, cards: int) -> Walk:
     return Walk(*index, *vectors, np.zeros((depth, hands), np.int64), np.zeros(cards), np.zeros((5, hands)))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _probability(view, board, sides, seat, node, level, h, a):
     """Seat ``seat``'s probability of action ``a`` at decision ``node`` with hand ``h``."""
     side = sides.seat_side[seat]
@@ -125,13 +125,13 @@ def _probability(view, board, sides, seat, node, level, h, a):
     return sides.strategy[sides.start[side, view.decision_index[node]] + board.bucket[side, level, h] * m + a]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _compatible(reach, board, valid, card_sum, out):
     """``out[h]``: the reach of the hands compatible with ``h`` among ``valid``."""
     fold_values(reach, board.hand_cards, valid, card_sum, 1.0, out)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _equities(view, board, local, walk, level, depth, equity):
     """Each valid hand's equity (wins + ties / 2) against the opponent's range at ``depth``,
     averaged over the level's completions of the board; -1 where no opponent hand is left."""
@@ -159,7 +159,7 @@ def _equities(view, board, local, walk, level, depth, equity):
         equity[h] = 0.5 + 0.5 * wins[h] / total[h] if total[h] > 0.0 else -1.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _choose(view, board, sides, local, walk, player, depth):
     """Lisý & Bowling's LBR-ACT at the responder's node at ``depth`` for every valid hand.
 
@@ -224,7 +224,7 @@ def _choose(view, board, sides, local, walk, player, depth):
         local.cached[decision] = True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _fold_fractions(view, board, sides, walk, player, child, level, depth, range_total, folding):
     """``range_total[h]``: the opponent's reach compatible with hand ``h``; ``folding[h]`` the
     part of it that folds at once at ``child`` (0 when the opponent cannot fold there)."""
@@ -245,7 +245,7 @@ def _fold_fractions(view, board, sides, walk, player, child, level, depth, range
     _compatible(weighted, board, valid, walk.card_sum, folding)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _open(view, board, sides, local, walk, player, mode, depth):
     """Start the node at ``depth``; True for a terminal (its values filled). At the responder's
     node under ``LOCAL``, its hands choose their actions."""
@@ -262,14 +262,17 @@ def _open(view, board, sides, local, walk, player, mode, depth):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _own_probability(view, board, sides, walk, player, mode, node, level, depth, h, a):
+    """The walking ``player``'s probability of action ``a`` with hand ``h`` at decision
+    ``node``: its ``walk.choice[depth, h]`` (int64 (depth, hands)) under ``LOCAL``, else its
+    strategy's (``_probability``); the bundles as in ``_next_child``."""
     if mode == LOCAL:
         return 1.0 if walk.choice[depth, h] == a else 0.0
     return _probability(view, board, sides, player, node, level, h, a)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _next_child(view, board, sides, walk, player, mode, depth):
     """Set up the next child both players reach at ``depth + 1``; False when none is left."""
     node = walk.node[depth]
@@ -316,7 +319,7 @@ def _next_child(view, board, sides, walk, player, mode, depth):
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _gather(view, board, sides, walk, player, mode, depth):
     """Add the finished child into the node at ``depth``: weighted by the responder's own
     probability of the action at its nodes, summed elsewhere."""
@@ -334,7 +337,7 @@ def _gather(view, board, sides, walk, player, mode, depth):
             walk.values[depth, h] += p * walk.values[depth + 1, h]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def responder_value(view, board, sides, local, walk, player, mode):
     """Seat ``player``'s expected winnings on ``board`` (summed over its hands, chance
     included) against the other seat's strategy, playing its own side's strategy

@@ -137,7 +137,7 @@ def _hand_buckets(tables, round, board, hand_cards, hands, out):
     return None
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _sorted_hand_buckets(tables, round, board, hand_cards, hand_mask, out):
     """``hand_buckets`` over the hands sharing no card with ``board``; -1 for the others."""
     mask = 0

@@ -160,7 +160,7 @@ class Workspace(NamedTuple):
     lose: np.ndarray
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _slab(templates, view, strategy, out):
     """``out``: ``strategy`` rearranged per template decision ``p`` as (bucket, action, column)
     at ``slab_start[p]``, so the probabilities of one (bucket, action) over the columns are
@@ -178,7 +178,7 @@ def _slab(templates, view, strategy, out):
                     out[base + x * columns + c] = strategy[row + x]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _entry(templates, work, j):
     """Level ``j``'s ``enter`` and ``result``, (hands, columns[j])."""
     shape = (work.valid.shape[1], templates.columns[j])
@@ -186,7 +186,7 @@ def _entry(templates, work, j):
     return work.enter[start:start + size].reshape(shape), work.result[start:start + size].reshape(shape)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _level(templates, work, j, width):
     """Level ``j``'s stack ``reach`` and ``values`` for a block of ``width`` columns,
     (depth, hands, width)."""
@@ -195,7 +195,7 @@ def _level(templates, work, j, width):
     return work.reach[start:start + size].reshape(shape), work.values[start:start + size].reshape(shape)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _bridge(templates, work, j):
     """Level ``j``'s ``record`` and ``acc``, (hands, columns[j + 1])."""
     shape = (work.valid.shape[1], templates.columns[j + 1])
@@ -203,7 +203,7 @@ def _bridge(templates, work, j):
     return work.record[start:start + size].reshape(shape), work.acc[start:start + size].reshape(shape)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _terminal(view, templates, tables, work, player, p, j, cols, reach, out):
     """Fold or showdown values (with chance) of the responder's valid hands in the block of
     columns ``cols``."""
@@ -228,7 +228,7 @@ def _terminal(view, templates, tables, work, player, p, j, cols, reach, out):
                           work.lose, out)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
     """Start template node ``work.node[j, d]``: a leaf (terminal, or a deal node: its reach
     noted in ``MODE_RECORD``, the next level's values taken in ``MODE_REPLAY``) is finished
@@ -256,7 +256,7 @@ def _open(view, templates, tables, work, player, mode, j, d, cols, reach, values
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
     """Set up the next child of template node ``work.node[j, d]`` the opponent reaches in
     some column at ``d + 1`` (node and reach slot); False when none is left (and the node's
@@ -306,7 +306,7 @@ def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _gather(templates, tables, work, slab, player, objective, j, d, cols, values):
     """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
     the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
@@ -344,7 +344,7 @@ def _gather(templates, tables, work, slab, player, objective, j, d, cols, values
             parent[c] = parent[c] + probability * child[c] if filled else probability * child[c]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _walk_level(view, templates, tables, work, slab, player, objective, mode, j):
     """Walk level ``j``'s template on the board ``work.key[j]`` from its ``enter`` reach:
     ``MODE_RECORD`` notes the reach at its deal nodes, ``MODE_REPLAY`` / ``MODE_DESCEND`` (the
@@ -369,7 +369,7 @@ def _walk_level(view, templates, tables, work, slab, player, objective, mode, j)
                     total[cols[c]] = row[c]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _walk_block(view, templates, tables, work, slab, player, objective, mode, j, cols, source):
     """Walk level ``j``'s template on the board ``work.key[j]`` for the columns ``cols``, the
     reach entering them the rows of ``source`` (hands, columns[j]) of the board's valid hands;
@@ -408,7 +408,7 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
     return True
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _live_columns(enter, valid, out):
     """The columns of ``enter`` (hands, columns) with some reach in the rows ``valid``, a
     prefix of ``out``."""
@@ -428,7 +428,7 @@ def _live_columns(enter, valid, out):
     return out[:count]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _deal_board(tables, work, j, mask):
     """Board ``j`` = board ``j - 1`` plus the cards ``mask``: its valid hands."""
     work.board_mask[j] = work.board_mask[j - 1] | mask
@@ -441,7 +441,7 @@ def _deal_board(tables, work, j, mask):
     work.valid_count[j] = count
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _deal_level(tables, work, j, mask, source, target):
     """Board ``j`` = board ``j - 1`` plus the cards ``mask``: its valid hands and their rows of
     ``source`` copied into ``target`` (hands, columns). Returns whether any reach is left."""
@@ -457,7 +457,7 @@ def _deal_level(tables, work, j, mask, source, target):
     return alive
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _next_deal(templates, tables, work, j):
     """Set up the next deal of level ``j + 1`` below board ``work.key[j]`` worth walking (a
     canonical deal of its class that leaves some reach): its key and entering reach."""
@@ -475,7 +475,7 @@ def _next_deal(templates, tables, work, j):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _spread(templates, tables, work, j):
     """Add the values of level ``j + 1`` on its board into level ``j``'s ``acc``, over the
     deal's suit class: its values under every permutation of the group of board ``j``."""
@@ -492,7 +492,7 @@ def _spread(templates, tables, work, j):
                 target[c] += weight * source[c]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _last_deals(view, templates, tables, work, slab, player, objective, j):
     """The deals of the last level ``j + 1`` below board ``work.key[j]``, their values added
     into level ``j``'s ``acc`` as ``_spread`` does, walked block of columns outermost: one
@@ -529,7 +529,7 @@ def _last_deals(view, templates, tables, work, slab, player, objective, j):
                         target[cols[c]] += weight * source[c]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _start_level(view, templates, tables, work, slab, player, objective, j):
     """Walk level ``j`` down to its deal nodes (True: it was the last level, its values are
     done), ready for the deals of level ``j + 1``."""
@@ -547,7 +547,7 @@ def _start_level(view, templates, tables, work, slab, player, objective, j):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _pre_deal(view, templates, tables, work, slab, player, objective, mode):
     """The walk of level 0, before the first deal (``MODE_RECORD``: the entries' reach into
     level 0's ``record``; ``MODE_REPLAY``: their values from its ``acc``; ``MODE_DESCEND``: a
@@ -564,7 +564,7 @@ def _pre_deal(view, templates, tables, work, slab, player, objective, mode):
     return result.sum()
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _item(view, templates, tables, work, slab, player, objective, out):
     """Values at every entry of the item's first deal into ``out`` (hands, entries), from the
     entries' reach in level 0's ``record``: each level walked once per board with every

@@ -219,7 +219,7 @@ class PublicTree:
         return int(sum(a.nbytes for a in arrays))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def showdown_orders(hand_cards, hand_mask, boards, alive, num_ranks, num_suits, count, hands, strength):
     """Per final board ``boards[i]`` (int64 cards) with ``alive[i]``: its valid hands sorted
     by showdown strength (``hand_ranking.hand_value``) into ``hands[i]`` / ``strength[i]``."""

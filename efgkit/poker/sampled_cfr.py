@@ -146,7 +146,7 @@ class Walk(NamedTuple):
     largest: np.ndarray
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _add_average(average, x, amount, fixed, round_):
     """Add ``amount`` to ``average[x]``: as is, or scaled by ``round_``'s scale and rounded to
     the nearest integer (saturating at the int32 maximum)."""
@@ -160,7 +160,7 @@ def _add_average(average, x, amount, fixed, round_):
 # numba's reference counting (its private option _nrt=False): they allocate nothing and every
 # array they see is owned by the caller, while with it each call increfs and decrefs the ~30
 # arrays of its four NamedTuples: Leduc runs 5.5x more iterations per CPU second without.
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
 def _open(view, board, walk, state, player, weight, depth, fixed):
     """Start the node at ``depth``; True for a terminal (its values filled). At the updating
     player's node, add its average-strategy contribution (``weight`` x own reach x strategy)."""
@@ -187,7 +187,7 @@ def _open(view, board, walk, state, player, weight, depth, fixed):
     return False
 
 
-@numba.njit(cache=True, _nrt=False)  # see the note above _open
+@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # see the note above _open
 def _next_child(view, board, walk, state, player, averaging, depth):
     """Set up the next child worth visiting at ``depth + 1`` — one the opponent reaches, or
     (``averaging``) one the updating player reaches, whose average strategy still counts;
@@ -237,7 +237,7 @@ def _next_child(view, board, walk, state, player, averaging, depth):
     return True
 
 
-@numba.njit(cache=True, _nrt=False)  # see the note above _open
+@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # see the note above _open
 def _gather(view, board, walk, state, player, depth):
     """Add the finished child into the node at ``depth``; at the updating player's node also
     the child's value into its instantaneous regrets (the node's own value is taken off at
@@ -259,7 +259,7 @@ def _gather(view, board, walk, state, player, depth):
         state.instant[x] += v
 
 
-@numba.njit(cache=True, _nrt=False)  # see the note above _open
+@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # see the note above _open
 def _close(view, board, walk, state, player, depth, fixed, rule):
     """At the updating player's node: instantaneous regret = action value - node value. With
     a ``rule`` of CFR or CFR+ (``local``) the node's rows are final here: their regrets are
@@ -296,13 +296,13 @@ def _close(view, board, walk, state, player, depth, fixed, rule):
         match_row(row, row + m, False, 1.0, state.regrets, state.instant, state.strategy)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _local(rule):
     """Whether iteration updates stay on the rows the board reaches (CFR, CFR+)."""
     return rule.variant == VARIANT_CFR or rule.variant == VARIANT_CFR_PLUS
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _walk_player(view, board, walk, state, player, weight, fixed, rule):
     """One player's update walk over the betting tree on the sampled board (explicit stack)."""
     walk.node[0] = 0
@@ -325,7 +325,7 @@ def _walk_player(view, board, walk, state, player, weight, fixed, rule):
         _gather(view, board, walk, state, player, depth)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _halve(array, action_start, decision_round, round_):
     """Every entry of round ``round_`` of a non-negative int32 array halved, rounding half up."""
     for d in range(decision_round.shape[0]):
@@ -337,7 +337,7 @@ def _halve(array, action_start, decision_round, round_):
 # A player's rows are those of its decisions: decision d's rows are the contiguous actions
 # action_start[d]:action_start[d + 1], width[d] each, so no array per row is ever made (at
 # 20,000 buckets per round a 52-card layout has 127 M rows).
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _clear_decisions(decisions, action_start, instant):
     """Zero ``instant`` on every action of ``decisions`` (int64)."""
     for d in decisions:
@@ -345,7 +345,7 @@ def _clear_decisions(decisions, action_start, instant):
             instant[x] = 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _match_decisions(decisions, action_start, width, predictive, scale, state):
     """Regret matching (``vector_cfr.match_row``) of every row of ``decisions`` (int64);
     ``width`` int64 (decisions,) actions per row."""
@@ -356,7 +356,7 @@ def _match_decisions(decisions, action_start, width, predictive, scale, state):
             match_row(lo, lo + w, predictive, scale, regrets, instant, strategy)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _update_decisions(decisions, action_start, width, settings, t, state):
     """``vector_cfr.update_rows`` for every row of ``decisions``: iteration ``t``'s regrets
     (and discounted averages) from the instantaneous regrets, then regret matching."""
@@ -369,7 +369,7 @@ def _update_decisions(decisions, action_start, width, settings, t, state):
                      prediction_scale(variant, t, settings.alpha), state)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
     """Iteration ``t`` on one sampled board: both players, alternating, player 0 first. CFR
     and CFR+ update the rows the board reaches as the walk closes them (``_close``); the
@@ -399,7 +399,7 @@ def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
                 _match_decisions(decisions[p], start, width, False, 1.0, state)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _deal(sampler, tables, board):
     """Fill ``board`` (a ``SampledBoard``) for the cards ``sampler.cards`` (each deal sorted):
     per level the hands that share no card with the board so far and their buckets; the
@@ -425,7 +425,7 @@ def _deal(sampler, tables, board):
                     board.final_strength)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _sample_cards(sampler, uniforms):
     """Deal ``sampler.cards`` from one uniform double per card (a partial Fisher-Yates
     shuffle of the deck), then sort each deal's cards."""
@@ -443,7 +443,7 @@ def _sample_cards(sampler, uniforms):
         start += size
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _run(view, tables, sampler, board, walk, settings, decisions, width, done, uniforms, state, fixed):
     """Iterations ``done + 1 ..``, one per row of ``uniforms`` (float64 (iterations, board cards))."""
     for i in range(uniforms.shape[0]):

@@ -25,14 +25,14 @@ CANCELLATION = 1e-12
 """Relative size below which an inclusion-exclusion difference is rounding residue."""
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def fold_payoff(contribution, node, folder, player):
     """What ``player`` wins at fold terminal ``node`` (``contribution`` float64 (nodes, 2)):
     its own chips lost if it folded, the folder's chips otherwise."""
     return -contribution[node, player] if folder == player else contribution[node, folder]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
     """``out[h] = payoff * (reach of the opponent's hands compatible with h)`` for the hands
     ``valid_hands`` (int64, those sharing no card with the board); 0 for the others."""
@@ -59,7 +59,7 @@ def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
     card_sum[:] = 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
                     lose_payoff, out):
     """``out[h] = win_payoff * (compatible reach below h) - lose_payoff * (compatible reach above h)``.
@@ -75,7 +75,7 @@ def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum
                        lose_payoff, out)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _cancelled(difference, total):
     """``difference`` of sums of ``total``'s parts, 0 when within their rounding error.
 
@@ -86,7 +86,7 @@ def _cancelled(difference, total):
     return 0.0 if abs(difference) <= CANCELLATION * total else difference
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
                        lose_payoff, out):
     """``showdown_values`` for two-card hands (the engine plays at most two)."""
@@ -129,7 +129,7 @@ def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_
     card_sum[:] = 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_payoff, out):
     """``showdown_values`` for one-card hands: no other hand shares a hand's card."""
     m = sorted_hands.shape[0]
@@ -157,7 +157,7 @@ def _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_
         end = start
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, payoff, out):
     """``fold_values`` for many reach vectors at once: column ``c`` of ``opponent_reach``
     float64 (hands, columns) is one vector, paid ``payoff[c]``; ``card_sum`` float64 (cards,
@@ -191,7 +191,7 @@ def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, 
         card_sum[:, :columns] = 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, card_sum, total, win_payoff,
                           lose_payoff, out):
     """``showdown_values`` for many reach vectors at once (the columns of ``opponent_reach``
@@ -246,7 +246,7 @@ def showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, ca
     card_sum[:, :columns] = 0.0
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def dealt_terminal_values(view, board, node, player, opponent_reach, card_sum, out):
     """``player``'s values at the fold or showdown terminal ``node`` of a walk over one dealt
     board, chance weight included: ``view`` a ``BettingView``; ``board`` any board bundle

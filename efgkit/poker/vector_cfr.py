@@ -90,7 +90,7 @@ def workspace(tree: PublicTree) -> Workspace:
 # (20x on the regret update, 2x on the reach pass).
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def player_reach_pass(tree, layout, strategy, player, reach):
     """Top-down: ``reach[player, node, h]``, the player's own reach of (node, hand), zero for
     hands that meet the board. Only the player's strategy enters (alternating updates
@@ -121,7 +121,7 @@ def player_reach_pass(tree, layout, strategy, player, reach):
                     own[first + k, h] = own[node, h] if (hand_mask[h] & mask) == 0 else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def reach_pass(tree, layout, strategy, reach):
     """Both players' reach (``player_reach_pass``); ``strategy`` float64 (actions,) by
     ``layout.action_offset``, ``reach`` float64 (2, nodes, hands)."""
@@ -129,7 +129,7 @@ def reach_pass(tree, layout, strategy, reach):
         player_reach_pass(tree, layout, strategy, player, reach)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def value_pass(tree, layout, strategy, player, mode, work, instant):
     """Bottom-up: ``work.values[node, h]``, player ``player``'s counterfactual values.
 
@@ -141,7 +141,7 @@ def value_pass(tree, layout, strategy, player, mode, work, instant):
     return value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 0.0, instant)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def one_card_fold(opponent, node, hand_mask, board_mask, payoff, values):
     """``terminal_values.fold_values`` for one-card hands (Kuhn, Leduc) on row ``node`` of the
     engine's (nodes, hands) arrays: ``values[node, h] = payoff`` x (the opponent's reach
@@ -157,7 +157,7 @@ def one_card_fold(opponent, node, hand_mask, board_mask, payoff, values):
         values[node, h] = payoff * (total - opponent[node, h]) if (hand_mask[h] & board_mask) == 0 else 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def one_card_showdown(opponent, node, sorted_hands, strength, lo, hi, win_payoff, lose_payoff, values):
     """``terminal_values.showdown_values`` for one-card hands on row ``node`` of the engine's
     arrays: the board's hands are ``sorted_hands[lo:hi]``, ascending ``strength[lo:hi]``;
@@ -189,7 +189,7 @@ def one_card_showdown(opponent, node, sorted_hands, strength, lo, hi, win_payoff
         end = start
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, weight, average):
     """``value_pass`` that also adds, when ``weight`` > 0, ``weight`` x own reach x strategy of
     the player's (node, hand) pairs to ``average`` (float64 (actions,)), each original
@@ -278,7 +278,7 @@ class SolverState(NamedTuple):
     instant: np.ndarray
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def clear_rows(rows, action_offset, instant):
     """Zero ``instant`` on the actions of ``rows`` (int64)."""
     for j in range(rows.shape[0]):
@@ -286,7 +286,7 @@ def clear_rows(rows, action_offset, instant):
             instant[x] = 0.0
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def match_row(lo, hi, predictive, scale, regrets, instant, strategy):
     """Regret matching of the actions ``lo:hi`` of one row from the ``regrets``, or the
     prediction [scale R + instant]^+, into ``strategy``."""
@@ -298,7 +298,7 @@ def match_row(lo, hi, predictive, scale, regrets, instant, strategy):
         strategy[x] = target / positive if positive > 0.0 else 1.0 / (hi - lo)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def match_rows(rows, action_offset, predictive, scale, state):
     """Regret matching (``match_row``) of ``rows``."""
     regrets, instant, strategy = state.regrets, state.instant, state.strategy
@@ -307,7 +307,7 @@ def match_rows(rows, action_offset, predictive, scale, state):
                   strategy)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def update_rows(rows, action_offset, settings, t, state):
     """Iteration ``t``'s cumulative regrets of ``rows`` (int64) from the instant regrets —
     CFR: + instant; CFR+, PCFR+ and HS-PCFR+: clipped; DCFR and HS-DCFR: discounted (and the
@@ -324,7 +324,7 @@ def update_rows(rows, action_offset, settings, t, state):
                state)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state, work):
     """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1).
 

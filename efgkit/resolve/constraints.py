@@ -281,7 +281,7 @@ class BlueprintValues:
         return result
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _least_payoff_below(kind, first_child, num_children, utility):
     """float64 per node: the least ``utility`` of any terminal at or below it (bottom-up over
     the breadth-first order)."""

@@ -194,8 +194,11 @@ def round_subgames(tree: GameTree, round_number: int) -> list[Subgame]:
 
 
 # ---------------------------------------------------------------------- kernels
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _root_index(first_child, num_children, roots, num_nodes):
+    """Index of the root above every node: int32 (nodes,), -1 outside every subtree, and
+    the first node found below two roots (-1: none). ``first_child`` int32 and
+    ``num_children`` int16 (nodes,) as in GameTree; ``roots`` int32 (roots,), sorted."""
     index = np.full(num_nodes, -1, np.int32)
     for i in range(roots.shape[0]):
         index[roots[i]] = i
@@ -211,8 +214,11 @@ def _root_index(first_child, num_children, roots, num_nodes):
     return index, -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _straddling_infoset(kind, infoset, root_index, num_infosets):
+    """First infoset with histories both inside and outside the subgame (-1: none).
+    ``kind`` int8 and ``infoset`` int32 (nodes,) as in GameTree; ``root_index`` int32
+    (nodes,) from ``_root_index``."""
     inside = np.zeros(num_infosets, np.int64)
     outside = np.zeros(num_infosets, np.int64)
     for node in range(kind.shape[0]):
@@ -227,8 +233,12 @@ def _straddling_infoset(kind, infoset, root_index, num_infosets):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _subtree_preorder(first_child, num_children, roots, total):
+    """Each root's subtree in depth-first preorder: ``nodes`` int32 (total,), their
+    ``depth`` int16 below the root, and int64 (roots + 1,) segment offsets. ``first_child``
+    int32 and ``num_children`` int16 (nodes,); ``roots`` int32 (roots,); ``total`` the
+    number of histories below all roots."""
     nodes = np.empty(total, np.int32)
     depth = np.empty(total, np.int16)
     offsets = np.zeros(roots.shape[0] + 1, np.int64)
@@ -255,16 +265,22 @@ def _subtree_preorder(first_child, num_children, roots, total):
     return nodes, depth, offsets
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _find(parent, x):
+    """Union-find root of ``x`` in ``parent`` int64 (elements,), halving paths on the way."""
     while parent[x] != x:
         parent[x] = parent[parent[x]]
         x = parent[x]
     return x
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _union_roots_by_infoset(kind, infoset, nodes, root_index, player, num_roots, num_infosets):
+    """Join roots whose subtrees share an infoset of ``player``: the augmented-infoset
+    element int32 (roots,) of each root (numbered by first root) and the first infoset of
+    ``player`` met below each root, int64 (roots,) (-1: none). ``kind`` int8 and
+    ``infoset`` int32 (tree nodes,); ``nodes`` int32: the subgame's histories;
+    ``root_index`` int32 (tree nodes,) from ``_root_index``."""
     parent = np.arange(num_roots)
     first_root = np.full(num_infosets, -1, np.int64)
     first_infoset = np.full(num_roots, -1, np.int64)
@@ -295,8 +311,11 @@ def _union_roots_by_infoset(kind, infoset, nodes, root_index, player, num_roots,
     return element, first_infoset
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _public_chance_events(kind, first_child, num_children, public_state):
+    """int32 (nodes,): the number of public chance events (chance nodes whose outcomes
+    lead to different public states) on the path to each node. Node arrays as in GameTree:
+    ``kind`` int8, ``first_child`` int32, ``num_children`` int16, ``public_state`` int32."""
     events = np.zeros(kind.shape[0], np.int32)
     for node in range(kind.shape[0]):
         start = first_child[node]

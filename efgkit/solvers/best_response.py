@@ -134,7 +134,7 @@ def nash_conv(strategy: Strategy) -> float:
 TIE_TOLERANCE = 1e-10
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _best_response_kernel(player, reach, terminal_nodes, utility, last_action, order,
                           parent_action, action_offset, num_actions, leaf, child, best_action):
     """Best-response value of ``player`` (own utility) by one bottom-up pass over its infosets.
@@ -148,8 +148,9 @@ def _best_response_kernel(player, reach, terminal_nodes, utility, last_action, o
     writes ``best_action`` int32 (infosets,), the first best action of each infoset.
     """
     sign = 1.0 if player == 0 else -1.0
-    leaf[:] = 0.0
-    child[:] = 0.0
+    for x in range(leaf.shape[0]):  # a loop, not leaf[:] = 0.0: numba's slice assignment is slow to compile
+        leaf[x] = 0.0
+        child[x] = 0.0
     for i in range(terminal_nodes.shape[0]):
         z = terminal_nodes[i]
         leaf[last_action[z] + 1] += reach[z] * sign * utility[z]
@@ -158,10 +159,12 @@ def _best_response_kernel(player, reach, terminal_nodes, utility, last_action, o
         base = action_offset[infoset] + 1
         best = leaf[base] + child[base]
         for k in range(1, num_actions[infoset]):
-            best = max(best, leaf[base + k] + child[base + k])
+            value = leaf[base + k] + child[base + k]
+            if value > best:  # max(), without compiling numba's max for a first run
+                best = value
         # Ties (up to rounding) go to the first action, so strategies with equal values
         # computed in different orders get the same best response.
-        tolerance = TIE_TOLERANCE * max(1.0, abs(best))
+        tolerance = TIE_TOLERANCE * (abs(best) if abs(best) > 1.0 else 1.0)
         arg = 0
         while leaf[base + arg] + child[base + arg] < best - tolerance:
             arg += 1

@@ -344,7 +344,7 @@ def check_iterations(variant: str, horizon: int, done: int, iterations: int) -> 
                              f"{done + iterations} would pass it (give a horizon of the total iterations)")
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def discount(s, alpha):
     """d(s) = s^alpha / (s^alpha + 1), DCFR+'s and PDCFR+'s regret discount (d(0) = 0)."""
     if s <= 0:
@@ -365,7 +365,7 @@ class DiscountRule(NamedTuple):
     previous: float
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def discount_rule(variant, t, alpha, beta, gamma, horizon):
     """The ``DiscountRule`` of iteration ``t`` (the GameTree kernels and the poker engine share it).
 
@@ -388,18 +388,23 @@ def discount_rule(variant, t, alpha, beta, gamma, horizon):
     return DiscountRule(variant, positive, negative, average, discount(t - 1, alpha))
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def update_regret(rule, regrets, instant, average, x):
     """Action ``x``'s cumulative regret after adding ``instant[x]`` under ``rule``: plain (CFR),
     clipped (CFR+, PCFR+, HS-PCFR+ with its average discount), discounted (DCFR, HS-DCFR, with
     their average discount) or [R d(t-1) + r]^+ (DCFR+, PDCFR+). Arrays float64 (actions,)."""
+    # ``if r < 0.0: r = 0.0`` is max(r, 0.0) (numba's max: the second if greater) without
+    # compiling numba's max for a first run.
     variant = rule.variant
     if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
-        r = max(regrets[x] * rule.previous + instant[x], 0.0)
+        r = regrets[x] * rule.previous + instant[x]
+        if r < 0.0:
+            r = 0.0
     else:
         r = regrets[x] + instant[x]
     if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS:
-        r = max(r, 0.0)
+        if r < 0.0:
+            r = 0.0
     elif variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR:
         r *= rule.positive if r > 0.0 else rule.negative
     if variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
@@ -407,13 +412,13 @@ def update_regret(rule, regrets, instant, average, x):
     regrets[x] = r
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def average_weight(variant, t, delay, gamma, horizon):
     """Iteration ``t``'s weight in the average accumulator: CFR+'s max(t - delay, 0); t^gamma
     for DCFR+, PCFR+ and PDCFR+; t^g(t) with the schedule's g(t) = gamma - 5t/n for HS-DCFR
     and HS-PCFR+; 1 for the rest (DCFR's average is discounted instead)."""
     if variant == VARIANT_CFR_PLUS:
-        return float(max(t - delay, 0))
+        return float(t - delay) if t > delay else 0.0
     if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
         return float(t) ** gamma
     if variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
@@ -421,13 +426,13 @@ def average_weight(variant, t, delay, gamma, horizon):
     return 1.0
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def is_predictive(variant):
     """Whether the next strategy matches a prediction (PCFR+, PDCFR+, HS-PCFR+)."""
     return variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def prediction_scale(variant, t, alpha):
     """How much of the cumulative regret enters the prediction after iteration ``t``."""
     return discount(t, alpha) if variant == VARIANT_PDCFR_PLUS else 1.0
@@ -491,7 +496,7 @@ def no_samples() -> Samples:
     return Samples(np.zeros((2, 0), np.int32), np.zeros((2, 0, 0)))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def values_and_regrets(passes, edge_prob, values, reach, player, instant, samples):
     """Bottom-up values (player 0) and the player's counterfactual regrets, in one pass.
 
@@ -525,7 +530,7 @@ def values_and_regrets(passes, edge_prob, values, reach, player, instant, sample
                                 samples.regrets[s, slot, k] += weight * (values[start + k] - total)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def update_player(t, player, settings, passes, view, infosets, abstract, state, work, samples):
     """One player's update at iteration ``t``: regrets, average and cumulative regrets, no
     regret matching. ``infosets`` / ``abstract`` int32: the player's original and abstract
@@ -537,7 +542,7 @@ def update_player(t, player, settings, passes, view, infosets, abstract, state, 
     accumulate_player_update(t, settings, view, infosets, abstract, state, work)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def clear_instant_regrets(abstract, action_offset, instant):
     """Zero ``instant`` float64 (abstract actions,) on the actions of ``abstract`` (int32)
     by ``action_offset`` int32 (abstract infosets + 1,)."""
@@ -547,7 +552,7 @@ def clear_instant_regrets(abstract, action_offset, instant):
             instant[x] = 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def accumulate_player_update(t, settings, view, infosets, abstract, state, work):
     """Iteration ``t``'s average-strategy contribution and cumulative regret update.
 
@@ -576,7 +581,7 @@ def accumulate_player_update(t, settings, view, infosets, abstract, state, work)
             update_regret(rule, state.regrets, state.instant, state.average, x)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def match_player(settings, t, matched, action_offset, state, edge_prob):
     """Regret matching (Zinkevich et al. 2007) of ``matched`` (int32 abstract infosets) after
     iteration ``t``: each plays its positive regrets normalised, or uniformly when none is
@@ -608,7 +613,7 @@ def match_player(settings, t, matched, action_offset, state, edge_prob):
                 edge_prob[x] = uniform
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def run_iterations(iterations, done, alternating, settings, passes, view, players, state, work, samples):
     """Iterations ``done + 1 .. done + iterations``, player 0 then player 1 in each; with
     ``alternating`` player 1 responds to player 0's new strategy. Bundles as in

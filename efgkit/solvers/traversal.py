@@ -102,7 +102,7 @@ class ProfileLayout:
         return self.reach
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _reassign_offsets(infosets, order, bounds, infoset_offset, offsets):
     """Point the decision nodes of ``infosets`` (int32) at their new ``infoset_offset``:
     ``order`` int32 lists decision nodes (positions in ``offsets``, int32 (internal nodes,))
@@ -113,7 +113,7 @@ def _reassign_offsets(infosets, order, bounds, infoset_offset, offsets):
             offsets[order[x]] = infoset_offset[infoset]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def bottom_up_values(passes, edge_prob, values):
     """values[n] = sum_k p(n, k) * values[child k] for the internal nodes, deepest first.
 
@@ -129,7 +129,7 @@ def bottom_up_values(passes, edge_prob, values):
         values[passes.nodes[i]] = total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def others_reach(passes, edge_prob, player, reach):
     """reach[n] = product of chance and opponent probabilities on the path to n (all nodes).
 
@@ -176,7 +176,7 @@ def infoset_view(tree: GameTree, infoset_map: AbstractionMap | None = None) -> I
                        tree.infoset_num_actions, infoset_offset, action_offset)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def own_infoset_reach(player_infosets, view, strategy, own_reach):
     """own_reach[I] = the owner's own probability of reaching original infoset I.
 

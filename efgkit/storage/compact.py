@@ -140,7 +140,7 @@ def reachable_infosets(tree: GameTree, behavior: np.ndarray) -> np.ndarray:
     return own_reach > 0.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def peel_order(positions, num_slots):
     """Order in which keys can be assigned a slot of their own (xor filter peeling).
 
@@ -183,7 +183,7 @@ def peel_order(positions, num_slots):
     return order[:done], own_slot[:done]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def assign_slots(positions, values, order, own_slot, table):
     """Fill ``table`` (uint64 per slot) so each key's three slots XOR to its value,
     assigning keys in reverse peeling order."""
@@ -301,7 +301,7 @@ def pack_bits(table: np.ndarray, slot_bits: int) -> bytes:
     return b"".join(chunks)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _pack_rows_kernel(weights, row_offsets, row_bit, field_bits, present, out):
     """Row ``r``'s first ``A - 1`` weights at ``field_bits[r]`` bits each from bit
     ``row_bit[r]`` of ``out`` (uint8, zeros), least significant first; an absent row's

@@ -259,7 +259,7 @@ class _Descent:
         return kept, used
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _counterfactual_action_values(nodes, first_child, num_children, node_infoset, action_offset,
                                   reach, values, out):
     """out[action of I] += reach(h) * value(child of h by the action), for nodes h of I."""

@@ -31,6 +31,7 @@ from efgkit.abstraction.cards.bucketing import CardAbstraction
 from efgkit.abstraction.cards.emd import bin_centers, emd_exact, line_distances
 from efgkit.abstraction.cards.hand_strength import HandStrength
 from efgkit.abstraction.cards.kmeans import EMDKMeans
+from efgkit.abstraction.cards.line_kmeans import LineEMDKMeans, small_line_kmeans
 from efgkit.abstraction.cards.percentile import PercentileBuckets
 from efgkit.abstraction.cards.potential_aware import next_round_histograms
 from efgkit.abstraction.cards.situations import CardSituations
@@ -48,9 +49,12 @@ class _Ground:
     def __init__(self, positions: np.ndarray | None = None, matrix: np.ndarray | None = None) -> None:
         self.positions, self.matrix = positions, matrix
 
-    def estimator(self, k: int, n_init: int, seed: int) -> EMDKMeans:
-        return EMDKMeans(k, positions=self.positions, ground_distance=self.matrix, n_init=n_init,
-                         random_state=seed)
+    def estimator(self, k: int, n_init: int, seed: int, points: int) -> LineEMDKMeans | EMDKMeans:
+        """The EMD k-means of ``points`` histograms: exact 1-D ``LineEMDKMeans`` on a line,
+        ``EMDKMeans`` (GS14's greedy EMD) with a matrix."""
+        if self.positions is not None:
+            return small_line_kmeans(k, points, positions=self.positions, n_init=n_init, random_state=seed)
+        return EMDKMeans(k, self.matrix, n_init=n_init, random_state=seed)
 
     def pairwise(self, centers: np.ndarray) -> np.ndarray:
         """EMD between every two histograms over this support (the next ground distance)."""
@@ -178,7 +182,8 @@ class _Clusterer:
     def emd(self, histograms: np.ndarray, k: int | None, seed: int, ground: _Ground, *,
             order: np.ndarray, cap: bool = False):
         def fit(distinct, weights, k):
-            return ground.estimator(k, self.n_init, seed).fit(distinct, sample_weight=weights).labels_
+            return ground.estimator(k, self.n_init, seed, distinct.shape[0]).fit(
+                distinct, sample_weight=weights).labels_
 
         return self._cluster(histograms, k, fit, order, cap)
 

@@ -30,7 +30,7 @@ def bin_centers(bins: int) -> np.ndarray:
     return (np.arange(bins) + 0.5) / bins
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def line_distances(point_cdfs, center_cdfs, gaps):
     """Exact EMD on a line between every point and every centre, float64 (points, centres).
 
@@ -67,7 +67,7 @@ def nearest_order(ground: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order.astype(np.int64), np.take_along_axis(ground, order, axis=1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _greedy(point, mean, order, sorted_distances, remaining, targets):
     """GS14 Algorithm 2 for one (point, mean) pair; ``remaining``/``targets`` are scratch."""
     n = point.shape[0]
@@ -94,7 +94,7 @@ def _greedy(point, mean, order, sorted_distances, remaining, targets):
     return cost
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def greedy_distances(points, centers, order, sorted_distances):
     """GS14's approximate EMD from every point to every centre, float64 (points, centres)."""
     n = points.shape[1]

@@ -30,28 +30,10 @@ import numpy as np
 
 from efgkit.abstraction.cards.situations import CardSituations, RoundSituations
 from efgkit.errors import AbstractionError
-from efgkit.games.hand_ranking import hand_value
+from efgkit.games.hand_ranking import showdown_values
 
 
-@numba.njit(cache=True)
-def _final_values(hands, boards, hand_masks, board_masks, num_ranks, num_suits):
-    """int64 (hands, final boards): showdown value of each disjoint pair, -1 otherwise."""
-    private, board_size = hands.shape[1], boards.shape[1]
-    values = np.full((hands.shape[0], boards.shape[0]), -1, np.int64)
-    cards = np.empty(private + board_size, np.int64)
-    for h in range(hands.shape[0]):
-        for k in range(private):
-            cards[k] = hands[h, k]
-        for b in range(boards.shape[0]):
-            if hand_masks[h] & board_masks[b]:
-                continue
-            for k in range(board_size):
-                cards[private + k] = boards[b, k]
-            values[h, b] = hand_value(cards, private + board_size, num_ranks, num_suits)
-    return values
-
-
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _showdown_counts(values, hand_masks, board_masks, opponent_cluster, num_clusters):
     """Per (hand, final board, opponent cluster): 2 x wins + ties, and opponent hands."""
     hands, boards = values.shape
@@ -74,7 +56,7 @@ def _showdown_counts(values, hand_masks, board_masks, opponent_cluster, num_clus
     return doubled_wins, opponents
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _rollouts(hand_of, board_of, board_masks, hand_masks, final_masks, doubled_wins, opponents, bins):
     """Sum each situation's statistics over the final boards that complete it.
 
@@ -119,8 +101,8 @@ class HandStrength:
         cards = situations.card_structure
         final = situations.rounds[-1]
         self._final = final
-        self._values = _final_values(final.hands, final.boards, final.hand_masks, final.board_masks,
-                                     cards.num_ranks, cards.num_suits)
+        self._values = showdown_values(final.hands, final.boards, final.hand_masks, final.board_masks,
+                                       cards.num_ranks, cards.num_suits)
         remaining = cards.num_cards - cards.private_cards_per_player - final.boards.shape[1]
         if remaining < cards.private_cards_per_player:
             raise AbstractionError("the deck is too small to deal the opponent a hand at the showdown")

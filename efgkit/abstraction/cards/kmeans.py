@@ -1,20 +1,20 @@
-"""k-means over histograms with the earth mover's distance, in scikit-learn's estimator style.
+"""k-means over histograms with the earth mover's distance under a ground-distance matrix, in
+scikit-learn's estimator style.
 
-``EMDKMeans(n_clusters, ...).fit(X, sample_weight)`` clusters histograms (rows of X):
-points are assigned to the centre at the smallest EMD and every centre moves to the
-weighted mean of its points (Johanson et al. 2013's "k-means with EMD"; the mean of
-histograms is the histogram whose CDF is the mean CDF). Seeding is k-means++ (each new
-centre drawn with probability proportional to weight x squared EMD to the nearest
-chosen centre), ``n_init`` restarts keep the run with the smallest inertia (weighted sum
-of EMDs to the assigned centres), and ``random_state`` makes it reproducible. A centre
-left without points is moved to the point farthest from its own centre.
+``EMDKMeans(n_clusters, ground_distance, ...).fit(X, sample_weight)`` clusters histograms
+(rows of X) whose entries are at arbitrary ground distances from each other (the
+potential-aware features of Ganzfried & Sandholm 2014, GS14, whose entries are next-round
+buckets): EMD by GS14's greedy approximation (their Algorithm 2, ``emd.greedy_distances``),
+exact EMD being an LP per pair. Points are assigned to the centre at the smallest EMD and
+every centre moves to the weighted mean of its points. Seeding is k-means++ (each new
+centre drawn with probability proportional to weight x squared EMD to the nearest chosen
+centre), ``n_init`` restarts keep the run with the smallest inertia (weighted sum of EMDs
+to the assigned centres), and ``random_state`` makes it reproducible. A centre left
+without points is moved to the point farthest from its own centre.
 
-The ground distance decides how EMD is computed (``efgkit.abstraction.cards.emd``):
-
-* ``positions`` (increasing floats, one per histogram entry; default: centres of
-  equal-width bins of [0, 1]): exact 1-D EMD, L1 between CDFs weighted by the gaps;
-* ``ground_distance`` (a symmetric matrix): Ganzfried & Sandholm 2014's greedy
-  approximation (their Algorithm 2), exact EMD being an LP per pair.
+Histograms on a line (entries at increasing positions) have an exact EMD, L1 between CDFs:
+``line_kmeans.LineEMDKMeans`` clusters those, from a card game's few hundred situations to
+hold'em's millions of hands.
 
 Results follow scikit-learn: ``labels_``, ``cluster_centers_``, ``inertia_``, ``n_iter_``,
 and ``predict``/``fit_predict``/``transform``.
@@ -24,25 +24,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from efgkit.abstraction.cards.emd import bin_centers, greedy_distances, line_distances, nearest_order
+from efgkit.abstraction.cards.emd import greedy_distances, nearest_order
 from efgkit.errors import AbstractionError
 
 
 class EMDKMeans:
-    """k-means with the earth mover's distance over histograms (see the module docstring)."""
+    """k-means with GS14's greedy EMD over a ground-distance matrix (see the module docstring)."""
 
     def __init__(
         self,
         n_clusters: int = 8,
-        *,
-        positions: np.ndarray | None = None,
         ground_distance: np.ndarray | None = None,
+        *,
         n_init: int = 10,
         max_iter: int = 300,
         random_state: int | np.random.Generator | None = None,
     ) -> None:
         self.n_clusters = n_clusters
-        self.positions = positions
         self.ground_distance = ground_distance
         self.n_init = n_init
         self.max_iter = max_iter
@@ -50,29 +48,18 @@ class EMDKMeans:
 
     # ------------------------------------------------------------------ distances
     def _prepare(self, support: int) -> None:
-        if self.positions is not None and self.ground_distance is not None:
-            raise AbstractionError("give EMDKMeans either positions or ground_distance, not both")
-        if self.ground_distance is not None:
-            ground = np.asarray(self.ground_distance, dtype=np.float64)
-            if ground.shape != (support, support):
-                raise AbstractionError(
-                    f"ground_distance must be ({support}, {support}) for {support}-entry histograms, "
-                    f"got {ground.shape}"
-                )
-            self._order, self._sorted = nearest_order(ground)
-            self._gaps = None
-        else:
-            positions = bin_centers(support) if self.positions is None else np.asarray(
-                self.positions, dtype=np.float64)
-            if positions.shape != (support,) or np.any(np.diff(positions) < 0):
-                raise AbstractionError(
-                    f"positions must be {support} increasing numbers, one per histogram entry"
-                )
-            self._gaps = np.ascontiguousarray(np.diff(positions))
+        if self.ground_distance is None:
+            raise AbstractionError("EMDKMeans needs a ground_distance matrix; histograms on a line "
+                                   "(increasing positions) are LineEMDKMeans's")
+        ground = np.asarray(self.ground_distance, dtype=np.float64)
+        if ground.shape != (support, support):
+            raise AbstractionError(
+                f"ground_distance must be ({support}, {support}) for {support}-entry histograms, "
+                f"got {ground.shape}"
+            )
+        self._order, self._sorted = nearest_order(ground)
 
     def _distances(self, points: np.ndarray, centers: np.ndarray) -> np.ndarray:
-        if self._gaps is not None:
-            return line_distances(np.cumsum(points, axis=1), np.cumsum(centers, axis=1), self._gaps)
         return greedy_distances(points, centers, self._order, self._sorted)
 
     # ------------------------------------------------------------------ fitting

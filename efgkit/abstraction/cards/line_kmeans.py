@@ -74,7 +74,7 @@ def run_locally(function: Callable, arguments: Sequence[tuple]) -> list:
 
 
 # ---------------------------------------------------------------------------- kernels
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _histogram_cdfs(histograms, cdfs):
     """Normalised CDFs without the final 1; returns the first bad row or -1."""
     for i in range(histograms.shape[0]):
@@ -93,7 +93,7 @@ def _histogram_cdfs(histograms, cdfs):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _distance(cdfs, i, centers_t, k, gaps):
     """EMD from point ``i`` to centre ``k``; the same float32 operations, in the same order,
     as ``_distances_to_all``, so both give the same bits."""
@@ -103,7 +103,7 @@ def _distance(cdfs, i, centers_t, k, gaps):
     return total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _distances_to_all(cdfs, i, centers_t, gaps, out):
     """EMD from point ``i`` to every centre into ``out`` (float32, k); vectorised over centres."""
     out[:] = 0.0
@@ -114,7 +114,7 @@ def _distances_to_all(cdfs, i, centers_t, gaps, out):
             out[k] += abs(value - centers_t[t, k]) * gap
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _two_nearest(distances):
     """(index of the smallest, lowest index on ties), its distance, the second smallest."""
     best, first, second = 0, distances[0], np.inf
@@ -127,8 +127,12 @@ def _two_nearest(distances):
     return best, first, second
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _assign(cdfs, centers_t, gaps, labels, distances):
+    """Brute-force assignment: ``labels`` int32 and ``distances`` float32 (n,) get each
+    point's nearest centre (lowest index on ties) and its EMD. ``cdfs`` float32 (n, bins -
+    1), ``centers_t`` float32 (bins - 1, k) the centres' CDFs by column, ``gaps`` float32
+    (bins - 1,) between bin positions."""
     scratch = np.empty(centers_t.shape[1], np.float32)
     for i in range(cdfs.shape[0]):
         _distances_to_all(cdfs, i, centers_t, gaps, scratch)
@@ -137,8 +141,12 @@ def _assign(cdfs, centers_t, gaps, labels, distances):
         distances[i] = first
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _accumulate(cdfs, weights, labels, centers_t, gaps, sums, masses):
+    """Add each point's weighted CDF to its label's row of ``sums`` float64 (k, bins - 1)
+    and its weight to ``masses`` float64 (k,); returns the inertia, the weighted sum of
+    EMDs to the (old) centres. ``weights`` float64 (n,), ``labels`` int32 (n,), the rest as
+    in ``_assign``."""
     inertia = 0.0
     for i in range(cdfs.shape[0]):
         label = labels[i]
@@ -150,7 +158,7 @@ def _accumulate(cdfs, weights, labels, centers_t, gaps, sums, masses):
     return inertia
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _hamerly(cdfs, centers_t, gaps, half_separation, drift, labels, upper, lower, margin):
     """Hamerly 2010, Algorithm 2, one assignment; bounds updated in place. Returns
     (points whose label changed, point-centre distances computed)."""
@@ -186,7 +194,7 @@ def _hamerly(cdfs, centers_t, gaps, half_separation, drift, labels, upper, lower
     return changed, computed
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _elkan(cdfs, centers_t, gaps, half_center_distances, half_separation, drift, labels, upper, lower,
            margin):
     """Elkan 2003, one assignment; ``lower`` is (points, centres) float32, updated in place
@@ -238,7 +246,7 @@ def _elkan(cdfs, centers_t, gaps, half_center_distances, half_separation, drift,
     return changed, computed
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _center_distances(centers_t, gaps):
     """EMD between every two centres, float32 (k, k)."""
     k = centers_t.shape[1]
@@ -252,7 +260,7 @@ def _center_distances(centers_t, gaps):
     return distances
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def plus_plus_seeds(sample_t, weights, gaps, n_clusters, uniforms):
     """Weighted k-means++ (D = 1-D EMD) over a transposed float32 sample of CDFs (t, m);
     ``uniforms`` (k,) in [0, 1) drive the draws. Returns the chosen sample indices, or -1
@@ -580,6 +588,17 @@ class LineEMDKMeans:
 
     def fit_predict(self, X, y=None, sample_weight=None) -> np.ndarray:
         return self.fit(X, sample_weight=sample_weight).labels_
+
+
+def small_line_kmeans(
+    n_clusters: int, n_points: int, *, positions: np.ndarray | None = None, n_init: int = 10,
+    random_state: int | np.random.Generator | None = None,
+) -> LineEMDKMeans:
+    """``LineEMDKMeans`` for a few thousand points at most (card games small enough to
+    enumerate, hold'em's 169 preflop classes): k-means++ over all ``n_points``, plain Lloyd
+    assignments, ``n_init`` restarts."""
+    return LineEMDKMeans(n_clusters, positions=positions, algorithm="lloyd", init_size=n_points,
+                         n_init=n_init, random_state=random_state)
 
 
 def _transposed(centers: np.ndarray) -> np.ndarray:

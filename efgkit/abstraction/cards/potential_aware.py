@@ -16,9 +16,14 @@ from efgkit.abstraction.cards.situations import CardSituations
 from efgkit.errors import AbstractionError
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _transitions(hand_of, board_of, board_masks, hand_masks, next_index, next_board_masks, next_labels,
                  num_next):
+    """float64 (situations, ``num_next``): the distribution of the next round's bucket over
+    the continuations of each situation (hand ``hand_of[s]``, board ``board_of[s]``, int64
+    (situations,)). Card bit masks int64: ``board_masks`` (boards,), ``hand_masks`` (hands,),
+    ``next_board_masks`` (next boards,); ``next_index`` int64 (hands, next boards) the next
+    round's situation id (-1: cards shared) and ``next_labels`` int64 its bucket."""
     histogram = np.zeros((hand_of.shape[0], num_next))
     for s in range(hand_of.shape[0]):
         h = hand_of[s]

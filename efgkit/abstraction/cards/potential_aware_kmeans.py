@@ -39,7 +39,7 @@ BOUND_MARGIN = 1e-6
 MASS_EPSILON = 1e-9
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _greedy_sparse(indices, values, mean, order, sorted_distances, remaining, targets, touched):
     """GS14 Algorithm 2 from a sparse point (``indices``, ``values``) to a dense ``mean``;
     ``remaining`` must equal ``mean`` on entry and does again on return."""
@@ -72,8 +72,12 @@ def _greedy_sparse(indices, values, mean, order, sorted_distances, remaining, ta
     return cost
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _mixture_bounds(point_mixture, center_mixtures_t, gaps, out):
+    """``out[k]`` (float64 (centres,)) = the 1-D EMD between a point's mixture CDF
+    ``point_mixture`` float64 (bins - 1,), over the next round's histogram bins, and centre
+    k's, column k of ``center_mixtures_t`` float64 (bins - 1, centres), with ``gaps``
+    float64 (bins - 1,) between bin positions: the lower bound on the exact EMD."""
     out[:] = 0.0
     for t in range(gaps.shape[0]):
         value = point_mixture[t]
@@ -81,7 +85,7 @@ def _mixture_bounds(point_mixture, center_mixtures_t, gaps, out):
             out[k] += abs(value - center_mixtures_t[t, k]) * gaps[t]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _assign(indptr, indices, values, mixtures, means, center_mixtures_t, gaps, order, sorted_distances,
             labels, distances):
     """Exact greedy-EMD argmin for every point, pruned by the mixture bound; returns the

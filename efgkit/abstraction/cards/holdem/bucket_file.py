@@ -92,7 +92,7 @@ def save_buckets(path: str | os.PathLike, num_ranks: int, streets: list[StreetBu
 _BAD_CARD, _REPEATED_CARD = -1, -2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _checked_bucket(tables, cards, buckets, num_cards):
     """The bucket of one hand (hole cards first), or _BAD_CARD / _REPEATED_CARD."""
     seen = 0

@@ -98,7 +98,7 @@ CARD_MASKS = np.array(
 
 
 # --------------------------------------------------------------------------- table construction
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _multiset_values(rank_keys, min_cards, max_cards):
     """Every rank multiset of ``min_cards..max_cards`` cards (at most four of a rank): its key
     sum and the ``hand_value`` of a representative without a flush (suits dealt round-robin
@@ -136,7 +136,7 @@ def _multiset_values(rank_keys, min_cards, max_cards):
             return sums[:found], sizes[:found], values[:found]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _flush_values():
     """``hand_value`` of the cards of one suit with ranks ``mask``, for every 13-bit mask with
     at least five ranks (-1 for fewer)."""
@@ -153,7 +153,7 @@ def _flush_values():
     return values
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _bits_at(bitmap, position):
     """The 64 bits of ``bitmap`` (uint64 words) starting at bit ``position``."""
     word, bit = position >> 6, np.uint64(position & 63)
@@ -162,7 +162,7 @@ def _bits_at(bitmap, position):
     return (bitmap[word] >> bit) | (bitmap[word + 1] << (np.uint64(64) - bit))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _row_displacement(hashes, row_shift, hash_bits):
     """Row offsets of a perfect hash ``offsets[h >> row_shift] + (h & (width - 1))`` for the
     distinct ``hashes`` (< 2**hash_bits): rows placed first-fit, fullest first, 64 candidate
@@ -241,7 +241,7 @@ _ROW_OFFSETS, _MULTISET_RANKS, _FLUSH_RANKS, CATEGORY_OF_RANK = build_tables()
 
 
 # --------------------------------------------------------------------------- kernels
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def add_card(key, mask, card):
     """The state ``(key, mask)`` with ``card`` added (start from ``EMPTY_KEY, EMPTY_MASK``). In a
     kernel that ranks many hole pairs on one board, add the board once and each pair after it::
@@ -255,7 +255,7 @@ def add_card(key, mask, card):
     return key + CARD_KEYS[card], mask | CARD_MASKS[card]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def state_rank(key, mask):
     """Rank (int32, 1..7462) of a state holding 5..7 cards; meaningless for other counts."""
     flush_bits = key & _FLUSH_BITS
@@ -268,7 +268,7 @@ def state_rank(key, mask):
     return np.int32(_MULTISET_RANKS[_ROW_OFFSETS[hashed >> _ROW_SHIFT] + (hashed & (_ROW_WIDTH - 1))])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def hand_rank(cards, count):
     """Rank (int32, 1..7462, higher wins) of the best five-card hand in ``cards[:count]``,
     5 <= count <= 7 distinct card ids 0..51 (not checked: this is the kernel; ``evaluate``
@@ -281,7 +281,7 @@ def hand_rank(cards, count):
     return state_rank(key, mask)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _count_subset_ranks(deck, num_cards, counts):
     """Add 1 to ``counts[rank]`` for every ``num_cards``-subset of ``deck`` (card ids). Subsets are
     enumerated in lexicographic order of positions, the state of each prefix kept per level so the
@@ -349,7 +349,7 @@ def count_ranks(num_cards: int, deck: np.ndarray | None = None) -> np.ndarray:
     return counts
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _rank_rows(cards, ranks):
     """``ranks[row]`` = rank of ``cards[row]``; stops at the first row with an id outside 0..51 or a
     repeated card and returns its index (-1 when all rows are valid)."""

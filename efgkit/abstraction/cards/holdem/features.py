@@ -59,7 +59,7 @@ def board_indexer(board_cards: int, num_ranks: int) -> HandIndexer:
 
 
 # ---------------------------------------------------------------- small combinatorics
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _combinations(cards, size):
     """All ``size``-subsets of ``cards`` in lexicographic order, (C(n, size), size)."""
     n = cards.shape[0]
@@ -82,7 +82,7 @@ def _combinations(cards, size):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _cards_except(excluded, num_cards):
     """The cards of the deck not in ``excluded``, ascending."""
     used = np.zeros(num_cards, np.bool_)
@@ -106,7 +106,7 @@ def canonical_boards(deck: Deck, board_cards: int) -> tuple[np.ndarray, np.ndarr
 
 
 # ---------------------------------------------------------------- one complete board
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _showdown_ranks(board, holes, offset, ranks):
     """Evaluator rank of every hole pair (rows of ``holes``) with the 5-card ``board``."""
     cards = np.empty(7, np.int64)
@@ -118,7 +118,7 @@ def _showdown_ranks(board, holes, offset, ranks):
         ranks[h] = hand_rank(cards, 7)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _doubled_strength(ranks, holes, num_cards, doubled):
     """``2 x wins + ties`` of every hole pair against every disjoint pair of ``holes``
     (all pairs of the unseen cards), by the sorted sweep: O(n log n)."""
@@ -150,7 +150,7 @@ def _doubled_strength(ranks, holes, num_cards, doubled):
         start = stop
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _doubled_strength_by_cluster(ranks, holes, cluster, num_clusters, num_cards, doubled, opponents):
     """Per hole pair and opponent cluster: ``2 x wins + ties`` (n, K) and opponent pairs (n, K);
     the sorted sweep of ``_doubled_strength`` with every count kept per cluster."""
@@ -201,8 +201,11 @@ def _doubled_strength_by_cluster(ranks, holes, cluster, num_clusters, num_cards,
 
 
 # ---------------------------------------------------------------- chunk kernels
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _hand_indices(tables, board, holes, count, out, offset):
+    """Write the canonical index of each hole pair of ``holes`` int64 (pairs, 2) with the
+    first ``count`` cards of ``board`` int64 into ``out[offset:offset + pairs]`` (int64);
+    ``tables`` is the indexer's ``HandIndexer.tables`` for (2, count)."""
     cards = np.empty(HOLE_CARDS + count, np.int64)
     for k in range(count):
         cards[HOLE_CARDS + k] = board[k]
@@ -212,8 +215,13 @@ def _hand_indices(tables, board, holes, count, out, offset):
         out[offset + h] = index_hand(tables, cards, HOLE_CARDS + count)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _river_kernel(boards, num_cards, offset, cluster_of_pair, num_clusters, tables):
+    """River features of every hole pair on each canonical board of ``boards`` int64
+    (boards, 5): canonical indices int64 (boards x pairs,), E[HS] float32 (entries,) and OCHS
+    float32 (entries, ``num_clusters``). ``offset`` maps deck card ids to the evaluator's
+    52-card ids; ``cluster_of_pair`` int64 (cards, cards) the opponent cluster of each hole
+    pair (-1 on the diagonal); ``tables`` the (2, 5) indexer's."""
     unseen = num_cards - FINAL_BOARD
     n = unseen * (unseen - 1) // 2
     opponents_total = (unseen - 2) * (unseen - 3) // 2
@@ -240,8 +248,13 @@ def _river_kernel(boards, num_cards, offset, cluster_of_pair, num_clusters, tabl
     return indices, strength, ochs
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _street_kernel(boards, num_cards, offset, bins, tables):
+    """Flop or turn features of every hole pair on each canonical board of ``boards`` int64
+    (boards, 3 or 4) over every runout to the river: canonical indices int64 (boards x
+    pairs,), the final-strength histogram int32 (entries, ``bins``), E[HS] and E[HS^2]
+    float32 (entries,). ``offset`` and ``tables`` as in ``_river_kernel`` (the (2, board
+    cards) indexer)."""
     num_boards, board_cards = boards.shape
     unseen = num_cards - board_cards
     n = unseen * (unseen - 1) // 2
@@ -282,8 +295,12 @@ def _street_kernel(boards, num_cards, offset, bins, tables):
     return indices, histogram, ehs.astype(np.float32), ehs2.astype(np.float32)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _preflop_kernel(boards, orbit, num_cards, offset, class_of_pair, num_classes, bins):
+    """Orbit-weighted preflop sums over the canonical river boards ``boards`` int64 (boards,
+    5), each standing for ``orbit`` int64 (boards,) boards: per preflop class (``class_of_pair``
+    int64 (cards, cards)) the sums of ``2 x wins + ties`` and of its square, the count, all
+    int64 (``num_classes``,), and the histogram int64 (classes, ``bins``)."""
     unseen = num_cards - FINAL_BOARD
     n = unseen * (unseen - 1) // 2
     opponents_total = (unseen - 2) * (unseen - 3) // 2
@@ -308,8 +325,13 @@ def _preflop_kernel(boards, orbit, num_cards, offset, class_of_pair, num_classes
     return sums, squares, counts, histogram
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _transition_kernel(boards, num_cards, turn_buckets, flop_tables, turn_tables):
+    """Potential-aware flop data of every hole pair on each canonical flop of ``boards``
+    int64 (boards, 3): canonical flop indices int64 (boards x pairs,) and the turn bucket
+    after each possible turn card, int32 (entries, unseen cards - 2), read from
+    ``turn_buckets`` (one per canonical turn index) through the (2, 4) indexer's
+    ``turn_tables``; ``flop_tables`` the (2, 3) indexer's."""
     unseen = num_cards - 3
     n = unseen * (unseen - 1) // 2
     indices = np.empty(boards.shape[0] * n, np.int64)

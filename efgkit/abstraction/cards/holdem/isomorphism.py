@@ -77,7 +77,7 @@ class IsomorphismTables(NamedTuple):
     configuration_codes: np.ndarray
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def index_hand(tables, cards, count):
     """Canonical index (int64) of ``cards[:count]``, the cards through some round, in round order.
 
@@ -152,13 +152,15 @@ def index_hand(tables, cards, count):
     return index if last_round >= 0 else np.int64(-1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _index_rows(tables, cards, out):
+    """``out[row]`` (int64) = canonical index of row ``row`` of ``cards`` (rows, cards)
+    through ``index_hand`` with ``HandIndexer.tables``."""
     for row in range(cards.shape[0]):
         out[row] = index_hand(tables, cards[row], cards.shape[1])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _first_row_with_repeat(cards):
     """First row of ``cards`` (ids < 64) naming a card twice, or -1."""
     for row in range(cards.shape[0]):
@@ -171,7 +173,7 @@ def _first_row_with_repeat(cards):
     return -1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _decode_suits(tables, last_round, index, codes, values):
     """Codes and suit indices of the four suits of class ``index``, by descending key."""
     binomial, suit_range = tables[2], tables[6]
@@ -214,8 +216,11 @@ def _decode_suits(tables, last_round, index, codes, values):
         p = q - 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _unindex_rows(tables, last_round, indices, out):
+    """Write one representative hand of each canonical index of ``indices`` int64 (rows,)
+    (through round ``last_round``) into ``out`` int64 (rows, cards through that round), in
+    round order, each round's cards ascending; ``tables`` is ``HandIndexer.tables``."""
     round_start, code_radix, binomial, popcount, set_of_colex = tables[0], tables[1], tables[2], \
         tables[3], tables[5]
     num_ranks = set_of_colex.shape[0] - 1
@@ -254,7 +259,7 @@ def _unindex_rows(tables, last_round, indices, out):
                 out[row, j] = card
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _multiplicity_rows(tables, last_round, indices, out):
     """24 / (suit renamings fixing the representative): raw deals in each class."""
     codes = np.empty(NUM_SUITS, np.int64)

@@ -42,7 +42,7 @@ from efgkit.abstraction.cards.holdem.bucket_file import StreetBuckets, save_buck
 from efgkit.abstraction.cards.holdem.deck import BOARD_CARDS_BY_ROUND, HOLE_CARDS, ROUND_NAMES, Deck
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.abstraction.cards.holdem.feature_store import FeatureStore
-from efgkit.abstraction.cards.line_kmeans import LineEMDKMeans, histogram_cdfs
+from efgkit.abstraction.cards.line_kmeans import LineEMDKMeans, histogram_cdfs, small_line_kmeans
 from efgkit.abstraction.cards.potential_aware_kmeans import PotentialAwareKMeans
 from efgkit.errors import AbstractionError, ParameterError
 
@@ -162,11 +162,10 @@ def preflop_features(options: AbstractionOptions, runner: ChunkRunner,
 
 
 def _small_emd_kmeans(k: int, histogram: np.ndarray, weight: np.ndarray, seed: int) -> LineEMDKMeans:
-    """The 169 preflop classes' EMD k-means: the streets' ``LineEMDKMeans`` with k-means++ over
-    every point, exact Lloyd iterations and 10 restarts (labels equal the float64 small-game
-    ``EMDKMeans``'s on the 52-card preflop histograms, k = 8, 20, 50)."""
-    return LineEMDKMeans(k, algorithm="lloyd", init_size=histogram.shape[0], n_init=10,
-                         random_state=seed).fit(histogram, sample_weight=weight.astype(np.float64))
+    """The 169 preflop classes' EMD k-means: the streets' ``LineEMDKMeans`` set up for small
+    inputs (``small_line_kmeans``: k-means++ over every point, Lloyd iterations, 10 restarts)."""
+    return small_line_kmeans(k, histogram.shape[0], n_init=10, random_state=seed).fit(
+        histogram, sample_weight=weight.astype(np.float64))
 
 
 def _rows_by_index(street: str, deck: Deck, orbit: np.ndarray, chunks: list[slice], results, names: list[str],
