@@ -144,7 +144,8 @@ class Walk(NamedTuple):
     """Per depth int64 ``node``, ``cursor``, ``action``, ``own_at`` / ``opponent_at`` (the row
     of ``own`` / ``opponent`` holding the depth's reach: a row is written only where that
     player acts, the others share their parent's) and bool ``live`` (some opponent reach is
-    not 0) / ``own_live`` (averaging, and some own reach is not 0); float64 (depth, hands)
+    not 0), ``own_live`` (averaging, and some own reach is not 0), ``started`` (``values``
+    holds the node's values so far; before its first child they are 0); float64 (depth, hands)
     ``own`` and ``opponent`` reach and ``values`` of the updating player; float64 (hands,)
     ``showdown`` scratch; ``card_sum`` (cards,) scratch; ``largest`` int64 (2, rounds): per
     round the largest int32 regret and accumulator the walk updated."""
@@ -156,6 +157,7 @@ class Walk(NamedTuple):
     opponent_at: np.ndarray
     live: np.ndarray
     own_live: np.ndarray
+    started: np.ndarray
     own: np.ndarray
     opponent: np.ndarray
     values: np.ndarray
@@ -168,7 +170,7 @@ def new_walk(depth: int, hands: int, cards: int, rounds: int) -> Walk:
     """Zeroed walk arrays for a tree ``depth`` deep with ``hands`` hands of a ``cards``-card
     deck and ``rounds`` betting rounds."""
     index = [np.zeros(depth, np.int64) for _ in range(5)]
-    flags = [np.zeros(depth, np.bool_) for _ in range(2)]
+    flags = [np.zeros(depth, np.bool_) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
     return Walk(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards), np.zeros((2, rounds), np.int64))
 
@@ -189,6 +191,8 @@ def _add_average(average, x, amount, fixed, round_):
 #   +-0, so are the node's values and instantaneous regrets, and adding them changes nothing
 #   (a sum started at +0.0 is never -0.0): such a subtree is walked only for the updating
 #   player's average strategy (``own_live``), its terminals not at all;
+# * a decision node's values start as 0.0 + its first child's (``started``), not as a row of
+#   zeros to add into; a deal node, whose child has fewer hands, still clears them;
 # * a terminal's values are added straight into its parent (``_add_terminal``), in the
 #   order the parent would have added them;
 # * every loop that touches a player's rows runs over the hands ``by_bucket``: a row's
@@ -202,13 +206,14 @@ def _add_average(average, x, amount, fixed, round_):
 # NamedTuples: Leduc runs 5.5x more iterations per CPU second without.
 @numba.njit(cache=True, _nrt=False)
 def _open(view, board, walk, state, player, weight, depth, fixed):
-    """Start the decision or deal node at ``depth``: clear its values (if ``live``) and, at
-    the updating player's node, add its average-strategy contribution (``weight`` x own reach
-    x strategy)."""
+    """Start the decision or deal node at ``depth`` (a live deal node's values cleared) and,
+    at the updating player's node, add its average-strategy contribution (``weight`` x own
+    reach x strategy)."""
     node = walk.node[depth]
     level = view.level[node]
     walk.cursor[depth] = 0
-    if walk.live[depth]:
+    walk.started[depth] = walk.live[depth] and view.kind[node] == DEAL
+    if walk.started[depth]:
         for h in board.valid[level, :board.valid_count[level]]:
             walk.values[depth, h] = 0.0
     if view.kind[node] == player and weight > 0.0:
@@ -299,11 +304,13 @@ def _add_terminal(view, board, walk, state, player, depth):
     scale = board.weight[level]
     own_node = view.kind[walk.node[depth]] == player
     hands = board.by_bucket[level, :board.valid_count[level]] if own_node else valid
+    first = not walk.started[depth]
+    walk.started[depth] = True
     if view.kind[child] == FOLD:
         payoff = fold_payoff(view.contribution, child, view.folder[child], player) * scale
         total = compatible_totals(opponent, board.hand_cards, valid, walk.card_sum)
         for h in hands:
-            _add_value(view, board, walk, state, own_node, depth, level, h,
+            _add_value(view, board, walk, state, own_node, first, depth, level, h,
                        payoff * compatible_reach(opponent, board.hand_cards, walk.card_sum, total, h))
         walk.card_sum[:] = 0.0
         return
@@ -317,36 +324,41 @@ def _add_terminal(view, board, walk, state, player, depth):
         sorted_showdown_values(opponent, board.hand_cards, board.final_hands[0, :count],
                                board.final_strength[0, :count], walk.card_sum, win, lose, walk.showdown)
     for h in hands:
-        _add_value(view, board, walk, state, own_node, depth, level, h, walk.showdown[h])
+        _add_value(view, board, walk, state, own_node, first, depth, level, h, walk.showdown[h])
 
 
 @numba.njit(cache=True, inline="always")
-def _add_value(view, board, walk, state, own_node, depth, level, h, v):
-    """Add hand ``h``'s value ``v`` of the child being gathered into the node at ``depth``: as
-    is at the opponent's node; at the updating player's, weighted by the strategy, and ``v``
-    into the action's instantaneous regret."""
-    if not own_node:
+def _add_value(view, board, walk, state, own_node, first, depth, level, h, v):
+    """Add hand ``h``'s value ``v`` of the child being gathered into the node at ``depth``
+    (into 0.0 for the ``first`` child): as is at the opponent's node; at the updating
+    player's, weighted by the strategy, and ``v`` into the action's instantaneous regret."""
+    if own_node:
+        node = walk.node[depth]
+        m = view.num_children[node]
+        x = view.action_start[view.decision_index[node]] + board.bucket[level, h] * m + walk.action[depth]
+        state.instant[x] += v
+        v = state.strategy[x] * v
+    if first:
+        walk.values[depth, h] = 0.0 + v
+    else:
         walk.values[depth, h] += v
-        return
-    node = walk.node[depth]
-    m = view.num_children[node]
-    x = view.action_start[view.decision_index[node]] + board.bucket[level, h] * m + walk.action[depth]
-    walk.values[depth, h] += state.strategy[x] * v
-    state.instant[x] += v
 
 
 @numba.njit(cache=True, _nrt=False)  # see the note above _open
 def _gather(view, board, walk, state, player, depth):
     """Add the finished decision or deal child at ``depth + 1`` into the node at ``depth``
-    (nothing if the opponent reaches none of its hands: its values are 0)."""
-    if not walk.live[depth + 1]:
+    (nothing if it never ``started``: the opponent reaches none of its hands, its values
+    are 0)."""
+    if not walk.started[depth + 1]:
         return
     level = view.level[walk.node[depth + 1]]
     own_node = view.kind[walk.node[depth]] == player
     hands = board.by_bucket[level, :board.valid_count[level]] if own_node else (
         board.valid[level, :board.valid_count[level]])
+    first = not walk.started[depth]
+    walk.started[depth] = True
     for h in hands:
-        _add_value(view, board, walk, state, own_node, depth, level, h, walk.values[depth + 1, h])
+        _add_value(view, board, walk, state, own_node, first, depth, level, h, walk.values[depth + 1, h])
 
 
 @numba.njit(cache=True, _nrt=False)  # see the note above _open
@@ -360,8 +372,8 @@ def _close(view, board, walk, state, player, depth, fixed, rule):
     if view.kind[node] != player:
         return
     local = _local(rule)
-    live = walk.live[depth]
-    if not (live or local):
+    started = walk.started[depth]
+    if not (started or local):
         return
     m = view.num_children[node]
     level = view.level[node]
@@ -371,7 +383,7 @@ def _close(view, board, walk, state, player, depth, fixed, rule):
     hands = board.by_bucket[level, :count]
     for i in range(count):
         row = start + board.bucket[level, hands[i]] * m
-        if live:
+        if started:
             v = walk.values[depth, hands[i]]
             for a in range(m):
                 state.instant[row + a] -= v
