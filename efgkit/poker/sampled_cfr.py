@@ -249,8 +249,8 @@ def _next_child(view, board, walk, state, player, averaging, depth):
         own, opponent = walk.own[walk.own_at[depth]], walk.opponent[walk.opponent_at[depth]]
         live, own_live = False, False
         for h in board.valid[level, :board.valid_count[level]]:
-            live = live or opponent[h] != 0.0
-            own_live = own_live or (averaging and own[h] != 0.0)
+            live |= opponent[h] != 0.0
+            own_live |= averaging and own[h] != 0.0
         walk.cursor[depth] = 1
         walk.action[depth] = 0
         walk.node[depth + 1] = child
@@ -268,7 +268,7 @@ def _next_child(view, board, walk, state, player, averaging, depth):
                 source, target = walk.own[walk.own_at[depth]], walk.own[depth + 1]
                 for h in hands:
                     target[h] = source[h] * state.strategy[start + board.bucket[level, h] * m + a]
-                    own_live = own_live or target[h] != 0.0
+                    own_live |= target[h] != 0.0
                 walk.own_at[depth + 1] = depth + 1
         else:
             live = False
@@ -276,7 +276,7 @@ def _next_child(view, board, walk, state, player, averaging, depth):
                 source, target = walk.opponent[walk.opponent_at[depth]], walk.opponent[depth + 1]
                 for h in hands:
                     target[h] = source[h] * state.strategy[start + board.bucket[level, h] * m + a]
-                    live = live or target[h] != 0.0
+                    live |= target[h] != 0.0
                 walk.opponent_at[depth + 1] = depth + 1
             own_live = walk.own_live[depth] and decision
         if live or own_live:
