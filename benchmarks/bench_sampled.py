@@ -29,9 +29,11 @@ from markdown_sections import update_section
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 SPEED_RUNS = (("leduc", "lossless"), ("holdem(ranks=3,rounds=2)", "canonical"),
-              ("holdem(ranks=5,rounds=2)", "canonical"), ("holdem(ranks=5)", "none"), ("holdem", "hashed"))
-"""``hashed``: random suit-symmetric buckets, 10 per round (``IsomorphicCards.hashed``, seed 0),
-the bucket lookup of a 52-card bucket file without one on disk."""
+              ("holdem(ranks=5,rounds=2)", "canonical"), ("holdem(ranks=5)", "none"), ("holdem", "hashed"),
+              ("holdem", "hashed 169-1000-1000-1000"))
+"""``hashed``: random suit-symmetric buckets, 10 per round or the counts given per round
+(``IsomorphicCards.hashed``, seed 0), the bucket lookup of a 52-card bucket file without one on
+disk; 169-1000-1000-1000 has the row count of the pipeline's HULHE abstraction (docs/holdem.md)."""
 QUICK_SPEED_RUNS = (("leduc", "lossless"),)
 PRECISION_RUNS = (("leduc", "lossless", 20_000), ("holdem(ranks=3,rounds=2)", "canonical", 20_000),
                   ("holdem(ranks=5,rounds=2)", "canonical", 2_000))
@@ -46,7 +48,8 @@ from efgkit.poker.sampled_cfr import SampledCFR
 from efgkit.specs import make_game
 spec, buckets, seconds, precision = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 game = make_game(spec)
-cards = (IsomorphicCards.hashed(game, (10,) * game.num_rounds, seed=0) if buckets == "hashed"
+counts = buckets.split()[1].split("-") if " " in buckets else [10] * game.num_rounds
+cards = (IsomorphicCards.hashed(game, tuple(map(int, counts)), seed=0) if buckets.startswith("hashed")
          else abstraction_named(game, buckets))
 layout = BucketLayout(BettingTree(game), cards)
 options = {} if precision == "float64" else {"precision": precision}

