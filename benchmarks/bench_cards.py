@@ -11,7 +11,7 @@ Parts (``--part``, default all):
 * ``speed``  features and clustering of every round of the largest games, and GS14's greedy EMD
   against the exact transportation LP on potential-aware histograms of a three-round game.
 
-Results are appended as JSON lines to ``benchmarks/results/cards-<part>.jsonl``; ``--report``
+Results are written as JSON lines to ``benchmarks/results/cards-<part>.jsonl``; ``--report``
 turns them into docs/results-cards.md and its PNG plots. ``--quick`` runs a seconds-long
 version of every part on Leduc and writes nothing.
 """
