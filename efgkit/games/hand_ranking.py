@@ -48,16 +48,10 @@ def _popcount(mask):
     return bits
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def hand_value(cards, count, num_ranks, num_suits):
-    """Value of the best hand in ``cards[:count]`` (int64 card ids); higher is better.
-
-    Allocation-free (the tree builder calls it at every showdown): rank counts are packed
-    4 bits per rank and each suit's ranks 16 bits per suit into two integers. Every
-    category reduces to (category, up to two deciding ranks, kickers wanted from a rank
-    mask), packed by one loop at the end: one copy of each step keeps the kernel quick to
-    compile (it is part of every first build of a poker game).
-    """
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _packed_cards(cards, count, num_suits):
+    """The cards ``cards[:count]`` (int64 card ids) packed into three int64s: rank counts
+    (4 bits per rank), each suit's rank set (16 bits per suit) and the rank set."""
     rank_counts = 0
     suit_ranks = 0
     rank_mask = 0
@@ -66,6 +60,13 @@ def hand_value(cards, count, num_ranks, num_suits):
         rank_counts += 1 << (4 * rank)
         suit_ranks |= 1 << (16 * (cards[k] % num_suits) + rank)
         rank_mask |= 1 << rank
+    return rank_counts, suit_ranks, rank_mask
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _sets(rank_counts, num_ranks):
+    """The highest quad, trips, highest and second-highest pair ranks of the packed
+    ``rank_counts`` (-1 where there is none; a rank counts once, in its largest set)."""
     quad, trips, pair_high, pair_low = -1, -1, -1, -1
     for rank in range(num_ranks - 1, -1, -1):
         c = (rank_counts >> (4 * rank)) & 15
@@ -78,7 +79,14 @@ def hand_value(cards, count, num_ranks, num_suits):
                 pair_high = rank
             elif pair_low < 0:
                 pair_low = rank
-    # Straights, flushes and full houses need five cards.
+    return quad, trips, pair_high, pair_low
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _five_card_hands(count, rank_counts, suit_ranks, rank_mask, trips, num_ranks, num_suits):
+    """What needs five cards: the flush's rank set (0: none), the top rank of the best
+    straight flush and straight, and the pair rank filling a full house with ``trips``
+    (-1: none); nothing with fewer than five cards."""
     flush_ranks = 0
     straight_flush = straight = house = -1
     if count >= 5:
@@ -95,6 +103,40 @@ def hand_value(cards, count, num_ranks, num_suits):
                 if rank != trips and (rank_counts >> (4 * rank)) & 15 >= 2:
                     house = rank
                     break
+    return flush_ranks, straight_flush, straight, house
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _packed_value(category, first, second, wanted, kicker_ranks, num_ranks):
+    """The int64 value: ``category``, then the deciding ranks ``first`` and ``second`` (-1:
+    none), then the ``wanted`` highest other ranks of the rank set ``kicker_ranks``."""
+    # Rank slot s (0: most significant) holds rank + 1 at bits 16 - 4s; -1 (no rank) packs as 0.
+    value = (category << CATEGORY_SHIFT) | ((first + 1) << 16) | ((second + 1) << 12)
+    slot = (first >= 0) + (second >= 0)
+    for rank in range(num_ranks - 1, -1, -1):
+        if wanted == 0:
+            break
+        if rank != first and rank != second and (kicker_ranks >> rank) & 1:
+            value |= (rank + 1) << (16 - 4 * slot)
+            slot += 1
+            wanted -= 1
+    return value
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def hand_value(cards, count, num_ranks, num_suits):
+    """Value of the best hand in ``cards[:count]`` (int64 card ids); higher is better.
+
+    Allocation-free (the tree builder's showdown table calls it per hand and board): the
+    cards are packed into integers (``_packed_cards``). Every category reduces to (category,
+    up to two deciding ranks, kickers wanted from a rank mask), packed by one loop at the
+    end (``_packed_value``): one copy of each step keeps the kernel quick to compile (it is
+    part of every first build of a poker game); the helpers are inlined.
+    """
+    rank_counts, suit_ranks, rank_mask = _packed_cards(cards, count, num_suits)
+    quad, trips, pair_high, pair_low = _sets(rank_counts, num_ranks)
+    flush_ranks, straight_flush, straight, house = _five_card_hands(
+        count, rank_counts, suit_ranks, rank_mask, trips, num_ranks, num_suits)
     first, second, wanted, kicker_ranks = -1, -1, 0, rank_mask
     if straight_flush >= 0:
         category, first = STRAIGHT_FLUSH, straight_flush
@@ -114,17 +156,7 @@ def hand_value(cards, count, num_ranks, num_suits):
         category, first, wanted = PAIR, pair_high, 3
     else:
         category, wanted = HIGH_CARD, 5
-    # Rank slot s (0: most significant) holds rank + 1 at bits 16 - 4s; -1 (no rank) packs as 0.
-    value = (category << CATEGORY_SHIFT) | ((first + 1) << 16) | ((second + 1) << 12)
-    slot = (first >= 0) + (second >= 0)
-    for rank in range(num_ranks - 1, -1, -1):
-        if wanted == 0:
-            break
-        if rank != first and rank != second and (kicker_ranks >> rank) & 1:
-            value |= (rank + 1) << (16 - 4 * slot)
-            slot += 1
-            wanted -= 1
-    return value
+    return _packed_value(category, first, second, wanted, kicker_ranks, num_ranks)
 
 
 def showdown_values(hands: np.ndarray, boards: np.ndarray, hand_masks: np.ndarray, board_masks: np.ndarray,

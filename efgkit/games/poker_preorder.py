@@ -170,6 +170,41 @@ def _push_deals(deals, slot, dealt, child, depth, stack, top):
     return pushed
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _push_actions(skeleton, node, depth, stack, top):
+    """Push the children of decision ``node`` (a ``SkeletonView`` index; last first) at
+    ``depth`` onto ``stack`` (a ``_Workspace``) from ``top``; returns how many."""
+    children = skeleton.num_children[node]
+    for k in range(children):
+        at = top + children - 1 - k
+        stack.node[at] = skeleton.first_child[node] + k
+        stack.depth[at] = depth
+        stack.slot[at] = -1
+        stack.prob[at] = 1.0
+    return children
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _terminal_utility(skeleton, deals, node, dealt):
+    """Player 0's utility (float64) at terminal ``node`` of the ``skeleton`` given the deal
+    slots' outcomes ``dealt`` (int64 (slots,)): the folder loses its contribution; at a
+    showdown (every board dealt) the ``deals.showdown`` values decide, ties pay 0."""
+    folder = skeleton.folder[node]
+    if folder == 0:
+        return -skeleton.contribution[node, 0]
+    if folder == 1:
+        return skeleton.contribution[node, 1]
+    complete = 0
+    for j in range(skeleton.boards_dealt[node]):
+        complete += dealt[2 + j] * deals.board_stride[j]
+    hand0, hand1 = deals.showdown[dealt[0], complete], deals.showdown[dealt[1], complete]
+    if hand0 > hand1:
+        return skeleton.contribution[node, 1]
+    if hand0 < hand1:
+        return -skeleton.contribution[node, 0]
+    return 0.0
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _expand_deals(skeleton, deals, work, out):
     """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
@@ -204,28 +239,9 @@ def _expand_deals(skeleton, deals, work, out):
             children = _push_deals(deals, skeleton.deal_slot[node], dealt, skeleton.first_child[node],
                                    depth + 1, stack, top)
         elif kind == TERMINAL:
-            folder = skeleton.folder[node]
-            if folder == 0:
-                value = -skeleton.contribution[node, 0]
-            elif folder == 1:
-                value = skeleton.contribution[node, 1]
-            else:  # every board is dealt at a showdown
-                complete = 0
-                for j in range(boards):
-                    complete += dealt[2 + j] * deals.board_stride[j]
-                hand0, hand1 = deals.showdown[dealt[0], complete], deals.showdown[dealt[1], complete]
-                if hand0 > hand1:
-                    value = skeleton.contribution[node, 1]
-                elif hand0 < hand1:
-                    value = -skeleton.contribution[node, 0]
+            value = _terminal_utility(skeleton, deals, node, dealt)
         else:
-            children = skeleton.num_children[node]
-            for k in range(children):
-                at = top + children - 1 - k
-                stack.node[at] = skeleton.first_child[node] + k
-                stack.depth[at] = depth + 1
-                stack.slot[at] = -1
-                stack.prob[at] = 1.0
+            children = _push_actions(skeleton, node, depth + 1, stack, top)
             code = (node * deals.slot_count[0] + dealt[kind]) * skeleton.num_board_codes + board
         out.kind[count] = kind
         out.depth[count] = depth
