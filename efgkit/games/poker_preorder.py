@@ -170,52 +170,15 @@ def _push_deals(deals, slot, dealt, child, depth, stack, top):
     return pushed
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _push_actions(skeleton, node, depth, stack, top):
-    """Push the children of decision ``node`` (a ``SkeletonView`` index; last first) at
-    ``depth`` onto ``stack`` (a ``_Workspace``) from ``top``; returns how many."""
-    children = skeleton.num_children[node]
-    for k in range(children):
-        at = top + children - 1 - k
-        stack.node[at] = skeleton.first_child[node] + k
-        stack.depth[at] = depth
-        stack.slot[at] = -1
-        stack.prob[at] = 1.0
-    return children
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _terminal_utility(skeleton, deals, node, dealt):
-    """Player 0's utility (float64) at terminal ``node`` of the ``skeleton`` given the deal
-    slots' outcomes ``dealt`` (int64 (slots,)): the folder loses its contribution; at a
-    showdown (every board dealt) the ``deals.showdown`` values decide, ties pay 0."""
-    folder = skeleton.folder[node]
-    if folder == 0:
-        return -skeleton.contribution[node, 0]
-    if folder == 1:
-        return skeleton.contribution[node, 1]
-    complete = 0
-    for j in range(skeleton.boards_dealt[node]):
-        complete += dealt[2 + j] * deals.board_stride[j]
-    hand0, hand1 = deals.showdown[dealt[0], complete], deals.showdown[dealt[1], complete]
-    if hand0 > hand1:
-        return skeleton.contribution[node, 1]
-    if hand0 < hand1:
-        return -skeleton.contribution[node, 0]
-    return 0.0
-
-
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _expand_deals(skeleton, deals, work, out):
     """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
 
-    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``work`` a ``_Workspace``,
-    ``out`` ``builder.Preorder``. ``work.dealt[slot]`` holds the outcome of each deal slot
-    on the current path: a stack entry that deals a slot sets it when popped, and everything
-    popped before its next sibling lies in its subtree. Infoset code = (skeleton node *
-    private outcomes + own hand) * board codes + board code; public code = skeleton node *
-    board codes + board code. Returns the number of nodes written.
-    """
+    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``work`` a ``_Workspace``, ``out``
+    ``builder.Preorder``. ``work.dealt[slot]`` holds each deal slot's outcome on the current path
+    (set when its entry is popped). Infoset code = (skeleton node * private outcomes + own hand) *
+    board codes + board code; public code = skeleton node * board codes + board code. Returns the
+    number of nodes written."""
     stack, dealt = work, work.dealt
     stack.node[0], stack.depth[0], stack.slot[0], stack.prob[0] = 0, 0, -1, 1.0
     top = 1
@@ -228,10 +191,11 @@ def _expand_deals(skeleton, deals, work, out):
         if stack.slot[top] >= 0:
             dealt[stack.slot[top]] = stack.outcome[top]
         kind = skeleton.kind[node]
-        boards = skeleton.boards_dealt[node]
         board = 0
-        for j in range(boards):
+        complete = 0  # the complete board's column of ``deals.showdown`` (at showdowns)
+        for j in range(skeleton.boards_dealt[node]):
             board += (dealt[2 + j] + 1) * skeleton.board_radix[j]
+            complete += dealt[2 + j] * deals.board_stride[j]
         children = 0
         value = 0.0
         code = -1
@@ -239,9 +203,22 @@ def _expand_deals(skeleton, deals, work, out):
             children = _push_deals(deals, skeleton.deal_slot[node], dealt, skeleton.first_child[node],
                                    depth + 1, stack, top)
         elif kind == TERMINAL:
-            value = _terminal_utility(skeleton, deals, node, dealt)
+            loser = skeleton.folder[node]
+            if loser < 0:  # a showdown (every board is dealt): the lower hand loses, a tie pays 0
+                hand0, hand1 = deals.showdown[dealt[0], complete], deals.showdown[dealt[1], complete]
+                loser = 1 if hand0 > hand1 else 0 if hand0 < hand1 else -1
+            if loser == 0:
+                value = -skeleton.contribution[node, 0]
+            elif loser == 1:
+                value = skeleton.contribution[node, 1]
         else:
-            children = _push_actions(skeleton, node, depth + 1, stack, top)
+            children = skeleton.num_children[node]
+            for k in range(children):
+                at = top + children - 1 - k
+                stack.node[at] = skeleton.first_child[node] + k
+                stack.depth[at] = depth + 1
+                stack.slot[at] = -1
+                stack.prob[at] = 1.0
             code = (node * deals.slot_count[0] + dealt[kind]) * skeleton.num_board_codes + board
         out.kind[count] = kind
         out.depth[count] = depth
