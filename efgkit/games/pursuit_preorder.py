@@ -83,46 +83,6 @@ def _intern_infoset(table, trie, rows, player, parent, action, observation, posi
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _degree(board, graph_node):
-    """Number of out-edges of ``graph_node`` on ``board`` (a ``PursuitBoard``)."""
-    return board.out_offset[graph_node + 1] - board.out_offset[graph_node]
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _open_node(board, frame, level, table, trie, rows):
-    """Start the node ``frame[level]`` describes (int64 (levels, ``FRAME_COLUMNS``)): intern
-    the mover's infoset (``_intern_infoset``; the attacker sees the units within the radius,
-    the defender the attacker's origin if a unit is within the radius of it) and count its
-    children. Returns the int64 infoset code."""
-    distance, radius = board.distance, board.radius
-    unit1, unit2 = frame[level, UNIT1], frame[level, UNIT2]
-    if level & 1 == 0:
-        here = frame[level, ATTACKER]
-        first, second = distance[here, unit1] <= radius, distance[here, unit2] <= radius
-        seen = 0
-        if first and second:
-            seen = 1 + distance.shape[0] * (1 + unit1) + unit2
-        elif first:
-            seen = 1 + unit1
-        elif second:
-            seen = 1 + unit2
-        code = _intern_infoset(table, trie, rows, 0, frame[level, OWN_ROW], frame[level, OWN_ACTION],
-                               seen, here, -1)
-        frame[level, CHILD_COUNT] = _degree(board, here)
-    else:
-        start = frame[level, ORIGIN]
-        seen = 0
-        if min(distance[start, unit1], distance[start, unit2]) <= radius:
-            seen = 1 + start
-        code = _intern_infoset(table, trie, rows, 1, frame[level, OWN_ROW + 1],
-                               frame[level, OWN_ACTION + 1], seen, unit1, unit2)
-        frame[level, CHILD_COUNT] = _degree(board, unit1) * _degree(board, unit2)
-    frame[level, OWN_ROW + (level & 1)] = code >> 1
-    frame[level, NEXT_CHILD] = 0
-    return code
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _advance(moves, board, out, frame, level, node):
     """Move to the next node in preorder from ``frame[level]`` (int64 (levels,
     ``FRAME_COLUMNS``)), writing into ``out`` (a ``builder.Preorder``) from ``node`` the
@@ -139,7 +99,7 @@ def _advance(moves, board, out, frame, level, node):
         if level & 1 == 0:
             attacker = board.out_target[board.out_offset[attacker] + child]
         else:
-            second_degree = _degree(board, unit2)
+            second_degree = board.out_offset[unit2 + 1] - board.out_offset[unit2]
             to1 = board.out_target[board.out_offset[unit1] + child // second_degree]
             to2 = board.out_target[board.out_offset[unit2] + child % second_degree]
             caught = (attacker == to1 or attacker == to2
@@ -170,9 +130,11 @@ def emit_preorder(moves, board, out, trie):
     Level ``2 * round`` is the attacker's decision, ``2 * round + 1`` the defender's; a
     frame per level (a row of int64 (levels, ``FRAME_COLUMNS``)) holds the positions, each
     player's infoset row and the action it last took there (its next infoset's trie parent),
-    and the next child to expand. ``trie`` (int64 (2, rows, 5)) receives both players'
-    infoset tries. Returns (nodes written, trie rows used per player).
+    and the next child to expand. The attacker sees the units within the radius, the defender
+    the attacker's origin if a unit is within the radius of it; ``trie`` (int64 (2, rows, 5))
+    receives both players' infoset tries. Returns (nodes written, trie rows used per player).
     """
+    out_offset, distance, radius = board.out_offset, board.distance, board.radius
     frame = np.zeros((2 * moves, FRAME_COLUMNS), np.int64)
     table = Dict.empty(key_type=types.int64, value_type=types.int64)
     rows = np.ones(2, np.int64)
@@ -182,8 +144,30 @@ def emit_preorder(moves, board, out, trie):
     frame[0, UNIT2] = board.unit2_start
     node = 0
     level = 0
-    while level >= 0:
-        code = _open_node(board, frame, level, table, trie, rows)
+    while level >= 0:  # write the node ``level``'s frame describes, then move on
+        unit1, unit2 = frame[level, UNIT1], frame[level, UNIT2]
+        if level & 1 == 0:
+            here = frame[level, ATTACKER]
+            first, second = distance[here, unit1] <= radius, distance[here, unit2] <= radius
+            seen = 0
+            if first and second:
+                seen = 1 + distance.shape[0] * (1 + unit1) + unit2
+            elif first:
+                seen = 1 + unit1
+            elif second:
+                seen = 1 + unit2
+            code = _intern_infoset(table, trie, rows, 0, frame[level, OWN_ROW], frame[level, OWN_ACTION],
+                                   seen, here, -1)
+            frame[level, CHILD_COUNT] = out_offset[here + 1] - out_offset[here]
+        else:
+            start = frame[level, ORIGIN]
+            seen = 1 + start if min(distance[start, unit1], distance[start, unit2]) <= radius else 0
+            code = _intern_infoset(table, trie, rows, 1, frame[level, OWN_ROW + 1],
+                                   frame[level, OWN_ACTION + 1], seen, unit1, unit2)
+            frame[level, CHILD_COUNT] = ((out_offset[unit1 + 1] - out_offset[unit1])
+                                         * (out_offset[unit2 + 1] - out_offset[unit2]))
+        frame[level, OWN_ROW + (level & 1)] = code >> 1
+        frame[level, NEXT_CHILD] = 0
         write_node(out, node, level & 1, level, frame[level, CHILD_COUNT], code, level >> 1)
         level, node = _advance(moves, board, out, frame, level, node + 1)
     return node, rows
