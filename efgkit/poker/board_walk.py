@@ -160,17 +160,16 @@ def _equities(view, board, local, walk, level, depth, equity):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _action_value(wp, pot, asked, bet, folding, range_total):
+def _action_value(wp, pot, asked, bet, fp):
     """LBR's value (float64) of an action for a hand of equity ``wp`` (-1: no opponent hand
     left, worth 0) with ``pot`` = both players' chips in and ``asked`` = the chips to call: a
     call or check (``bet`` = 0) is worth ``wp * pot - (1 - wp) * asked``; a raise putting
     ``bet`` chips beyond the call ``fp * pot + (1 - fp) * (wp * (pot + bet) - (1 - wp) *
-    (asked + bet))``, ``fp = folding / range_total`` the probability that the range folds to
-    it at once (0 when ``range_total`` is 0). Fold is worth 0."""
+    (asked + bet))``, ``fp`` the probability that the range folds to it at once. Fold is
+    worth 0."""
     if wp < 0.0:
         return 0.0
     if bet > 0.0:
-        fp = folding / range_total if range_total > 0.0 else 0.0
         return fp * pot + (1.0 - fp) * (wp * (pot + bet) - (1.0 - wp) * (asked + bet))
     return wp * pot - (1.0 - wp) * asked
 
@@ -217,7 +216,8 @@ def _choose(view, board, sides, local, walk, player, depth):
         if bet > 0.0:  # a raise: how often the range folds to it at once
             _fold_fractions(view, board, sides, walk, player, child, level, depth, range_total, folding)
         for h in valid:
-            value = _action_value(equity[h], pot, asked, bet, folding[h], range_total[h])
+            fp = folding[h] / range_total[h] if bet > 0.0 and range_total[h] > 0.0 else 0.0
+            value = _action_value(equity[h], pot, asked, bet, fp)
             if value > best[h]:
                 best[h] = value
                 walk.choice[depth, h] = a
