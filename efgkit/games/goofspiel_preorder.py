@@ -7,6 +7,7 @@ import numba
 import numpy as np
 
 from efgkit.games.goofspiel import BID_BITS, OUTCOME_BITS, OUTCOMES_SHIFT, ROUND_BITS
+from efgkit.games.preorder_nodes import write_node
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -33,6 +34,29 @@ def _nth_unused_card(used_mask, n):
             n -= 1
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _round_result(bid0, bid1, point):
+    """The outcome code of a round (1: player 0's bid ``bid0`` wins the ``point`` card, 2:
+    player 1's ``bid1`` wins it, 3: a tie) and player 0's point difference it adds."""
+    if bid0 > bid1:
+        return 1, point
+    if bid0 < bid1:
+        return 2, -point
+    return 3, 0
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _write_round_start(out, node, cards, round_index, packed_outcomes, packed_bids0):
+    """Write round ``round_index``'s start at ``node`` of ``out`` (a ``builder.Preorder``):
+    the chance node revealing its point card, then player 0's bid, whose infoset holds its
+    own ``packed_bids0`` and the ``packed_outcomes`` so far. Returns the next free node."""
+    public = _public_code(round_index, packed_outcomes)
+    write_node(out, node, 2, 3 * round_index, 1, -1, public)
+    write_node(out, node + 1, 0, 3 * round_index + 1, cards - round_index,
+               _infoset_code(0, packed_bids0, packed_outcomes), public)
+    return node + 2
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def emit_preorder(cards, out):
     """Write GS``cards`` in depth-first preorder into ``out``, a ``builder.Preorder``
@@ -44,35 +68,18 @@ def emit_preorder(cards, out):
     view) and player 0's point difference, so backtracking only has to clear a card from
     the bidder's used-card mask. Returns the number of nodes written.
     """
-    kind, depth, num_children = out.kind, out.depth, out.num_children
-    utility, infoset_code, public_code = out.utility, out.infoset_code, out.public_code
-    levels = 2 * cards
-    chosen = np.zeros(levels, np.int64)
-    position = np.zeros(levels, np.int64)
+    chosen = np.zeros(2 * cards, np.int64)
+    position = np.zeros(2 * cards, np.int64)
     used = np.zeros(2, np.int64)
     bids_prefix = np.zeros((2, cards + 1), np.int64)
     outcome_prefix = np.zeros(cards + 1, np.int64)
     score_prefix = np.zeros(cards + 1, np.int64)
-
-    # Round 0 starts: reveal the top middle card, then player 0 bids.
-    kind[0] = 2
-    depth[0] = 0
-    num_children[0] = 1
-    infoset_code[0] = -1
-    public_code[0] = 0
-    kind[1] = 0
-    depth[1] = 1
-    num_children[1] = cards
-    infoset_code[1] = 0
-    public_code[1] = 0
-    node = 2
-
+    node = _write_round_start(out, 0, cards, 0, 0, 0)
     level = 0
     while level >= 0:
         player = level & 1
         round_index = level >> 1
-        remaining = cards - round_index
-        if position[level] == remaining:
+        if position[level] == cards - round_index:
             level -= 1
             if level >= 0:
                 used[level & 1] ^= 1 << chosen[level]
@@ -84,60 +91,29 @@ def emit_preorder(cards, out):
         bids_prefix[player, round_index + 1] = (
             bids_prefix[player, round_index] | card << (BID_BITS * round_index)
         )
-        round_public = _public_code(round_index, outcome_prefix[round_index])
-        if player == 0:
-            kind[node] = 1
-            depth[node] = 3 * round_index + 2
-            num_children[node] = remaining
-            infoset_code[node] = _infoset_code(
-                1, bids_prefix[1, round_index], outcome_prefix[round_index]
-            )
-            public_code[node] = round_public
+        if player == 0:  # player 1 bids next, in the same round
+            write_node(out, node, 1, 3 * round_index + 2, cards - round_index,
+                       _infoset_code(1, bids_prefix[1, round_index], outcome_prefix[round_index]),
+                       _public_code(round_index, outcome_prefix[round_index]))
             node += 1
             level += 1
             position[level] = 0
             continue
-
-        bid0 = chosen[level - 1]
-        point = cards - round_index
         next_round = round_index + 1
-        if bid0 > card:
-            outcome = 1
-            score_prefix[next_round] = score_prefix[round_index] + point
-        elif bid0 < card:
-            outcome = 2
-            score_prefix[next_round] = score_prefix[round_index] - point
-        else:
-            outcome = 3
-            score_prefix[next_round] = score_prefix[round_index]
+        outcome, gain = _round_result(chosen[level - 1], card, cards - round_index)
+        score_prefix[next_round] = score_prefix[round_index] + gain
         outcome_prefix[next_round] = (
             outcome_prefix[round_index] | outcome << (OUTCOME_BITS * round_index)
         )
-        next_public = _public_code(next_round, outcome_prefix[next_round])
-        if next_round == cards:
-            kind[node] = 3
-            depth[node] = 3 * cards
-            num_children[node] = 0
-            utility[node] = score_prefix[next_round]
-            infoset_code[node] = -1
-            public_code[node] = next_public
+        if next_round == cards:  # the last round's bids end the game
+            write_node(out, node, 3, 3 * cards, 0, -1, _public_code(next_round, outcome_prefix[next_round]))
+            out.utility[node] = score_prefix[next_round]
             node += 1
             used[1] ^= 1 << card
             position[level] += 1
             continue
-        kind[node] = 2
-        depth[node] = 3 * next_round
-        num_children[node] = 1
-        infoset_code[node] = -1
-        public_code[node] = next_public
-        kind[node + 1] = 0
-        depth[node + 1] = 3 * next_round + 1
-        num_children[node + 1] = cards - next_round
-        infoset_code[node + 1] = _infoset_code(
-            0, bids_prefix[0, next_round], outcome_prefix[next_round]
-        )
-        public_code[node + 1] = next_public
-        node += 2
+        node = _write_round_start(out, node, cards, next_round, outcome_prefix[next_round],
+                                  bids_prefix[0, next_round])
         level += 1
         position[level] = 0
     return node

@@ -52,36 +52,26 @@ def _popcount(mask):
 def hand_value(cards, count, num_ranks, num_suits):
     """Value of the best hand in ``cards[:count]`` (int64 card ids); higher is better.
 
-    Allocation-free (the tree builder calls it at every showdown): rank counts are packed
-    4 bits per rank and each suit's ranks 16 bits per suit into two integers. Every
-    category reduces to (category, up to two deciding ranks, kickers wanted from a rank
-    mask), packed by one loop at the end: one copy of each step keeps the kernel quick to
-    compile (it is part of every first build of a poker game).
-    """
-    rank_counts = 0
-    suit_ranks = 0
-    rank_mask = 0
+    Allocation-free (rank counts, 4 bits per rank, and suits' ranks, 16 bits per suit, packed in
+    integers); a category is (category, up to two deciding ranks, kickers wanted from a rank mask)."""
+    rank_counts = suit_ranks = rank_mask = flush_ranks = 0
     for k in range(count):
         rank = cards[k] // num_suits
         rank_counts += 1 << (4 * rank)
         suit_ranks |= 1 << (16 * (cards[k] % num_suits) + rank)
         rank_mask |= 1 << rank
-    quad, trips, pair_high, pair_low = -1, -1, -1, -1
+    quad = trips = pair_high = pair_low = straight_flush = straight = -1
     for rank in range(num_ranks - 1, -1, -1):
         c = (rank_counts >> (4 * rank)) & 15
         if c == 4 and quad < 0:
             quad = rank
         elif c >= 3 and trips < 0:
             trips = rank
-        elif c >= 2:
-            if pair_high < 0:
-                pair_high = rank
-            elif pair_low < 0:
-                pair_low = rank
-    # Straights, flushes and full houses need five cards.
-    flush_ranks = 0
-    straight_flush = straight = house = -1
-    if count >= 5:
+        elif c >= 2 and pair_high < 0:
+            pair_high = rank
+        elif c >= 2 and pair_low < 0:
+            pair_low = rank
+    if count >= 5:  # straights and flushes need five cards
         for suit in range(num_suits):
             ranks = (suit_ranks >> (16 * suit)) & 0xFFFF
             if _popcount(ranks) >= 5:
@@ -90,18 +80,13 @@ def hand_value(cards, count, num_ranks, num_suits):
                 if top > straight_flush:
                     straight_flush = top
         straight = _top_straight(rank_mask, num_ranks)
-        if trips >= 0:
-            for rank in range(num_ranks - 1, -1, -1):  # a second set of trips also fills the house
-                if rank != trips and (rank_counts >> (4 * rank)) & 15 >= 2:
-                    house = rank
-                    break
-    first, second, wanted, kicker_ranks = -1, -1, 0, rank_mask
+    category, first, second, wanted, kicker_ranks = HIGH_CARD, -1, -1, 0, rank_mask
     if straight_flush >= 0:
         category, first = STRAIGHT_FLUSH, straight_flush
     elif quad >= 0:
         category, first, wanted = FOUR_OF_A_KIND, quad, 1
-    elif house >= 0:
-        category, first, second = FULL_HOUSE, trips, house
+    elif trips >= 0 and pair_high >= 0:  # without quads pair_high is the best other pair or set
+        category, first, second = FULL_HOUSE, trips, pair_high
     elif flush_ranks:
         category, wanted, kicker_ranks = FLUSH, 5, flush_ranks
     elif straight >= 0:
@@ -113,9 +98,8 @@ def hand_value(cards, count, num_ranks, num_suits):
     elif pair_high >= 0:
         category, first, wanted = PAIR, pair_high, 3
     else:
-        category, wanted = HIGH_CARD, 5
-    # Rank slot s (0: most significant) holds rank + 1 at bits 16 - 4s; -1 (no rank) packs as 0.
-    value = (category << CATEGORY_SHIFT) | ((first + 1) << 16) | ((second + 1) << 12)
+        wanted = 5
+    value = (category << CATEGORY_SHIFT) | ((first + 1) << 16) | ((second + 1) << 12)  # none (-1): 0
     slot = (first >= 0) + (second >= 0)
     for rank in range(num_ranks - 1, -1, -1):
         if wanted == 0:

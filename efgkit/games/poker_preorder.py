@@ -174,13 +174,11 @@ def _push_deals(deals, slot, dealt, child, depth, stack, top):
 def _expand_deals(skeleton, deals, work, out):
     """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
 
-    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``work`` a ``_Workspace``,
-    ``out`` ``builder.Preorder``. ``work.dealt[slot]`` holds the outcome of each deal slot
-    on the current path: a stack entry that deals a slot sets it when popped, and everything
-    popped before its next sibling lies in its subtree. Infoset code = (skeleton node *
-    private outcomes + own hand) * board codes + board code; public code = skeleton node *
-    board codes + board code. Returns the number of nodes written.
-    """
+    ``skeleton`` a ``SkeletonView``, ``deals`` ``DealTables``, ``work`` a ``_Workspace``, ``out``
+    ``builder.Preorder``. ``work.dealt[slot]`` holds each deal slot's outcome on the current path
+    (set when its entry is popped). Infoset code = (skeleton node * private outcomes + own hand) *
+    board codes + board code; public code = skeleton node * board codes + board code. Returns the
+    number of nodes written."""
     stack, dealt = work, work.dealt
     stack.node[0], stack.depth[0], stack.slot[0], stack.prob[0] = 0, 0, -1, 1.0
     top = 1
@@ -193,10 +191,11 @@ def _expand_deals(skeleton, deals, work, out):
         if stack.slot[top] >= 0:
             dealt[stack.slot[top]] = stack.outcome[top]
         kind = skeleton.kind[node]
-        boards = skeleton.boards_dealt[node]
         board = 0
-        for j in range(boards):
+        complete = 0  # the complete board's column of ``deals.showdown`` (at showdowns)
+        for j in range(skeleton.boards_dealt[node]):
             board += (dealt[2 + j] + 1) * skeleton.board_radix[j]
+            complete += dealt[2 + j] * deals.board_stride[j]
         children = 0
         value = 0.0
         code = -1
@@ -204,20 +203,14 @@ def _expand_deals(skeleton, deals, work, out):
             children = _push_deals(deals, skeleton.deal_slot[node], dealt, skeleton.first_child[node],
                                    depth + 1, stack, top)
         elif kind == TERMINAL:
-            folder = skeleton.folder[node]
-            if folder == 0:
-                value = -skeleton.contribution[node, 0]
-            elif folder == 1:
-                value = skeleton.contribution[node, 1]
-            else:  # every board is dealt at a showdown
-                complete = 0
-                for j in range(boards):
-                    complete += dealt[2 + j] * deals.board_stride[j]
+            loser = skeleton.folder[node]
+            if loser < 0:  # a showdown (every board is dealt): the lower hand loses, a tie pays 0
                 hand0, hand1 = deals.showdown[dealt[0], complete], deals.showdown[dealt[1], complete]
-                if hand0 > hand1:
-                    value = skeleton.contribution[node, 1]
-                elif hand0 < hand1:
-                    value = -skeleton.contribution[node, 0]
+                loser = 1 if hand0 > hand1 else 0 if hand0 < hand1 else -1
+            if loser == 0:
+                value = -skeleton.contribution[node, 0]
+            elif loser == 1:
+                value = skeleton.contribution[node, 1]
         else:
             children = skeleton.num_children[node]
             for k in range(children):

@@ -10,6 +10,7 @@ import numpy as np
 from numba import types
 from numba.typed import Dict
 
+from efgkit.games.preorder_nodes import write_node
 from efgkit.games.pursuit import (
     ATTACKER_START,
     CAPTURE_UTILITY,
@@ -55,6 +56,11 @@ NUM_OBSERVATIONS = 1 + NUM_GRAPH_NODES + NUM_GRAPH_NODES * NUM_GRAPH_NODES
 MAX_JOINT_ACTIONS = max(len(t) for t in GRAPH_OUT_EDGES.values()) ** 2
 # Columns of the per-player infoset trie the kernel fills (row 0 = empty history).
 PARENT, ACTION, OBSERVATION, POSITION_A, POSITION_B = range(5)
+# Columns of the kernel's frame per level: the attacker's origin (where it was at the round's
+# start), the attacker's and the units' positions, each player's latest infoset row and the
+# action it took there (its next infoset's trie parent), the next child to expand, the children.
+ORIGIN, ATTACKER, UNIT1, UNIT2, OWN_ROW, OWN_ACTION, NEXT_CHILD, CHILD_COUNT = 0, 1, 2, 3, 4, 6, 8, 9
+FRAME_COLUMNS = 10
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -76,114 +82,92 @@ def _intern_infoset(table, trie, rows, player, parent, action, observation, posi
     return row * 2 + player
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _advance(moves, board, out, frame, level, node):
+    """Move to the next node in preorder from ``frame[level]`` (int64 (levels,
+    ``FRAME_COLUMNS``)), writing into ``out`` (a ``builder.Preorder``) from ``node`` the
+    terminal children passed on the way (capture or the last round's end). Returns (the
+    level whose frame describes the next node, -1 when the tree is done; the next free node)."""
+    while level >= 0:
+        if frame[level, NEXT_CHILD] == frame[level, CHILD_COUNT]:
+            level -= 1
+            continue
+        child = frame[level, NEXT_CHILD]
+        frame[level, NEXT_CHILD] += 1
+        origin, attacker = frame[level, ORIGIN], frame[level, ATTACKER]
+        unit1, unit2 = frame[level, UNIT1], frame[level, UNIT2]
+        if level & 1 == 0:
+            attacker = board.out_target[board.out_offset[attacker] + child]
+        else:
+            second_degree = board.out_offset[unit2 + 1] - board.out_offset[unit2]
+            to1 = board.out_target[board.out_offset[unit1] + child // second_degree]
+            to2 = board.out_target[board.out_offset[unit2] + child % second_degree]
+            caught = (attacker == to1 or attacker == to2
+                      or (attacker == unit1 and origin == to1) or (attacker == unit2 and origin == to2))
+            if caught or (level >> 1) + 1 == moves:
+                write_node(out, node, 3, level + 1, 0, -1, (level >> 1) + 1)
+                out.utility[node] = (CAPTURE_UTILITY if caught else GOAL_UTILITY if attacker == board.goal
+                                     else TIMEOUT_UTILITY)
+                node += 1
+                continue
+            origin, unit1, unit2 = attacker, to1, to2
+        for column in range(OWN_ROW, NEXT_CHILD):
+            frame[level + 1, column] = frame[level, column]
+        frame[level + 1, OWN_ACTION + (level & 1)] = child
+        frame[level + 1, ORIGIN] = origin
+        frame[level + 1, ATTACKER] = attacker
+        frame[level + 1, UNIT1] = unit1
+        frame[level + 1, UNIT2] = unit2
+        return level + 1, node
+    return level, node
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def emit_preorder(moves, board, out, trie):
     """Write GP``moves`` on ``board`` (a ``PursuitBoard``) in depth-first preorder into
     ``out``, a ``builder.Preorder`` (its ``chance_prob`` stays 1: the game has no chance).
 
     Level ``2 * round`` is the attacker's decision, ``2 * round + 1`` the defender's; a
-    frame per level holds the positions, each player's infoset row and the
-    action it last took there (its next infoset's trie parent), and the next child to
-    expand. ``trie`` (int64 (2, rows, 5)) receives both players' infoset tries. Returns
-    (nodes written, trie rows used per player).
+    frame per level (a row of int64 (levels, ``FRAME_COLUMNS``)) holds the positions, each
+    player's infoset row and the action it last took there (its next infoset's trie parent),
+    and the next child to expand. The attacker sees the units within the radius, the defender
+    the attacker's origin if a unit is within the radius of it; ``trie`` (int64 (2, rows, 5))
+    receives both players' infoset tries. Returns (nodes written, trie rows used per player).
     """
-    out_offset, out_target, distance, radius, goal = (board.out_offset, board.out_target, board.distance,
-                                                      board.radius, board.goal)
-    kind, depth, num_children = out.kind, out.depth, out.num_children
-    utility, infoset_code, public_code = out.utility, out.infoset_code, out.public_code
-    levels = 2 * moves
-    origin = np.zeros(levels, np.int64)
-    attacker = np.zeros(levels, np.int64)
-    unit1 = np.zeros(levels, np.int64)
-    unit2 = np.zeros(levels, np.int64)
-    own_row = np.zeros((levels, 2), np.int64)  # each player's latest infoset row
-    own_action = np.zeros((levels, 2), np.int64)  # the action taken there
-    next_child = np.zeros(levels, np.int64)
-    child_count = np.zeros(levels, np.int64)
+    out_offset, distance, radius = board.out_offset, board.distance, board.radius
+    frame = np.zeros((2 * moves, FRAME_COLUMNS), np.int64)
     table = Dict.empty(key_type=types.int64, value_type=types.int64)
     rows = np.ones(2, np.int64)
-
-    origin[0] = board.attacker_start
-    attacker[0] = board.attacker_start
-    unit1[0] = board.unit1_start
-    unit2[0] = board.unit2_start
+    frame[0, ORIGIN] = board.attacker_start
+    frame[0, ATTACKER] = board.attacker_start
+    frame[0, UNIT1] = board.unit1_start
+    frame[0, UNIT2] = board.unit2_start
     node = 0
     level = 0
-    while True:
-        # Write the node that ``level``'s frame describes and start its children.
-        round_index = level >> 1
+    while level >= 0:  # write the node ``level``'s frame describes, then move on
+        unit1, unit2 = frame[level, UNIT1], frame[level, UNIT2]
         if level & 1 == 0:
-            here = attacker[level]
+            here = frame[level, ATTACKER]
+            first, second = distance[here, unit1] <= radius, distance[here, unit2] <= radius
             seen = 0
-            first = distance[here, unit1[level]] <= radius
-            second = distance[here, unit2[level]] <= radius
             if first and second:
-                seen = 1 + distance.shape[0] * (1 + unit1[level]) + unit2[level]
+                seen = 1 + distance.shape[0] * (1 + unit1) + unit2
             elif first:
-                seen = 1 + unit1[level]
+                seen = 1 + unit1
             elif second:
-                seen = 1 + unit2[level]
-            code = _intern_infoset(table, trie, rows, 0, own_row[level, 0], own_action[level, 0],
+                seen = 1 + unit2
+            code = _intern_infoset(table, trie, rows, 0, frame[level, OWN_ROW], frame[level, OWN_ACTION],
                                    seen, here, -1)
-            child_count[level] = out_offset[here + 1] - out_offset[here]
+            frame[level, CHILD_COUNT] = out_offset[here + 1] - out_offset[here]
         else:
-            start = origin[level]
-            seen = 0
-            if min(distance[start, unit1[level]], distance[start, unit2[level]]) <= radius:
-                seen = 1 + start
-            code = _intern_infoset(table, trie, rows, 1, own_row[level, 1], own_action[level, 1],
-                                   seen, unit1[level], unit2[level])
-            child_count[level] = ((out_offset[unit1[level] + 1] - out_offset[unit1[level]])
-                                  * (out_offset[unit2[level] + 1] - out_offset[unit2[level]]))
-        kind[node] = level & 1
-        depth[node] = level
-        num_children[node] = child_count[level]
-        infoset_code[node] = code
-        public_code[node] = round_index
-        node += 1
-        own_row[level, level & 1] = code >> 1
-        next_child[level] = 0
-
-        # Advance to the next node in preorder, writing terminal children on the way.
-        while True:
-            if next_child[level] == child_count[level]:
-                level -= 1
-                if level < 0:
-                    return node, rows
-                continue
-            child = next_child[level]
-            next_child[level] += 1
-            if level & 1 == 0:
-                destination = out_target[out_offset[attacker[level]] + child]
-                origin[level + 1] = origin[level]
-                unit1[level + 1] = unit1[level]
-                unit2[level + 1] = unit2[level]
-            else:
-                second_degree = out_offset[unit2[level] + 1] - out_offset[unit2[level]]
-                to1 = out_target[out_offset[unit1[level]] + child // second_degree]
-                to2 = out_target[out_offset[unit2[level]] + child % second_degree]
-                start = origin[level]
-                destination = attacker[level]
-                caught = (destination == to1 or destination == to2
-                          or (destination == unit1[level] and start == to1)
-                          or (destination == unit2[level] and start == to2))
-                on_goal = not caught and destination == goal
-                if caught or (level >> 1) + 1 == moves:
-                    kind[node] = 3
-                    depth[node] = level + 1
-                    num_children[node] = 0
-                    utility[node] = (GOAL_UTILITY if on_goal
-                                     else CAPTURE_UTILITY if caught else TIMEOUT_UTILITY)
-                    infoset_code[node] = -1
-                    public_code[node] = (level >> 1) + 1
-                    node += 1
-                    continue
-                origin[level + 1] = destination
-                unit1[level + 1] = to1
-                unit2[level + 1] = to2
-            attacker[level + 1] = destination
-            own_row[level + 1] = own_row[level]
-            own_action[level + 1] = own_action[level]
-            own_action[level + 1, level & 1] = child
-            level += 1
-            break
+            start = frame[level, ORIGIN]
+            seen = 1 + start if min(distance[start, unit1], distance[start, unit2]) <= radius else 0
+            code = _intern_infoset(table, trie, rows, 1, frame[level, OWN_ROW + 1],
+                                   frame[level, OWN_ACTION + 1], seen, unit1, unit2)
+            frame[level, CHILD_COUNT] = ((out_offset[unit1 + 1] - out_offset[unit1])
+                                         * (out_offset[unit2 + 1] - out_offset[unit2]))
+        frame[level, OWN_ROW + (level & 1)] = code >> 1
+        frame[level, NEXT_CHILD] = 0
+        write_node(out, node, level & 1, level, frame[level, CHILD_COUNT], code, level >> 1)
+        level, node = _advance(moves, board, out, frame, level, node + 1)
+    return node, rows

@@ -159,17 +159,30 @@ def _equities(view, board, local, walk, level, depth, equity):
         equity[h] = 0.5 + 0.5 * wins[h] / total[h] if total[h] > 0.0 else -1.0
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _action_value(wp, pot, asked, bet, fp):
+    """LBR's value (float64) of an action for a hand of equity ``wp`` (-1: no opponent hand
+    left, worth 0) with ``pot`` = both players' chips in and ``asked`` = the chips to call: a
+    call or check (``bet`` = 0) is worth ``wp * pot - (1 - wp) * asked``; a raise putting
+    ``bet`` chips beyond the call ``fp * pot + (1 - fp) * (wp * (pot + bet) - (1 - wp) *
+    (asked + bet))``, ``fp`` the probability that the range folds to it at once. Fold is
+    worth 0."""
+    if wp < 0.0:
+        return 0.0
+    if bet > 0.0:
+        return fp * pot + (1.0 - fp) * (wp * (pot + bet) - (1.0 - wp) * (asked + bet))
+    return wp * pot - (1.0 - wp) * asked
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _choose(view, board, sides, local, walk, player, depth):
-    """Lisý & Bowling's LBR-ACT at the responder's node at ``depth`` for every valid hand.
+    """Lisý & Bowling's LBR-ACT at the responder's node at ``depth`` for every valid hand:
+    ``walk.choice[depth, h]``.
 
-    With ``pot`` = both players' chips in, ``asked`` = the chips to call and ``wp`` the
-    equity against the opponent's current range (the board rolled out): call or check is
-    worth ``wp * pot - (1 - wp) * asked``; a raise putting ``bet`` chips beyond the call is
-    worth ``fp * pot + (1 - fp) * (wp * (pot + bet) - (1 - wp) * (asked + bet))``, ``fp`` the
-    probability that the range folds to it at once; fold is worth 0. The best action the round
-    allows (``local.allowed``; check or call when it allows neither call nor raise) is
-    played, the first in order on ties; it folds instead, if allowed, when facing a bet and
+    Each action is valued by ``_action_value`` against the opponent's current range (the
+    board rolled out; ``walk.work`` rows 0-3 are scratch float64 (hands,)). The best action
+    the round allows (``local.allowed``; check or call when it allows neither call nor raise)
+    is played, the first in order on ties; it folds instead, if allowed, when facing a bet and
     nothing is worth more than 0. Level-0 choices are cached: they never depend on the board.
     """
     node = walk.node[depth]
@@ -203,14 +216,8 @@ def _choose(view, board, sides, local, walk, player, depth):
         if bet > 0.0:  # a raise: how often the range folds to it at once
             _fold_fractions(view, board, sides, walk, player, child, level, depth, range_total, folding)
         for h in valid:
-            wp = equity[h]
-            if wp < 0.0:
-                value = 0.0
-            elif bet > 0.0:
-                fp = folding[h] / range_total[h] if range_total[h] > 0.0 else 0.0
-                value = fp * pot + (1.0 - fp) * (wp * (pot + bet) - (1.0 - wp) * (asked + bet))
-            else:
-                value = wp * pot - (1.0 - wp) * asked
+            fp = folding[h] / range_total[h] if bet > 0.0 and range_total[h] > 0.0 else 0.0
+            value = _action_value(equity[h], pot, asked, bet, fp)
             if value > best[h]:
                 best[h] = value
                 walk.choice[depth, h] = a

@@ -189,28 +189,20 @@ def one_card_showdown(opponent, node, sorted_hands, strength, lo, hi, win_payoff
         end = start
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, weight, average):
-    """``value_pass`` that also adds, when ``weight`` > 0, ``weight`` x own reach x strategy of
-    the player's (node, hand) pairs to ``average`` (float64 (actions,)), each original
-    infoset once (``layout.slot_weight``): CFR's average-strategy step in the same sweep."""
-    kind, first_child, num_children = tree.kind, tree.first_child, tree.num_children
-    board, contribution, folder = tree.board, tree.contribution, tree.folder
-    chance_weight = tree.chance_weight
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def terminal_pass(tree, player, opponent, card_sum, values):
+    """``values[node, h]`` (float64 (nodes, hands)) at every fold and showdown ``node`` of
+    ``tree`` (a ``TreeView``): player ``player``'s counterfactual values given the opponent's
+    reach ``opponent`` (float64 (nodes, hands)); ``card_sum`` float64 (cards,) is scratch.
+    Terminals depend on the reach only, so ``value_and_average_pass`` fills them first."""
+    kind, board, contribution, folder = tree.kind, tree.board, tree.contribution, tree.folder
+    chance_weight, hand_mask, board_mask = tree.chance_weight, tree.hand_mask, tree.board_mask
     hand_cards, valid_start, valid_list = tree.hand_cards, tree.valid_start, tree.valid_list
-    hand_mask, board_mask = tree.hand_mask, tree.board_mask
     showdown_start, showdown_hands, showdown_strength = (tree.showdown_start, tree.showdown_hands,
                                                          tree.showdown_strength)
-    decision_index, slot_offset, slot_weight = layout.decision_index, layout.slot_offset, layout.slot_weight
-    values, card_sum = work.values, work.card_sum
-    own, opponent = work.reach[player], work.reach[1 - player]
-    hands = values.shape[1]
     one_card = hand_cards.shape[1] == 1
-    for node in range(kind.shape[0] - 1, -1, -1):
-        node_kind = kind[node]
-        first = first_child[node]
-        m = num_children[node]
-        if node_kind == FOLD:
+    for node in range(kind.shape[0]):
+        if kind[node] == FOLD:
             b = board[node]
             payoff = fold_payoff(contribution, node, folder[node], player) * chance_weight[node]
             if one_card:
@@ -218,7 +210,7 @@ def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 
             else:
                 fold_values(opponent[node], hand_cards, valid_list[valid_start[b]:valid_start[b + 1]],
                             card_sum, payoff, values[node])
-        elif node_kind == SHOWDOWN:
+        elif kind[node] == SHOWDOWN:
             b = board[node]
             lo = showdown_start[b]
             hi = showdown_start[b + 1]
@@ -230,37 +222,57 @@ def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 
             else:
                 showdown_values(opponent[node], hand_cards, showdown_hands[lo:hi], showdown_strength[lo:hi],
                                 card_sum, win, lose, values[node])
-        elif node_kind != player:
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, weight, average):
+    """``value_pass`` that also adds, when ``weight`` > 0, ``weight`` x own reach x strategy of
+    the player's (node, hand) pairs to ``average`` (float64 (actions,)), each original
+    infoset once (``layout.slot_weight``): CFR's average-strategy step in the same sweep.
+    The terminals first (``terminal_pass``), then the other nodes bottom-up."""
+    kind, first_child, num_children = tree.kind, tree.first_child, tree.num_children
+    decision_index, slot_offset, slot_weight = layout.decision_index, layout.slot_offset, layout.slot_weight
+    values = work.values
+    own = work.reach[player]
+    hands = values.shape[1]
+    terminal_pass(tree, player, work.reach[1 - player], work.card_sum, values)
+    for node in range(kind.shape[0] - 1, -1, -1):
+        node_kind = kind[node]
+        first = first_child[node]
+        m = num_children[node]
+        if node_kind == FOLD or node_kind == SHOWDOWN:
+            continue
+        if node_kind != player:
             for h in range(hands):
                 total = 0.0
                 for k in range(m):
                     total += values[first + k, h]
                 values[node, h] = total
-        else:
-            d = decision_index[node]
-            for h in range(hands):
-                offset = slot_offset[d, h]
-                if offset < 0:
-                    values[node, h] = 0.0
-                    continue
-                if mode == MODE_BEST_RESPONSE:
-                    best = values[first, h]
-                    for k in range(1, m):
-                        best = max(best, values[first + k, h])
-                    values[node, h] = best
-                    continue
-                total = 0.0
+            continue
+        d = decision_index[node]
+        for h in range(hands):
+            offset = slot_offset[d, h]
+            if offset < 0:
+                values[node, h] = 0.0
+                continue
+            if mode == MODE_BEST_RESPONSE:
+                best = values[first, h]
+                for k in range(1, m):
+                    best = max(best, values[first + k, h])
+                values[node, h] = best
+                continue
+            total = 0.0
+            for k in range(m):
+                total += strategy[offset + k] * values[first + k, h]
+            values[node, h] = total
+            if mode == MODE_REGRETS:
                 for k in range(m):
-                    total += strategy[offset + k] * values[first + k, h]
-                values[node, h] = total
-                if mode == MODE_REGRETS:
+                    instant[offset + k] += values[first + k, h] - total
+            if weight > 0.0:
+                w = weight * own[node, h] * slot_weight[d, h]
+                if w != 0.0:
                     for k in range(m):
-                        instant[offset + k] += values[first + k, h] - total
-                if weight > 0.0:
-                    w = weight * own[node, h] * slot_weight[d, h]
-                    if w != 0.0:
-                        for k in range(m):
-                            average[offset + k] += w * strategy[offset + k]
+                        average[offset + k] += w * strategy[offset + k]
     root = 0.0
     for h in range(hands):
         root += values[0, h]

@@ -78,30 +78,10 @@ class IsomorphismTables(NamedTuple):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def index_hand(tables, cards, count):
-    """Canonical index (int64) of ``cards[:count]``, the cards through some round, in round order.
-
-    ``tables`` is ``HandIndexer.tables``; ``cards`` a 1-D integer array of valid, distinct card
-    ids; ``count`` must equal the number of cards through a round (the index is then in
-    ``[0, round_size(round))``), otherwise the result is -1. Cards are not checked here (the
-    caller's loop is the hot path); ``HandIndexer.index`` checks them. Call it from your own
-    ``@numba.njit`` kernel, passing ``indexer.tables`` in: it is inlined there (no call, no
-    allocation, no reference counting in your loop).
-
-    Branch-light: the four suits' state is packed in 64-bit words (16 bits per suit for rank sets
-    and configuration codes, 32 for suit indices). As in Waugh's code, a card's rank bit is
-    shifted down past the ranks its suit dealt in earlier rounds, so one table lookup gives the
-    colex rank of a round's set among the ranks still available.
-    """
-    round_start, code_radix, binomial, popcount = tables[0], tables[1], tables[2], tables[3]
-    colex_of_set, suit_range = tables[4], tables[6]
-    configuration_base, configuration_of_key, configuration_data = tables[7], tables[8], tables[9]
-    last_round = -1
-    for r in range(round_start.shape[0] - 1):
-        if round_start[r + 1] == count:
-            last_round = r
-    # No early return: a single exit lets numba drop the reference counting of ``tables`` in the
-    # caller's loop. With no matching round nothing is read from ``cards``; the result is -1.
+def _suit_states(round_start, code_radix, popcount, colex_of_set, suit_range, cards, last_round):
+    """The four suits' state after rounds ``0..last_round`` of ``cards`` (``index_hand``'s
+    arguments and tables): their configuration codes (int64, 16 bits per suit) and their suit
+    indices (two int64s, 32 bits per suit: suits 0-1, suits 2-3)."""
     used = np.int64(0)
     codes = np.int64(0)
     index_01 = np.int64(0)
@@ -125,16 +105,53 @@ def index_hand(tables, cards, count):
                 index_23 += term << ((suit - 2) << 5)
             codes += (np.int64(popcount[(ranks >> slot) & 0xFFFF]) * code_radix[r]) << slot
         used |= ranks
+    return codes, index_01, index_23
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _sorted_suit_keys(codes, index_01, index_23):
+    """The four suits' int64 keys (configuration code << 32 | suit index), sorted descending
+    (k0 >= .. >= k3) by a five-comparison network: the suit names vanish."""
     a = ((codes & 0xFFFF) << _SUIT_INDEX_BITS) | (index_01 & _SUIT_INDEX_MASK)
     b = (((codes >> 16) & 0xFFFF) << _SUIT_INDEX_BITS) | (index_01 >> _SUIT_INDEX_BITS)
     c = (((codes >> 32) & 0xFFFF) << _SUIT_INDEX_BITS) | (index_23 & _SUIT_INDEX_MASK)
     d = (((codes >> 48) & 0xFFFF) << _SUIT_INDEX_BITS) | (index_23 >> _SUIT_INDEX_BITS)
-    # Sort the four (code << 32 | suit index) keys descending (k0 >= .. >= k3): suit names vanish.
     a, b = max(a, b), min(a, b)
     c, d = max(c, d), min(c, d)
     k0, c = max(a, c), min(a, c)
     b, k3 = max(b, d), min(b, d)
     k1, k2 = max(b, c), min(b, c)
+    return k0, k1, k2, k3
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def index_hand(tables, cards, count):
+    """Canonical index (int64) of ``cards[:count]``, the cards through some round, in round order.
+
+    ``tables`` is ``HandIndexer.tables``; ``cards`` a 1-D integer array of valid, distinct card
+    ids; ``count`` must equal the number of cards through a round (the index is then in
+    ``[0, round_size(round))``), otherwise the result is -1. Cards are not checked here (the
+    caller's loop is the hot path); ``HandIndexer.index`` checks them. Call it from your own
+    ``@numba.njit`` kernel, passing ``indexer.tables`` in: it is inlined there (no call, no
+    allocation, no reference counting in your loop).
+
+    Branch-light: the four suits' state is packed in 64-bit words (16 bits per suit for rank sets
+    and configuration codes, 32 for suit indices; ``_suit_states``). As in Waugh's code, a card's
+    rank bit is shifted down past the ranks its suit dealt in earlier rounds, so one table lookup
+    gives the colex rank of a round's set among the ranks still available.
+    """
+    round_start, code_radix, binomial, popcount = tables[0], tables[1], tables[2], tables[3]
+    colex_of_set, suit_range = tables[4], tables[6]
+    configuration_base, configuration_of_key, configuration_data = tables[7], tables[8], tables[9]
+    last_round = -1
+    for r in range(round_start.shape[0] - 1):
+        if round_start[r + 1] == count:
+            last_round = r
+    # No early return: a single exit lets numba drop the reference counting of ``tables`` in the
+    # caller's loop. With no matching round nothing is read from ``cards``; the result is -1.
+    codes, index_01, index_23 = _suit_states(round_start, code_radix, popcount, colex_of_set, suit_range,
+                                             cards, last_round)
+    k0, k1, k2, k3 = _sorted_suit_keys(codes, index_01, index_23)
     c0, c1 = k0 >> _SUIT_INDEX_BITS, k1 >> _SUIT_INDEX_BITS
     c2, c3 = k2 >> _SUIT_INDEX_BITS, k3 >> _SUIT_INDEX_BITS
     key = c3 + binomial[c2 + 1, 2] + binomial[c1 + 2, 3] + binomial[c0 + 3, 4]
