@@ -345,7 +345,8 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
     recomputes only the reach of the player updated just before."""
     action_offset, strategy, instant, average = (layout.action_offset, state.strategy, state.instant,
                                                  state.average)
-    player_reach_pass(tree, layout, strategy, 0, work.reach)
+    # np.int64: a constant argument would compile a second, literal specialisation of a kernel.
+    player_reach_pass(tree, layout, strategy, np.int64(0), work.reach)
     for it in range(iterations):
         t = done + it + 1
         weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
@@ -353,7 +354,7 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
             rows = rows0 if player == 0 else rows1
             clear_rows(rows, action_offset, instant)
             player_reach_pass(tree, layout, strategy, 1 - player, work.reach)
-            value_and_average_pass(tree, layout, strategy, player, MODE_REGRETS, work, instant, weight,
+            value_and_average_pass(tree, layout, strategy, player, np.int64(MODE_REGRETS), work, instant, weight,
                                    average)
             update_rows(rows, action_offset, settings, t, state)
 

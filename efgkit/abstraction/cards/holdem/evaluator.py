@@ -109,7 +109,7 @@ def _multiset_values(rank_keys, min_cards, max_cards):
     values = np.empty(80_000, np.int64)
     sizes = np.empty(80_000, np.int64)
     found = 0
-    total = 0
+    total = np.int64(0)  # not a literal 0: hand_value would compile for it
     while True:
         if total >= min_cards:
             key_sum = 0
@@ -120,7 +120,7 @@ def _multiset_values(rank_keys, min_cards, max_cards):
                     cards[dealt] = NUM_SUITS * rank + dealt % NUM_SUITS
                     dealt += 1
             sums[found] = key_sum
-            values[found] = hand_value(cards, total, NUM_RANKS, NUM_SUITS)
+            values[found] = hand_value(cards, total, np.int64(NUM_RANKS), np.int64(NUM_SUITS))
             sizes[found] = total
             found += 1
         rank = 0  # next count vector, odometer style (rank 0 fastest)
@@ -143,13 +143,13 @@ def _flush_values():
     values = np.full(1 << NUM_RANKS, -1, np.int64)
     cards = np.empty(NUM_RANKS, np.int64)
     for mask in range(1 << NUM_RANKS):
-        count = 0
+        count = np.int64(0)  # not a literal 0: hand_value would compile for it
         for rank in range(NUM_RANKS):
             if (mask >> rank) & 1:
                 cards[count] = NUM_SUITS * rank
                 count += 1
         if count >= MIN_HAND_CARDS:
-            values[mask] = hand_value(cards, count, NUM_RANKS, NUM_SUITS)
+            values[mask] = hand_value(cards, count, np.int64(NUM_RANKS), np.int64(NUM_SUITS))
     return values
 
 
