@@ -84,7 +84,7 @@ def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum
                            lose_payoff, out)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def sorted_showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
                            lose_payoff, out):
     """``showdown_values`` writing only the rows ``sorted_hands`` of ``out``."""
