@@ -61,7 +61,7 @@ from efgkit.poker.terminal_values import (
     grouped_showdown_values,
     sorted_showdown_values,
 )
-from efgkit.poker.vector_cfr import SolverState, match_row
+from efgkit.poker.vector_cfr import SolverState, clear_rows, match_row, match_rows, update_rows
 from efgkit.solvers.cfr import (
     PREDICTIVE,
     VARIANT_CFR,
@@ -73,9 +73,7 @@ from efgkit.solvers.cfr import (
     checked_parameters,
     discount,
     discount_rule,
-    is_predictive,
     kernel_parameters,
-    prediction_scale,
     update_regret,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
@@ -144,14 +142,17 @@ class Fixed(NamedTuple):
 
 
 class Walk(NamedTuple):
-    """Per depth int64 ``node``, ``cursor``, ``action``, ``own_at`` / ``opponent_at`` (the row
-    of ``own`` / ``opponent`` holding the depth's reach: a row is written only where that
-    player acts, the others share their parent's) and bool ``live`` (some opponent reach is
-    not 0), ``own_live`` (averaging, and some own reach is not 0), ``started`` (``values``
+    """The stack of the update walk (``_walk_player``; ``board_walk.Walk`` is the evaluating
+    walk's): per depth int64 ``node``, ``cursor``, ``action``, ``own_at`` / ``opponent_at``
+    (the row of ``own`` / ``opponent`` holding the depth's reach: a row is written only where
+    that player acts, the others share their parent's) and bool ``live`` (some opponent reach
+    is not 0), ``own_live`` (averaging, and some own reach is not 0), ``started`` (``values``
     holds the node's values so far; before its first child they are 0); float64 (depth, hands)
     ``own`` and ``opponent`` reach and ``values`` of the updating player; float64 (hands,)
     ``showdown`` scratch; ``card_sum`` (cards,) scratch; ``largest`` int64 (2, rounds): per
-    round the largest int32 regret and accumulator the walk updated."""
+    round the largest int32 regret and accumulator the walk updated. (The class keeps its name:
+    numba's cache index of this module pickles it, and a stale index naming a class that is
+    gone fails to load.)"""
 
     node: np.ndarray
     cursor: np.ndarray
@@ -169,13 +170,14 @@ class Walk(NamedTuple):
     largest: np.ndarray
 
 
-def new_walk(depth: int, hands: int, cards: int, rounds: int) -> Walk:
-    """Zeroed walk arrays for a tree ``depth`` deep with ``hands`` hands of a ``cards``-card
-    deck and ``rounds`` betting rounds."""
+def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> Walk:
+    """Zeroed update-walk arrays for a tree ``depth`` deep with ``hands`` hands of a
+    ``cards``-card deck and ``rounds`` betting rounds."""
     index = [np.zeros(depth, np.int64) for _ in range(5)]
     flags = [np.zeros(depth, np.bool_) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
-    return Walk(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards), np.zeros((2, rounds), np.int64))
+    return Walk(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
+                      np.zeros((2, rounds), np.int64))
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -458,41 +460,6 @@ def _halve(array, action_start, decision_round, round_):
                 array[x] = (np.int64(array[x]) + 1) // 2
 
 
-# A player's rows are those of its decisions: decision d's rows are the contiguous actions
-# action_start[d]:action_start[d + 1], width[d] each, so no array per row is ever made (at
-# 20,000 buckets per round a 52-card layout has 127 M rows).
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _clear_decisions(decisions, action_start, instant):
-    """Zero ``instant`` on every action of ``decisions`` (int64)."""
-    for d in decisions:
-        for x in range(action_start[d], action_start[d + 1]):
-            instant[x] = 0.0
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _match_decisions(decisions, action_start, width, predictive, scale, state):
-    """Regret matching (``vector_cfr.match_row``) of every row of ``decisions`` (int64);
-    ``width`` int64 (decisions,) actions per row."""
-    regrets, instant, strategy = state.regrets, state.instant, state.strategy
-    for d in decisions:
-        w = width[d]
-        for lo in range(action_start[d], action_start[d + 1], w):
-            match_row(lo, lo + w, predictive, scale, regrets, instant, strategy)
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _update_decisions(decisions, action_start, width, settings, t, state):
-    """``vector_cfr.update_rows`` for every row of ``decisions``: iteration ``t``'s regrets
-    (and discounted averages) from the instantaneous regrets, then regret matching."""
-    variant = settings.variant
-    rule = discount_rule(variant, t, settings.alpha, settings.beta, settings.gamma, settings.horizon)
-    for d in decisions:
-        for x in range(action_start[d], action_start[d + 1]):
-            update_regret(rule, state.regrets, state.instant, state.average, x)
-    _match_decisions(decisions, action_start, width, is_predictive(variant),
-                     prediction_scale(variant, t, settings.alpha), state)
-
-
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
     """Iteration ``t`` on one sampled board: both players, alternating, player 0 first. CFR
@@ -504,11 +471,11 @@ def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
     start = view.action_start
     for player in range(2):
         if not _local(rule):
-            _clear_decisions(decisions[player], start, state.instant)
+            clear_rows(decisions[player], start, state.instant)
         walk.largest[:, :] = 0
         _walk_player(view, board, walk, state, player, weight, fixed, rule)
         if not _local(rule):
-            _update_decisions(decisions[player], start, width, settings, t, state)
+            update_rows(decisions[player], start, settings, t, state, width)
         halved = False
         for round_ in range(walk.largest.shape[1]):
             if walk.largest[1, round_] > HALVING_THRESHOLD:
@@ -520,7 +487,7 @@ def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
                 halved = True
         if halved:  # every row is matched again from the halved regrets
             for p in range(2):
-                _match_decisions(decisions[p], start, width, False, 1.0, state)
+                match_rows(decisions[p], start, False, 1.0, state, width)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -678,7 +645,7 @@ class SampledCFR:
             if precision == "int32" else np.ones((2, rounds)),
             betting.round[betting.decision_nodes].astype(np.int64))
         hands = self.hand_cards.shape[0]
-        self._walk = new_walk(betting.max_depth + 2, hands, n, rounds)
+        self._walk = new_update_walk(betting.max_depth + 2, hands, n, rounds)
         deck = betting.game.card_structure
         self._sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
                                 betting.deal_size.astype(np.int64),
@@ -700,8 +667,7 @@ class SampledCFR:
                  else discount(self.iteration, self._settings.alpha))
         predictive = self.variant in PREDICTIVE
         for decisions in self._decisions:
-            _match_decisions(decisions, self.layout.action_start, self.layout.width, predictive, scale,
-                             self._state)
+            match_rows(decisions, self.layout.action_start, predictive, scale, self._state, self.layout.width)
 
     def board_of(self, cards) -> SampledBoard:
         """The kernel's view of the board dealing ``cards`` (int, every deal's cards in order);
