@@ -58,7 +58,6 @@ from efgkit.poker.terminal_values import (
     compatible_reach,
     compatible_totals,
     fold_payoff,
-    grouped_showdown_values,
     sorted_showdown_values,
 )
 from efgkit.poker.vector_cfr import SolverState, clear_rows, match_row, match_rows, update_rows
@@ -97,9 +96,7 @@ class SampledBoard(NamedTuple):
     ``valid_count``, the same hands ordered by bucket (``by_bucket``, hand order within a
     bucket), each hand's ``bucket`` (levels, hands) int64 (-1 off the board), the terminal
     ``weight`` (levels,); the final board's hands sorted by strength (``final_hands``,
-    ``final_strength`` (1, hands), ``final_count`` (1,)), their cards (``final_cards`` int64
-    (hands, cards per hand)) and where each run of equal strength ends (``group_end``
-    (hands,), ``group_count`` (1,)); ``hand_cards``."""
+    ``final_strength`` (1, hands), ``final_count`` (1,)); ``hand_cards``."""
 
     valid: np.ndarray
     valid_count: np.ndarray
@@ -109,9 +106,6 @@ class SampledBoard(NamedTuple):
     final_hands: np.ndarray
     final_strength: np.ndarray
     final_count: np.ndarray
-    final_cards: np.ndarray
-    group_end: np.ndarray
-    group_count: np.ndarray
     hand_cards: np.ndarray
 
 
@@ -325,13 +319,8 @@ def _add_terminal(view, board, walk, state, player, depth):
         return
     count = board.final_count[0]
     win, lose = view.contribution[child, 1 - player] * scale, view.contribution[child, player] * scale
-    if board.hand_cards.shape[1] == 2:
-        groups = board.group_end[:board.group_count[0]]
-        grouped_showdown_values(opponent, board.final_cards, board.final_hands[0, :count], groups,
-                                walk.card_sum, win, lose, walk.showdown)
-    else:
-        sorted_showdown_values(opponent, board.hand_cards, board.final_hands[0, :count],
-                               board.final_strength[0, :count], walk.card_sum, win, lose, walk.showdown)
+    sorted_showdown_values(opponent, board.hand_cards, board.final_hands[0, :count],
+                           board.final_strength[0, :count], walk.card_sum, win, lose, walk.showdown)
     for h in hands:
         _add_value(view, board, walk, state, own_node, first, depth, level, h, walk.showdown[h])
 
@@ -516,16 +505,6 @@ def _deal(sampler, tables, board):
     showdown_orders(hand_cards, sampler.hand_mask, sampler.cards.reshape(1, total), np.ones(1, np.bool_),
                     sampler.num_ranks, sampler.num_suits, board.final_count, board.final_hands,
                     board.final_strength)
-    if hand_cards.shape[1] != 2:  # the grouped showdown is for two-card hands
-        return
-    groups = 0
-    count = board.final_count[0]
-    for x in range(count):
-        board.final_cards[x] = hand_cards[board.final_hands[0, x]]
-        if x + 1 == count or board.final_strength[0, x + 1] != board.final_strength[0, x]:
-            board.group_end[groups] = x + 1
-            groups += 1
-    board.group_count[0] = groups
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -657,8 +636,7 @@ class SampledCFR:
                                    np.zeros((levels, hands), np.int64),
                                    np.full((levels, hands), -1, np.int64), level_weight,
                                    np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
-                                   np.zeros(1, np.int64), np.zeros_like(self.hand_cards),
-                                   np.zeros(hands, np.int64), np.zeros(1, np.int64), self.hand_cards)
+                                   np.zeros(1, np.int64), self.hand_cards)
         self._tables = layout.abstraction.kernel_tables()
         self._rematch()
 
