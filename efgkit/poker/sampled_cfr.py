@@ -204,8 +204,8 @@ def _add_average(average, x, amount, fixed, round_):
 # every array it sees is owned by the caller. With reference counting every helper call
 # increfs and decrefs the ~30 arrays of its four NamedTuples (Leduc ran 5.5x more iterations
 # per CPU second without), and as separate functions each call still passes those ~30
-# arrays' fields: inlined, Leduc runs 4x more iterations per CPU second (110 ns a node visit
-# before) and 52-card hold'em, whose time is in the vectors, the same.
+# arrays' fields: inlined, Leduc runs 3.9x more iterations per CPU second (a node visit cost
+# 110 ns before), 52-card hold'em, whose time is in the vectors, no fewer.
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _open(view, board, walk, state, player, weight, depth, fixed):
     """Start the decision or deal node at ``depth`` (a live deal node's values cleared) and,
