@@ -58,10 +58,9 @@ from efgkit.poker.terminal_values import (
     compatible_reach,
     compatible_totals,
     fold_payoff,
-    grouped_showdown_values,
     sorted_showdown_values,
 )
-from efgkit.poker.vector_cfr import SolverState, match_row
+from efgkit.poker.vector_cfr import SolverState, clear_rows, match_row, match_rows, update_rows
 from efgkit.solvers.cfr import (
     PREDICTIVE,
     VARIANT_CFR,
@@ -73,9 +72,7 @@ from efgkit.solvers.cfr import (
     checked_parameters,
     discount,
     discount_rule,
-    is_predictive,
     kernel_parameters,
-    prediction_scale,
     update_regret,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
@@ -99,9 +96,7 @@ class SampledBoard(NamedTuple):
     ``valid_count``, the same hands ordered by bucket (``by_bucket``, hand order within a
     bucket), each hand's ``bucket`` (levels, hands) int64 (-1 off the board), the terminal
     ``weight`` (levels,); the final board's hands sorted by strength (``final_hands``,
-    ``final_strength`` (1, hands), ``final_count`` (1,)), their cards (``final_cards`` int64
-    (hands, cards per hand)) and where each run of equal strength ends (``group_end``
-    (hands,), ``group_count`` (1,)); ``hand_cards``."""
+    ``final_strength`` (1, hands), ``final_count`` (1,)); ``hand_cards``."""
 
     valid: np.ndarray
     valid_count: np.ndarray
@@ -111,9 +106,6 @@ class SampledBoard(NamedTuple):
     final_hands: np.ndarray
     final_strength: np.ndarray
     final_count: np.ndarray
-    final_cards: np.ndarray
-    group_end: np.ndarray
-    group_count: np.ndarray
     hand_cards: np.ndarray
 
 
@@ -144,14 +136,17 @@ class Fixed(NamedTuple):
 
 
 class Walk(NamedTuple):
-    """Per depth int64 ``node``, ``cursor``, ``action``, ``own_at`` / ``opponent_at`` (the row
-    of ``own`` / ``opponent`` holding the depth's reach: a row is written only where that
-    player acts, the others share their parent's) and bool ``live`` (some opponent reach is
-    not 0), ``own_live`` (averaging, and some own reach is not 0), ``started`` (``values``
+    """The stack of the update walk (``_walk_player``; ``board_walk.Walk`` is the evaluating
+    walk's): per depth int64 ``node``, ``cursor``, ``action``, ``own_at`` / ``opponent_at``
+    (the row of ``own`` / ``opponent`` holding the depth's reach: a row is written only where
+    that player acts, the others share their parent's) and bool ``live`` (some opponent reach
+    is not 0), ``own_live`` (averaging, and some own reach is not 0), ``started`` (``values``
     holds the node's values so far; before its first child they are 0); float64 (depth, hands)
     ``own`` and ``opponent`` reach and ``values`` of the updating player; float64 (hands,)
     ``showdown`` scratch; ``card_sum`` (cards,) scratch; ``largest`` int64 (2, rounds): per
-    round the largest int32 regret and accumulator the walk updated."""
+    round the largest int32 regret and accumulator the walk updated. (The class keeps its name:
+    numba's cache index of this module pickles it, and a stale index naming a class that is
+    gone fails to load.)"""
 
     node: np.ndarray
     cursor: np.ndarray
@@ -169,13 +164,14 @@ class Walk(NamedTuple):
     largest: np.ndarray
 
 
-def new_walk(depth: int, hands: int, cards: int, rounds: int) -> Walk:
-    """Zeroed walk arrays for a tree ``depth`` deep with ``hands`` hands of a ``cards``-card
-    deck and ``rounds`` betting rounds."""
+def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> Walk:
+    """Zeroed update-walk arrays for a tree ``depth`` deep with ``hands`` hands of a
+    ``cards``-card deck and ``rounds`` betting rounds."""
     index = [np.zeros(depth, np.int64) for _ in range(5)]
     flags = [np.zeros(depth, np.bool_) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
-    return Walk(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards), np.zeros((2, rounds), np.int64))
+    return Walk(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
+                      np.zeros((2, rounds), np.int64))
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -203,11 +199,14 @@ def _add_average(average, x, amount, fixed, round_):
 #   order, the rows come in order (the cache lines of large abstractions are read once) and
 #   ``_close`` updates each row once (a plain walk updates it once per hand; the later
 #   passes add 0 and match it to the same strategy).
-# The walk's per-node helpers are compiled without numba's reference counting (its private
-# option _nrt=False): they allocate nothing and every array they see is owned by the
-# caller, while with it each call increfs and decrefs the ~30 arrays of its four
-# NamedTuples: Leduc runs 5.5x more iterations per CPU second without.
-@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+# The walk's per-node helpers are inlined into ``_walk_player``, which is compiled without
+# numba's reference counting (its private option _nrt=False): the walk allocates nothing and
+# every array it sees is owned by the caller. With reference counting every helper call
+# increfs and decrefs the ~30 arrays of its four NamedTuples (Leduc ran 5.5x more iterations
+# per CPU second without), and as separate functions each call still passes those ~30
+# arrays' fields: inlined, Leduc runs 3.9x more iterations per CPU second (a node visit cost
+# 110 ns before), 52-card hold'em, whose time is in the vectors, no fewer.
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _open(view, board, walk, state, player, weight, depth, fixed):
     """Start the decision or deal node at ``depth`` (a live deal node's values cleared) and,
     at the updating player's node, add its average-strategy contribution (``weight`` x own
@@ -233,7 +232,7 @@ def _open(view, board, walk, state, player, weight, depth, fixed):
                     _add_average(state.average, row + a, w * state.strategy[row + a], fixed, round_)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # see the note above _open
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
 def _next_child(view, board, walk, state, player, averaging, depth):
     """Set up the next child worth visiting at ``depth + 1`` — one the opponent reaches, or
     (``averaging``) a decision the updating player reaches, whose average strategy still
@@ -294,7 +293,7 @@ def _next_child(view, board, walk, state, player, averaging, depth):
     return True
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # see the note above _open
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
 def _add_terminal(view, board, walk, state, player, depth):
     """Add the values of the terminal set up at ``depth + 1`` (fold or showdown, its chance
     weight included, against the opponent reach there) into the node at ``depth`` as
@@ -315,17 +314,13 @@ def _add_terminal(view, board, walk, state, player, depth):
         for h in hands:
             _add_value(view, board, walk, state, own_node, first, depth, level, h,
                        payoff * compatible_reach(opponent, board.hand_cards, walk.card_sum, total, h))
-        walk.card_sum[:] = 0.0
+        if board.hand_cards.shape[1] == 2:
+            walk.card_sum[:] = 0.0
         return
     count = board.final_count[0]
     win, lose = view.contribution[child, 1 - player] * scale, view.contribution[child, player] * scale
-    if board.hand_cards.shape[1] == 2:
-        groups = board.group_end[:board.group_count[0]]
-        grouped_showdown_values(opponent, board.final_cards, board.final_hands[0, :count], groups,
-                                walk.card_sum, win, lose, walk.showdown)
-    else:
-        sorted_showdown_values(opponent, board.hand_cards, board.final_hands[0, :count],
-                               board.final_strength[0, :count], walk.card_sum, win, lose, walk.showdown)
+    sorted_showdown_values(opponent, board.hand_cards, board.final_hands[0, :count],
+                           board.final_strength[0, :count], walk.card_sum, win, lose, walk.showdown)
     for h in hands:
         _add_value(view, board, walk, state, own_node, first, depth, level, h, walk.showdown[h])
 
@@ -347,7 +342,7 @@ def _add_value(view, board, walk, state, own_node, first, depth, level, h, v):
         walk.values[depth, h] += v
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # see the note above _open
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
 def _gather(view, board, walk, state, player, depth):
     """Add the finished decision or deal child at ``depth + 1`` into the node at ``depth``
     (nothing if it never ``started``: the opponent reaches none of its hands, its values
@@ -364,7 +359,7 @@ def _gather(view, board, walk, state, player, depth):
         _add_value(view, board, walk, state, own_node, first, depth, level, h, walk.values[depth + 1, h])
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)  # see the note above _open
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
 def _close(view, board, walk, state, player, depth, fixed, rule):
     """At the updating player's node: instantaneous regret = action value - node value. With
     a ``rule`` of CFR or CFR+ (``local``) the node's rows are final here: each row the board
@@ -417,7 +412,7 @@ def _local(rule):
     return rule.variant == VARIANT_CFR or rule.variant == VARIANT_CFR_PLUS
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
 def _walk_player(view, board, walk, state, player, weight, fixed, rule):
     """One player's update walk over the betting tree on the sampled board (explicit stack)."""
     walk.node[0] = 0
@@ -454,41 +449,6 @@ def _halve(array, action_start, decision_round, round_):
                 array[x] = (np.int64(array[x]) + 1) // 2
 
 
-# A player's rows are those of its decisions: decision d's rows are the contiguous actions
-# action_start[d]:action_start[d + 1], width[d] each, so no array per row is ever made (at
-# 20,000 buckets per round a 52-card layout has 127 M rows).
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _clear_decisions(decisions, action_start, instant):
-    """Zero ``instant`` on every action of ``decisions`` (int64)."""
-    for d in decisions:
-        for x in range(action_start[d], action_start[d + 1]):
-            instant[x] = 0.0
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _match_decisions(decisions, action_start, width, predictive, scale, state):
-    """Regret matching (``vector_cfr.match_row``) of every row of ``decisions`` (int64);
-    ``width`` int64 (decisions,) actions per row."""
-    regrets, instant, strategy = state.regrets, state.instant, state.strategy
-    for d in decisions:
-        w = width[d]
-        for lo in range(action_start[d], action_start[d + 1], w):
-            match_row(lo, lo + w, predictive, scale, regrets, instant, strategy)
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _update_decisions(decisions, action_start, width, settings, t, state):
-    """``vector_cfr.update_rows`` for every row of ``decisions``: iteration ``t``'s regrets
-    (and discounted averages) from the instantaneous regrets, then regret matching."""
-    variant = settings.variant
-    rule = discount_rule(variant, t, settings.alpha, settings.beta, settings.gamma, settings.horizon)
-    for d in decisions:
-        for x in range(action_start[d], action_start[d + 1]):
-            update_regret(rule, state.regrets, state.instant, state.average, x)
-    _match_decisions(decisions, action_start, width, is_predictive(variant),
-                     prediction_scale(variant, t, settings.alpha), state)
-
-
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
     """Iteration ``t`` on one sampled board: both players, alternating, player 0 first. CFR
@@ -500,11 +460,11 @@ def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
     start = view.action_start
     for player in range(2):
         if not _local(rule):
-            _clear_decisions(decisions[player], start, state.instant)
+            clear_rows(decisions[player], start, state.instant)
         walk.largest[:, :] = 0
         _walk_player(view, board, walk, state, player, weight, fixed, rule)
         if not _local(rule):
-            _update_decisions(decisions[player], start, width, settings, t, state)
+            update_rows(decisions[player], start, settings, t, state, width)
         halved = False
         for round_ in range(walk.largest.shape[1]):
             if walk.largest[1, round_] > HALVING_THRESHOLD:
@@ -516,7 +476,7 @@ def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
                 halved = True
         if halved:  # every row is matched again from the halved regrets
             for p in range(2):
-                _match_decisions(decisions[p], start, width, False, 1.0, state)
+                match_rows(decisions[p], start, False, 1.0, state, width)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -545,14 +505,6 @@ def _deal(sampler, tables, board):
     showdown_orders(hand_cards, sampler.hand_mask, sampler.cards.reshape(1, total), np.ones(1, np.bool_),
                     sampler.num_ranks, sampler.num_suits, board.final_count, board.final_hands,
                     board.final_strength)
-    groups = 0
-    count = board.final_count[0]
-    for x in range(count):
-        board.final_cards[x] = hand_cards[board.final_hands[0, x]]
-        if x + 1 == count or board.final_strength[0, x + 1] != board.final_strength[0, x]:
-            board.group_end[groups] = x + 1
-            groups += 1
-    board.group_count[0] = groups
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -672,7 +624,7 @@ class SampledCFR:
             if precision == "int32" else np.ones((2, rounds)),
             betting.round[betting.decision_nodes].astype(np.int64))
         hands = self.hand_cards.shape[0]
-        self._walk = new_walk(betting.max_depth + 2, hands, n, rounds)
+        self._walk = new_update_walk(betting.max_depth + 2, hands, n, rounds)
         deck = betting.game.card_structure
         self._sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
                                 betting.deal_size.astype(np.int64),
@@ -684,8 +636,7 @@ class SampledCFR:
                                    np.zeros((levels, hands), np.int64),
                                    np.full((levels, hands), -1, np.int64), level_weight,
                                    np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
-                                   np.zeros(1, np.int64), np.zeros_like(self.hand_cards),
-                                   np.zeros(hands, np.int64), np.zeros(1, np.int64), self.hand_cards)
+                                   np.zeros(1, np.int64), self.hand_cards)
         self._tables = layout.abstraction.kernel_tables()
         self._rematch()
 
@@ -694,8 +645,7 @@ class SampledCFR:
                  else discount(self.iteration, self._settings.alpha))
         predictive = self.variant in PREDICTIVE
         for decisions in self._decisions:
-            _match_decisions(decisions, self.layout.action_start, self.layout.width, predictive, scale,
-                             self._state)
+            match_rows(decisions, self.layout.action_start, predictive, scale, self._state, self.layout.width)
 
     def board_of(self, cards) -> SampledBoard:
         """The kernel's view of the board dealing ``cards`` (int, every deal's cards in order);

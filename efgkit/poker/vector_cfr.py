@@ -290,6 +290,11 @@ class SolverState(NamedTuple):
     instant: np.ndarray
 
 
+# The row kernels take ``rows`` (int64) indexing ``action_offset``: row r's actions are
+# action_offset[r]:action_offset[r + 1]. With ``width`` (int64, one entry per index) an index
+# is a span of consecutive rows of width[r] actions each: a ``BucketLayout`` decision, whose
+# rows (one per bucket, 127 M of them in a 52-card layout with 20,000 buckets a round) are
+# never listed one by one (``SampledCFR``).
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def clear_rows(rows, action_offset, instant):
     """Zero ``instant`` on the actions of ``rows`` (int64)."""
@@ -311,21 +316,26 @@ def match_row(lo, hi, predictive, scale, regrets, instant, strategy):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def match_rows(rows, action_offset, predictive, scale, state):
-    """Regret matching (``match_row``) of ``rows``."""
+def match_rows(rows, action_offset, predictive, scale, state, width=None):
+    """Regret matching (``match_row``) of ``rows`` (int64; spans of rows with ``width``)."""
     regrets, instant, strategy = state.regrets, state.instant, state.strategy
     for j in range(rows.shape[0]):
-        match_row(action_offset[rows[j]], action_offset[rows[j] + 1], predictive, scale, regrets, instant,
-                  strategy)
+        lo, hi = action_offset[rows[j]], action_offset[rows[j] + 1]
+        if width is None:
+            match_row(lo, hi, predictive, scale, regrets, instant, strategy)
+        else:
+            w = width[rows[j]]
+            for row in range(lo, hi, w):
+                match_row(row, row + w, predictive, scale, regrets, instant, strategy)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def update_rows(rows, action_offset, settings, t, state):
-    """Iteration ``t``'s cumulative regrets of ``rows`` (int64) from the instant regrets —
-    CFR: + instant; CFR+, PCFR+ and HS-PCFR+: clipped; DCFR and HS-DCFR: discounted (and the
-    average, also HS-PCFR+'s); DCFR+ and PDCFR+: [R d(t-1) + instant]^+ — then regret matching
-    of the regrets, or of the prediction [R d + instant]^+ for PCFR+ and HS-PCFR+ (d = 1) and
-    PDCFR+ (d = d(t))."""
+def update_rows(rows, action_offset, settings, t, state, width=None):
+    """Iteration ``t``'s cumulative regrets of ``rows`` (int64; spans of rows with ``width``)
+    from the instant regrets — CFR: + instant; CFR+, PCFR+ and HS-PCFR+: clipped; DCFR and
+    HS-DCFR: discounted (and the average, also HS-PCFR+'s); DCFR+ and PDCFR+:
+    [R d(t-1) + instant]^+ — then regret matching of the regrets, or of the prediction
+    [R d + instant]^+ for PCFR+ and HS-PCFR+ (d = 1) and PDCFR+ (d = d(t))."""
     variant = settings.variant
     rule = discount_rule(variant, t, settings.alpha, settings.beta, settings.gamma, settings.horizon)
     regrets, instant, average = state.regrets, state.instant, state.average
@@ -333,7 +343,7 @@ def update_rows(rows, action_offset, settings, t, state):
         for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
             update_regret(rule, regrets, instant, average, x)
     match_rows(rows, action_offset, is_predictive(variant), prediction_scale(variant, t, settings.alpha),
-               state)
+               state, width)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
