@@ -1,5 +1,6 @@
 """Start-up and first-run cost of the efgkit command: ``--help``, ``games`` and a solve of
-Leduc on an empty numba cache (every kernel compiled) and on a warm one.
+Leduc on an empty numba cache (every kernel compiled) and on a warm one; with ``--engines``
+also the first solve of each poker engine (``--engine public-tree``, ``--engine sampled``).
 
 Each measurement runs the command in a fresh process (``python -c "from efgkit.cli import
 main; main()"`` with ``PYTHONPATH`` at the tree measured) and keeps the best of the runs:
@@ -45,10 +46,12 @@ def run_command(tree: Path, arguments: list[str], cache_dir: str) -> tuple[float
     return wall, cpu
 
 
-def measure(trees: dict[str, Path], solve: list[str], repeats: int, cold_repeats: int) -> dict:
-    """Best (wall, cpu) per tree and case, the cases interleaved across trees."""
+def measure(trees: dict[str, Path], solves: dict[str, list[str]], repeats: int, cold_repeats: int) -> dict:
+    """Best (wall, cpu) per tree and case, the cases interleaved across trees. ``solves``: the
+    first-solve commands run on an empty cache, by case name (the first also warm)."""
     best: dict[tuple[str, str], tuple[float, float]] = {}
-    kernels: dict[str, int] = {}
+    kernels: dict[tuple[str, str], int] = {}
+    solve = next(iter(solves.values()))
 
     def keep(label: str, case: str, result: tuple[float, float]) -> None:
         old = best.get((label, case), (float("inf"), float("inf")))
@@ -64,27 +67,30 @@ def measure(trees: dict[str, Path], solve: list[str], repeats: int, cold_repeats
                 keep(label, "games", run_command(tree, ["games"], warm_caches[label]))
                 keep(label, "solve, warm cache", run_command(tree, solve, warm_caches[label]))
         for attempt in range(cold_repeats):
-            for label, tree in trees.items():
-                cache = os.path.join(scratch, f"cold-{label}-{attempt}")
-                keep(label, "solve, empty cache", run_command(tree, solve, cache))
-                kernels[label] = sum(name.endswith(".nbi") for _, _, names in os.walk(cache)
-                                     for name in names)
+            for case, arguments in solves.items():
+                for label, tree in trees.items():
+                    cache = os.path.join(scratch, f"cold-{label}-{case}-{attempt}")
+                    keep(label, case, run_command(tree, arguments, cache))
+                    kernels[label, case] = sum(name.endswith(".nbi") for _, _, names in os.walk(cache)
+                                               for name in names)
     return {"best": best, "kernels": kernels}
 
 
-def table(trees: dict[str, Path], solve: list[str], result: dict) -> str:
+def table(trees: dict[str, Path], solves: dict[str, list[str]], result: dict) -> str:
     labels = list(trees)
-    cases = ["--help", "games", "solve, warm cache", "solve, empty cache"]
+    solve = next(iter(solves.values()))
     header = "| command | " + " | ".join(f"{label}: wall s (CPU s)" for label in labels) + " |"
     lines = [header, "|---|" + "---|" * len(labels)]
-    for case in cases:
-        command = f"efgkit {case}" if case.startswith("-") or case == "games" else (
-            f"efgkit {' '.join(solve)} ({case})")
+    rows = {"--help": "efgkit --help", "games": "efgkit games",
+            "solve, warm cache": f"efgkit {' '.join(solve)} (warm cache)"}
+    rows.update({case: f"efgkit {' '.join(arguments)} (empty cache)" for case, arguments in solves.items()})
+    for case, command in rows.items():
         cells = [f"{result['best'][label, case][0]:.2f} ({result['best'][label, case][1]:.2f})"
                  for label in labels]
         lines.append(f"| {command} | " + " | ".join(cells) + " |")
-    lines.append("| kernels compiled by the first solve | "
-                 + " | ".join(str(result["kernels"][label]) for label in labels) + " |")
+    for case, arguments in solves.items():
+        lines.append(f"| kernels compiled by `efgkit {' '.join(arguments)}` | "
+                     + " | ".join(str(result["kernels"][label, case]) for label in labels) + " |")
     return "\n".join(lines)
 
 
@@ -93,16 +99,23 @@ def main() -> None:
     parser.add_argument("--reference", type=Path, help="another checkout to measure alongside")
     parser.add_argument("--repeats", type=int, default=5, help="runs of each warm case (best kept)")
     parser.add_argument("--cold-repeats", type=int, default=3, help="runs on an empty cache (best kept)")
+    parser.add_argument("--engines", action="store_true",
+                        help="also the first solve of the poker engines (public-tree, sampled)")
     parser.add_argument("--quick", action="store_true", help="smoke run on Kuhn, prints only")
     args = parser.parse_args()
     trees = {"this tree": ROOT}
     if args.reference is not None:
         trees = {"reference": args.reference.resolve(), **trees}
     solve = ["solve", "kuhn", "-n", "10"] if args.quick else ["solve", "leduc", "-n", "100"]
+    solves = {"solve, empty cache": solve}
+    if args.engines:
+        solves["public-tree"] = [*solve, "--engine", "public-tree"]
+        solves["sampled"] = [*solve, "--engine", "sampled", "--buckets", "lossless"]
     repeats, cold_repeats = (1, 1) if args.quick else (args.repeats, args.cold_repeats)
     load_before = os.getloadavg()[0]
-    result = measure(trees, solve, repeats, cold_repeats)
-    command = "python benchmarks/bench_startup.py" + (" --reference REF" if args.reference else "")
+    result = measure(trees, solves, repeats, cold_repeats)
+    command = ("python benchmarks/bench_startup.py" + (" --engines" if args.engines else "")
+               + (" --reference REF" if args.reference else ""))
     text = "\n".join([
         "## Start-up and first run",
         "",
@@ -112,7 +125,7 @@ def main() -> None:
         "",
         f"Best of {repeats} runs (warm) and {cold_repeats} (empty numba cache), each a fresh process.",
         "",
-        table(trees, solve, result),
+        table(trees, solves, result),
     ])
     print(text)
     if not args.quick:

@@ -476,7 +476,7 @@ def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
                 halved = True
         if halved:  # every row is matched again from the halved regrets
             for p in range(2):
-                match_rows(decisions[p], start, False, 1.0, state, width)
+                match_rows(decisions[p], start, np.bool_(False), 1.0, state, width)  # not a literal
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)

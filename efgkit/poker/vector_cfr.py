@@ -364,8 +364,8 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
             rows = rows0 if player == 0 else rows1
             clear_rows(rows, action_offset, instant)
             player_reach_pass(tree, layout, strategy, 1 - player, work.reach)
-            value_and_average_pass(tree, layout, strategy, player, np.int64(MODE_REGRETS), work, instant, weight,
-                                   average)
+            value_and_average_pass(tree, layout, strategy, player, np.int64(MODE_REGRETS), work, instant,
+                                   weight, average)
             update_rows(rows, action_offset, settings, t, state)
 
 
