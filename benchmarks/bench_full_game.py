@@ -90,23 +90,56 @@ BASELINES = {
     "always call": lambda labels: labels.index("call"),
     "always raise": lambda labels: next(labels.index(a) for a in ("raise", "bet", "call") if a in labels),
 }
+"""Pure card-independent baselines (``BucketLayout.pure`` choices); "uniform random" is the fourth."""
 
 
-def baselines(spec: str, names: list[str], workers: int) -> list[str]:
-    """Exact full-game exploitability (mbb/g) of card-independent baseline strategies."""
+def baseline_strategy(layout: BucketLayout, name: str) -> np.ndarray:
+    """The strategy ``name`` (a key of ``BASELINES`` or "uniform random") on ``layout``."""
+    return layout.uniform() if name == "uniform random" else layout.pure(BASELINES[name])
+
+
+def _peak_rss() -> int:
+    """This process's peak resident set size in bytes."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _progress_printer(name: str, total: int, start: float):
+    """A ``progress`` callback printing every 100 first-deal walks (of ``total``)."""
+    done = [0]
+
+    def progress(n: int) -> None:
+        done[0] += n
+        if done[0] % 100 < n or done[0] == total:
+            print(f"{name}: {done[0]:,} of {total:,} first-deal walks, {time.perf_counter() - start:.0f} s",
+                  flush=True)
+    return progress
+
+
+def baselines(spec: str, names: list[str], workers: int, card_blind: bool | None = None) -> list[str]:
+    """Exact full-game exploitability (mbb/g) of card-independent baseline strategies: the
+    walk that ran, wall and CPU time (this process and its workers), peak RSS per process."""
     game = make_game(spec)
     layout = BucketLayout(BettingTree(game), CardIndependent())
     evaluator = StreamedEvaluator(layout)
     rows = []
     for name in names:
-        start = time.perf_counter()
+        start, cpu_start, worker_cpu = time.perf_counter(), time.process_time(), 0.0
         with ChunkRunner(workers=workers) as runner:
             where = runner.description
-            result = evaluator.evaluate(layout.pure(BASELINES[name]), runner=runner, game_value=False)
+            progress = _progress_printer(name, 2 * evaluator.work_items, start)
+            result = evaluator.evaluate(baseline_strategy(layout, name), runner=runner, game_value=False,
+                                        card_blind=card_blind, progress=progress)
+            peaks = [_peak_rss()]
+            if runner._client is not None:
+                worker_cpu = sum(runner._client.run(time.process_time).values())  # fresh workers: all theirs
+                peaks += list(runner._client.run(_peak_rss).values())
         seconds = time.perf_counter() - start
+        cpu = time.process_time() - cpu_start + worker_cpu
         mbb = result.exploitability / max(game.blinds) * 1000
         rows.append(f"| {spec} | {name} | {mbb:.3f} | {result.best_response_values[0]:.6f} | "
-                    f"{result.best_response_values[1]:.6f} | {seconds / 60:.1f} min on {where} |")
+                    f"{result.best_response_values[1]:.6f} | {' / '.join(sorted(set(evaluator.paths)))} | "
+                    f"{seconds / 60:.1f} min on {where}, {cpu:,.0f} CPU-s | "
+                    f"{max(peaks) / 2**20:,.0f} MiB |")
         print(rows[-1], flush=True)
     return rows
 
@@ -131,14 +164,17 @@ def main() -> None:
     parser.add_argument("--which", default="always fold,always call,always raise",
                         help="the baselines of --baselines, comma-separated")
     parser.add_argument("--workers", type=int, default=2, help="Dask workers for --baselines (default 2)")
+    parser.add_argument("--walk", choices=("auto", "general", "card-blind"), default="auto",
+                        help="--baselines: the card-blind walk where it applies (auto), or force one")
     args = parser.parse_args()
     if args.baselines:
-        rows = baselines(args.baselines, args.which.split(","), args.workers)
+        rows = baselines(args.baselines, args.which.split(","), args.workers,
+                         {"auto": None, "general": False, "card-blind": True}[args.walk])
         header = (f"## Baseline strategies, exact in the full game — {datetime.date.today()}\n\n"
                   f"`python benchmarks/bench_full_game.py --baselines {args.baselines}`: card-independent "
                   f"strategies evaluated by the streamed best response (both players, suit isomorphism).\n\n"
-                  "| game | strategy | exploitability mbb/g | BR value p0 | BR value p1 | time |\n"
-                  "|---|---|---:|---:|---:|---|\n")
+                  "| game | strategy | exploitability mbb/g | BR value p0 | BR value p1 | walk | time | "
+                  "peak RSS per process |\n|---|---|---:|---:|---:|---|---|---:|\n")
         if not args.quick:
             update_section(DOCS, f"full-game-baselines-{args.baselines}", header + "\n".join(rows) + "\n")
         return
