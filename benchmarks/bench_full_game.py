@@ -36,6 +36,7 @@ from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards
+from efgkit.poker.card_blind import blind_classes, blind_item_values
 from efgkit.poker.full_game import BEST, StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
@@ -103,6 +104,46 @@ def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def card_blind_per_flop(spec: str, names: list[str], sample: int) -> list[str]:
+    """CPU seconds per canonical flop of both players' best responses to card-blind
+    baselines, the general walk and the card-blind one alternating flop by flop in this
+    process (``item_values`` per player against ``card_blind.blind_item_values`` for both:
+    each builds the flop's board tables once per call)."""
+    game = make_game(spec)
+    layout = BucketLayout(BettingTree(game), CardIndependent())
+    evaluator = StreamedEvaluator(layout)
+    picks = np.linspace(0, len(evaluator.items) - 1, sample).round().astype(int).tolist()
+    targets = [(0, BEST), (1, BEST)]
+    rows = []
+    for name in names:
+        strategy = baseline_strategy(layout, name)
+        reach = [evaluator.entry_reach(strategy, player) for player in (0, 1)]
+        classes = [blind_classes(evaluator.templates, layout.betting, layout, strategy, *t) for t in targets]
+        general, blind = [], []
+        for player in (0, 1):  # compile (or load) both walks' kernels outside the timings
+            evaluator.item_values(strategy, player, BEST, reach[player], picks[-1])
+        blind_item_values(evaluator, classes, targets, picks[-1])
+        for item in picks:
+            start = time.process_time()
+            sums = [evaluator.item_values(strategy, p, BEST, reach[p], item).sum() for p in (0, 1)]
+            general.append(time.process_time() - start)
+            start = time.process_time()
+            blind_item_values(evaluator, classes, targets, item)
+            blind.append(time.process_time() - start)
+            print(f"{spec} {name} flop {evaluator.items[item]}: general {general[-1]:.2f} CPU-s, card-blind "
+                  f"{blind[-1]:.2f} (entry sums {sums[0]:.6g} {sums[1]:.6g})", flush=True)
+        g, b = float(np.mean(general)), float(np.mean(blind))
+        river = int(classes[0].class_start[-1] - classes[0].class_start[-2])
+        flops = ", ".join(str(evaluator.items[i]) for i in picks)
+        rows.append(f"| {spec} | {name} | {len(picks)} ({flops}) | "
+                    f"{g:.2f} ({', '.join(f'{x:.2f}' for x in general)}) | "
+                    f"{b:.2f} ({', '.join(f'{x:.2f}' for x in blind)}) | {g / b:.1f}x | "
+                    f"{b * len(evaluator.items) / 3600:.2f} h | "
+                    f"{river} ({'/'.join(str(int(c.live_count[-1])) for c in classes)}) |")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def _progress_printer(name: str, total: int, start: float):
     """A ``progress`` callback printing every 100 first-deal walks (of ``total``)."""
     done = [0]
@@ -166,7 +207,25 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="Dask workers for --baselines (default 2)")
     parser.add_argument("--walk", choices=("auto", "general", "card-blind"), default="auto",
                         help="--baselines: the card-blind walk where it applies (auto), or force one")
+    parser.add_argument("--card-blind", action="store_true",
+                        help="only CPU s per canonical flop of the general and the card-blind walk on "
+                             "always raise / uniform random (section full-game-card-blind)")
     args = parser.parse_args()
+    if args.card_blind:
+        rows = ["| game | strategy | flops | general walk, CPU s per flop | card-blind walk | ratio | "
+                "card-blind, all flops (CPU) | river classes (live p0/p1) |",
+                "|---|---|---|---:|---:|---:|---:|---:|"]
+        for spec, sample in (("holdem(ranks=8)", args.sample), ("holdem", 3)):
+            rows += card_blind_per_flop(spec, ["always raise", "uniform random"], 1 if args.quick else sample)
+        peak = _peak_rss() / 2**20
+        header = (f"## Full-game best response against card-blind strategies — {datetime.date.today()}\n\n"
+                  f"`python benchmarks/bench_full_game.py --card-blind --sample {args.sample}`: both "
+                  "players' best responses per canonical flop (CPU seconds, the two walks alternating flop "
+                  f"by flop in one process on a shared machine; peak RSS {peak:,.0f} MiB).\n\n")
+        print("\n".join(rows))
+        if not args.quick:
+            update_section(DOCS, "full-game-card-blind", header + "\n".join(rows) + "\n")
+        return
     if args.baselines:
         rows = baselines(args.baselines, args.which.split(","), args.workers,
                          {"auto": None, "general": False, "card-blind": True}[args.walk])
