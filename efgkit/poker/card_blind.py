@@ -4,7 +4,7 @@ A strategy is *card blind* when its action probabilities never depend on the pri
 or the board: every bucket row of a betting decision is the same (always fold, call or
 raise, uniform random, any betting-only profile on ``CardIndependent``). Against such an
 opponent the reach of its hand ``o`` at a public node (betting ``b``, board ``B``) is
-``pi(b) * [o meets neither B nor ...]``: a scalar ``pi(b)`` (the product of its action
+``pi(b) * [o shares no card with B]``: a scalar ``pi(b)`` (the product of its action
 probabilities along ``b``) times card removal. So every terminal the general walk
 (``full_game.py``) evaluates with an O(hands) pass over the opponent's reach vector is that
 scalar times a vector that depends only on the board (Johanson et al. 2011 §4's sums with a
@@ -26,8 +26,8 @@ weight. The walk stays exact: nothing is combined across boards before a maximum
 Betting sequences entering a level (the *columns* of ``full_game.Templates``) whose subtrees
 have the same chips at every node, the same probabilities on every weighted edge and the same
 classes below are one *class*: their relative values are equal, so each class is walked once
-per board. Always raise / call / uniform leave a class per distinct pot (HULHE: 567 river
-columns, a handful of river classes); a random betting-only profile leaves every live column
+per board. Always raise / call / uniform leave a class per distinct pot and what follows
+(HULHE: 16 classes of the 567 river columns); a random betting-only profile leaves every live column
 its own class. Columns the opponent never reaches (``pi = 0``) are not walked.
 
 Per board and class the walk is one pass over the level's template nodes (children before
@@ -44,9 +44,8 @@ import numba
 import numpy as np
 
 from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN
+from efgkit.poker.full_game import BEST, EXPECTED
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values_batch
-
-BEST, EXPECTED = 0, 1  # full_game's objectives
 
 
 class BlindClasses(NamedTuple):
