@@ -36,6 +36,7 @@ from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards
+from efgkit.poker.card_blind import blind_classes, blind_item_values
 from efgkit.poker.full_game import BEST, StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
@@ -90,23 +91,96 @@ BASELINES = {
     "always call": lambda labels: labels.index("call"),
     "always raise": lambda labels: next(labels.index(a) for a in ("raise", "bet", "call") if a in labels),
 }
+"""Pure card-independent baselines (``BucketLayout.pure`` choices); "uniform random" is the fourth."""
 
 
-def baselines(spec: str, names: list[str], workers: int) -> list[str]:
-    """Exact full-game exploitability (mbb/g) of card-independent baseline strategies."""
+def baseline_strategy(layout: BucketLayout, name: str) -> np.ndarray:
+    """The strategy ``name`` (a key of ``BASELINES`` or "uniform random") on ``layout``."""
+    return layout.uniform() if name == "uniform random" else layout.pure(BASELINES[name])
+
+
+def _peak_rss() -> int:
+    """This process's peak resident set size in bytes."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def card_blind_per_flop(spec: str, names: list[str], sample: int) -> list[str]:
+    """CPU seconds per canonical flop of both players' best responses to card-blind
+    baselines, the general walk and the card-blind one alternating flop by flop in this
+    process (``item_values`` per player against ``card_blind.blind_item_values`` for both:
+    each builds the flop's board tables once per call)."""
+    game = make_game(spec)
+    layout = BucketLayout(BettingTree(game), CardIndependent())
+    evaluator = StreamedEvaluator(layout)
+    picks = np.linspace(0, len(evaluator.items) - 1, sample).round().astype(int).tolist()
+    targets = [(0, BEST), (1, BEST)]
+    rows = []
+    for name in names:
+        strategy = baseline_strategy(layout, name)
+        reach = [evaluator.entry_reach(strategy, player) for player in (0, 1)]
+        classes = [blind_classes(evaluator.templates, layout.betting, layout, strategy, *t) for t in targets]
+        general, blind = [], []
+        for player in (0, 1):  # compile (or load) both walks' kernels outside the timings
+            evaluator.item_values(strategy, player, BEST, reach[player], picks[-1])
+        blind_item_values(evaluator, classes, targets, picks[-1])
+        for item in picks:
+            start = time.process_time()
+            sums = [evaluator.item_values(strategy, p, BEST, reach[p], item).sum() for p in (0, 1)]
+            general.append(time.process_time() - start)
+            start = time.process_time()
+            blind_item_values(evaluator, classes, targets, item)
+            blind.append(time.process_time() - start)
+            print(f"{spec} {name} flop {evaluator.items[item]}: general {general[-1]:.2f} CPU-s, card-blind "
+                  f"{blind[-1]:.2f} (entry sums {sums[0]:.6g} {sums[1]:.6g})", flush=True)
+        g, b = float(np.mean(general)), float(np.mean(blind))
+        river = int(classes[0].class_start[-1] - classes[0].class_start[-2])
+        flops = ", ".join(str(evaluator.items[i]) for i in picks)
+        rows.append(f"| {spec} | {name} | {len(picks)} ({flops}) | "
+                    f"{g:.2f} ({', '.join(f'{x:.2f}' for x in general)}) | "
+                    f"{b:.2f} ({', '.join(f'{x:.2f}' for x in blind)}) | {g / b:.1f}x | "
+                    f"{b * len(evaluator.items) / 3600:.2f} h | "
+                    f"{river} ({'/'.join(str(int(c.live_count[-1])) for c in classes)}) |")
+        print(rows[-1], flush=True)
+    return rows
+
+
+def _progress_printer(name: str, total: int, start: float):
+    """A ``progress`` callback printing every 100 first-deal walks (of ``total``)."""
+    done = [0]
+
+    def progress(n: int) -> None:
+        done[0] += n
+        if done[0] % 100 < n or done[0] == total:
+            print(f"{name}: {done[0]:,} of {total:,} first-deal walks, {time.perf_counter() - start:.0f} s",
+                  flush=True)
+    return progress
+
+
+def baselines(spec: str, names: list[str], workers: int, card_blind: bool | None = None) -> list[str]:
+    """Exact full-game exploitability (mbb/g) of card-independent baseline strategies: the
+    walk that ran, wall and CPU time (this process and its workers), peak RSS per process."""
     game = make_game(spec)
     layout = BucketLayout(BettingTree(game), CardIndependent())
     evaluator = StreamedEvaluator(layout)
     rows = []
     for name in names:
-        start = time.perf_counter()
+        start, cpu_start, worker_cpu = time.perf_counter(), time.process_time(), 0.0
         with ChunkRunner(workers=workers) as runner:
             where = runner.description
-            result = evaluator.evaluate(layout.pure(BASELINES[name]), runner=runner, game_value=False)
+            progress = _progress_printer(name, 2 * evaluator.work_items, start)
+            result = evaluator.evaluate(baseline_strategy(layout, name), runner=runner, game_value=False,
+                                        card_blind=card_blind, progress=progress)
+            peaks = [_peak_rss()]
+            if runner._client is not None:
+                worker_cpu = sum(runner._client.run(time.process_time).values())  # fresh workers: all theirs
+                peaks += list(runner._client.run(_peak_rss).values())
         seconds = time.perf_counter() - start
+        cpu = time.process_time() - cpu_start + worker_cpu
         mbb = result.exploitability / max(game.blinds) * 1000
         rows.append(f"| {spec} | {name} | {mbb:.3f} | {result.best_response_values[0]:.6f} | "
-                    f"{result.best_response_values[1]:.6f} | {seconds / 60:.1f} min on {where} |")
+                    f"{result.best_response_values[1]:.6f} | {' / '.join(sorted(set(evaluator.paths)))} | "
+                    f"{seconds / 60:.1f} min on {where}, {cpu:,.0f} CPU-s | "
+                    f"{max(peaks) / 2**20:,.0f} MiB |")
         print(rows[-1], flush=True)
     return rows
 
@@ -131,14 +205,35 @@ def main() -> None:
     parser.add_argument("--which", default="always fold,always call,always raise",
                         help="the baselines of --baselines, comma-separated")
     parser.add_argument("--workers", type=int, default=2, help="Dask workers for --baselines (default 2)")
+    parser.add_argument("--walk", choices=("auto", "general", "card-blind"), default="auto",
+                        help="--baselines: the card-blind walk where it applies (auto), or force one")
+    parser.add_argument("--card-blind", action="store_true",
+                        help="only CPU s per canonical flop of the general and the card-blind walk on "
+                             "always raise / uniform random (section full-game-card-blind)")
     args = parser.parse_args()
+    if args.card_blind:
+        rows = ["| game | strategy | flops | general walk, CPU s per flop | card-blind walk | ratio | "
+                "card-blind, all flops (CPU) | river classes (live p0/p1) |",
+                "|---|---|---|---:|---:|---:|---:|---:|"]
+        for spec, sample in (("holdem(ranks=8)", args.sample), ("holdem", 3)):
+            rows += card_blind_per_flop(spec, ["always raise", "uniform random"], 1 if args.quick else sample)
+        peak = _peak_rss() / 2**20
+        header = (f"## Full-game best response against card-blind strategies — {datetime.date.today()}\n\n"
+                  f"`python benchmarks/bench_full_game.py --card-blind --sample {args.sample}`: both "
+                  "players' best responses per canonical flop (CPU seconds, the two walks alternating flop "
+                  f"by flop in one process on a shared machine; peak RSS {peak:,.0f} MiB).\n\n")
+        print("\n".join(rows))
+        if not args.quick:
+            update_section(DOCS, "full-game-card-blind", header + "\n".join(rows) + "\n")
+        return
     if args.baselines:
-        rows = baselines(args.baselines, args.which.split(","), args.workers)
+        rows = baselines(args.baselines, args.which.split(","), args.workers,
+                         {"auto": None, "general": False, "card-blind": True}[args.walk])
         header = (f"## Baseline strategies, exact in the full game — {datetime.date.today()}\n\n"
                   f"`python benchmarks/bench_full_game.py --baselines {args.baselines}`: card-independent "
                   f"strategies evaluated by the streamed best response (both players, suit isomorphism).\n\n"
-                  "| game | strategy | exploitability mbb/g | BR value p0 | BR value p1 | time |\n"
-                  "|---|---|---:|---:|---:|---|\n")
+                  "| game | strategy | exploitability mbb/g | BR value p0 | BR value p1 | walk | time | "
+                  "peak RSS per process |\n|---|---|---:|---:|---:|---|---|---:|\n")
         if not args.quick:
             update_section(DOCS, f"full-game-baselines-{args.baselines}", header + "\n".join(rows) + "\n")
         return

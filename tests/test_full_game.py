@@ -35,10 +35,11 @@ def _assert_equal_engines(game, abstraction, seed: int = 0) -> None:
     strategy = layout.random(seed)
     public = PublicTree(game)
     reference = evaluate_strategy(StrategyLayout.from_bucket_layout(public, layout), strategy)
-    streamed = StreamedEvaluator(layout).evaluate(strategy)
-    assert streamed.best_response_values == pytest.approx(reference.best_response_values, abs=1e-9)
-    assert streamed.game_value == pytest.approx(reference.game_value, abs=1e-9)
-    assert streamed.nash_conv == pytest.approx(reference.nash_conv, abs=1e-9)
+    for card_blind in (False, None):  # the general walk; the card-blind one where it applies
+        streamed = StreamedEvaluator(layout).evaluate(strategy, card_blind=card_blind)
+        assert streamed.best_response_values == pytest.approx(reference.best_response_values, abs=1e-9)
+        assert streamed.game_value == pytest.approx(reference.game_value, abs=1e-9)
+        assert streamed.nash_conv == pytest.approx(reference.nash_conv, abs=1e-9)
 
 
 @pytest.mark.parametrize("spec", ["kuhn", "kuhn(cards=5)", "leduc", "leduc(ranks=4)", "twocard", "P111"])
@@ -125,7 +126,7 @@ def test_any_block_of_betting_sequences_gives_the_same_values():
         reference = evaluate_strategy(public, strategy)
         for block in (1, 2):
             evaluator.block = block
-            result = evaluator.evaluate(strategy)
+            result = evaluator.evaluate(strategy, card_blind=False)  # the pure strategy is card blind
             assert result.best_response_values == pytest.approx(reference.best_response_values, abs=1e-9)
             assert result.game_value == pytest.approx(reference.game_value, abs=1e-9)
 

@@ -46,7 +46,7 @@ import numba
 import numpy as np
 
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
-from efgkit.errors import ParameterError
+from efgkit.errors import ParameterError, StrategyError
 from efgkit.poker.best_response import PokerEvaluation
 from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN, BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
@@ -614,6 +614,8 @@ class StreamedEvaluator:
         self.view = layout.view()
         self.templates = _templates(betting, layout)
         self.block = BLOCK
+        self.paths: list[str] = []
+        """The walk of each value computed since the last ``evaluate``: "card-blind" or "general"."""
         """Columns (entering betting sequences) walked together; any width gives the same values."""
         self.symmetric = layout.abstraction.suit_symmetric and not game.deal_by_rank and self.num_suits > 1
         self.suit_perms = suit_permutations(self.num_suits).tolist()
@@ -752,10 +754,20 @@ class StreamedEvaluator:
         return out
 
     def value(self, strategy: np.ndarray, player: int, objective: int, runner: ChunkRunner,
-              progress: Callable[[int], None] | None = None, shared=None) -> float:
+              progress: Callable[[int], None] | None = None, shared=None,
+              card_blind: bool | None = None) -> float:
         """Player ``player``'s best-response value (``BEST``) or expected utility (``EXPECTED``)
         against ``strategy`` (checked), first deals run by ``runner`` (``shared``: this
-        evaluator as ``runner.share`` returned it, to send it once for several values)."""
+        evaluator as ``runner.share`` returned it, to send it once for several values).
+
+        Where the players the walk reads (the opponent; both for ``EXPECTED``) play card
+        blind — every bucket row of their decisions equal — the walk without opponent reach
+        vectors runs (``card_blind.py``; same values); ``card_blind`` False forces the
+        general walk, True requires the card-blind one. ``paths`` notes which ran."""
+        if self._card_blind(strategy, player, objective, card_blind):
+            from efgkit.poker.card_blind import blind_values  # card_blind imports this module
+
+            return blind_values(self, strategy, [(player, objective)], runner, progress, shared)[0]
         pre, work, slab = self.tables(None), self._workspace(), self._slab(strategy)
         if not self.items:
             return float(_pre_deal(self.view, self.templates, pre, work, slab, player, objective,
@@ -772,16 +784,45 @@ class StreamedEvaluator:
         return float(_pre_deal(self.view, self.templates, pre, work, slab, player, objective, MODE_REPLAY))
 
     def evaluate(self, strategy, runner: ChunkRunner | None = None, game_value: bool = True,
-                 progress: Callable[[int], None] | None = None) -> PokerEvaluation:
+                 progress: Callable[[int], None] | None = None,
+                 card_blind: bool | None = None) -> PokerEvaluation:
         """Both players' best-response values, NashConv and (``game_value``) player 0's
-        expected utility under ``strategy`` (NaN when not asked: one walk fewer)."""
+        expected utility under ``strategy`` (NaN when not asked: one walk fewer); the walk of
+        each value chosen as in ``value`` (``card_blind``), noted in ``paths``."""
         strategy = self.layout.checked(strategy)
         runner = runner or ChunkRunner()
+        self.paths = []
         shared = runner.share(self)
-        responses = [self.value(strategy, p, BEST, runner, progress, shared) for p in (0, 1)]
-        value = self.value(strategy, 0, EXPECTED, runner, progress, shared) if game_value else float("nan")
+        targets = [(0, BEST), (1, BEST), *([(0, EXPECTED)] if game_value else [])]
+        blind = [t for t in targets if self._card_blind(strategy, *t, card_blind)]
+        values = {}
+        if blind:  # one pass over the first deals for all of them: their board tables built once
+            from efgkit.poker.card_blind import blind_values  # card_blind imports this module
+
+            found = blind_values(self, strategy, blind, runner, progress, shared)
+            values = dict(zip(blind, found, strict=True))
+        for target in targets:
+            if target not in values:
+                values[target] = self.value(strategy, *target, runner, progress, shared, card_blind=False)
+        self.paths = ["card-blind" if t in blind else "general" for t in targets]
+        responses = [values[(0, BEST)], values[(1, BEST)]]
+        value = values[(0, EXPECTED)] if game_value else float("nan")
         nash_conv = responses[0] + responses[1]
         return PokerEvaluation((responses[0], responses[1]), value, nash_conv, nash_conv / 2)
+
+    def _card_blind(self, strategy: np.ndarray, player: int, objective: int, card_blind: bool | None) -> bool:
+        """Whether the value of ``player`` (``objective``) takes the card-blind walk: the
+        players it reads (the opponent; both for ``EXPECTED``) play card blind, or as
+        ``card_blind`` says (True refused for a strategy that reads the cards). Noted in
+        ``paths``."""
+        from efgkit.poker.card_blind import is_card_blind  # card_blind imports this module
+
+        blind = is_card_blind(self.layout, strategy, (1 - player,) if objective == BEST else (0, 1))
+        if card_blind and not blind:
+            raise StrategyError("the strategy depends on the cards: the card-blind walk does not apply")
+        blind = blind if card_blind is None else card_blind
+        self.paths.append("card-blind" if blind else "general")
+        return blind
 
     @property
     def work_items(self) -> int:
