@@ -58,5 +58,5 @@ def test_startup_benchmark_quick_mode_prints_its_table():
         capture_output=True, text=True, timeout=600, check=True, cwd=ROOT / "benchmarks",
     )
     assert "| efgkit games |" in result.stdout
-    assert "| efgkit solve kuhn -n 10 (solve, empty cache) |" in result.stdout
-    assert "| kernels compiled by the first solve |" in result.stdout
+    assert "| efgkit solve kuhn -n 10 (empty cache) |" in result.stdout
+    assert "| kernels compiled by `efgkit solve kuhn -n 10` |" in result.stdout
