@@ -204,6 +204,31 @@ def _board_counts(templates, tables, work, j):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
+def _mark_needed(templates, classes, needed, lo, hi, c):
+    """``needed[p - lo]`` (bool, at least ``hi - lo``): whether template node ``p`` of
+    ``lo..hi`` is reached, top down from ``lo``, by edges of class column ``c`` with a
+    nonzero weight (unweighted edges always reach)."""
+    needed[:hi - lo] = False
+    needed[0] = True
+    for p in range(lo, hi):
+        if not needed[p - lo] or templates.kind[p] > 1:
+            continue
+        for a in range(templates.num_children[p]):
+            child = templates.first_child[p] + a
+            node = templates.node_of[templates.node_base[child] + c]
+            needed[child - lo] = not classes.weighted[node] or classes.weight[node] != 0.0
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _scatter(values, valid, count, target):
+    """``target`` float64 (hands,): ``values[x]`` at hand ``valid[x]`` (int64) for ``x <
+    count``, 0 elsewhere."""
+    target[:] = 0.0
+    for x in range(count):
+        target[valid[x]] = values[x]
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _walk_class(view, templates, classes, work, player, objective, j, k):
     """Class ``k``'s relative values on the board of level ``j`` into ``work.out[k]`` (hands,):
     the template's nodes children first, each a loop over the valid hands (``view`` a
@@ -214,15 +239,7 @@ def _walk_class(view, templates, classes, work, player, objective, j, k):
     count = work.valid_count[j]
     valid = work.valid[j, :count]
     needed = work.needed
-    needed[:hi - lo] = False
-    needed[0] = True
-    for p in range(lo, hi):  # top down: the nodes some weighted edge of this column reaches
-        if not needed[p - lo] or templates.kind[p] > 1:
-            continue
-        for a in range(templates.num_children[p]):
-            child = templates.first_child[p] + a
-            node = templates.node_of[templates.node_base[child] + c]
-            needed[child - lo] = not classes.weighted[node] or classes.weight[node] != 0.0
+    _mark_needed(templates, classes, needed, lo, hi, c)
     scale = view.chance_weight[j]
     values = work.values
     for p in range(hi - 1, lo - 1, -1):
@@ -271,10 +288,7 @@ def _walk_class(view, templates, classes, work, player, objective, j, k):
                 first = False
             if first:  # no child reached (cannot happen for a reached decision)
                 row[:count] = 0.0
-    target = work.out[k]
-    target[:] = 0.0
-    for x in range(count):
-        target[valid[x]] = values[0, x]
+    _scatter(values[0], valid, count, work.out[k])
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
