@@ -44,7 +44,7 @@ import numba
 import numpy as np
 
 from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN
-from efgkit.poker.full_game import BEST, EXPECTED
+from efgkit.poker.full_game import BEST, EXPECTED, keep_off_board
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values_batch
 
 
@@ -320,14 +320,8 @@ def _next_board(tables, classes, work, j):
         key = tables.key_start[j + 1] + (work.key[j] - tables.key_start[j]) * deals + i
         if tables.deal_weight[key] == 0.0:
             continue
-        mask = tables.deal_mask[lo + i]
-        count = 0
-        for x in range(work.valid_count[j]):
-            h = work.valid[j, x]
-            if tables.hand_mask[h] & mask == 0:
-                work.valid[j + 1, count] = h
-                count += 1
-        work.valid_count[j + 1] = count
+        work.valid_count[j + 1] = keep_off_board(tables.hand_mask, work.valid[j, :work.valid_count[j]],
+                                                 tables.deal_mask[lo + i], work.valid[j + 1])
         work.key[j + 1] = key
         work.cursor[j] = i + 1
         return True
@@ -364,12 +358,9 @@ def blind_item(view, templates, tables, classes, work, player, objective):
         work.out[k] = 0.0
     if classes.live_count[1] == 0:
         return
-    count = 0
     for h in range(hands):
-        if tables.hand_mask[h] & tables.first_mask[0] == 0:
-            work.valid[1, count] = h
-            count += 1
-    work.valid_count[1] = count
+        work.valid[0, h] = h
+    work.valid_count[1] = keep_off_board(tables.hand_mask, work.valid[0], tables.first_mask[0], work.valid[1])
     work.key[1] = 1
     j = 1
     if j == last:

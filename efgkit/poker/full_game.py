@@ -429,16 +429,23 @@ def _live_columns(enter, valid, out):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
+def keep_off_board(hand_mask, hands, mask, out):
+    """Copy the ``hands`` (int64 (n,)) sharing no card with the card set ``mask`` to the front
+    of ``out`` (int64, at least (n,)), in order; returns how many (``hand_mask`` int64 (hands,))."""
+    count = 0
+    for h in hands:
+        if hand_mask[h] & mask == 0:
+            out[count] = h
+            count += 1
+    return count
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _deal_board(tables, work, j, mask):
     """Board ``j`` = board ``j - 1`` plus the cards ``mask``: its valid hands."""
     work.board_mask[j] = work.board_mask[j - 1] | mask
-    count = 0
-    for x in range(work.valid_count[j - 1]):
-        h = work.valid[j - 1, x]
-        if tables.hand_mask[h] & mask == 0:
-            work.valid[j, count] = h
-            count += 1
-    work.valid_count[j] = count
+    work.valid_count[j] = keep_off_board(tables.hand_mask, work.valid[j - 1, :work.valid_count[j - 1]], mask,
+                                         work.valid[j])
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
