@@ -1,6 +1,8 @@
 """Start-up and first-run cost of the efgkit command: ``--help``, ``games`` and a solve of
-Leduc on an empty numba cache (every kernel compiled) and on a warm one; with ``--engines``
-also the first solve of each poker engine (``--engine public-tree``, ``--engine sampled``).
+Leduc on an empty numba cache (every kernel compiled), on a warm one, and as the first run
+after ``efgkit warm-up`` (the README's set-up command, which compiles the kernels at
+install; its own cost is a row too); with ``--engines`` also the first solve of each poker
+engine (``--engine public-tree``, ``--engine sampled``).
 
 Each measurement runs the command in a fresh process (``python -c "from efgkit.cli import
 main; main()"`` with ``PYTHONPATH`` at the tree measured) and keeps the best of the runs:
@@ -46,7 +48,8 @@ def run_command(tree: Path, arguments: list[str], cache_dir: str) -> tuple[float
     return wall, cpu
 
 
-def measure(trees: dict[str, Path], solves: dict[str, list[str]], repeats: int, cold_repeats: int) -> dict:
+def measure(trees: dict[str, Path], solves: dict[str, list[str]], repeats: int, cold_repeats: int,
+            warm_up: list[str]) -> dict:
     """Best (wall, cpu) per tree and case, the cases interleaved across trees. ``solves``: the
     first-solve commands run on an empty cache, by case name (the first also warm)."""
     best: dict[tuple[str, str], tuple[float, float]] = {}
@@ -73,7 +76,15 @@ def measure(trees: dict[str, Path], solves: dict[str, list[str]], repeats: int, 
                     keep(label, case, run_command(tree, arguments, cache))
                     kernels[label, case] = sum(name.endswith(".nbi") for _, _, names in os.walk(cache)
                                                for name in names)
-    return {"best": best, "kernels": kernels}
+        for attempt in range(cold_repeats):  # the install's warm-up, then each first solve
+            for label, tree in trees.items():
+                if not (tree / "efgkit" / "cli" / "warm_up.py").exists():
+                    continue
+                cache = os.path.join(scratch, f"warm-up-{label}-{attempt}")
+                keep(label, "warm-up", run_command(tree, warm_up, cache))
+                for case, arguments in solves.items():
+                    keep(label, f"{case}, after warm-up", run_command(tree, arguments, cache))
+    return {"best": best, "kernels": kernels, "warm_up": warm_up}
 
 
 def table(trees: dict[str, Path], solves: dict[str, list[str]], result: dict) -> str:
@@ -84,9 +95,12 @@ def table(trees: dict[str, Path], solves: dict[str, list[str]], result: dict) ->
     rows = {"--help": "efgkit --help", "games": "efgkit games",
             "solve, warm cache": f"efgkit {' '.join(solve)} (warm cache)"}
     rows.update({case: f"efgkit {' '.join(arguments)} (empty cache)" for case, arguments in solves.items()})
+    rows["warm-up"] = f"efgkit {' '.join(result['warm_up'])} (empty cache; the set-up command runs it)"
+    rows.update({f"{case}, after warm-up": f"efgkit {' '.join(arguments)} (first run after the warm-up)"
+                 for case, arguments in solves.items()})
     for case, command in rows.items():
         cells = [f"{result['best'][label, case][0]:.2f} ({result['best'][label, case][1]:.2f})"
-                 for label in labels]
+                 if (label, case) in result["best"] else "-" for label in labels]
         lines.append(f"| {command} | " + " | ".join(cells) + " |")
     for case, arguments in solves.items():
         lines.append(f"| kernels compiled by `efgkit {' '.join(arguments)}` | "
@@ -113,7 +127,8 @@ def main() -> None:
         solves["sampled"] = [*solve, "--engine", "sampled", "--buckets", "lossless"]
     repeats, cold_repeats = (1, 1) if args.quick else (args.repeats, args.cold_repeats)
     load_before = os.getloadavg()[0]
-    result = measure(trees, solves, repeats, cold_repeats)
+    warm_up = ["warm-up", "--only", "solve"] if args.quick else ["warm-up"]
+    result = measure(trees, solves, repeats, cold_repeats, warm_up)
     command = ("python benchmarks/bench_startup.py" + (" --engines" if args.engines else "")
                + (" --reference REF" if args.reference else ""))
     text = "\n".join([

@@ -52,6 +52,8 @@ COMMANDS = {
     "play": ("efgkit.cli.deploy", "Play STRATEGY.efgs: against you at the terminal, or N hands --against "
                                   "random|OTHER.efgs."),
     "convert": ("efgkit.cli.convert", "Convert the game INPUT into OUTPUT."),
+    "warm-up": ("efgkit.cli.warm_up", "Compile and cache the numba kernels of the common commands, so their "
+                                      "first run is fast."),
 }
 """Each command's module (imported only when the command runs, so ``efgkit --help`` starts
 fast) and the one-line summary ``efgkit --help`` lists (tests check it is the command's own)."""

@@ -1,0 +1,5 @@
+"""``python -m efgkit``: the ``efgkit`` command."""
+
+from efgkit.cli import main
+
+main()
