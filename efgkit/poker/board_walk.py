@@ -238,7 +238,7 @@ def _fold_fractions(view, board, sides, walk, player, child, level, depth, range
     valid = board.valid[level, :board.valid_count[level]]
     reach = walk.opponent[depth]
     _compatible(reach, board, valid, walk.card_sum, range_total)
-    fold = -1
+    fold = np.int64(-1)
     if view.kind[child] == 1 - player:
         for a in range(view.num_children[child]):
             if view.kind[view.first_child[child] + a] == FOLD:
@@ -353,8 +353,8 @@ def responder_value(view, board, sides, local, walk, player, mode):
     for h in board.valid[0, :board.valid_count[0]]:
         walk.own[0, h] = 1.0
         walk.opponent[0, h] = 1.0
-    if not _open(view, board, sides, local, walk, player, mode, 0):
-        depth = 0
+    depth = np.int64(0)
+    if not _open(view, board, sides, local, walk, player, mode, depth):
         while True:
             if _next_child(view, board, sides, walk, player, mode, depth):
                 depth += 1

@@ -362,7 +362,7 @@ def blind_item(view, templates, tables, classes, work, player, objective):
         work.valid[0, h] = h
     work.valid_count[1] = keep_off_board(tables.hand_mask, work.valid[0], tables.first_mask[0], work.valid[1])
     work.key[1] = 1
-    j = 1
+    j = np.int64(1)
     if j == last:
         _walk_level(view, templates, tables, classes, work, player, objective, j)
         return
@@ -391,7 +391,7 @@ def blind_root(view, templates, tables, classes, work, player, objective):
         work.valid[0, h] = h
     work.valid_count[0] = hands
     work.key[0] = 0
-    _walk_level(view, templates, tables, classes, work, player, objective, 0)
+    _walk_level(view, templates, tables, classes, work, player, objective, np.int64(0))
     return work.out[0].sum()
 
 

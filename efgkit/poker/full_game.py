@@ -54,7 +54,7 @@ from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.suits import canonical_deals, hand_permutations, suit_permutations
 from efgkit.poker.terminal_values import fold_payoff, fold_values_batch, showdown_values_batch
 
-MODE_RECORD, MODE_REPLAY, MODE_DESCEND = 0, 1, 2
+MODE_RECORD, MODE_REPLAY, MODE_DESCEND = np.int64(0), np.int64(1), np.int64(2)
 BLOCK = 64
 """Columns walked together by default (``StreamedEvaluator.block``): a block's matrices stay
 in cache."""
@@ -393,8 +393,8 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
         return False
     work.node[j, 0] = templates.start[j]
     work.slot[j, 0] = 0
-    if not _open(view, templates, tables, work, player, mode, j, 0, cols, reach, values):
-        d = 0
+    d = np.int64(0)  # not a literal: numba would compile the callees again for one
+    if not _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
         while True:
             if _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
                 d += 1
@@ -560,14 +560,15 @@ def _pre_deal(view, templates, tables, work, slab, player, objective, mode):
     level 0's ``record``; ``MODE_REPLAY``: their values from its ``acc``; ``MODE_DESCEND``: a
     game without boards). Returns the responder's total."""
     hands = tables.hand_mask.shape[0]
-    enter, result = _entry(templates, work, 0)
+    level = np.int64(0)
+    enter, result = _entry(templates, work, level)
     enter[:] = 1.0
     work.board_mask[0] = 0
     for h in range(hands):
         work.valid[0, h] = h
     work.valid_count[0] = hands
     work.key[0] = 0
-    _walk_level(view, templates, tables, work, slab, player, objective, mode, 0)
+    _walk_level(view, templates, tables, work, slab, player, objective, mode, level)
     return result.sum()
 
 
@@ -582,12 +583,12 @@ def _item(view, templates, tables, work, slab, player, objective, out):
     for h in range(hands):
         work.valid[0, h] = h
     work.valid_count[0] = hands
-    record, _ = _bridge(templates, work, 0)
-    enter, result = _entry(templates, work, 1)
-    if not _deal_level(tables, work, 1, tables.first_mask[0], record, enter):
+    j = np.int64(1)
+    record, _ = _bridge(templates, work, j - 1)
+    enter, result = _entry(templates, work, j)
+    if not _deal_level(tables, work, j, tables.first_mask[0], record, enter):
         return
     work.key[1] = 1
-    j = 1
     if not _start_level(view, templates, tables, work, slab, player, objective, j):
         while True:
             if _next_deal(templates, tables, work, j):
