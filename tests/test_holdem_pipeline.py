@@ -166,6 +166,7 @@ def test_dask_local_cluster_gives_the_single_process_result_bit_for_bit(tmp_path
     monkeypatch.setattr(executor, "SCATTER_MIN_BYTES", 0)
     monkeypatch.setattr(pipeline, "DEDUPLICATE_MAX_ROWS", 1000)
     monkeypatch.setattr(pipeline, "FULL_KMEANS_MAX_ROWS", 1000)
+    monkeypatch.setattr(pipeline, "L2_FIT_SAMPLE_ROWS", 20_000)  # 1,000,000 took a minute per fit
     options = dataclasses.replace(OPTIONS, batch_size=256, sweeps_per_chunk=200)
     build_abstraction(options, tmp_path / "local.h5")
     with ChunkRunner(workers=2) as runner:
