@@ -164,16 +164,14 @@ def baselines(spec: str, names: list[str], workers: int, card_blind: bool | None
     evaluator = StreamedEvaluator(layout)
     rows = []
     for name in names:
-        start, cpu_start, worker_cpu = time.perf_counter(), time.process_time(), 0.0
+        start, cpu_start = time.perf_counter(), time.process_time()
         with ChunkRunner(workers=workers) as runner:
             where = runner.description
             progress = _progress_printer(name, 2 * evaluator.work_items, start)
             result = evaluator.evaluate(baseline_strategy(layout, name), runner=runner, game_value=False,
                                         card_blind=card_blind, progress=progress)
-            peaks = [_peak_rss()]
-            if runner._client is not None:
-                worker_cpu = sum(runner._client.run(time.process_time).values())  # fresh workers: all theirs
-                peaks += list(runner._client.run(_peak_rss).values())
+            worker_cpu = sum(runner.on_workers(time.process_time))  # fresh workers: all theirs
+            peaks = [_peak_rss(), *runner.on_workers(_peak_rss)]
         seconds = time.perf_counter() - start
         cpu = time.process_time() - cpu_start + worker_cpu
         mbb = result.exploitability / max(game.blinds) * 1000

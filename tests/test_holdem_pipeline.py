@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import os
 from itertools import combinations
 from math import comb
 from pathlib import Path
@@ -172,6 +173,8 @@ def test_dask_local_cluster_gives_the_single_process_result_bit_for_bit(tmp_path
     with ChunkRunner(workers=2) as runner:
         summary = build_abstraction(options, tmp_path / "dask.h5", features=tmp_path / "f.h5", runner=runner)
         assert runner._scattered  # the last clustering pass reused point chunks sent before
+        assert len(set(runner.on_workers(os.getpid)) - {os.getpid()}) == 2
+    assert ChunkRunner().on_workers(os.getpid) == []
     assert "LocalCluster" in summary["runner"]
     assert summary["streets"]["turn"]["iterations"] > 1
     with h5py.File(tmp_path / "local.h5", "r") as local, h5py.File(tmp_path / "dask.h5", "r") as dask:

@@ -122,6 +122,13 @@ class ChunkRunner:
             yield in_flight.popleft().result()
         self._scattered = {key: entry for key, entry in self._scattered.items() if key in used}
 
+    def on_workers(self, function: Callable) -> list:
+        """``function()`` run once on every Dask worker (e.g. to read their CPU time or peak
+        memory); empty when the chunks run in this process."""
+        if self._client is None:
+            return []
+        return list(self._client.run(function).values())
+
     def map_chunks(self, function: Callable, arguments: Sequence[tuple]) -> list:
         """The ``map_chunks`` of efgkit's clustering estimators: every chunk, results in order."""
         return list(self.imap(function, arguments))
