@@ -124,7 +124,8 @@ def main() -> None:
     solves = {"solve, empty cache": solve}
     if args.engines:
         solves["public-tree"] = [*solve, "--engine", "public-tree"]
-        solves["sampled"] = [*solve, "--engine", "sampled", "--buckets", "lossless"]
+        solves["sampled"] = ["solve", "holdem(ranks=5,rounds=2)", "-n", "100", "--engine", "sampled",
+                             "--buckets", "canonical"]
     repeats, cold_repeats = (1, 1) if args.quick else (args.repeats, args.cold_repeats)
     load_before = os.getloadavg()[0]
     warm_up = ["warm-up", "--only", "solve"] if args.quick else ["warm-up"]

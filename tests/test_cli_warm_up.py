@@ -36,10 +36,10 @@ def test_a_solve_after_warm_up_compiles_nothing(tmp_path):
 def test_a_failing_warm_up_is_one_line_naming_it(runner, monkeypatch):
     from efgkit.cli import warm_up
 
-    monkeypatch.setitem(warm_up.WARM_UPS, "solve", ["solve", "no_such_game"])
+    monkeypatch.setitem(warm_up.WARM_UPS, "solve", [["solve", "no_such_game"]])
     result = runner.invoke(main, ["warm-up", "--only", "solve"])
     assert result.exit_code == 2 and "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("efgkit: error: warm-up of solve failed: "
+    assert lines[0].startswith("efgkit: error: warm-up of solve (solve no_such_game) failed: "
                                "efgkit: error: unknown game 'no_such_game'")
