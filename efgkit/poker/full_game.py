@@ -128,7 +128,9 @@ class Workspace(NamedTuple):
     (hands, columns[j + 1]) at ``bridge_start[j]``: the reach at its deal nodes and the values
     summed over the next level's deals. int64 (levels, depth): ``node`` (template node),
     ``cursor`` (next child, at depth 0 the next deal), ``action``, ``slot`` (the stack row
-    holding the reach at that depth: the responder's children share their parent's); bool
+    holding the reach at that depth: the responder's children share their parent's),
+    ``value_row`` (the stack row holding the values at that depth: a node takes its first
+    child's row instead of copying it, so the rows of a level are a permutation); bool
     ``filled`` (levels, depth): a child's values are in (the first is copied, not added); per
     level ``valid`` (levels, hands) / ``valid_count`` the hands off the board, ``board_mask``,
     ``key``; scratch: ``live`` int64 (widest level,) the columns some reach enters (a block
@@ -148,6 +150,7 @@ class Workspace(NamedTuple):
     cursor: np.ndarray
     action: np.ndarray
     slot: np.ndarray
+    value_row: np.ndarray
     filled: np.ndarray
     valid: np.ndarray
     valid_count: np.ndarray
@@ -178,7 +181,7 @@ def _slab(templates, view, strategy, out):
                     out[base + x * columns + c] = strategy[row + x]
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _entry(templates, work, j):
     """Level ``j``'s ``enter`` and ``result``, (hands, columns[j])."""
     shape = (work.valid.shape[1], templates.columns[j])
@@ -186,7 +189,7 @@ def _entry(templates, work, j):
     return work.enter[start:start + size].reshape(shape), work.result[start:start + size].reshape(shape)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _level(templates, work, j, width):
     """Level ``j``'s stack ``reach`` and ``values`` for a block of ``width`` columns,
     (depth, hands, width)."""
@@ -195,7 +198,7 @@ def _level(templates, work, j, width):
     return work.reach[start:start + size].reshape(shape), work.values[start:start + size].reshape(shape)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _bridge(templates, work, j):
     """Level ``j``'s ``record`` and ``acc``, (hands, columns[j + 1])."""
     shape = (work.valid.shape[1], templates.columns[j + 1])
@@ -203,7 +206,7 @@ def _bridge(templates, work, j):
     return work.record[start:start + size].reshape(shape), work.acc[start:start + size].reshape(shape)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _terminal(view, templates, tables, work, player, p, j, cols, reach, out):
     """Fold or showdown values (with chance) of the responder's valid hands in the block of
     columns ``cols``."""
@@ -228,7 +231,7 @@ def _terminal(view, templates, tables, work, player, p, j, cols, reach, out):
                           work.lose, out)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
     """Start template node ``work.node[j, d]``: a leaf (terminal, or a deal node: its reach
     noted in ``MODE_RECORD``, the next level's values taken in ``MODE_REPLAY``) is finished
@@ -239,24 +242,25 @@ def _open(view, templates, tables, work, player, mode, j, d, cols, reach, values
     here = reach[work.slot[j, d]]
     if kind == FOLD or kind == SHOWDOWN:
         if mode != MODE_RECORD:
-            _terminal(view, templates, tables, work, player, p, j, cols, here, values[d])
+            _terminal(view, templates, tables, work, player, p, j, cols, here, values[work.value_row[j, d]])
         return True
     if kind == DEAL:
         record, acc = _bridge(templates, work, j)
         lo = templates.leaf[p] * templates.columns[j]
+        out = values[work.value_row[j, d]]
         for h in valid:
             for c in range(cols.shape[0]):
                 if mode == MODE_RECORD:
                     record[h, lo + cols[c]] = here[h, c]
                 else:
-                    values[d, h, c] = acc[h, lo + cols[c]]
+                    out[h, c] = acc[h, lo + cols[c]]
         return True
     work.cursor[j, d] = 0
     work.filled[j, d] = mode == MODE_RECORD  # values not wanted: nothing to fill
     return False
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
     """Set up the next child of template node ``work.node[j, d]`` the opponent reaches in
     some column at ``d + 1`` (node and reach slot); False when none is left (and the node's
@@ -279,10 +283,10 @@ def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values
             for h in valid:
                 base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
                 source, target = here[h], child[h]
-                if dense:
-                    base += cols[0]
+                if dense:  # a slice: indexed from 0, the loads are contiguous (not gathers)
+                    weights = slab[base + cols[0]:base + cols[0] + width]
                     for c in range(width):
-                        target[c] = source[c] * slab[base + c]
+                        target[c] = source[c] * weights[c]
                 else:
                     for c in range(width):
                         target[c] = source[c] * slab[base + cols[c]]
@@ -297,7 +301,7 @@ def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values
         if a == m:
             if not work.filled[j, d]:
                 for h in valid:
-                    values[d, h] = 0.0
+                    values[work.value_row[j, d], h] = 0.0
             return False
         work.slot[j, d + 1] = d + 1
     work.action[j, d] = a
@@ -306,7 +310,7 @@ def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values
     return True
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _gather(templates, tables, work, slab, player, objective, j, d, cols, values):
     """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
     the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
@@ -317,20 +321,19 @@ def _gather(templates, tables, work, slab, player, objective, j, d, cols, values
     filled = work.filled[j, d]
     work.filled[j, d] = True
     expected = objective == EXPECTED and templates.kind[p] == player
-    if not filled and not expected:  # the first child reached: its values, no sum to clear
-        for h in valid:
-            for c in range(width):
-                values[d, h, c] = values[d + 1, h, c]
+    node_row, child_row = work.value_row[j, d], work.value_row[j, d + 1]
+    if not filled and not expected:  # the first child reached: its values row becomes the node's
+        work.value_row[j, d], work.value_row[j, d + 1] = child_row, node_row
         return
     if templates.kind[p] != player:
         for h in valid:
             for c in range(width):
-                values[d, h, c] += values[d + 1, h, c]
+                values[node_row, h, c] += values[child_row, h, c]
         return
     if objective == BEST:
         for h in valid:
             for c in range(width):
-                values[d, h, c] = max(values[d, h, c], values[d + 1, h, c])
+                values[node_row, h, c] = max(values[node_row, h, c], values[child_row, h, c])
         return
     m = templates.num_children[p]
     columns = templates.columns[j]
@@ -338,7 +341,7 @@ def _gather(templates, tables, work, slab, player, objective, j, d, cols, values
     a = work.action[j, d]
     for h in valid:
         base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
-        parent, child = values[d, h], values[d + 1, h]
+        parent, child = values[node_row, h], values[child_row, h]
         for c in range(width):
             probability = slab[base + cols[c]]
             parent[c] = parent[c] + probability * child[c] if filled else probability * child[c]
@@ -362,28 +365,36 @@ def _walk_level(view, templates, tables, work, slab, player, objective, mode, j)
         cols = live[start:start + block]
         _walk_block(view, templates, tables, work, slab, player, objective, mode, j, cols, enter)
         if mode != MODE_RECORD:
-            values = _level(templates, work, j, cols.shape[0])[1]
+            values = _level(templates, work, j, cols.shape[0])[1][work.value_row[j, 0]]
             for h in valid:
-                row, total = values[0, h], result[h]
+                row, total = values[h], result[h]
                 for c in range(cols.shape[0]):
                     total[cols[c]] = row[c]
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
 def _walk_block(view, templates, tables, work, slab, player, objective, mode, j, cols, source):
     """Walk level ``j``'s template on the board ``work.key[j]`` for the columns ``cols``, the
     reach entering them the rows of ``source`` (hands, columns[j]) of the board's valid hands;
-    the values (``objective``, not in ``MODE_RECORD``) are left at depth 0 of the level's stack.
+    the values (``objective``, not in ``MODE_RECORD``) are left in row ``work.value_row[j, 0]``
+    of the level's stack.
     Depth first with an explicit stack; children no column of the block reaches are skipped.
     Returns False (and walks nothing) when no reach enters the block."""
     valid = work.valid[j, :work.valid_count[j]]
     width = cols.shape[0]
     reach, values = _level(templates, work, j, width)
     alive = False
+    first = cols[0]
+    dense = cols[width - 1] - first == width - 1
     for h in valid:
         row, target = source[h], reach[0, h]
-        for c in range(width):
-            target[c] = row[cols[c]]
+        if dense:
+            row = row[first:first + width]
+            for c in range(width):
+                target[c] = row[c]
+        else:
+            for c in range(width):
+                target[c] = row[cols[c]]
         if not alive:
             for c in range(width):
                 if target[c] != 0.0:
@@ -393,6 +404,8 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
         return False
     work.node[j, 0] = templates.start[j]
     work.slot[j, 0] = 0
+    for d in range(templates.depth[j]):
+        work.value_row[j, d] = d
     if not _open(view, templates, tables, work, player, mode, j, 0, cols, reach, values):
         d = 0
         while True:
@@ -516,6 +529,7 @@ def _last_deals(view, templates, tables, work, slab, player, objective, j):
     for start in range(0, live.shape[0], block):
         cols = live[start:start + block]
         width = cols.shape[0]
+        dense = cols[width - 1] - cols[0] == width - 1
         for i in range(deals):
             key = tables.key_start[k] + (parent - tables.key_start[j]) * deals + i
             weight = tables.deal_weight[key]
@@ -526,14 +540,19 @@ def _last_deals(view, templates, tables, work, slab, player, objective, j):
             if not _walk_block(view, templates, tables, work, slab, player, objective, MODE_DESCEND, k, cols,
                                record):
                 continue
-            values = _level(templates, work, k, width)[1][0]
+            values = _level(templates, work, k, width)[1][work.value_row[k, 0]]
             valid = work.valid[k, :work.valid_count[k]]
             for x in range(tables.group_start[parent], tables.group_start[parent + 1]):
                 perm = tables.hand_perm[tables.group_perm[x]]
                 for h in valid:
                     target, source = acc[perm[h]], values[h]
-                    for c in range(width):
-                        target[cols[c]] += weight * source[c]
+                    if dense:  # a slice indexed from 0: contiguous loads and stores, no scatter
+                        target = target[cols[0]:cols[0] + width]
+                        for c in range(width):
+                            target[c] += weight * source[c]
+                    else:
+                        for c in range(width):
+                            target[cols[c]] += weight * source[c]
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -721,7 +740,7 @@ class StreamedEvaluator:
 
         entry_start, level_start = offsets(hands * t.columns), offsets(t.depth * hands * widths)
         bridge_start = offsets(hands * t.columns[1:])
-        index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(4)]
+        index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(5)]
         index.append(np.zeros((levels, int(t.depth.max())), np.bool_))
         return Workspace(entry_start, level_start, bridge_start,
                          *(np.zeros(size) for size in (entry_start[-1], entry_start[-1], level_start[-1],
