@@ -207,9 +207,10 @@ def _bridge(templates, work, j):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _terminal(view, templates, tables, work, player, p, j, cols, reach, out):
+def _terminal(view, templates, tables, work, player, p, j, cols, reach, out, target, combine):
     """Fold or showdown values (with chance) of the responder's valid hands in the block of
-    columns ``cols``."""
+    columns ``cols``: a fold's into ``out``, a showdown's ``combined`` (``combine``) into
+    ``target`` with ``out`` its scratch (``target`` itself when written)."""
     width = out.shape[1]
     weight = view.chance_weight[j]
     kind = templates.kind[p]
@@ -228,11 +229,24 @@ def _terminal(view, templates, tables, work, player, p, j, cols, reach, out):
     count = tables.showdown_count[row]
     showdown_values_batch(reach, tables.hand_cards, tables.showdown_hands[row, :count],
                           tables.showdown_strength[row, :count], work.card_sum, work.column_total, work.win,
-                          work.lose, out)
+                          work.lose, out, target, combine)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
+def _combine(templates, work, player, objective, j, d):
+    """How the terminal at depth ``d`` takes part in its parent's values: 0 in its own
+    values row (the parent's first child, or ``EXPECTED`` at the responder's: ``_gather``
+    does it), else straight into the parent's row, 1 added (the opponent's node) or 2
+    maximised (``BEST`` at the responder's) — the same operation ``_gather`` would do."""
+    if d == 0 or not work.filled[j, d - 1] or templates.kind[work.node[j, d]] == FOLD:
+        return np.int64(0)  # a fold is its parent's first child: never combined
+    if templates.kind[work.node[j, d - 1]] != player:
+        return np.int64(1)
+    return np.int64(2) if objective == BEST else np.int64(0)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _open(view, templates, tables, work, player, objective, mode, j, d, cols, reach, values):
     """Start template node ``work.node[j, d]``: a leaf (terminal, or a deal node: its reach
     noted in ``MODE_RECORD``, the next level's values taken in ``MODE_REPLAY``) is finished
     and True returned; an inner node gets zero sums and its first child next."""
@@ -242,7 +256,10 @@ def _open(view, templates, tables, work, player, mode, j, d, cols, reach, values
     here = reach[work.slot[j, d]]
     if kind == FOLD or kind == SHOWDOWN:
         if mode != MODE_RECORD:
-            _terminal(view, templates, tables, work, player, p, j, cols, here, values[work.value_row[j, d]])
+            combine = _combine(templates, work, player, objective, j, d)
+            out = values[work.value_row[j, d]]
+            target = values[work.value_row[j, d - 1]] if combine != 0 else out
+            _terminal(view, templates, tables, work, player, p, j, cols, here, out, target, combine)
         return True
     if kind == DEAL:
         record, acc = _bridge(templates, work, j)
@@ -315,6 +332,10 @@ def _gather(templates, tables, work, slab, player, objective, j, d, cols, values
     """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
     the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
     expectation (``EXPECTED``)."""
+    child_kind = templates.kind[work.node[j, d + 1]]
+    terminal = child_kind == FOLD or child_kind == SHOWDOWN
+    if terminal and _combine(templates, work, player, objective, j, d + 1):
+        return  # the terminal combined its values into this node's row itself
     p = work.node[j, d]
     valid = work.valid[j, :work.valid_count[j]]
     width = values.shape[2]
@@ -382,7 +403,7 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
     Returns False (and walks nothing) when no reach enters the block. The per-node helpers
     are inlined and this is compiled without reference counting (numba's private
     ``_nrt=False``: nothing is allocated, every array is the caller's): a helper call
-    counted the references of its ~40 arrays, 14% of the time."""
+    counted the references of the arrays of its NamedTuples, 14% of the time."""
     valid = work.valid[j, :work.valid_count[j]]
     width = cols.shape[0]
     reach, values = _level(templates, work, j, width)
@@ -409,12 +430,13 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
     work.slot[j, 0] = 0
     for d in range(templates.depth[j]):
         work.value_row[j, d] = d
-    if not _open(view, templates, tables, work, player, mode, j, 0, cols, reach, values):
+    if not _open(view, templates, tables, work, player, objective, mode, j, 0, cols, reach, values):
         d = 0
         while True:
             if _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
                 d += 1
-                if not _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
+                if not _open(view, templates, tables, work, player, objective, mode, j, d, cols, reach,
+                             values):
                     continue
             elif d == 0:
                 break
