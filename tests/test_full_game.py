@@ -145,7 +145,8 @@ def test_batched_terminal_values_equal_the_one_vector_kernels_column_by_column(h
     card_sum, total = np.zeros((cards, 5)), np.zeros(5)
     folds, showdowns = np.zeros((hands, 5)), np.zeros((hands, 5))
     fold_values_batch(reach, hand_cards, valid, card_sum, total, win, folds)
-    showdown_values_batch(reach, hand_cards, valid, strength, card_sum, total, win, lose, showdowns)
+    showdown_values_batch(reach, hand_cards, valid, strength, card_sum, total, win, lose, showdowns,
+                          showdowns, 0)
     for c in range(5):
         fold, showdown = np.zeros(hands), np.zeros(hands)
         column = np.ascontiguousarray(reach[:, c])
@@ -154,3 +155,9 @@ def test_batched_terminal_values_equal_the_one_vector_kernels_column_by_column(h
         assert folds[valid, c] == pytest.approx(fold[valid], abs=1e-12)
         assert showdowns[valid, c] == pytest.approx(showdown[valid], abs=1e-12)
     assert not card_sum.any()
+    parent = rng.random((hands, 5)) - 0.5  # combined straight into a parent's values: added, maximised
+    for combine, expected in ((1, parent + showdowns), (2, np.maximum(parent, showdowns))):
+        target, scratch = parent.copy(), np.zeros((hands, 5))
+        showdown_values_batch(reach, hand_cards, valid, strength, card_sum, total, win, lose, scratch, target,
+                              combine)
+        assert np.array_equal(target[valid], expected[valid])

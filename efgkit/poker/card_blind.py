@@ -196,7 +196,7 @@ def _board_counts(templates, tables, work, j):
     m = tables.showdown_count[row]
     showdown_values_batch(work.unit, tables.hand_cards, tables.showdown_hands[row, :m],
                           tables.showdown_strength[row, :m], work.card_sum, work.total, work.win, work.lose,
-                          work.pair)
+                          work.pair, work.pair, np.int64(0))
     for x in range(count):
         h = valid[x]
         work.wins[x] = work.pair[h, 0]

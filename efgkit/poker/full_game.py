@@ -128,7 +128,9 @@ class Workspace(NamedTuple):
     (hands, columns[j + 1]) at ``bridge_start[j]``: the reach at its deal nodes and the values
     summed over the next level's deals. int64 (levels, depth): ``node`` (template node),
     ``cursor`` (next child, at depth 0 the next deal), ``action``, ``slot`` (the stack row
-    holding the reach at that depth: the responder's children share their parent's); bool
+    holding the reach at that depth: the responder's children share their parent's),
+    ``value_row`` (the stack row holding the values at that depth: a node takes its first
+    child's row instead of copying it, so the rows of a level are a permutation); bool
     ``filled`` (levels, depth): a child's values are in (the first is copied, not added); per
     level ``valid`` (levels, hands) / ``valid_count`` the hands off the board, ``board_mask``,
     ``key``; scratch: ``live`` int64 (widest level,) the columns some reach enters (a block
@@ -148,6 +150,7 @@ class Workspace(NamedTuple):
     cursor: np.ndarray
     action: np.ndarray
     slot: np.ndarray
+    value_row: np.ndarray
     filled: np.ndarray
     valid: np.ndarray
     valid_count: np.ndarray
@@ -178,7 +181,7 @@ def _slab(templates, view, strategy, out):
                     out[base + x * columns + c] = strategy[row + x]
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _entry(templates, work, j):
     """Level ``j``'s ``enter`` and ``result``, (hands, columns[j])."""
     shape = (work.valid.shape[1], templates.columns[j])
@@ -186,7 +189,7 @@ def _entry(templates, work, j):
     return work.enter[start:start + size].reshape(shape), work.result[start:start + size].reshape(shape)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _level(templates, work, j, width):
     """Level ``j``'s stack ``reach`` and ``values`` for a block of ``width`` columns,
     (depth, hands, width)."""
@@ -195,7 +198,7 @@ def _level(templates, work, j, width):
     return work.reach[start:start + size].reshape(shape), work.values[start:start + size].reshape(shape)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _bridge(templates, work, j):
     """Level ``j``'s ``record`` and ``acc``, (hands, columns[j + 1])."""
     shape = (work.valid.shape[1], templates.columns[j + 1])
@@ -203,10 +206,11 @@ def _bridge(templates, work, j):
     return work.record[start:start + size].reshape(shape), work.acc[start:start + size].reshape(shape)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _terminal(view, templates, tables, work, player, p, j, cols, reach, out):
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _terminal(view, templates, tables, work, player, p, j, cols, reach, out, target, combine):
     """Fold or showdown values (with chance) of the responder's valid hands in the block of
-    columns ``cols``."""
+    columns ``cols``: a fold's into ``out``, a showdown's ``combined`` (``combine``) into
+    ``target`` with ``out`` its scratch (``target`` itself when written)."""
     width = out.shape[1]
     weight = view.chance_weight[j]
     kind = templates.kind[p]
@@ -225,11 +229,24 @@ def _terminal(view, templates, tables, work, player, p, j, cols, reach, out):
     count = tables.showdown_count[row]
     showdown_values_batch(reach, tables.hand_cards, tables.showdown_hands[row, :count],
                           tables.showdown_strength[row, :count], work.card_sum, work.column_total, work.win,
-                          work.lose, out)
+                          work.lose, out, target, combine)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _combine(templates, work, player, objective, j, d):
+    """How the terminal at depth ``d`` takes part in its parent's values: 0 in its own
+    values row (the parent's first child, or ``EXPECTED`` at the responder's: ``_gather``
+    does it), else straight into the parent's row, 1 added (the opponent's node) or 2
+    maximised (``BEST`` at the responder's) — the same operation ``_gather`` would do."""
+    if d == 0 or not work.filled[j, d - 1] or templates.kind[work.node[j, d]] == FOLD:
+        return np.int64(0)  # a fold is its parent's first child: never combined
+    if templates.kind[work.node[j, d - 1]] != player:
+        return np.int64(1)
+    return np.int64(2) if objective == BEST else np.int64(0)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _open(view, templates, tables, work, player, objective, mode, j, d, cols, reach, values):
     """Start template node ``work.node[j, d]``: a leaf (terminal, or a deal node: its reach
     noted in ``MODE_RECORD``, the next level's values taken in ``MODE_REPLAY``) is finished
     and True returned; an inner node gets zero sums and its first child next."""
@@ -239,24 +256,28 @@ def _open(view, templates, tables, work, player, mode, j, d, cols, reach, values
     here = reach[work.slot[j, d]]
     if kind == FOLD or kind == SHOWDOWN:
         if mode != MODE_RECORD:
-            _terminal(view, templates, tables, work, player, p, j, cols, here, values[d])
+            combine = _combine(templates, work, player, objective, j, d)
+            out = values[work.value_row[j, d]]
+            target = values[work.value_row[j, d - 1]] if combine != 0 else out
+            _terminal(view, templates, tables, work, player, p, j, cols, here, out, target, combine)
         return True
     if kind == DEAL:
         record, acc = _bridge(templates, work, j)
         lo = templates.leaf[p] * templates.columns[j]
+        out = values[work.value_row[j, d]]
         for h in valid:
             for c in range(cols.shape[0]):
                 if mode == MODE_RECORD:
                     record[h, lo + cols[c]] = here[h, c]
                 else:
-                    values[d, h, c] = acc[h, lo + cols[c]]
+                    out[h, c] = acc[h, lo + cols[c]]
         return True
     work.cursor[j, d] = 0
     work.filled[j, d] = mode == MODE_RECORD  # values not wanted: nothing to fill
     return False
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
     """Set up the next child of template node ``work.node[j, d]`` the opponent reaches in
     some column at ``d + 1`` (node and reach slot); False when none is left (and the node's
@@ -279,10 +300,10 @@ def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values
             for h in valid:
                 base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
                 source, target = here[h], child[h]
-                if dense:
-                    base += cols[0]
+                if dense:  # a slice: indexed from 0, the loads are contiguous (not gathers)
+                    weights = slab[base + cols[0]:base + cols[0] + width]
                     for c in range(width):
-                        target[c] = source[c] * slab[base + c]
+                        target[c] = source[c] * weights[c]
                 else:
                     for c in range(width):
                         target[c] = source[c] * slab[base + cols[c]]
@@ -297,7 +318,7 @@ def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values
         if a == m:
             if not work.filled[j, d]:
                 for h in valid:
-                    values[d, h] = 0.0
+                    values[work.value_row[j, d], h] = 0.0
             return False
         work.slot[j, d + 1] = d + 1
     work.action[j, d] = a
@@ -306,31 +327,34 @@ def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values
     return True
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _gather(templates, tables, work, slab, player, objective, j, d, cols, values):
     """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
     the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
     expectation (``EXPECTED``)."""
+    child_kind = templates.kind[work.node[j, d + 1]]
+    terminal = child_kind == FOLD or child_kind == SHOWDOWN
+    if terminal and _combine(templates, work, player, objective, j, d + 1):
+        return  # the terminal combined its values into this node's row itself
     p = work.node[j, d]
     valid = work.valid[j, :work.valid_count[j]]
     width = values.shape[2]
     filled = work.filled[j, d]
     work.filled[j, d] = True
     expected = objective == EXPECTED and templates.kind[p] == player
-    if not filled and not expected:  # the first child reached: its values, no sum to clear
-        for h in valid:
-            for c in range(width):
-                values[d, h, c] = values[d + 1, h, c]
+    node_row, child_row = work.value_row[j, d], work.value_row[j, d + 1]
+    if not filled and not expected:  # the first child reached: its values row becomes the node's
+        work.value_row[j, d], work.value_row[j, d + 1] = child_row, node_row
         return
     if templates.kind[p] != player:
         for h in valid:
             for c in range(width):
-                values[d, h, c] += values[d + 1, h, c]
+                values[node_row, h, c] += values[child_row, h, c]
         return
     if objective == BEST:
         for h in valid:
             for c in range(width):
-                values[d, h, c] = max(values[d, h, c], values[d + 1, h, c])
+                values[node_row, h, c] = max(values[node_row, h, c], values[child_row, h, c])
         return
     m = templates.num_children[p]
     columns = templates.columns[j]
@@ -338,7 +362,7 @@ def _gather(templates, tables, work, slab, player, objective, j, d, cols, values
     a = work.action[j, d]
     for h in valid:
         base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
-        parent, child = values[d, h], values[d + 1, h]
+        parent, child = values[node_row, h], values[child_row, h]
         for c in range(width):
             probability = slab[base + cols[c]]
             parent[c] = parent[c] + probability * child[c] if filled else probability * child[c]
@@ -362,28 +386,39 @@ def _walk_level(view, templates, tables, work, slab, player, objective, mode, j)
         cols = live[start:start + block]
         _walk_block(view, templates, tables, work, slab, player, objective, mode, j, cols, enter)
         if mode != MODE_RECORD:
-            values = _level(templates, work, j, cols.shape[0])[1]
+            values = _level(templates, work, j, cols.shape[0])[1][work.value_row[j, 0]]
             for h in valid:
-                row, total = values[0, h], result[h]
+                row, total = values[h], result[h]
                 for c in range(cols.shape[0]):
                     total[cols[c]] = row[c]
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
 def _walk_block(view, templates, tables, work, slab, player, objective, mode, j, cols, source):
     """Walk level ``j``'s template on the board ``work.key[j]`` for the columns ``cols``, the
     reach entering them the rows of ``source`` (hands, columns[j]) of the board's valid hands;
-    the values (``objective``, not in ``MODE_RECORD``) are left at depth 0 of the level's stack.
+    the values (``objective``, not in ``MODE_RECORD``) are left in row ``work.value_row[j, 0]``
+    of the level's stack.
     Depth first with an explicit stack; children no column of the block reaches are skipped.
-    Returns False (and walks nothing) when no reach enters the block."""
+    Returns False (and walks nothing) when no reach enters the block. The per-node helpers
+    are inlined and this is compiled without reference counting (numba's private
+    ``_nrt=False``: nothing is allocated, every array is the caller's): a helper call
+    counted the references of the arrays of its NamedTuples, 14% of the time."""
     valid = work.valid[j, :work.valid_count[j]]
     width = cols.shape[0]
     reach, values = _level(templates, work, j, width)
     alive = False
+    first = cols[0]
+    dense = cols[width - 1] - first == width - 1
     for h in valid:
         row, target = source[h], reach[0, h]
-        for c in range(width):
-            target[c] = row[cols[c]]
+        if dense:
+            row = row[first:first + width]
+            for c in range(width):
+                target[c] = row[c]
+        else:
+            for c in range(width):
+                target[c] = row[cols[c]]
         if not alive:
             for c in range(width):
                 if target[c] != 0.0:
@@ -393,12 +428,15 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
         return False
     work.node[j, 0] = templates.start[j]
     work.slot[j, 0] = 0
+    for row in range(templates.depth[j]):
+        work.value_row[j, row] = row
     d = np.int64(0)  # not a literal: numba would compile the callees again for one
-    if not _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
+    if not _open(view, templates, tables, work, player, objective, mode, j, d, cols, reach, values):
         while True:
             if _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
                 d += 1
-                if not _open(view, templates, tables, work, player, mode, j, d, cols, reach, values):
+                if not _open(view, templates, tables, work, player, objective, mode, j, d, cols, reach,
+                             values):
                     continue
             elif d == 0:
                 break
@@ -516,6 +554,7 @@ def _last_deals(view, templates, tables, work, slab, player, objective, j):
     for start in range(0, live.shape[0], block):
         cols = live[start:start + block]
         width = cols.shape[0]
+        dense = cols[width - 1] - cols[0] == width - 1
         for i in range(deals):
             key = tables.key_start[k] + (parent - tables.key_start[j]) * deals + i
             weight = tables.deal_weight[key]
@@ -526,14 +565,19 @@ def _last_deals(view, templates, tables, work, slab, player, objective, j):
             if not _walk_block(view, templates, tables, work, slab, player, objective, MODE_DESCEND, k, cols,
                                record):
                 continue
-            values = _level(templates, work, k, width)[1][0]
+            values = _level(templates, work, k, width)[1][work.value_row[k, 0]]
             valid = work.valid[k, :work.valid_count[k]]
             for x in range(tables.group_start[parent], tables.group_start[parent + 1]):
                 perm = tables.hand_perm[tables.group_perm[x]]
                 for h in valid:
                     target, source = acc[perm[h]], values[h]
-                    for c in range(width):
-                        target[cols[c]] += weight * source[c]
+                    if dense:  # a slice indexed from 0: contiguous loads and stores, no scatter
+                        target = target[cols[0]:cols[0] + width]
+                        for c in range(width):
+                            target[c] += weight * source[c]
+                    else:
+                        for c in range(width):
+                            target[cols[c]] += weight * source[c]
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -722,7 +766,7 @@ class StreamedEvaluator:
 
         entry_start, level_start = offsets(hands * t.columns), offsets(t.depth * hands * widths)
         bridge_start = offsets(hands * t.columns[1:])
-        index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(4)]
+        index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(5)]
         index.append(np.zeros((levels, int(t.depth.max())), np.bool_))
         return Workspace(entry_start, level_start, bridge_start,
                          *(np.zeros(size) for size in (entry_start[-1], entry_start[-1], level_start[-1],

@@ -177,6 +177,15 @@ def _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_
         end = start
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def combined(old, value, combine):
+    """``value`` (``combine`` 0), ``old + value`` (1) or ``max(old, value)`` (2): a terminal's
+    value written, or added or maximised straight into its parent's."""
+    if combine == 0:
+        return value
+    return old + value if combine == 1 else max(old, value)
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, payoff, out):
     """``fold_values`` for many reach vectors at once: column ``c`` of ``opponent_reach``
@@ -213,10 +222,12 @@ def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, card_sum, total, win_payoff,
-                          lose_payoff, out):
+                          lose_payoff, out, target, combine):
     """``showdown_values`` for many reach vectors at once (the columns of ``opponent_reach``
     float64 (hands, columns), paid ``win_payoff[c]`` / ``lose_payoff[c]``); scratch and
-    written rows as in ``fold_values_batch``. ``total`` holds the running compatible sum.
+    written rows as in ``fold_values_batch``: the wins in ``out`` and the values ``combined``
+    (int64 ``combine``) into ``target`` (``out`` itself when writing). ``total`` holds the
+    running compatible sum.
     Two-dimensional indexing and one loop adding a hand's reach to the total and both its
     cards' sums (row views and a loop per sum cost 20% more, the adding loop as an inline
     helper 8%); a one-card hand's card is counted twice, harmlessly: no other hand holds it,
@@ -254,7 +265,8 @@ def showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, ca
             h = sorted_hands[x]
             a, b = hand_cards[h, 0], hand_cards[h, last]
             for c in range(columns):
-                out[h, c] -= lose_payoff[c] * _cancelled(total[c] - card_sum[a, c] - card_sum[b, c], total[c])
+                loss = lose_payoff[c] * _cancelled(total[c] - card_sum[a, c] - card_sum[b, c], total[c])
+                target[h, c] = combined(target[h, c], out[h, c] - loss, combine)
         for x in range(start, end):
             h = sorted_hands[x]
             a, b = hand_cards[h, 0], hand_cards[h, last]
