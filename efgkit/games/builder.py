@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
-from tqdm import tqdm
 
 from efgkit.errors import GameDefinitionError, TreeTooLargeError
 from efgkit.games.numbering import ids_by_first_appearance
@@ -115,6 +114,7 @@ def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = Fa
     public_ids: dict[object, int] = {}
 
     states: list[object] = [game.initial_state()]
+    from tqdm import tqdm  # imported when a build runs: `efgkit games` lists without it
     bar = tqdm(desc=f"building {spec}", unit=" nodes", disable=not progress, mininterval=0.5)
     index = 0
     while index < len(states):

@@ -34,8 +34,6 @@ walks the protocol methods and gives the identical tree (same fingerprint), only
 
 from __future__ import annotations
 
-from tqdm import tqdm
-
 from efgkit.errors import GameSpecError
 from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
 from efgkit.games.parameters import GameEntry, Parameter
@@ -176,6 +174,7 @@ class Goofspiel:
 
         total = num_nodes(self.cards)
         limit = checked_node_limit(self.spec, total, node_limit)
+        from tqdm import tqdm  # imported when a build runs: `efgkit games` lists without it
         with tqdm(total=2, desc=f"building {self.spec}", disable=not progress) as bar:
             preorder = allocate_preorder(total)
             written = emit_preorder(self.cards, preorder)

@@ -62,7 +62,6 @@ from math import comb
 from typing import NamedTuple
 
 import numpy as np
-from tqdm import tqdm
 
 from efgkit.errors import GameDefinitionError, GameSpecError
 from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
@@ -474,6 +473,7 @@ class LimitPoker:
 
         total = self.num_nodes()
         limit = checked_node_limit(self.spec, total, node_limit)
+        from tqdm import tqdm  # imported when a build runs: `efgkit games` lists without it
         with tqdm(total=3, desc=f"building {self.spec}", disable=not progress) as bar:
             skeleton = _BettingSkeleton(self)
             bar.update(1)

@@ -72,7 +72,6 @@ from functools import cache
 from typing import NamedTuple
 
 import numpy as np
-from tqdm import tqdm
 
 from efgkit.errors import GameDefinitionError, GameSpecError
 from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
@@ -274,6 +273,7 @@ class GraphPursuit:
         attacker_decisions, defender_decisions, terminals = node_counts(self.moves)
         total = attacker_decisions + defender_decisions + terminals
         limit = checked_node_limit(self.spec, total, node_limit)
+        from tqdm import tqdm  # imported when a build runs: `efgkit games` lists without it
         with tqdm(total=2, desc=f"building {self.spec}", disable=not progress) as bar:
             preorder = allocate_preorder(total)
             # Each decision node adds at most one row to its player's trie (plus row 0).
