@@ -46,3 +46,24 @@ def test_unreadable_index_is_a_cache_miss(tmp_path):
             assert pickle.load(f) == numba.__version__
             stamp, overloads = pickle.loads(f.read())
         assert len(overloads) == 1
+
+
+def test_concurrent_saves_never_share_a_data_file(tmp_path):
+    """Two processes saving two signatures of one kernel, each from the index it read
+    before the other wrote (the race numba's numbering loses): every key keeps its data."""
+    from numba.core import caching
+
+    from efgkit.io.numba_cache import install
+
+    install()
+    files = [caching.IndexDataCacheFile(str(tmp_path), "kernel-1.py311", ("stamp", 1)) for _ in range(2)]
+    for file in files:
+        file.efgkit_kernel = True
+        file._load_index = dict  # neither process sees the other's entry
+    for number, file in enumerate(files):
+        file.save(("signature", number), ("machine code", number))
+    assert len(glob.glob(str(tmp_path / "*.nbc"))) == 2
+    reader = caching.IndexDataCacheFile(str(tmp_path), "kernel-1.py311", ("stamp", 1))
+    reader.efgkit_kernel = True
+    assert reader.load(("signature", 1)) == ("machine code", 1)  # the last index written
+    assert reader.load(("signature", 0)) is None  # lost to the concurrent write: a miss
