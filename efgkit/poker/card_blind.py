@@ -44,7 +44,7 @@ import numba
 import numpy as np
 
 from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN
-from efgkit.poker.full_game import BEST, EXPECTED, keep_off_board
+from efgkit.poker.full_game import BEST, EXPECTED, hand_lists, keep_off_board
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values_batch
 
 
@@ -172,8 +172,8 @@ def blind_work(templates, tables, classes: BlindClasses) -> BlindWork:
     cards = int(tables.hand_cards.max()) + 1
     widest = int(np.diff(templates.start).max())
     total = int(classes.class_start[-1])
-    return BlindWork(np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
-                     np.zeros(levels, np.int64), np.zeros(levels, np.int64), np.zeros((levels, hands)),
+    return BlindWork(*hand_lists(levels, hands), np.zeros(levels, np.int64), np.zeros(levels, np.int64),
+                     np.zeros((levels, hands)),
                      np.zeros(hands), np.zeros(hands), np.zeros((widest, hands)), np.zeros((total, hands)),
                      np.zeros((total, hands)),
                      np.zeros(widest, np.bool_), np.ones(hands), np.ones((hands, 2)), np.zeros(hands),
@@ -352,14 +352,11 @@ def blind_item(view, templates, tables, classes, work, player, objective):
     """Relative values of every class of level 1 on the work item's first deal
     (``tables.first_mask``) into their rows of ``work.out`` (hands,): the levels below walked
     board by board, depth first with an explicit stack (``work.cursor``)."""
-    hands = tables.hand_mask.shape[0]
     last = templates.columns.shape[0] - 1
     for k in range(classes.class_start[1], classes.class_start[2]):
         work.out[k] = 0.0
     if classes.live_count[1] == 0:
         return
-    for h in range(hands):
-        work.valid[0, h] = h
     work.valid_count[1] = keep_off_board(tables.hand_mask, work.valid[0], tables.first_mask[0], work.valid[1])
     work.key[1] = 1
     j = np.int64(1)
@@ -386,10 +383,6 @@ def blind_item(view, templates, tables, classes, work, player, objective):
 def blind_root(view, templates, tables, classes, work, player, objective):
     """The responder's total at the root (level 0: no board), level 1's class values summed
     over the first deals already in ``work.acc``; a game without boards is walked whole."""
-    hands = tables.hand_mask.shape[0]
-    for h in range(hands):
-        work.valid[0, h] = h
-    work.valid_count[0] = hands
     work.key[0] = 0
     _walk_level(view, templates, tables, classes, work, player, objective, np.int64(0))
     return work.out[0].sum()

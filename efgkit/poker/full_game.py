@@ -132,7 +132,8 @@ class Workspace(NamedTuple):
     ``value_row`` (the stack row holding the values at that depth: a node takes its first
     child's row instead of copying it, so the rows of a level are a permutation); bool
     ``filled`` (levels, depth): a child's values are in (the first is copied, not added); per
-    level ``valid`` (levels, hands) / ``valid_count`` the hands off the board, ``board_mask``,
+    level ``valid`` (levels, hands) / ``valid_count`` the hands off the board (level 0's, every
+    hand, filled by ``hand_lists``), ``board_mask``,
     ``key``; scratch: ``live`` int64 (widest level,) the columns some reach enters (a block
     is a run of them), ``card_sum`` (cards, block), ``column_total`` / ``win`` / ``lose``
     (block,)."""
@@ -478,6 +479,17 @@ def keep_off_board(hand_mask, hands, mask, out):
     return count
 
 
+def hand_lists(levels: int, hands: int) -> tuple[np.ndarray, np.ndarray]:
+    """A walk's per-level hands off the board (int64 (levels, hands), the first ``count[j]``
+    of row ``j``) and their counts, level 0 (no board yet) holding every hand: the walks
+    write the levels below it only."""
+    valid = np.zeros((levels, hands), np.int64)
+    valid[0] = np.arange(hands)
+    count = np.zeros(levels, np.int64)
+    count[0] = hands
+    return valid, count
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _deal_board(tables, work, j, mask):
     """Board ``j`` = board ``j - 1`` plus the cards ``mask``: its valid hands."""
@@ -603,14 +615,10 @@ def _pre_deal(view, templates, tables, work, slab, player, objective, mode):
     """The walk of level 0, before the first deal (``MODE_RECORD``: the entries' reach into
     level 0's ``record``; ``MODE_REPLAY``: their values from its ``acc``; ``MODE_DESCEND``: a
     game without boards). Returns the responder's total."""
-    hands = tables.hand_mask.shape[0]
     level = np.int64(0)
     enter, result = _entry(templates, work, level)
     enter[:] = 1.0
     work.board_mask[0] = 0
-    for h in range(hands):
-        work.valid[0, h] = h
-    work.valid_count[0] = hands
     work.key[0] = 0
     _walk_level(view, templates, tables, work, slab, player, objective, mode, level)
     return result.sum()
@@ -621,12 +629,8 @@ def _item(view, templates, tables, work, slab, player, objective, out):
     """Values at every entry of the item's first deal into ``out`` (hands, entries), from the
     entries' reach in level 0's ``record``: each level walked once per board with every
     entering betting sequence as a column, the deals of the next level in between."""
-    hands = tables.hand_mask.shape[0]
     out[:] = 0.0
     work.board_mask[0] = 0
-    for h in range(hands):
-        work.valid[0, h] = h
-    work.valid_count[0] = hands
     j = np.int64(1)
     record, _ = _bridge(templates, work, j - 1)
     enter, result = _entry(templates, work, j)
@@ -771,8 +775,8 @@ class StreamedEvaluator:
         return Workspace(entry_start, level_start, bridge_start,
                          *(np.zeros(size) for size in (entry_start[-1], entry_start[-1], level_start[-1],
                                                        level_start[-1], bridge_start[-1], bridge_start[-1])),
-                         *index, np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
-                         np.zeros(levels, np.int64), np.zeros(levels, np.int64),
+                         *index, *hand_lists(levels, hands), np.zeros(levels, np.int64),
+                         np.zeros(levels, np.int64),
                          np.zeros(int(t.columns.max()), np.int64),
                          np.zeros((self.betting.num_cards, self.block)),
                          *(np.zeros(self.block) for _ in range(3)))

@@ -53,6 +53,7 @@ from efgkit.errors import FileFormatError, ParameterError
 from efgkit.poker.betting_tree import DEAL, FOLD
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import hand_buckets
+from efgkit.poker.full_game import hand_lists, keep_off_board
 from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.terminal_values import (
     compatible_reach,
@@ -487,16 +488,15 @@ def _deal(sampler, tables, board):
     hand_cards = board.hand_cards
     for level in range(board.valid.shape[0]):
         dealt = sampler.dealt[level]
-        mask = np.int64(0)
-        for c in range(dealt):
-            mask |= np.int64(1) << sampler.cards[c]
-        count = 0
-        for h in range(hand_cards.shape[0]):
-            board.bucket[level, h] = -1
-            if sampler.hand_mask[h] & mask == 0:
-                board.valid[level, count] = h
-                count += 1
-        board.valid_count[level] = count
+        if level > 0:  # level 0, before any deal, holds every hand
+            mask = np.int64(0)
+            for c in range(sampler.dealt[level - 1], dealt):
+                mask |= np.int64(1) << sampler.cards[c]
+            board.valid_count[level] = keep_off_board(sampler.hand_mask,
+                                                      board.valid[level - 1, :board.valid_count[level - 1]],
+                                                      mask, board.valid[level])
+        board.bucket[level] = -1
+        count = board.valid_count[level]
         valid = board.valid[level, :count]
         hand_buckets(tables, sampler.round_of_level[level], sampler.cards[:dealt], hand_cards, valid,
                      board.bucket[level])
@@ -632,8 +632,7 @@ class SampledCFR:
                                 np.array(betting.round_of_level, np.int64), self.hand_mask, deck.num_ranks,
                                 deck.num_suits)
         levels = betting.num_levels
-        self._board = SampledBoard(np.zeros((levels, hands), np.int64), np.zeros(levels, np.int64),
-                                   np.zeros((levels, hands), np.int64),
+        self._board = SampledBoard(*hand_lists(levels, hands), np.zeros((levels, hands), np.int64),
                                    np.full((levels, hands), -1, np.int64), level_weight,
                                    np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
                                    np.zeros(1, np.int64), self.hand_cards)
