@@ -12,8 +12,8 @@ Measures (issue 13 targets in brackets):
 
 The strategies are random (every probability > 0, so no subtree is pruned: the worst case) on
 random suit-symmetric imperfect-recall buckets (``IsomorphicCards.hashed``; the walk's cost
-depends on the bucket counts only through the strategy's size). ``--full`` also runs the whole
-``holdem(ranks=8)`` best response on a LocalCluster of two workers.
+depends on the bucket counts only through the strategy's size). ``--full`` runs only the whole
+``holdem(ranks=8)`` best response on a LocalCluster (two workers by default).
 
 Run ``python benchmarks/bench_full_game.py`` (writes the "full-game" section of
 docs/benchmarks.md) or ``--quick`` for a smoke run that writes nothing.
@@ -156,6 +156,22 @@ def _progress_printer(name: str, total: int, start: float):
     return progress
 
 
+def timed_evaluate(evaluator: StreamedEvaluator, strategy: np.ndarray, name: str, workers: int,
+                   card_blind: bool | None = None) -> tuple:
+    """Both players' best responses to ``strategy`` on ``workers`` fresh Dask workers: the
+    result, where it ran, wall seconds, CPU seconds (this process and its workers) and the
+    largest peak RSS of any process."""
+    start, cpu_start = time.perf_counter(), time.process_time()
+    with ChunkRunner(workers=workers) as runner:
+        progress = _progress_printer(name, 2 * evaluator.work_items, start)
+        result = evaluator.evaluate(strategy, runner=runner, game_value=False, card_blind=card_blind,
+                                    progress=progress)
+        worker_cpu = sum(runner.on_workers(time.process_time))  # fresh workers: all theirs
+        peak = max([_peak_rss(), *runner.on_workers(_peak_rss)])
+        where = runner.description
+    return result, where, time.perf_counter() - start, time.process_time() - cpu_start + worker_cpu, peak
+
+
 def baselines(spec: str, names: list[str], workers: int, card_blind: bool | None = None) -> list[str]:
     """Exact full-game exploitability (mbb/g) of card-independent baseline strategies: the
     walk that ran, wall and CPU time (this process and its workers), peak RSS per process."""
@@ -164,45 +180,44 @@ def baselines(spec: str, names: list[str], workers: int, card_blind: bool | None
     evaluator = StreamedEvaluator(layout)
     rows = []
     for name in names:
-        start, cpu_start = time.perf_counter(), time.process_time()
-        with ChunkRunner(workers=workers) as runner:
-            where = runner.description
-            progress = _progress_printer(name, 2 * evaluator.work_items, start)
-            result = evaluator.evaluate(baseline_strategy(layout, name), runner=runner, game_value=False,
-                                        card_blind=card_blind, progress=progress)
-            worker_cpu = sum(runner.on_workers(time.process_time))  # fresh workers: all theirs
-            peaks = [_peak_rss(), *runner.on_workers(_peak_rss)]
-        seconds = time.perf_counter() - start
-        cpu = time.process_time() - cpu_start + worker_cpu
+        result, where, seconds, cpu, peak = timed_evaluate(evaluator, baseline_strategy(layout, name), name,
+                                                           workers, card_blind)
         mbb = result.exploitability / max(game.blinds) * 1000
         rows.append(f"| {spec} | {name} | {mbb:.3f} | {result.best_response_values[0]:.6f} | "
                     f"{result.best_response_values[1]:.6f} | {' / '.join(sorted(set(evaluator.paths)))} | "
-                    f"{seconds / 60:.1f} min on {where}, {cpu:,.0f} CPU-s | "
-                    f"{max(peaks) / 2**20:,.0f} MiB |")
+                    f"{seconds / 60:.1f} min on {where}, {cpu:,.0f} CPU-s | {peak / 2**20:,.0f} MiB |")
         print(rows[-1], flush=True)
     return rows
 
 
-def full_run(spec: str, buckets: tuple[int, ...], workers: int) -> float:
+def full_run(spec: str, buckets: tuple[int, ...], workers: int) -> str:
+    """The whole best response of ``spec`` (both players, random strategy on random buckets,
+    the same as ``per_flop``'s) on ``workers`` Dask workers, as a markdown section body."""
     evaluator, strategy = setup(spec, buckets)
-    start = time.perf_counter()
-    with ChunkRunner(workers=workers) as runner:
-        result = evaluator.evaluate(strategy, runner=runner, game_value=False)
-    print(f"{spec}: {result}", flush=True)
-    return time.perf_counter() - start
+    result, where, seconds, cpu, peak = timed_evaluate(evaluator, strategy, spec, workers)
+    mbb = result.exploitability / max(evaluator.betting.game.blinds) * 1000
+    return (f"| game | flops | wall time | CPU time | per flop | peak RSS per process | exploitability |\n"
+            f"|---|---:|---:|---:|---:|---:|---:|\n"
+            f"| {spec} ({'-'.join(map(str, buckets))} random buckets) | {len(evaluator.items):,} | "
+            f"**{seconds / 60:.1f} min** on {where} | {cpu / 3600:.2f} h | "
+            f"{cpu / len(evaluator.items):.1f} s | "
+            f"{peak / 2**20:,.0f} MiB | {mbb:,.1f} mbb/g |\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small games only; writes nothing")
     parser.add_argument("--sample", type=int, default=4, help="canonical flops timed per game (default 4)")
-    parser.add_argument("--full", action="store_true", help="also run holdem(ranks=8) in full on 2 workers")
+    parser.add_argument("--full", action="store_true",
+                        help="only the whole holdem(ranks=8) best response on --workers workers (section "
+                             "full-game-whole)")
     parser.add_argument("--baselines", metavar="GAME", default=None,
                         help="only the exact exploitability of always fold / call / raise in GAME (section "
                              "full-game-baselines)")
     parser.add_argument("--which", default="always fold,always call,always raise",
                         help="the baselines of --baselines, comma-separated")
-    parser.add_argument("--workers", type=int, default=2, help="Dask workers for --baselines (default 2)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="Dask workers for --baselines and --full (default 2)")
     parser.add_argument("--walk", choices=("auto", "general", "card-blind"), default="auto",
                         help="--baselines: the card-blind walk where it applies (auto), or force one")
     parser.add_argument("--card-blind", action="store_true",
@@ -223,6 +238,16 @@ def main() -> None:
         print("\n".join(rows))
         if not args.quick:
             update_section(DOCS, "full-game-card-blind", header + "\n".join(rows) + "\n")
+        return
+    if args.full:
+        body = full_run("holdem(ranks=8)", (64, 300, 300, 300), args.workers)
+        print(body)
+        header = (f"## Whole `holdem(ranks=8)` best response — {datetime.date.today()}, "
+                  f"{platform.processor() or platform.machine()}\n\n"
+                  f"`python benchmarks/bench_full_game.py --full --workers {args.workers}`: both players' "
+                  "best responses, every canonical flop, on a Dask LocalCluster (target: <= 15 min on 2 "
+                  "cores). CPU time is this process's and its workers'.\n\n")
+        update_section(DOCS, "full-game-whole", header + body)
         return
     if args.baselines:
         rows = baselines(args.baselines, args.which.split(","), args.workers,
@@ -248,10 +273,6 @@ def main() -> None:
         lines.append(f"| {spec} ({'-'.join(map(str, buckets))} random buckets) | {measured['flops']:,} | "
                      f"{measured['hands']:,} | {mean:.1f} ({sample}) | {total / 3600:.2f} h | "
                      f"{total / 7200:.2f} h | {measured['strategy_bytes']:,} |")
-    if args.full:
-        seconds = full_run("holdem(ranks=8)", (64, 300, 300, 300), workers=2)
-        lines += ["", f"Whole `holdem(ranks=8)` best response (both players) on a LocalCluster of 2 "
-                      f"workers: {seconds / 60:.1f} min."]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     lines += ["", f"Peak RSS of the streamed runs above: {peak / 2**20:,.0f} MiB. Johanson et al. 2011 "
                   f"report {JOHANSON_2011_CPU_HOURS:,} CPU-hours (76 CPU-days) for the full best response "
@@ -264,8 +285,8 @@ def main() -> None:
     if not args.quick:
         machine = platform.processor() or platform.machine()
         header = (f"## Full-game best response (streamed) — {datetime.date.today()}, {machine}\n\n"
-                  f"`python benchmarks/bench_full_game.py --sample {args.sample}`"
-                  f"{' --full' if args.full else ''}. Targets: `holdem(ranks=8)` in <= 15 min on 2 cores; "
+                  f"`python benchmarks/bench_full_game.py --sample {args.sample}`. Targets: "
+                  "`holdem(ranks=8)` in <= 15 min on 2 cores; "
                   f"HULHE <= 24 CPU-hours (goal).\n\n")
         update_section(DOCS, "full-game", header + table + "\n")
 
