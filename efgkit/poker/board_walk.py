@@ -180,7 +180,7 @@ def _choose(view, board, sides, local, walk, player, depth):
     ``walk.choice[depth, h]``.
 
     Each action is valued by ``_action_value`` against the opponent's current range (the
-    board rolled out; ``walk.work`` rows 0-3 are scratch float64 (hands,)). The best action
+    board rolled out; ``walk.work`` rows 0-4 are scratch float64 (hands,)). The best action
     the round allows (``local.allowed``; check or call when it allows neither call nor raise)
     is played, the first in order on ties; it folds instead, if allowed, when facing a bet and
     nothing is worth more than 0. Level-0 choices are cached: they never depend on the board.
@@ -412,12 +412,8 @@ class BoardDealer:
         self.abstractions = abstractions
         self.hand_cards, self.hand_mask = betting.hands()
         self.cards_dealt = int(betting.deal_size.sum())
-        boards, left = [1], betting.num_cards
-        for size in betting.deal_size.tolist():
-            boards.append(boards[-1] * math.comb(left, size))
-            left -= size
-        self.level_weight = betting.chance_weight * np.array(boards, np.float64)
-        self.num_boards = boards[-1]
+        self.level_weight = betting.level_weight
+        self.num_boards = betting.board_sequences[-1]
         """Every sequence of deals, each equally likely."""
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:

@@ -34,15 +34,16 @@ import numba
 import numpy as np
 
 from efgkit.errors import GameDefinitionError
+from efgkit.games.csr import offsets_of
 from efgkit.games.hand_ranking import hand_value
 from efgkit.games.poker import Betting, LimitPoker, PokerState
 from efgkit.games.protocol import CHANCE as PROTOCOL_CHANCE
 from efgkit.games.protocol import TERMINAL as PROTOCOL_TERMINAL
+from efgkit.poker.betting_tree import check_hole_cards
 
 CHANCE = 2
 FOLD = 3
 SHOWDOWN = 4
-MAX_HOLE_CARDS = 2
 _ACTING = 0  # LimitPoker's status of a state whose player is to act
 
 
@@ -55,10 +56,8 @@ class PublicTree:
     """
 
     def __init__(self, game: LimitPoker, *, max_nodes: int = 5_000_000) -> None:
+        check_hole_cards(game)
         cards = game.card_structure
-        if cards.private_cards_per_player > MAX_HOLE_CARDS:
-            raise GameDefinitionError(f"{game.spec}: the poker engine plays hands of at most "
-                                      f"{MAX_HOLE_CARDS} hole cards")
         self.game = game
         self.num_cards = cards.num_cards
         self.hole_cards = cards.private_cards_per_player
@@ -78,7 +77,7 @@ class PublicTree:
         """``valid_start[b]`` .. ``valid_start[b + 1]`` index ``valid_list`` (int64): the hands
         sharing no card with board ``b``."""
         parts = [np.flatnonzero((self.hand_mask & mask) == 0) for mask in self.board_mask.tolist()]
-        self.valid_start = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+        self.valid_start = offsets_of([len(p) for p in parts])
         self.valid_list = np.concatenate(parts).astype(np.int64)
 
     # ------------------------------------------------------------------ building
@@ -186,7 +185,7 @@ class PublicTree:
                         cards.num_ranks, cards.num_suits, count, hands, strength)
         counts = np.zeros(len(self.board_cards), np.int64)
         counts[boards] = count
-        self.showdown_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.showdown_start = offsets_of(counts)
         self.showdown_hands = np.concatenate([hands[i, :c] for i, c in enumerate(count.tolist())]
                                              or [np.zeros(0, np.int64)]).astype(np.int64)
         self.showdown_strength = np.concatenate([strength[i, :c] for i, c in enumerate(count.tolist())]
