@@ -37,7 +37,7 @@ import numpy as np
 from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import DEAL, FOLD, BettingTree
 from efgkit.poker.card_abstraction import CardAbstraction
-from efgkit.poker.public_tree import showdown_orders
+from efgkit.poker.public_tree import showdown_tables
 from efgkit.poker.terminal_values import dealt_terminal_values, fold_values, showdown_values
 
 STRATEGY, LOCAL = 0, 1
@@ -389,20 +389,6 @@ class Estimate(NamedTuple):
         return cls(float(values.mean()), error, n, exact)
 
 
-def final_orders(betting: BettingTree, hand_cards: np.ndarray, hand_mask: np.ndarray,
-                 boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per final board (rows of int64 ``boards``): the number of valid hands, and the valid
-    hands with their strengths in ascending order (``public_tree.showdown_orders``)."""
-    deck = betting.game.card_structure
-    rows, hands = boards.shape[0], hand_cards.shape[0]
-    count = np.zeros(rows, np.int64)
-    ordered = np.zeros((rows, hands), np.int64)
-    strength = np.zeros((rows, hands), np.int64)
-    showdown_orders(hand_cards, hand_mask, np.ascontiguousarray(boards, np.int64), np.ones(rows, np.bool_),
-                    deck.num_ranks, deck.num_suits, count, ordered, strength)
-    return count, ordered, strength
-
-
 class BoardDealer:
     """Deals the boards of ``betting`` (every public card, deal by deal) and builds their
     ``DealtBoard`` for strategies on the card ``abstractions`` (one per side)."""
@@ -460,8 +446,8 @@ class BoardDealer:
             for side, abstraction in enumerate(self.abstractions):
                 bucket[side, level, alive] = abstraction.buckets(betting.round_of_level[level], board,
                                                                  self.hand_cards)[alive]
-        final_count, final_hands, final_strength = final_orders(betting, self.hand_cards, self.hand_mask,
-                                                                cards[None, :dealt])
+        final_count, final_hands, final_strength = showdown_tables(
+            betting.game.card_structure, self.hand_cards, self.hand_mask, cards[None, :dealt])
         return DealtBoard(valid, count, bucket, self.level_weight, final_hands, final_strength, final_count,
                           self.hand_cards)
 

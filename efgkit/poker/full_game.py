@@ -51,7 +51,7 @@ from efgkit.games.csr import offsets_of
 from efgkit.poker.best_response import PokerEvaluation
 from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN, BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.public_tree import showdown_orders
+from efgkit.poker.public_tree import showdown_tables
 from efgkit.poker.suits import canonical_deals, hand_permutations, suit_permutations
 from efgkit.poker.terminal_values import fold_payoff, fold_values_batch, showdown_values_batch
 
@@ -748,12 +748,9 @@ class StreamedEvaluator:
         final_boards = np.zeros((len(final), width), np.int64)
         for i, board in enumerate(final):
             final_boards[i] = board if board is not None else 0
-        count = np.zeros(len(final), np.int64)
-        sorted_hands = np.zeros((len(final), hands), np.int64)
-        strength = np.zeros((len(final), hands), np.int64)
-        showdown_orders(self.hand_cards, self.hand_mask, final_boards,
-                        np.array([board is not None for board in final], np.bool_), self.num_ranks,
-                        self.num_suits, count, sorted_hands, strength)
+        alive = np.array([board is not None for board in final], np.bool_)
+        count, sorted_hands, strength = showdown_tables(betting.game.card_structure, self.hand_cards,
+                                                        self.hand_mask, final_boards, alive)
         first_mask = np.array([sum(1 << c for c in first) if first else 0], np.int64)
         keys = [entry for level in boards for entry in level]
         deal_weight = np.array([weight for _, _, weight in keys], np.float64)

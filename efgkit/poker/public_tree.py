@@ -173,16 +173,12 @@ class PublicTree:
         ``showdown_strength`` (int64, ascending) for board ``b``; boards without a showdown
         have an empty range.
         """
-        cards = self.game.card_structure
         boards = np.unique(self.board[self.kind == SHOWDOWN])  # every showdown board is a final one
         width = len(self.board_cards[boards[0]]) if boards.size else 0
         board_cards = np.array([self.board_cards[b] for b in boards.tolist()], np.int64)
         board_cards = board_cards.reshape(boards.shape[0], width)
-        count = np.zeros(boards.shape[0], np.int64)
-        hands = np.zeros((boards.shape[0], self.num_hands), np.int64)
-        strength = np.zeros((boards.shape[0], self.num_hands), np.int64)
-        showdown_orders(self.hand_cards, self.hand_mask, board_cards, np.ones(boards.shape[0], np.bool_),
-                        cards.num_ranks, cards.num_suits, count, hands, strength)
+        count, hands, strength = showdown_tables(self.game.card_structure, self.hand_cards, self.hand_mask,
+                                                 board_cards)
         counts = np.zeros(len(self.board_cards), np.int64)
         counts[boards] = count
         self.showdown_start = offsets_of(counts)
@@ -216,6 +212,21 @@ class PublicTree:
                   self.board_mask, self.valid_start, self.valid_list, self.showdown_start,
                   self.showdown_hands, self.showdown_strength)
         return int(sum(a.nbytes for a in arrays))
+
+
+def showdown_tables(deck, hand_cards: np.ndarray, hand_mask: np.ndarray, boards: np.ndarray,
+                    alive: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per final board (rows of int64 ``boards``, those with ``alive`` False skipped: count
+    0): the number of hands off it, and those hands with their strengths in ascending order
+    (``showdown_orders`` on ``deck``, a ``CardStructure``): int64 (rows,), (rows, hands) twice."""
+    rows, hands = boards.shape[0], hand_cards.shape[0]
+    count = np.zeros(rows, np.int64)
+    ordered = np.zeros((rows, hands), np.int64)
+    strength = np.zeros((rows, hands), np.int64)
+    showdown_orders(hand_cards, hand_mask, np.ascontiguousarray(boards, np.int64),
+                    np.ones(rows, np.bool_) if alive is None else alive, deck.num_ranks, deck.num_suits,
+                    count, ordered, strength)
+    return count, ordered, strength
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
