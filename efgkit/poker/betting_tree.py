@@ -38,6 +38,13 @@ MAX_HOLE_CARDS = 2
 cards per hand; ACPC definitions may deal three)."""
 
 
+def private_hands(num_cards: int, hole_cards: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every private hand of ``hole_cards`` from ``num_cards``: its cards int64 (hands, k) in
+    lexicographic order and their card masks int64 (hands,)."""
+    cards = np.array(list(combinations(range(num_cards), hole_cards)), np.int64).reshape(-1, hole_cards)
+    return cards, (np.int64(1) << cards).sum(axis=1).astype(np.int64)
+
+
 def check_hole_cards(game: LimitPoker) -> None:
     """Refuse ``game`` (``GameDefinitionError``) if its hands hold more than ``MAX_HOLE_CARDS``."""
     if game.card_structure.private_cards_per_player > MAX_HOLE_CARDS:
@@ -128,10 +135,8 @@ class BettingTree:
         """Nodes on the longest path from the root."""
 
     def hands(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every private hand: its cards int64 (hands, k) in lexicographic order and their
-        card masks int64 (hands,)."""
-        cards = np.array(list(combinations(range(self.num_cards), self.hole_cards)), np.int64)
-        return cards, (np.int64(1) << cards).sum(axis=1).astype(np.int64)
+        """``private_hands`` of this game's deck."""
+        return private_hands(self.num_cards, self.hole_cards)
 
     @property
     def nbytes(self) -> int:

@@ -39,7 +39,7 @@ from efgkit.games.hand_ranking import hand_value
 from efgkit.games.poker import Betting, LimitPoker, PokerState
 from efgkit.games.protocol import CHANCE as PROTOCOL_CHANCE
 from efgkit.games.protocol import TERMINAL as PROTOCOL_TERMINAL
-from efgkit.poker.betting_tree import check_hole_cards
+from efgkit.poker.betting_tree import check_hole_cards, private_hands
 
 CHANCE = 2
 FOLD = 3
@@ -61,10 +61,8 @@ class PublicTree:
         self.game = game
         self.num_cards = cards.num_cards
         self.hole_cards = cards.private_cards_per_player
-        combos = list(combinations(range(self.num_cards), self.hole_cards))
-        self.hand_cards = np.array(combos, np.int64)
-        self.hand_mask = np.array([sum(1 << c for c in combo) for combo in combos], np.int64)
-        self.num_hands = len(combos)
+        self.hand_cards, self.hand_mask = private_hands(self.num_cards, self.hole_cards)
+        self.num_hands = self.hand_cards.shape[0]
         self._board_index: dict[tuple[int, ...], int] = {}
         self.board_cards: list[tuple[int, ...]] = []
         self.board_slots: list[tuple[int, ...]] = []  # the LimitPoker outcome of each board deal
