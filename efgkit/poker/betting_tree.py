@@ -45,6 +45,17 @@ def private_hands(num_cards: int, hole_cards: int) -> tuple[np.ndarray, np.ndarr
     return cards, (np.int64(1) << cards).sum(axis=1).astype(np.int64)
 
 
+def sorted_deals(cards, deal_sizes) -> np.ndarray:
+    """A copy of ``cards`` (int, the board's deals in order) with each deal's cards sorted
+    (a deal's order does not matter; the deals' order does)."""
+    cards = np.array(cards, np.int64)
+    start = 0
+    for size in np.asarray(deal_sizes).tolist():
+        cards[start:start + size].sort()
+        start += size
+    return cards
+
+
 def check_hole_cards(game: LimitPoker) -> None:
     """Refuse ``game`` (``GameDefinitionError``) if its hands hold more than ``MAX_HOLE_CARDS``."""
     if game.card_structure.private_cards_per_player > MAX_HOLE_CARDS:

@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from efgkit.errors import ParameterError
-from efgkit.poker.betting_tree import DEAL, FOLD, BettingTree
+from efgkit.poker.betting_tree import DEAL, FOLD, BettingTree, sorted_deals
 from efgkit.poker.card_abstraction import CardAbstraction
 from efgkit.poker.public_tree import showdown_tables
 from efgkit.poker.terminal_values import dealt_terminal_values, fold_values, showdown_values
@@ -408,12 +408,7 @@ class BoardDealer:
 
     def ordered(self, cards) -> np.ndarray:
         """``cards`` with each deal's cards sorted (the deals themselves in order)."""
-        cards = np.array(cards, np.int64)
-        start = 0
-        for size in self.betting.deal_size.tolist():
-            cards[start:start + size].sort()
-            start += size
-        return cards
+        return sorted_deals(cards, self.betting.deal_size)
 
     def every_board(self) -> Iterator[np.ndarray]:
         """Every board once (``num_boards`` of them)."""

@@ -42,6 +42,7 @@ from efgkit.abstraction.cards.holdem.features import hand_indexer
 from efgkit.abstraction.cards.holdem.isomorphism import index_hand
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import LimitPoker
+from efgkit.poker.betting_tree import sorted_deals
 
 HOLDEM_SUITS = 4
 
@@ -197,11 +198,7 @@ class LosslessCards:
         return self._hands * prod(comb(self._num_cards, size) for size in deals)
 
     def buckets(self, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray:
-        board = np.asarray(board, np.int64).copy()
-        start = 0
-        for size in self._deal_sizes[:self._deals_by_round[round]]:
-            board[start:start + size].sort()
-            start += size
+        board = sorted_deals(board, self._deal_sizes[:self._deals_by_round[round]])
         return _buckets_of(self._tables, round, board, hand_cards)
 
     def kernel_tables(self) -> LosslessTables:

@@ -50,7 +50,7 @@ import numpy as np
 
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.csr import offsets_of
-from efgkit.poker.betting_tree import DEAL, FOLD
+from efgkit.poker.betting_tree import DEAL, FOLD, sorted_deals
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import hand_buckets
 from efgkit.poker.full_game import hand_lists, keep_off_board
@@ -643,12 +643,7 @@ class SampledCFR:
     def board_of(self, cards) -> SampledBoard:
         """The kernel's view of the board dealing ``cards`` (int, every deal's cards in order);
         the solver's own buffers, overwritten by the next board."""
-        cards = np.array(cards, np.int64)
-        start = 0
-        for size in self.betting.deal_size.tolist():
-            cards[start:start + size].sort()
-            start += size
-        self._sampler.cards[:] = cards
+        self._sampler.cards[:] = sorted_deals(cards, self.betting.deal_size)
         _deal(self._sampler, self._tables, self._board)
         return self._board
 
