@@ -52,7 +52,7 @@ from efgkit.poker.best_response import PokerEvaluation
 from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN, BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.public_tree import showdown_tables
-from efgkit.poker.suits import canonical_deals, hand_permutations, suit_permutations
+from efgkit.poker.suits import canonical_deals, hand_permutations, renamed_deal, suit_permutations
 from efgkit.poker.terminal_values import fold_payoff, fold_values_batch, showdown_values_batch
 
 MODE_RECORD, MODE_REPLAY, MODE_DESCEND = np.int64(0), np.int64(1), np.int64(2)
@@ -702,7 +702,7 @@ class StreamedEvaluator:
         if first is None:
             return levels
         perms = self.suit_perms if self.symmetric else self.suit_perms[:1]
-        fixing = [g for g, perm in enumerate(perms) if _image(first, perm) == set(first)]
+        fixing = [g for g, perm in enumerate(perms) if renamed_deal(first, perm) == tuple(sorted(first))]
         levels.append([(tuple(first), fixing, 1.0)])
         n = self.betting.num_cards
         for size in self.betting.deal_size[1:].tolist():
@@ -711,7 +711,7 @@ class StreamedEvaluator:
                 if parent is None or set(parent) & set(combo):
                     level.append((None, identity, 0.0))
                     continue
-                images = [tuple(sorted(_image(combo, self.suit_perms[g]))) for g in group]
+                images = [renamed_deal(combo, self.suit_perms[g]) for g in group]
                 if min(images) != combo:
                     level.append((None, identity, 0.0))
                     continue
@@ -891,13 +891,6 @@ class StreamedEvaluator:
 
 def _run_item(evaluator: StreamedEvaluator, strategy, player, objective, entry_reach, item):
     return evaluator.item_values(strategy, player, objective, entry_reach, item)
-
-
-def _image(cards, perm) -> set[int]:
-    """The cards ``cards`` with their suits renamed by ``perm``."""
-    suits = len(perm)
-    return {c - c % suits + perm[c % suits] for c in cards}
-
 
 
 def _templates(betting: BettingTree, layout: BucketLayout) -> Templates:
