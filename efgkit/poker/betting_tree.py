@@ -45,6 +45,11 @@ def private_hands(num_cards: int, hole_cards: int) -> tuple[np.ndarray, np.ndarr
     return cards, (np.int64(1) << cards).sum(axis=1).astype(np.int64)
 
 
+def card_mask(cards) -> int:
+    """The bit set of ``cards`` (ints): bit ``c`` for card ``c``."""
+    return sum(1 << int(c) for c in cards)
+
+
 def sorted_deals(cards, deal_sizes) -> np.ndarray:
     """A copy of ``cards`` (int, the board's deals in order) with each deal's cards sorted
     (a deal's order does not matter; the deals' order does)."""

@@ -35,7 +35,7 @@ import numba
 import numpy as np
 
 from efgkit.errors import ParameterError
-from efgkit.poker.betting_tree import DEAL, FOLD, BettingTree, sorted_deals
+from efgkit.poker.betting_tree import DEAL, FOLD, BettingTree, card_mask, sorted_deals
 from efgkit.poker.card_abstraction import CardAbstraction
 from efgkit.poker.public_tree import showdown_tables
 from efgkit.poker.terminal_values import dealt_terminal_values, fold_values, showdown_values
@@ -435,7 +435,7 @@ class BoardDealer:
             if level:
                 dealt += int(betting.deal_size[level - 1])
             board = cards[:dealt]
-            alive = np.flatnonzero((self.hand_mask & int((np.int64(1) << board).sum())) == 0)
+            alive = np.flatnonzero((self.hand_mask & card_mask(board)) == 0)
             valid[level, :alive.shape[0]] = alive
             count[level] = alive.shape[0]
             for side, abstraction in enumerate(self.abstractions):

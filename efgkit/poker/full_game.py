@@ -49,7 +49,7 @@ from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.errors import ParameterError, StrategyError
 from efgkit.games.csr import offsets_of
 from efgkit.poker.best_response import PokerEvaluation
-from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN, BettingTree
+from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN, BettingTree, card_mask
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.public_tree import showdown_tables
 from efgkit.poker.suits import canonical_deals, hand_permutations, renamed_deal, suit_permutations
@@ -729,7 +729,7 @@ class StreamedEvaluator:
         for j in range(levels):
             key_start[j + 1] = key_start[j] + (len(boards[j]) if j < len(boards) else 0)
         sizes = [0, 0, *betting.deal_size[1:].tolist()]
-        masks = [[sum(1 << c for c in combo) for combo in combinations(range(n), size)] if size else []
+        masks = [[card_mask(combo) for combo in combinations(range(n), size)] if size else []
                  for size in sizes]
         deal_start = offsets_of([len(m) for m in masks])
         deal_mask = np.array([m for level in masks for m in level], np.int64)
@@ -741,7 +741,7 @@ class StreamedEvaluator:
                     continue
                 board = np.array(cards, np.int64)
                 values = self.layout.abstraction.buckets(betting.round_of_level[j], board, self.hand_cards)
-                meets = (self.hand_mask & int((np.int64(1) << board).sum())) != 0 if board.size else False
+                meets = (self.hand_mask & card_mask(board)) != 0
                 buckets[key_start[j] + i] = np.where(meets, -1, values)
         final = [cards for cards, _, _ in boards[-1]] if len(boards) == levels else []
         width = sum(betting.deal_size.tolist())
@@ -751,7 +751,7 @@ class StreamedEvaluator:
         alive = np.array([board is not None for board in final], np.bool_)
         count, sorted_hands, strength = showdown_tables(betting.game.card_structure, self.hand_cards,
                                                         self.hand_mask, final_boards, alive)
-        first_mask = np.array([sum(1 << c for c in first) if first else 0], np.int64)
+        first_mask = np.array([card_mask(first or ())], np.int64)
         keys = [entry for level in boards for entry in level]
         deal_weight = np.array([weight for _, _, weight in keys], np.float64)
         group_start = offsets_of([len(group) for _, group, _ in keys])

@@ -39,7 +39,7 @@ from efgkit.games.hand_ranking import hand_value
 from efgkit.games.poker import Betting, LimitPoker, PokerState
 from efgkit.games.protocol import CHANCE as PROTOCOL_CHANCE
 from efgkit.games.protocol import TERMINAL as PROTOCOL_TERMINAL
-from efgkit.poker.betting_tree import check_hole_cards, private_hands
+from efgkit.poker.betting_tree import card_mask, check_hole_cards, private_hands
 
 CHANCE = 2
 FOLD = 3
@@ -67,7 +67,7 @@ class PublicTree:
         self.board_cards: list[tuple[int, ...]] = []
         self.board_slots: list[tuple[int, ...]] = []  # the LimitPoker outcome of each board deal
         self._build(game, max_nodes)
-        self.board_mask = np.array([sum(1 << c for c in board) for board in self.board_cards], np.int64)
+        self.board_mask = np.array([card_mask(board) for board in self.board_cards], np.int64)
         self._valid_hands()
         self._showdown_order()
 
