@@ -113,7 +113,11 @@ def resolve_spec(spec: str) -> tuple[GameEntry, dict[str, object]]:
 
 
 def make_game(spec: str) -> Game:
-    """The rules object for a spec (not compiled)."""
+    """The rules object for a spec (not compiled): an ``acpc:`` file's LimitPoker too."""
+    if spec.startswith("acpc:"):
+        from efgkit.interop.acpc import acpc_rules
+
+        return acpc_rules(spec[len("acpc:"):])
     entry, params = resolve_spec(spec)
     return entry.factory(**params)
 

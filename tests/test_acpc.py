@@ -187,6 +187,44 @@ def test_heads_up_limit_holdem_definition_is_the_holdem_game():
     assert (game.blinds, game.first_player) == ((10, 5), (1, 0, 0, 0))
 
 
+def test_the_hulhe_file_is_holdem_for_the_streamed_engines_and_info(tmp_path, runner, json_output):
+    """``acpc:PATH`` names the rules (not a compiled tree) where a command needs only them:
+    the streamed engines' betting tree, and ``info``'s count without building."""
+    from efgkit.cli import main
+    from efgkit.poker.betting_tree import BettingTree
+
+    path = gamedef_file(tmp_path, HULHE_GAMEDEF, "hulhe.game")
+    ours, holdem = BettingTree(make_game(f"acpc:{path}")), BettingTree(make_game("holdem"))
+    for field in ("kind", "num_children", "contribution", "chance_weight", "deal_size"):
+        assert np.array_equal(getattr(ours, field), getattr(holdem, field)), field
+    counted = json_output(runner.invoke(main, ["info", f"acpc:{path}", "--json"]))
+    reference = json_output(runner.invoke(main, ["info", "holdem", "--json"]))
+    assert counted["built"] is False and counted["game"] == f"acpc:{path}"
+    counted.pop("game"), reference.pop("game")
+    assert counted == reference
+    missing = runner.invoke(main, ["solve", f"acpc:{tmp_path / 'none.game'}", "--engine", "sampled",
+                                   "--buckets", "none"])
+    assert missing.exit_code == 2 and "Traceback" not in missing.output
+
+
+def test_hands_of_three_hole_cards_are_refused_by_every_poker_engine(tmp_path, runner):
+    """ACPC definitions may deal three hole cards; the poker engines' terminal kernels remove two."""
+    from efgkit.cli import main
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.public_tree import PublicTree
+
+    text = with_line(with_line(LEDUC_GAMEDEF, "numHoleCards", "numHoleCards = 3"), "numRanks", "numRanks = 5")
+    path = gamedef_file(tmp_path, text, "three.game")
+    game = make_game(f"acpc:{path}")
+    for engine in (BettingTree, PublicTree):
+        with pytest.raises(GameDefinitionError, match="at most 2 hole cards"):
+            engine(game)
+    for arguments in (["--engine", "sampled", "--buckets", "none"], ["--engine", "public-tree"]):
+        result = runner.invoke(main, ["solve", f"acpc:{path}", "-n", "1", *arguments])
+        assert result.exit_code == 2 and "at most 2 hole cards" in result.stderr
+        assert "Traceback" not in result.output and len(result.stderr.strip().splitlines()) == 1
+
+
 def test_two_hole_cards_are_played_or_refused_at_their_line():
     text = with_line(LEDUC_GAMEDEF, "numHoleCards", "numHoleCards = 2")
     text = with_line(with_line(text, "numRanks", "numRanks = 4"), "numSuits", "numSuits = 3")

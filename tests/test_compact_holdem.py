@@ -317,6 +317,19 @@ def test_bad_bucket_strategy_exports_are_one_line_exit_2(tmp_path, runner, strat
     assert result.exit_code == 2 and words in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
+def test_export_never_reads_a_game_file_the_strategy_file_names(tmp_path, runner, strategy_file):
+    """The strategy file is untrusted: a game read from a file (acpc:, efg:) is named with --game."""
+    import h5py
+
+    copy = tmp_path / "strategy.h5"
+    shutil.copy(strategy_file, copy)
+    with h5py.File(copy, "r+") as handle:
+        handle.attrs["game"] = f"acpc:{tmp_path / 'elsewhere.game'}"
+    result = runner.invoke(main, ["export", str(copy), "--out", str(tmp_path / "s.efgs")])
+    assert result.exit_code == 2 and "name it yourself with --game" in result.stderr
+    assert not (tmp_path / "s.efgs").exists()
+
+
 def test_export_refuses_to_replace_another_bucket_table_file(tmp_path, runner, strategy_file):
     (tmp_path / "t.efgb").write_bytes(b"something else")
     result = runner.invoke(main, ["export", str(strategy_file), "--out", str(tmp_path / "s.efgs"),

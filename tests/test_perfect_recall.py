@@ -75,3 +75,26 @@ def test_lifted_base_strategy_has_the_same_exact_exploitability():
     theirs = StreamedEvaluator(base_layout).evaluate(strategy, game_value=False)
     assert recall.num_buckets(1) > base.num_buckets(1)
     assert ours.nash_conv == pytest.approx(theirs.nash_conv, rel=1e-12)
+
+
+def test_a_perfect_recall_strategy_file_loads_its_abstraction_again(tmp_path, three_rounds):
+    """A file records the abstraction as a reference that rebuilds it (perfect recall of
+    canonical buckets here); one made from in-memory tables is refused before writing."""
+    from efgkit.errors import AbstractionError
+    from efgkit.storage.bucket_strategy import load_bucket_strategy, save_bucket_strategy
+
+    game, hashed_base, hashed_recall = three_rounds
+    recall = PerfectRecallCards(game, IsomorphicCards.canonical(game))
+    layout = BucketLayout(BettingTree(game), recall)
+    strategy = layout.random(1)
+    save_bucket_strategy(tmp_path / "recall.h5", layout, strategy, {"algorithm": "random"})
+    loaded, again, _, _ = load_bucket_strategy(tmp_path / "recall.h5", game)
+    assert isinstance(loaded.abstraction, PerfectRecallCards) and np.array_equal(again, strategy)
+    for r in range(3):
+        assert loaded.abstraction.num_buckets(r) == recall.num_buckets(r)
+        assert np.array_equal(loaded.abstraction.base_buckets[r], recall.base_buckets[r])
+    for abstraction in (hashed_base, hashed_recall):
+        with pytest.raises(AbstractionError, match="made in memory"):
+            save_bucket_strategy(tmp_path / "hashed.h5", BucketLayout(BettingTree(game), abstraction),
+                                 BucketLayout(BettingTree(game), abstraction).random(1), {})
+        assert not (tmp_path / "hashed.h5").exists()

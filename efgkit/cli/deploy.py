@@ -17,7 +17,7 @@ from efgkit.io.error_text import one_line
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.play.playout import CompactPolicy, UniformPolicy, expected_payoff, play_hand, play_match
 from efgkit.solvers import BestResponse
-from efgkit.specs import game_of_strategy_file
+from efgkit.specs import BUILT_FROM_FILES, game_of_strategy_file
 from efgkit.storage.compact import KEY_MAPS, ROUNDINGS, export_compact
 from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy, row_code
 from efgkit.storage.policy_tables import json_table, openspiel_policy_table, write_json
@@ -221,6 +221,9 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
     if game is None:
         with h5py.File(strategy_file, "r") as handle:
             game = str(handle.attrs.get("game", ""))
+        if game.startswith(BUILT_FROM_FILES):  # the file is untrusted: it does not pick a file to read
+            raise ParameterError(f"{strategy_file}: the strategy is for {game!r}, a game read from a "
+                                 f"file; name it yourself with --game")
     layout, strategy, provenance, _ = load_bucket_strategy(strategy_file, poker_game(game),
                                                            bucket_file)
     with tqdm(total=len(EXPORT_STAGES), unit="step", desc="exporting", file=sys.stderr,

@@ -275,10 +275,15 @@ def load_acpc(path: str | os.PathLike, *, node_limit: int | None = None,
     its LimitPoker. Raises FileFormatError / GameDefinitionError naming the line, or
     TreeTooLargeError with the node count before building anything.
     """
+    return acpc_rules(path).compile(node_limit=node_limit, progress=progress)
+
+
+def acpc_rules(path: str | os.PathLike) -> LimitPoker:
+    """The LimitPoker an ACPC game definition file describes, not compiled (what the
+    streamed poker engines play); errors as ``load_acpc``'s."""
     source = os.path.normpath(path)
     definition = parse_gamedef(read_text(path, "the ACPC game definition"), source)
-    game = limit_poker(definition, SPEC_PREFIX + source, source)
-    return game.compile(node_limit=node_limit, progress=progress)
+    return limit_poker(definition, SPEC_PREFIX + source, source)
 
 
 # ---------------------------------------------------------------------- writing

@@ -11,8 +11,7 @@ Nodes are stored breadth first (children contiguous) as flat arrays:
   dealt (one child, the next round's first node), ``FOLD`` or ``SHOWDOWN`` a terminal;
 * ``first_child`` int64, ``num_children`` int32, ``round`` int8, ``level`` int8 (board deals
   made before the node), ``contribution`` float64 (nodes, 2) chips put in, ``folder`` int8;
-* ``decision_nodes`` int64 and ``decision_index`` int64 (nodes,), -1 off decisions;
-  ``entry_nodes`` int64 the deal nodes of the first board.
+* ``decision_nodes`` int64 and ``decision_index`` int64 (nodes,), -1 off decisions.
 
 ``deal_size[j]`` is the number of cards the ``j``-th deal puts on the board (level ``j + 1``);
 ``chance_weight[level]`` the probability of one compatible pair of hands and of one board of
@@ -27,18 +26,53 @@ from math import comb
 
 import numpy as np
 
+from efgkit.errors import GameDefinitionError
 from efgkit.games.poker import Betting, LimitPoker
 
 DEAL = 2
 FOLD = 3
 SHOWDOWN = 4
 _ACTING, _BOARD_DUE, _FOLDED = 0, 1, 2  # LimitPoker's betting statuses
+MAX_HOLE_CARDS = 2
+"""Hole cards per player the poker engines play (their terminal kernels remove one or two
+cards per hand; ACPC definitions may deal three)."""
+
+
+def private_hands(num_cards: int, hole_cards: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every private hand of ``hole_cards`` from ``num_cards``: its cards int64 (hands, k) in
+    lexicographic order and their card masks int64 (hands,)."""
+    cards = np.array(list(combinations(range(num_cards), hole_cards)), np.int64).reshape(-1, hole_cards)
+    return cards, (np.int64(1) << cards).sum(axis=1).astype(np.int64)
+
+
+def card_mask(cards) -> int:
+    """The bit set of ``cards`` (ints): bit ``c`` for card ``c``."""
+    return sum(1 << int(c) for c in cards)
+
+
+def sorted_deals(cards, deal_sizes) -> np.ndarray:
+    """A copy of ``cards`` (int, the board's deals in order) with each deal's cards sorted
+    (a deal's order does not matter; the deals' order does)."""
+    cards = np.array(cards, np.int64)
+    start = 0
+    for size in np.asarray(deal_sizes).tolist():
+        cards[start:start + size].sort()
+        start += size
+    return cards
+
+
+def check_hole_cards(game: LimitPoker) -> None:
+    """Refuse ``game`` (``GameDefinitionError``) if its hands hold more than ``MAX_HOLE_CARDS``."""
+    if game.card_structure.private_cards_per_player > MAX_HOLE_CARDS:
+        raise GameDefinitionError(f"{game.spec}: the poker engines play hands of at most "
+                                  f"{MAX_HOLE_CARDS} hole cards")
 
 
 class BettingTree:
     """The card-independent betting tree of ``game`` (a ``LimitPoker``)."""
 
     def __init__(self, game: LimitPoker) -> None:
+        check_hole_cards(game)
         self.game = game
         cards = game.card_structure
         self.num_cards = cards.num_cards
@@ -53,6 +87,15 @@ class BettingTree:
             left -= size
             weights.append(weight)
         self.chance_weight = np.array(weights, np.float64)
+        boards, left = [1], self.num_cards
+        for size in self.deal_size.tolist():
+            boards.append(boards[-1] * comb(left, size))
+            left -= size
+        self.board_sequences = boards
+        """Per level, the sequences of deals made before it (from the whole deck)."""
+        self.level_weight = self.chance_weight * np.array(boards, np.float64)
+        """Per level, ``chance_weight`` times ``board_sequences``: the weight of a terminal
+        value when one board sequence is sampled uniformly."""
         self._build(game)
 
     def _build(self, game: LimitPoker) -> None:
@@ -99,8 +142,6 @@ class BettingTree:
         self.decision_index = np.full(self.num_nodes, -1, np.int64)
         self.decision_index[self.decision_nodes] = np.arange(self.decision_nodes.shape[0])
         self.node_of_history = {history: node for node, history in enumerate(histories)}
-        self.entry_nodes = np.flatnonzero((self.kind == DEAL) & (self.level == 0)).astype(np.int64)
-        """The nodes where the first board is dealt (where the streamed engine splits work)."""
         self.round_of_level = [int(self.round[self.level == j].min()) for j in range(self.num_levels)]
         """The round in which the board of each level is first seen (its card abstraction's round)."""
         depth = np.zeros(self.num_nodes, np.int64)
@@ -110,10 +151,8 @@ class BettingTree:
         """Nodes on the longest path from the root."""
 
     def hands(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every private hand: its cards int64 (hands, k) in lexicographic order and their
-        card masks int64 (hands,)."""
-        cards = np.array(list(combinations(range(self.num_cards), self.hole_cards)), np.int64)
-        return cards, (np.int64(1) << cards).sum(axis=1).astype(np.int64)
+        """``private_hands`` of this game's deck."""
+        return private_hands(self.num_cards, self.hole_cards)
 
     @property
     def nbytes(self) -> int:

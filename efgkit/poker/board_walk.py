@@ -35,9 +35,9 @@ import numba
 import numpy as np
 
 from efgkit.errors import ParameterError
-from efgkit.poker.betting_tree import DEAL, FOLD, BettingTree
+from efgkit.poker.betting_tree import DEAL, FOLD, BettingTree, card_mask, sorted_deals
 from efgkit.poker.card_abstraction import CardAbstraction
-from efgkit.poker.public_tree import showdown_orders
+from efgkit.poker.public_tree import showdown_tables
 from efgkit.poker.terminal_values import dealt_terminal_values, fold_values, showdown_values
 
 STRATEGY, LOCAL = 0, 1
@@ -180,7 +180,7 @@ def _choose(view, board, sides, local, walk, player, depth):
     ``walk.choice[depth, h]``.
 
     Each action is valued by ``_action_value`` against the opponent's current range (the
-    board rolled out; ``walk.work`` rows 0-3 are scratch float64 (hands,)). The best action
+    board rolled out; ``walk.work`` rows 0-4 are scratch float64 (hands,)). The best action
     the round allows (``local.allowed``; check or call when it allows neither call nor raise)
     is played, the first in order on ties; it folds instead, if allowed, when facing a bet and
     nothing is worth more than 0. Level-0 choices are cached: they never depend on the board.
@@ -389,20 +389,6 @@ class Estimate(NamedTuple):
         return cls(float(values.mean()), error, n, exact)
 
 
-def final_orders(betting: BettingTree, hand_cards: np.ndarray, hand_mask: np.ndarray,
-                 boards: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per final board (rows of int64 ``boards``): the number of valid hands, and the valid
-    hands with their strengths in ascending order (``public_tree.showdown_orders``)."""
-    deck = betting.game.card_structure
-    rows, hands = boards.shape[0], hand_cards.shape[0]
-    count = np.zeros(rows, np.int64)
-    ordered = np.zeros((rows, hands), np.int64)
-    strength = np.zeros((rows, hands), np.int64)
-    showdown_orders(hand_cards, hand_mask, np.ascontiguousarray(boards, np.int64), np.ones(rows, np.bool_),
-                    deck.num_ranks, deck.num_suits, count, ordered, strength)
-    return count, ordered, strength
-
-
 class BoardDealer:
     """Deals the boards of ``betting`` (every public card, deal by deal) and builds their
     ``DealtBoard`` for strategies on the card ``abstractions`` (one per side)."""
@@ -412,12 +398,8 @@ class BoardDealer:
         self.abstractions = abstractions
         self.hand_cards, self.hand_mask = betting.hands()
         self.cards_dealt = int(betting.deal_size.sum())
-        boards, left = [1], betting.num_cards
-        for size in betting.deal_size.tolist():
-            boards.append(boards[-1] * math.comb(left, size))
-            left -= size
-        self.level_weight = betting.chance_weight * np.array(boards, np.float64)
-        self.num_boards = boards[-1]
+        self.level_weight = betting.level_weight
+        self.num_boards = betting.board_sequences[-1]
         """Every sequence of deals, each equally likely."""
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
@@ -426,12 +408,7 @@ class BoardDealer:
 
     def ordered(self, cards) -> np.ndarray:
         """``cards`` with each deal's cards sorted (the deals themselves in order)."""
-        cards = np.array(cards, np.int64)
-        start = 0
-        for size in self.betting.deal_size.tolist():
-            cards[start:start + size].sort()
-            start += size
-        return cards
+        return sorted_deals(cards, self.betting.deal_size)
 
     def every_board(self) -> Iterator[np.ndarray]:
         """Every board once (``num_boards`` of them)."""
@@ -458,14 +435,14 @@ class BoardDealer:
             if level:
                 dealt += int(betting.deal_size[level - 1])
             board = cards[:dealt]
-            alive = np.flatnonzero((self.hand_mask & int((np.int64(1) << board).sum())) == 0)
+            alive = np.flatnonzero((self.hand_mask & card_mask(board)) == 0)
             valid[level, :alive.shape[0]] = alive
             count[level] = alive.shape[0]
             for side, abstraction in enumerate(self.abstractions):
                 bucket[side, level, alive] = abstraction.buckets(betting.round_of_level[level], board,
                                                                  self.hand_cards)[alive]
-        final_count, final_hands, final_strength = final_orders(betting, self.hand_cards, self.hand_mask,
-                                                                cards[None, :dealt])
+        final_count, final_hands, final_strength = showdown_tables(
+            betting.game.card_structure, self.hand_cards, self.hand_mask, cards[None, :dealt])
         return DealtBoard(valid, count, bucket, self.level_weight, final_hands, final_strength, final_count,
                           self.hand_cards)
 

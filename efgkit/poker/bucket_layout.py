@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from efgkit.errors import StrategyError
+from efgkit.games.csr import offsets_of
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.card_abstraction import CardAbstraction
 
@@ -49,7 +50,7 @@ class BucketLayout:
         self.width = betting.num_children[decisions].astype(np.int64)
         self.buckets = np.array([abstraction.num_buckets(int(r)) for r in betting.round[decisions]], np.int64)
         sizes = self.width * self.buckets
-        self.action_start = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        self.action_start = offsets_of(sizes)
         self.num_actions = int(self.action_start[-1])
         self.num_rows = int(self.buckets.sum())
 

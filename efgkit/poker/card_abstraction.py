@@ -2,7 +2,7 @@
 
 A strategy on a card abstraction has one row per (betting decision node, bucket), where the
 bucket of a player's hand on the board dealt so far comes from the abstraction
-(``bucket_strategy.BucketLayout``). Three kinds:
+(``bucket_layout.BucketLayout``). Three kinds:
 
 * ``LosslessCards``: every (board deals in order, hand) is its own bucket — the unabstracted
   game (a player's information set is the betting, every board card in the order dealt and
@@ -42,6 +42,7 @@ from efgkit.abstraction.cards.holdem.features import hand_indexer
 from efgkit.abstraction.cards.holdem.isomorphism import index_hand
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import LimitPoker
+from efgkit.poker.betting_tree import sorted_deals
 
 HOLDEM_SUITS = 4
 
@@ -197,11 +198,7 @@ class LosslessCards:
         return self._hands * prod(comb(self._num_cards, size) for size in deals)
 
     def buckets(self, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray:
-        board = np.asarray(board, np.int64).copy()
-        start = 0
-        for size in self._deal_sizes[:self._deals_by_round[round]]:
-            board[start:start + size].sort()
-            start += size
+        board = sorted_deals(board, self._deal_sizes[:self._deals_by_round[round]])
         return _buckets_of(self._tables, round, board, hand_cards)
 
     def kernel_tables(self) -> LosslessTables:
@@ -330,7 +327,25 @@ def abstraction_from_reference(game: LimitPoker, reference: dict, bucket_file=No
             raise AbstractionError(f"{path}: not the bucket file the strategy was computed on (its "
                                    f"content digest differs)")
         return cards
+    if kind == "perfect-recall":
+        from efgkit.poker.perfect_recall import PerfectRecallCards  # it builds on this module
+
+        base = abstraction_from_reference(game, reference.get("base") or {}, bucket_file)
+        if not isinstance(base, IsomorphicCards):
+            raise AbstractionError(f"perfect recall of {base.description}: only of suit-symmetric buckets")
+        return PerfectRecallCards(game, base)
     raise AbstractionError(f"unknown card abstraction {reference!r}")
+
+
+def check_recorded(reference: dict) -> None:
+    """Refuse (``AbstractionError``) a ``reference`` that ``abstraction_from_reference`` cannot
+    rebuild: bucket tables made in memory (``IsomorphicCards.hashed``, tables passed in), not
+    read from a bucket file."""
+    if reference.get("kind") == "tables":
+        raise AbstractionError("the card abstraction's bucket tables were made in memory, so a file "
+                               "could not name them: save them as a bucket file and load it")
+    if reference.get("kind") == "perfect-recall":
+        check_recorded(reference.get("base") or {})
 
 
 def abstraction_named(game: LimitPoker, name: str) -> CardAbstraction:

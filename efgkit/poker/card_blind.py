@@ -43,8 +43,9 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from efgkit.games.csr import offsets_of
 from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN
-from efgkit.poker.full_game import BEST, EXPECTED, hand_lists, keep_off_board
+from efgkit.poker.full_game import BEST, EXPECTED, child_key, hand_lists, keep_off_board
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values_batch
 
 
@@ -137,7 +138,7 @@ def blind_classes(templates, betting, layout, strategy: np.ndarray, player: int,
             weighted[children] = True
     reach = opponent_reach(betting, layout, strategy, player)
     levels = templates.columns.shape[0]
-    column_start = np.concatenate([[0], np.cumsum(templates.columns)]).astype(np.int64)
+    column_start = offsets_of(templates.columns)
     column_class = np.zeros(int(column_start[-1]), np.int64)
     per_level: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [None] * levels  # type: ignore[list-item]
     for j in range(levels - 1, -1, -1):
@@ -156,7 +157,7 @@ def blind_classes(templates, betting, layout, strategy: np.ndarray, player: int,
         alive[inverse[reach[node_of[0]] > 0.0]] = True
         per_level[j] = (first.astype(np.int64), inverse.astype(np.int64), alive)
         column_class[column_start[j]:column_start[j + 1]] = inverse  # level-local, made global below
-    class_start = np.concatenate([[0], np.cumsum([p[0].shape[0] for p in per_level])]).astype(np.int64)
+    class_start = offsets_of([p[0].shape[0] for p in per_level])
     for j in range(levels):
         column_class[column_start[j]:column_start[j + 1]] += class_start[j]
     rep = np.concatenate([p[0] for p in per_level]).astype(np.int64)
@@ -301,7 +302,7 @@ def _walk_level(view, templates, tables, classes, work, player, objective, j):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def _begin_deals(templates, classes, work, j):
+def _begin_deals(classes, work, j):
     """Clear level ``j + 1``'s sums below board ``j`` and start at its first deal."""
     work.cursor[j] = 0
     for k in range(classes.class_start[j + 1], classes.class_start[j + 2]):
@@ -317,7 +318,7 @@ def _next_board(tables, classes, work, j):
     lo = tables.deal_start[j + 1]
     deals = tables.deal_start[j + 2] - lo
     for i in range(work.cursor[j], deals):
-        key = tables.key_start[j + 1] + (work.key[j] - tables.key_start[j]) * deals + i
+        key = child_key(tables, j, work.key[j], i)
         if tables.deal_weight[key] == 0.0:
             continue
         work.valid_count[j + 1] = keep_off_board(tables.hand_mask, work.valid[j, :work.valid_count[j]],
@@ -363,12 +364,12 @@ def blind_item(view, templates, tables, classes, work, player, objective):
     if j == last:
         _walk_level(view, templates, tables, classes, work, player, objective, j)
         return
-    _begin_deals(templates, classes, work, j)
+    _begin_deals(classes, work, j)
     while True:
         if _next_board(tables, classes, work, j):
             j += 1
             if j < last:
-                _begin_deals(templates, classes, work, j)
+                _begin_deals(classes, work, j)
                 continue
             _walk_level(view, templates, tables, classes, work, player, objective, j)
         else:
@@ -421,11 +422,7 @@ def blind_item_values(evaluator, classes: list[BlindClasses], targets: list[tupl
     for c, (player, objective) in zip(classes, targets, strict=True):
         work = blind_work(evaluator.templates, tables, c)
         blind_item(evaluator.view, evaluator.templates, tables, c, work, player, objective)
-        values = work.out[c.class_start[1]:c.class_start[2]]
-        out = np.zeros_like(values)
-        for perm in evaluator.hand_perms:
-            out[:, perm] += values * evaluator.item_weight[item]
-        results.append(out)
+        results.append(evaluator.class_sum(work.out[c.class_start[1]:c.class_start[2]], item))
     return results
 
 

@@ -47,11 +47,12 @@ import numpy as np
 
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.errors import ParameterError, StrategyError
+from efgkit.games.csr import offsets_of
 from efgkit.poker.best_response import PokerEvaluation
-from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN, BettingTree
+from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN, BettingTree, card_mask
 from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.public_tree import showdown_orders
-from efgkit.poker.suits import canonical_deals, hand_permutations, suit_permutations
+from efgkit.poker.public_tree import showdown_tables
+from efgkit.poker.suits import canonical_deals, hand_permutations, renamed_deal, suit_permutations
 from efgkit.poker.terminal_values import fold_payoff, fold_values_batch, showdown_values_batch
 
 MODE_RECORD, MODE_REPLAY, MODE_DESCEND = np.int64(0), np.int64(1), np.int64(2)
@@ -133,10 +134,9 @@ class Workspace(NamedTuple):
     child's row instead of copying it, so the rows of a level are a permutation); bool
     ``filled`` (levels, depth): a child's values are in (the first is copied, not added); per
     level ``valid`` (levels, hands) / ``valid_count`` the hands off the board (level 0's, every
-    hand, filled by ``hand_lists``), ``board_mask``,
-    ``key``; scratch: ``live`` int64 (widest level,) the columns some reach enters (a block
-    is a run of them), ``card_sum`` (cards, block), ``column_total`` / ``win`` / ``lose``
-    (block,)."""
+    hand, filled by ``hand_lists``), ``key``; scratch: ``live`` int64 (widest level,) the
+    columns some reach enters (a block is a run of them), ``card_sum`` (cards, block),
+    ``column_total`` / ``win`` / ``lose`` (block,)."""
 
     entry_start: np.ndarray
     level_start: np.ndarray
@@ -155,7 +155,6 @@ class Workspace(NamedTuple):
     filled: np.ndarray
     valid: np.ndarray
     valid_count: np.ndarray
-    board_mask: np.ndarray
     key: np.ndarray
     live: np.ndarray
     card_sum: np.ndarray
@@ -493,7 +492,6 @@ def hand_lists(levels: int, hands: int) -> tuple[np.ndarray, np.ndarray]:
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _deal_board(tables, work, j, mask):
     """Board ``j`` = board ``j - 1`` plus the cards ``mask``: its valid hands."""
-    work.board_mask[j] = work.board_mask[j - 1] | mask
     work.valid_count[j] = keep_off_board(tables.hand_mask, work.valid[j - 1, :work.valid_count[j - 1]], mask,
                                          work.valid[j])
 
@@ -514,6 +512,14 @@ def _deal_level(tables, work, j, mask, source, target):
     return alive
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def child_key(tables, j, parent, i):
+    """The key of deal ``i`` of level ``j + 1`` below board ``parent`` of level ``j``: a
+    level's boards are numbered parent by parent, every deal of the level under each."""
+    deals = tables.deal_start[j + 2] - tables.deal_start[j + 1]
+    return tables.key_start[j + 1] + (parent - tables.key_start[j]) * deals + i
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _next_deal(templates, tables, work, j):
     """Set up the next deal of level ``j + 1`` below board ``work.key[j]`` worth walking (a
@@ -523,7 +529,7 @@ def _next_deal(templates, tables, work, j):
     record, _ = _bridge(templates, work, j)
     enter, _ = _entry(templates, work, j + 1)
     for i in range(work.cursor[j, 0], deals):
-        next_key = tables.key_start[j + 1] + (work.key[j] - tables.key_start[j]) * deals + i
+        next_key = child_key(tables, j, work.key[j], i)
         if tables.deal_weight[next_key] != 0.0 and _deal_level(tables, work, j + 1, tables.deal_mask[lo + i],
                                                                 record, enter):
             work.cursor[j, 0] = i + 1
@@ -568,7 +574,7 @@ def _last_deals(view, templates, tables, work, slab, player, objective, j):
         width = cols.shape[0]
         dense = cols[width - 1] - cols[0] == width - 1
         for i in range(deals):
-            key = tables.key_start[k] + (parent - tables.key_start[j]) * deals + i
+            key = child_key(tables, j, parent, i)
             weight = tables.deal_weight[key]
             if weight == 0.0:
                 continue
@@ -618,7 +624,6 @@ def _pre_deal(view, templates, tables, work, slab, player, objective, mode):
     level = np.int64(0)
     enter, result = _entry(templates, work, level)
     enter[:] = 1.0
-    work.board_mask[0] = 0
     work.key[0] = 0
     _walk_level(view, templates, tables, work, slab, player, objective, mode, level)
     return result.sum()
@@ -630,7 +635,6 @@ def _item(view, templates, tables, work, slab, player, objective, out):
     entries' reach in level 0's ``record``: each level walked once per board with every
     entering betting sequence as a column, the deals of the next level in between."""
     out[:] = 0.0
-    work.board_mask[0] = 0
     j = np.int64(1)
     record, _ = _bridge(templates, work, j - 1)
     enter, result = _entry(templates, work, j)
@@ -666,13 +670,12 @@ class StreamedEvaluator:
         self.num_ranks = cards.num_ranks
         n = betting.num_cards
         self.hand_cards, self.hand_mask = betting.hands()
-        self.entry_nodes = betting.entry_nodes
         self.view = layout.view()
         self.templates = _templates(betting, layout)
         self.block = BLOCK
+        """Columns (entering betting sequences) walked together; any width gives the same values."""
         self.paths: list[str] = []
         """The walk of each value computed since the last ``evaluate``: "card-blind" or "general"."""
-        """Columns (entering betting sequences) walked together; any width gives the same values."""
         self.symmetric = layout.abstraction.suit_symmetric and not game.deal_by_rank and self.num_suits > 1
         self.suit_perms = suit_permutations(self.num_suits).tolist()
         self.hand_perms = (hand_permutations(self.hand_cards, self.num_suits) if self.symmetric
@@ -699,7 +702,7 @@ class StreamedEvaluator:
         if first is None:
             return levels
         perms = self.suit_perms if self.symmetric else self.suit_perms[:1]
-        fixing = [g for g, perm in enumerate(perms) if _image(first, perm) == set(first)]
+        fixing = [g for g, perm in enumerate(perms) if renamed_deal(first, perm) == tuple(sorted(first))]
         levels.append([(tuple(first), fixing, 1.0)])
         n = self.betting.num_cards
         for size in self.betting.deal_size[1:].tolist():
@@ -708,7 +711,7 @@ class StreamedEvaluator:
                 if parent is None or set(parent) & set(combo):
                     level.append((None, identity, 0.0))
                     continue
-                images = [tuple(sorted(_image(combo, self.suit_perms[g]))) for g in group]
+                images = [renamed_deal(combo, self.suit_perms[g]) for g in group]
                 if min(images) != combo:
                     level.append((None, identity, 0.0))
                     continue
@@ -726,9 +729,9 @@ class StreamedEvaluator:
         for j in range(levels):
             key_start[j + 1] = key_start[j] + (len(boards[j]) if j < len(boards) else 0)
         sizes = [0, 0, *betting.deal_size[1:].tolist()]
-        masks = [[sum(1 << c for c in combo) for combo in combinations(range(n), size)] if size else []
+        masks = [[card_mask(combo) for combo in combinations(range(n), size)] if size else []
                  for size in sizes]
-        deal_start = np.concatenate([[0], np.cumsum([len(m) for m in masks])]).astype(np.int64)
+        deal_start = offsets_of([len(m) for m in masks])
         deal_mask = np.array([m for level in masks for m in level], np.int64)
         hands = self.hand_cards.shape[0]
         buckets = np.full((int(key_start[levels]), hands), -1, np.int32)
@@ -738,23 +741,20 @@ class StreamedEvaluator:
                     continue
                 board = np.array(cards, np.int64)
                 values = self.layout.abstraction.buckets(betting.round_of_level[j], board, self.hand_cards)
-                meets = (self.hand_mask & int((np.int64(1) << board).sum())) != 0 if board.size else False
+                meets = (self.hand_mask & card_mask(board)) != 0
                 buckets[key_start[j] + i] = np.where(meets, -1, values)
         final = [cards for cards, _, _ in boards[-1]] if len(boards) == levels else []
         width = sum(betting.deal_size.tolist())
         final_boards = np.zeros((len(final), width), np.int64)
         for i, board in enumerate(final):
             final_boards[i] = board if board is not None else 0
-        count = np.zeros(len(final), np.int64)
-        sorted_hands = np.zeros((len(final), hands), np.int64)
-        strength = np.zeros((len(final), hands), np.int64)
-        showdown_orders(self.hand_cards, self.hand_mask, final_boards,
-                        np.array([board is not None for board in final], np.bool_), self.num_ranks,
-                        self.num_suits, count, sorted_hands, strength)
-        first_mask = np.array([sum(1 << c for c in first) if first else 0], np.int64)
+        alive = np.array([board is not None for board in final], np.bool_)
+        count, sorted_hands, strength = showdown_tables(betting.game.card_structure, self.hand_cards,
+                                                        self.hand_mask, final_boards, alive)
+        first_mask = np.array([card_mask(first or ())], np.int64)
         keys = [entry for level in boards for entry in level]
         deal_weight = np.array([weight for _, _, weight in keys], np.float64)
-        group_start = np.concatenate([[0], np.cumsum([len(group) for _, group, _ in keys])]).astype(np.int64)
+        group_start = offsets_of([len(group) for _, group, _ in keys])
         group_perm = np.array([g for _, group, _ in keys for g in group], np.int64)
         return BoardTables(self.hand_cards, self.hand_mask, first_mask, deal_mask, deal_start, key_start,
                            buckets, count, sorted_hands, strength, deal_weight, group_start, group_perm,
@@ -765,18 +765,14 @@ class StreamedEvaluator:
         levels = t.columns.shape[0]
         widths = np.minimum(t.columns, self.block)
 
-        def offsets(sizes):
-            return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-
-        entry_start, level_start = offsets(hands * t.columns), offsets(t.depth * hands * widths)
-        bridge_start = offsets(hands * t.columns[1:])
+        entry_start, level_start = offsets_of(hands * t.columns), offsets_of(t.depth * hands * widths)
+        bridge_start = offsets_of(hands * t.columns[1:])
         index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(5)]
         index.append(np.zeros((levels, int(t.depth.max())), np.bool_))
         return Workspace(entry_start, level_start, bridge_start,
                          *(np.zeros(size) for size in (entry_start[-1], entry_start[-1], level_start[-1],
                                                        level_start[-1], bridge_start[-1], bridge_start[-1])),
                          *index, *hand_lists(levels, hands), np.zeros(levels, np.int64),
-                         np.zeros(levels, np.int64),
                          np.zeros(int(t.columns.max()), np.int64),
                          np.zeros((self.betting.num_cards, self.block)),
                          *(np.zeros(self.block) for _ in range(3)))
@@ -789,10 +785,11 @@ class StreamedEvaluator:
     # ------------------------------------------------------------------ evaluation
     def entry_reach(self, strategy: np.ndarray, player: int) -> np.ndarray:
         """(entries, hands): the reach of ``player``'s opponent at every entry (the nodes
-        where the first board is dealt), from ``strategy`` (checked)."""
-        work = self._workspace()
-        _pre_deal(self.view, self.templates, self.tables(None), work, self._slab(strategy), player, BEST,
-                  MODE_RECORD)
+        where the first board is dealt), from ``strategy`` (as ``layout.checked`` returns it)."""
+        return self._entry_reach(self.tables(None), self._workspace(), self._slab(strategy), player)
+
+    def _entry_reach(self, pre: BoardTables, work: Workspace, slab: np.ndarray, player: int) -> np.ndarray:
+        _pre_deal(self.view, self.templates, pre, work, slab, player, BEST, MODE_RECORD)
         return _bridge(self.templates, work, 0)[0].T.copy()
 
     def item_values(self, strategy: np.ndarray, player: int, objective: int, entry_reach: np.ndarray,
@@ -804,17 +801,23 @@ class StreamedEvaluator:
         tables = self.tables(self.items[item])
         values = np.zeros(entry_reach.shape[::-1])
         _item(self.view, self.templates, tables, work, self._slab(strategy), player, objective, values)
-        out = np.zeros(entry_reach.shape)
+        return self.class_sum(values.T, item)
+
+    def class_sum(self, values: np.ndarray, item: int) -> np.ndarray:
+        """``values`` (rows, hands) on the canonical first deal ``item``, summed over its suit
+        class: every hand permutation's image, with the item's weight."""
+        out = np.zeros(values.shape)
         for perm in self.hand_perms:
-            out[:, perm] += values.T * self.item_weight[item]
+            out[:, perm] += values * self.item_weight[item]
         return out
 
     def value(self, strategy: np.ndarray, player: int, objective: int, runner: ChunkRunner,
               progress: Callable[[int], None] | None = None, shared=None,
               card_blind: bool | None = None) -> float:
         """Player ``player``'s best-response value (``BEST``) or expected utility (``EXPECTED``)
-        against ``strategy`` (checked), first deals run by ``runner`` (``shared``: this
-        evaluator as ``runner.share`` returned it, to send it once for several values).
+        against ``strategy`` (as ``layout.checked`` returns it), first deals run by ``runner``
+        (``shared``: this evaluator as ``runner.share`` returned it, to send it once for several
+        values).
 
         Where the players the walk reads (the opponent; both for ``EXPECTED``) play card
         blind — every bucket row of their decisions equal — the walk without opponent reach
@@ -828,7 +831,7 @@ class StreamedEvaluator:
         if not self.items:
             return float(_pre_deal(self.view, self.templates, pre, work, slab, player, objective,
                                    MODE_DESCEND))
-        entry_reach = self.entry_reach(strategy, player)
+        entry_reach = self._entry_reach(pre, work, slab, player)
         summed = np.zeros_like(entry_reach)
         shared = runner.share(self) if shared is None else shared
         arguments = [(shared, strategy, player, objective, entry_reach, i) for i in range(len(self.items))]
@@ -888,13 +891,6 @@ class StreamedEvaluator:
 
 def _run_item(evaluator: StreamedEvaluator, strategy, player, objective, entry_reach, item):
     return evaluator.item_values(strategy, player, objective, entry_reach, item)
-
-
-def _image(cards, perm) -> set[int]:
-    """The cards ``cards`` with their suits renamed by ``perm``."""
-    suits = len(perm)
-    return {c - c % suits + perm[c % suits] for c in cards}
-
 
 
 def _templates(betting: BettingTree, layout: BucketLayout) -> Templates:

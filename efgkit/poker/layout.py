@@ -25,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from efgkit.errors import AbstractionError
+from efgkit.games.csr import offsets_of
 from efgkit.games.poker import Betting, PokerState
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.poker.bucket_layout import BucketLayout
@@ -60,9 +61,10 @@ class StrategyLayout:
         for d, node in enumerate(tree.decision_nodes.tolist()):
             used = self.rows[d][self.rows[d] >= 0]
             width = self.action_offset[used + 1] - self.action_offset[used]
-            if np.any(width != tree.num_children[node]):
+            wrong = width[width != tree.num_children[node]]
+            if wrong.size:
                 raise AbstractionError(f"{description}: a row at public node {node} has "
-                                       f"{int(width[0])} actions, the node {tree.num_children[node]}")
+                                       f"{int(wrong[0])} actions, the node {tree.num_children[node]}")
             self.row_player[used] = tree.kind[node]
         self.rows_of_player = [np.flatnonzero(self.row_player == p).astype(np.int64) for p in (0, 1)]
         self.slot_offset = np.where(self.rows >= 0, self.action_offset[np.maximum(self.rows, 0)], -1)
@@ -124,9 +126,8 @@ class StrategyLayout:
         if betting.game.spec != tree.game.spec:
             raise AbstractionError(f"the bucket layout is for {betting.game.spec!r}, the public tree for "
                                    f"{tree.game.spec!r}")
-        row_start = np.concatenate([[0], np.cumsum(buckets.buckets)]).astype(np.int64)
-        offset = np.concatenate([buckets.action_start[d] + buckets.width[d] * np.arange(buckets.buckets[d])
-                                 for d in range(buckets.width.shape[0])] + [[buckets.num_actions]])
+        row_start = offsets_of(buckets.buckets)
+        offset = buckets.row_offsets()
         rows = np.full((tree.decision_nodes.shape[0], tree.num_hands), -1, np.int64)
         for d, node in enumerate(tree.decision_nodes.tolist()):
             betting_node = betting.node_of_history[tree.betting_histories[tree.betting[node]]]
@@ -135,4 +136,4 @@ class StrategyLayout:
             valid = tree.valid_hands(node)
             bucket = buckets.abstraction.buckets(int(tree.round[node]), board, tree.hand_cards)
             rows[d, valid] = row_start[decision] + bucket[valid]
-        return cls(tree, rows, offset.astype(np.int64), np.ones(rows.shape), buckets.abstraction.description)
+        return cls(tree, rows, offset, np.ones(rows.shape), buckets.abstraction.description)

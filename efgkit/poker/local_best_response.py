@@ -34,13 +34,13 @@ from efgkit.poker.board_walk import (
     BoardDealer,
     Estimate,
     LocalTables,
-    final_orders,
     new_walk,
     play_boards,
     responder_value,
     seat_sides,
 )
 from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.public_tree import showdown_tables
 
 ACTION_KINDS = "fcr"
 
@@ -114,8 +114,8 @@ class LocalBestResponse:
         else:
             completions = left[np.argsort(self.rng.random((rows, left.shape[0])), axis=1)[:, :rest]]
         boards = np.concatenate([np.broadcast_to(board, (rows, board.shape[0])), completions], axis=1)
-        count, ordered, strength = final_orders(self.betting, self.dealer.hand_cards, self.dealer.hand_mask,
-                                                boards)
+        count, ordered, strength = showdown_tables(self.betting.game.card_structure, self.dealer.hand_cards,
+                                                   self.dealer.hand_mask, boards)
         self._local.count[start:stop] = count
         self._local.hands[start:stop] = ordered
         self._local.strength[start:stop] = strength

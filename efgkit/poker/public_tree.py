@@ -34,15 +34,16 @@ import numba
 import numpy as np
 
 from efgkit.errors import GameDefinitionError
+from efgkit.games.csr import offsets_of
 from efgkit.games.hand_ranking import hand_value
 from efgkit.games.poker import Betting, LimitPoker, PokerState
 from efgkit.games.protocol import CHANCE as PROTOCOL_CHANCE
 from efgkit.games.protocol import TERMINAL as PROTOCOL_TERMINAL
+from efgkit.poker.betting_tree import card_mask, check_hole_cards, private_hands
 
 CHANCE = 2
 FOLD = 3
 SHOWDOWN = 4
-MAX_HOLE_CARDS = 2
 _ACTING = 0  # LimitPoker's status of a state whose player is to act
 
 
@@ -55,22 +56,18 @@ class PublicTree:
     """
 
     def __init__(self, game: LimitPoker, *, max_nodes: int = 5_000_000) -> None:
+        check_hole_cards(game)
         cards = game.card_structure
-        if cards.private_cards_per_player > MAX_HOLE_CARDS:
-            raise GameDefinitionError(f"{game.spec}: the poker engine plays hands of at most "
-                                      f"{MAX_HOLE_CARDS} hole cards")
         self.game = game
         self.num_cards = cards.num_cards
         self.hole_cards = cards.private_cards_per_player
-        combos = list(combinations(range(self.num_cards), self.hole_cards))
-        self.hand_cards = np.array(combos, np.int64)
-        self.hand_mask = np.array([sum(1 << c for c in combo) for combo in combos], np.int64)
-        self.num_hands = len(combos)
+        self.hand_cards, self.hand_mask = private_hands(self.num_cards, self.hole_cards)
+        self.num_hands = self.hand_cards.shape[0]
         self._board_index: dict[tuple[int, ...], int] = {}
         self.board_cards: list[tuple[int, ...]] = []
         self.board_slots: list[tuple[int, ...]] = []  # the LimitPoker outcome of each board deal
         self._build(game, max_nodes)
-        self.board_mask = np.array([sum(1 << c for c in board) for board in self.board_cards], np.int64)
+        self.board_mask = np.array([card_mask(board) for board in self.board_cards], np.int64)
         self._valid_hands()
         self._showdown_order()
 
@@ -78,7 +75,7 @@ class PublicTree:
         """``valid_start[b]`` .. ``valid_start[b + 1]`` index ``valid_list`` (int64): the hands
         sharing no card with board ``b``."""
         parts = [np.flatnonzero((self.hand_mask & mask) == 0) for mask in self.board_mask.tolist()]
-        self.valid_start = np.concatenate([[0], np.cumsum([len(p) for p in parts])]).astype(np.int64)
+        self.valid_start = offsets_of([len(p) for p in parts])
         self.valid_list = np.concatenate(parts).astype(np.int64)
 
     # ------------------------------------------------------------------ building
@@ -174,19 +171,15 @@ class PublicTree:
         ``showdown_strength`` (int64, ascending) for board ``b``; boards without a showdown
         have an empty range.
         """
-        cards = self.game.card_structure
         boards = np.unique(self.board[self.kind == SHOWDOWN])  # every showdown board is a final one
         width = len(self.board_cards[boards[0]]) if boards.size else 0
         board_cards = np.array([self.board_cards[b] for b in boards.tolist()], np.int64)
         board_cards = board_cards.reshape(boards.shape[0], width)
-        count = np.zeros(boards.shape[0], np.int64)
-        hands = np.zeros((boards.shape[0], self.num_hands), np.int64)
-        strength = np.zeros((boards.shape[0], self.num_hands), np.int64)
-        showdown_orders(self.hand_cards, self.hand_mask, board_cards, np.ones(boards.shape[0], np.bool_),
-                        cards.num_ranks, cards.num_suits, count, hands, strength)
+        count, hands, strength = showdown_tables(self.game.card_structure, self.hand_cards, self.hand_mask,
+                                                 board_cards)
         counts = np.zeros(len(self.board_cards), np.int64)
         counts[boards] = count
-        self.showdown_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.showdown_start = offsets_of(counts)
         self.showdown_hands = np.concatenate([hands[i, :c] for i, c in enumerate(count.tolist())]
                                              or [np.zeros(0, np.int64)]).astype(np.int64)
         self.showdown_strength = np.concatenate([strength[i, :c] for i, c in enumerate(count.tolist())]
@@ -217,6 +210,21 @@ class PublicTree:
                   self.board_mask, self.valid_start, self.valid_list, self.showdown_start,
                   self.showdown_hands, self.showdown_strength)
         return int(sum(a.nbytes for a in arrays))
+
+
+def showdown_tables(deck, hand_cards: np.ndarray, hand_mask: np.ndarray, boards: np.ndarray,
+                    alive: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per final board (rows of int64 ``boards``, those with ``alive`` False skipped: count
+    0): the number of hands off it, and those hands with their strengths in ascending order
+    (``showdown_orders`` on ``deck``, a ``CardStructure``): int64 (rows,), (rows, hands) twice."""
+    rows, hands = boards.shape[0], hand_cards.shape[0]
+    count = np.zeros(rows, np.int64)
+    ordered = np.zeros((rows, hands), np.int64)
+    strength = np.zeros((rows, hands), np.int64)
+    showdown_orders(hand_cards, hand_mask, np.ascontiguousarray(boards, np.int64),
+                    np.ones(rows, np.bool_) if alive is None else alive, deck.num_ranks, deck.num_suits,
+                    count, ordered, strength)
+    return count, ordered, strength
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)

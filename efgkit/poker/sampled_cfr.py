@@ -43,14 +43,14 @@ resume a run bit-identically.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from math import comb
 from typing import NamedTuple
 
 import numba
 import numpy as np
 
 from efgkit.errors import FileFormatError, ParameterError
-from efgkit.poker.betting_tree import DEAL, FOLD
+from efgkit.games.csr import offsets_of
+from efgkit.poker.betting_tree import DEAL, FOLD, sorted_deals
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import hand_buckets
 from efgkit.poker.full_game import hand_lists, keep_off_board
@@ -71,9 +71,9 @@ from efgkit.solvers.cfr import (
     average_weight,
     check_iterations,
     checked_parameters,
-    discount,
     discount_rule,
     kernel_parameters,
+    prediction_scale,
     update_regret,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
@@ -84,10 +84,9 @@ DEFAULT_SCALING = 16.0
 """The released HULHE code's default regret and average scaling per chip (seed_burch.md §3.2)."""
 INT32_MAX = 2**31 - 1
 HALVING_THRESHOLD = 2**30
+"""An int32 regret or accumulator above this halves its array and scale."""
 NORMALIZED_ROWS = 1 << 18
 """``average_strategy`` normalises at most this many rows of one decision at a time."""
-"""An int32 regret or accumulator above this halves its array and scale."""
-"""Rows normalised at a time by ``average_strategy``."""
 CHUNK_ITERATIONS = 4096
 """Iterations per kernel call (bounds the uniforms drawn ahead)."""
 
@@ -611,11 +610,7 @@ class SampledCFR:
         self.rng = np.random.default_rng(seed)
         n = betting.num_cards
         self.hand_cards, self.hand_mask = betting.hands()
-        boards, left = [1], n
-        for size in betting.deal_size.tolist():
-            boards.append(boards[-1] * comb(left, size))
-            left -= size
-        level_weight = betting.chance_weight * np.array(boards, np.float64)
+        level_weight = betting.level_weight
         # int32 regrets count chips summed over the opponent's hands, as the released code's:
         # the kernel's values carry the probability of the private deal, level_weight.
         rounds = betting.game.num_rounds
@@ -628,7 +623,7 @@ class SampledCFR:
         deck = betting.game.card_structure
         self._sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
                                 betting.deal_size.astype(np.int64),
-                                np.concatenate([[0], np.cumsum(betting.deal_size)]).astype(np.int64),
+                                offsets_of(betting.deal_size),
                                 np.array(betting.round_of_level, np.int64), self.hand_mask, deck.num_ranks,
                                 deck.num_suits)
         levels = betting.num_levels
@@ -640,8 +635,7 @@ class SampledCFR:
         self._rematch()
 
     def _rematch(self) -> None:
-        scale = (1.0 if self.variant in ("pcfr+", "hs-pcfr+")
-                 else discount(self.iteration, self._settings.alpha))
+        scale = prediction_scale(VARIANT_CODES[self.variant], self.iteration, self._settings.alpha)
         predictive = self.variant in PREDICTIVE
         for decisions in self._decisions:
             match_rows(decisions, self.layout.action_start, predictive, scale, self._state, self.layout.width)
@@ -649,12 +643,7 @@ class SampledCFR:
     def board_of(self, cards) -> SampledBoard:
         """The kernel's view of the board dealing ``cards`` (int, every deal's cards in order);
         the solver's own buffers, overwritten by the next board."""
-        cards = np.array(cards, np.int64)
-        start = 0
-        for size in self.betting.deal_size.tolist():
-            cards[start:start + size].sort()
-            start += size
-        self._sampler.cards[:] = cards
+        self._sampler.cards[:] = sorted_deals(cards, self.betting.deal_size)
         _deal(self._sampler, self._tables, self._board)
         return self._board
 

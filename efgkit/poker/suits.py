@@ -24,6 +24,13 @@ def permuted_cards(cards: np.ndarray, perm: np.ndarray) -> np.ndarray:
     return (cards // num_suits) * num_suits + perm[cards % num_suits]
 
 
+def renamed_deal(cards, perm) -> tuple[int, ...]:
+    """The cards ``cards`` (ints) with their suits renamed by ``perm`` (a permutation of the
+    suits, a sequence), sorted."""
+    suits = len(perm)
+    return tuple(sorted(c - c % suits + perm[c % suits] for c in cards))
+
+
 def hand_permutations(hand_cards: np.ndarray, num_suits: int) -> np.ndarray:
     """int64 (perms, hands): ``out[p, h]`` is the index of hand ``h`` with its suits renamed
     by permutation ``p`` (hands are the rows of ``hand_cards``, each sorted)."""
@@ -41,7 +48,7 @@ def canonical_deals(num_cards: int, num_suits: int, size: int) -> tuple[list[tup
     perms = suit_permutations(num_suits).tolist()
     representatives, stabilisers = [], []
     for combo in combinations(range(num_cards), size):
-        images = [tuple(sorted(c - c % num_suits + perm[c % num_suits] for c in combo)) for perm in perms]
+        images = [renamed_deal(combo, perm) for perm in perms]
         if min(images) == combo:
             representatives.append(combo)
             stabilisers.append(sum(image == combo for image in images))

@@ -32,7 +32,7 @@ from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import create_file
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import abstraction_from_reference
+from efgkit.poker.card_abstraction import abstraction_from_reference, check_recorded
 
 FORMAT = "efgkit-bucket-strategy"
 SCHEMA_VERSION = 2
@@ -62,7 +62,9 @@ def is_bucket_strategy_file(path: str | os.PathLike) -> bool:
 def save_bucket_strategy(path: str | os.PathLike, layout: BucketLayout, strategy: np.ndarray,
                          provenance: dict, state: dict[str, np.ndarray] | None = None) -> None:
     """Write ``strategy`` (and the solver ``state`` arrays, in their own dtypes) on ``layout``
-    atomically; ``provenance`` must be JSON-serialisable."""
+    atomically; ``provenance`` must be JSON-serialisable. A card abstraction the file could
+    not name again (``check_recorded``) is refused before anything is written."""
+    check_recorded(layout.abstraction.reference)
     try:
         with atomic_output_path(path) as temporary:
             with create_file(temporary) as handle:

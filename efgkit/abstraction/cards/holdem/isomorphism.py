@@ -34,6 +34,7 @@ import numba
 import numpy as np
 
 from efgkit.errors import AbstractionError
+from efgkit.games.csr import offsets_of
 
 NUM_SUITS = 4
 MAX_RANKS = 13
@@ -406,7 +407,7 @@ class HandIndexer:
 def _build_tables(cards_per_round: tuple[int, ...], num_ranks: int) -> tuple[IsomorphismTables, list[int]]:
     """Enumerate the configuration classes of each round (Waugh's construction) into flat tables."""
     rounds = len(cards_per_round)
-    round_start = np.concatenate([[0], np.cumsum(cards_per_round)]).astype(np.int64)
+    round_start = offsets_of(cards_per_round)
     code_radix = np.array([prod(n + 1 for n in cards_per_round[:r]) for r in range(rounds)], np.int64)
     num_codes = prod(n + 1 for n in cards_per_round)
     # dealt[code, r]: cards a suit with this configuration code receives in round r.
