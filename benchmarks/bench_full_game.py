@@ -13,7 +13,9 @@ Measures (issue 13 targets in brackets):
 The strategies are random (every probability > 0, so no subtree is pruned: the worst case) on
 random suit-symmetric imperfect-recall buckets (``IsomorphicCards.hashed``; the walk's cost
 depends on the bucket counts only through the strategy's size). ``--full`` runs only the whole
-``holdem(ranks=8)`` best response on a LocalCluster (two workers by default).
+``holdem(ranks=8)`` best response on a LocalCluster (two workers by default). ``--cost-model``
+walks nothing: it counts the river boards walked below each canonical flop and corrects the
+sample's extrapolation by them (CPU per flop taken proportional to river boards).
 
 Run ``python benchmarks/bench_full_game.py`` (writes the "full-game" section of
 docs/benchmarks.md) or ``--quick`` for a smoke run that writes nothing.
@@ -26,6 +28,7 @@ import datetime
 import platform
 import resource
 import time
+from itertools import combinations
 from pathlib import Path
 
 import numpy as np
@@ -40,11 +43,20 @@ from efgkit.poker.card_blind import blind_classes, blind_item_values
 from efgkit.poker.full_game import BEST, StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
+from efgkit.poker.suits import canonical_deals, suit_permutations
 from efgkit.specs import make_game
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 CROSS_CHECK = "holdem(ranks=4,rounds=3,caps=1-1-1)"
 JOHANSON_2011_CPU_HOURS = 76 * 24
+MEASURED = {"holdem(ranks=8)": (5.6, 11.2, 7.7), "holdem": (63.9, 187.7, 61.8)}
+"""CPU s per flop (both players) of ``per_flop`` on the flops of ``--sample 3`` (the full-game
+section, 2026-11-26), which ``--cost-model`` corrects."""
+COST_MODEL_CHECKS = (("holdem(ranks=5,rounds=3)", (10, 20, 20)), ("holdem(ranks=6)", (10, 20, 20, 20)))
+"""Small games (and bucket counts) on which ``walked_boards`` is checked against the evaluator's
+tables."""
+WHOLE_RANKS8_CPU = 4932
+"""CPU s of the whole ``holdem(ranks=8)`` best response (``--full``, 400 flops, 2026-11-27)."""
 
 
 def setup(spec: str, buckets: tuple[int, ...]) -> tuple[StreamedEvaluator, np.ndarray]:
@@ -68,13 +80,18 @@ def cross_check() -> list[str]:
             f"(build + layout + evaluate) | {seconds:.2f} s | {difference:.1e} |"]
 
 
+def sample_picks(flops: int, sample: int) -> list[int]:
+    """The indices into the canonical flops that ``per_flop`` times for ``sample``."""
+    return np.linspace(0, flops - 1, sample).round().astype(int).tolist()
+
+
 def per_flop(spec: str, buckets: tuple[int, ...], sample: int) -> dict:
     """CPU seconds of both players' best-response walks per canonical flop, on ``sample``
     flops spread over the canonical list (CPU time, not wall: the machine may be shared)."""
     evaluator, strategy = setup(spec, buckets)
     evaluator.layout.checked(strategy)
     reach = [evaluator.entry_reach(strategy, player) for player in (0, 1)]
-    picks = np.linspace(0, len(evaluator.items) - 1, sample).round().astype(int).tolist()
+    picks = sample_picks(len(evaluator.items), sample)
     seconds = []
     for item in picks:
         start = time.process_time()
@@ -84,6 +101,121 @@ def per_flop(spec: str, buckets: tuple[int, ...], sample: int) -> dict:
         print(f"{spec}: flop {evaluator.items[item]} {seconds[-1]:.1f} s", flush=True)
     return {"flops": len(evaluator.items), "sample": picks, "seconds": seconds,
             "strategy_bytes": strategy.nbytes, "hands": evaluator.hand_cards.shape[0]}
+
+
+def walked_boards(spec: str, first: tuple[int, ...]) -> list[int]:
+    """Boards the streamed walk visits per deal after the canonical first deal ``first``
+    (turns, rivers), with a suit-symmetric abstraction: as ``StreamedEvaluator._level_boards``,
+    the canonical deal of each class under the permutations fixing the board so far."""
+    game = make_game(spec)
+    n, suits = game.card_structure.num_cards, game.card_structure.num_suits
+
+    def image(combo, perm):
+        return tuple(sorted(c - c % suits + perm[c % suits] for c in combo))
+
+    boards = [(first, [perm for perm in suit_permutations(suits).tolist() if image(first, perm) == first])]
+    counts = []
+    for size in game.deal_sizes[3:]:
+        level = []
+        for board, group in boards:
+            for combo in combinations(range(n), size):
+                if set(board) & set(combo):
+                    continue
+                images = [image(combo, perm) for perm in group]
+                if min(images) == combo:
+                    fixing = [perm for perm, moved in zip(group, images, strict=True) if moved == combo]
+                    level.append((board + combo, fixing))
+        counts.append(len(level))
+        boards = level
+    return counts
+
+
+def canonical_flops(spec: str) -> list[tuple[int, ...]]:
+    """``StreamedEvaluator.items`` of a suit-symmetric abstraction of ``spec``, without one."""
+    game = make_game(spec)
+    cards = game.card_structure
+    return canonical_deals(cards.num_cards, cards.num_suits, game.deal_sizes[2])[0]
+
+
+def check_walked_boards(spec: str, buckets: tuple[int, ...]) -> str:
+    """``walked_boards`` against the boards ``StreamedEvaluator.tables`` weights (nonzero
+    ``deal_weight`` of each level after the flop) on every flop of a small game."""
+    evaluator, _ = setup(spec, buckets)
+    for flop in evaluator.items:
+        tables = evaluator.tables(flop)
+        walked = [np.count_nonzero(tables.deal_weight[start:end])
+                  for start, end in zip(tables.key_start[2:-1], tables.key_start[3:], strict=True)]
+        if walked != walked_boards(spec, flop):
+            raise AssertionError(f"{spec} flop {flop}: the evaluator walks {walked} boards per level, the "
+                                 f"model counts {walked_boards(spec, flop)}")
+    return f"every flop of {spec} ({len(evaluator.items)})"
+
+
+def board_counts(spec: str) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """The canonical flops of ``spec`` and int64 (flops, later deals) ``walked_boards`` of each."""
+    flops = canonical_flops(spec)
+    return flops, np.array([walked_boards(spec, flop) for flop in flops], np.int64)
+
+
+def sample_factors(flops: list[tuple[int, ...]], rivers: np.ndarray, sample: int) -> str:
+    """A table cell: ``per_flop``'s ``sample`` flops, their river boards and the all-flop mean
+    of river boards over their mean (what the sample mean of CPU is multiplied by when CPU per
+    flop is proportional to river boards)."""
+    picks = sample_picks(len(flops), sample)
+    mean = rivers[picks].mean()
+    boards = ", ".join(f"{flops[i]}: {rivers[i]}" for i in picks)
+    return f"{boards}; mean {mean:.1f}, **{rivers.mean() / mean:.3f}x**"
+
+
+def cost_model(spec: str) -> tuple[str, str]:
+    """Rows of the two ``--cost-model`` tables for ``spec``: the boards walked per flop and
+    the sample factors, and the ``MEASURED`` sample CPU corrected by them (all-flop mean per
+    flop predicted from each sample flop's CPU s per river board, and from the sample's)."""
+    flops, counts = board_counts(spec)
+    turns, rivers = counts[:, 0], counts[:, -1]
+    boards = (f"| {spec} | {len(flops):,} | {turns.mean():.1f} ({turns.min()}-{turns.max()}) | "
+              f"{rivers.sum():,} | {rivers.mean():.1f} ({rivers.min()}-{rivers.max()}) | "
+              f"{sample_factors(flops, rivers, 3)} | {sample_factors(flops, rivers, 4)} |")
+    seconds = np.array(MEASURED[spec])
+    picks = sample_picks(len(flops), len(seconds))
+    each = seconds / rivers[picks] * rivers.mean()
+    pooled = seconds.mean() / rivers[picks].mean() * rivers.mean()
+    hours = len(flops) / 3600
+    measured = ", ".join(f"{flops[i]}: {x:.1f}" for i, x in zip(picks, seconds, strict=True))
+    whole = f"{WHOLE_RANKS8_CPU / len(flops):.2f} s" if spec == "holdem(ranks=8)" else "-"
+    corrected = (f"| {spec} | {measured} | {seconds.mean():.2f} s, {seconds.mean() * hours:.2f} h | "
+                 f"{', '.join(f'{x:.2f}' for x in each)} | **{pooled:.2f} s, {pooled * hours:.2f} h** "
+                 f"({each.min() * hours:.2f}-{each.max() * hours:.2f} h) | {whole} |")
+    print(boards, corrected, sep="\n", flush=True)
+    return boards, corrected
+
+
+def cost_model_section() -> str:
+    """The ``--cost-model`` section body: the counts checked on small games, then
+    ``cost_model``'s two tables for ``holdem(ranks=8)`` and HULHE."""
+    checked = [check_walked_boards(spec, buckets) for spec, buckets in COST_MODEL_CHECKS]
+    rows = [cost_model(spec) for spec in ("holdem(ranks=8)", "holdem")]
+    title = f"## Cost model of the full-game best response: river boards per flop — {datetime.date.today()}"
+    return (f"{title}\n\n`python benchmarks/bench_full_game.py --cost-model`, no walk. Below each "
+            "canonical flop the streamed walk visits one turn per suit-isomorphism class under the flop's "
+            "stabiliser and one river per class under the stabiliser of flop and turn, so flops with "
+            "symmetry (one rank in three suits, monotone) walk fewer boards. The counts equal the boards "
+            f"`StreamedEvaluator.tables` weights on {' and '.join(checked)}. If CPU per flop is "
+            "proportional to the river boards, `per_flop`'s sample mean times the factor below is the "
+            "all-flop mean.\n\n"
+            "| game | canonical flops | turn boards per flop (min-max) | river boards | per flop (min-max) "
+            "| sample 3: river boards; mean, all-flop / sample mean | sample 4 |\n"
+            "|---|---:|---:|---:|---:|---|---|\n"
+            + "\n".join(boards for boards, _ in rows) +
+            "\n\nThe measured sample (CPU s per flop, both players; full-game section, 2026-11-26) "
+            "corrected: the all-flop mean per flop predicted from each sample flop alone (its CPU s per "
+            "river board times the all-flop river boards per flop) and from the sample's means (in "
+            "brackets the range of each flop alone), against the whole run (`--full`). The model leaves "
+            "out the work per flop and per turn board (turns vary less than rivers between flops), and "
+            "timing noise: flops with the same counts, (0, 1, 2) and (28, 29, 30), took 5.6 and 7.7 s.\n\n"
+            "| game | sample: CPU s per flop | sample mean, all flops | predicted from each flop, s per flop "
+            "| predicted, all flops (CPU) | whole run, per flop |\n|---|---|---:|---:|---:|---:|\n"
+            + "\n".join(corrected for _, corrected in rows) + "\n")
 
 
 BASELINES = {
@@ -112,7 +244,7 @@ def card_blind_per_flop(spec: str, names: list[str], sample: int) -> list[str]:
     game = make_game(spec)
     layout = BucketLayout(BettingTree(game), CardIndependent())
     evaluator = StreamedEvaluator(layout)
-    picks = np.linspace(0, len(evaluator.items) - 1, sample).round().astype(int).tolist()
+    picks = sample_picks(len(evaluator.items), sample)
     targets = [(0, BEST), (1, BEST)]
     rows = []
     for name in names:
@@ -223,7 +355,16 @@ def main() -> None:
     parser.add_argument("--card-blind", action="store_true",
                         help="only CPU s per canonical flop of the general and the card-blind walk on "
                              "always raise / uniform random (section full-game-card-blind)")
+    parser.add_argument("--cost-model", action="store_true",
+                        help="only the river boards walked per flop, no walk: how far the sample's mean "
+                             "misestimates the all-flop mean (section full-game-cost-model)")
     args = parser.parse_args()
+    if args.cost_model:
+        body = cost_model_section()
+        print(body)
+        if not args.quick:
+            update_section(DOCS, "full-game-cost-model", body)
+        return
     if args.card_blind:
         rows = ["| game | strategy | flops | general walk, CPU s per flop | card-blind walk | ratio | "
                 "card-blind, all flops (CPU) | river classes (live p0/p1) |",
