@@ -43,20 +43,15 @@ from efgkit.poker.card_blind import blind_classes, blind_item_values
 from efgkit.poker.full_game import BEST, StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
-from efgkit.poker.suits import canonical_deals, suit_permutations
+from efgkit.poker.suits import canonical_deals, renamed_deal, suit_permutations
 from efgkit.specs import make_game
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 CROSS_CHECK = "holdem(ranks=4,rounds=3,caps=1-1-1)"
 JOHANSON_2011_CPU_HOURS = 76 * 24
-MEASURED = {"holdem(ranks=8)": (5.6, 11.2, 7.7), "holdem": (63.9, 187.7, 61.8)}
-"""CPU s per flop (both players) of ``per_flop`` on the flops of ``--sample 3`` (the full-game
-section, 2026-11-26), which ``--cost-model`` corrects."""
 COST_MODEL_CHECKS = (("holdem(ranks=5,rounds=3)", (10, 20, 20)), ("holdem(ranks=6)", (10, 20, 20, 20)))
 """Small games (and bucket counts) on which ``walked_boards`` is checked against the evaluator's
 tables."""
-WHOLE_RANKS8_CPU = 4932
-"""CPU s of the whole ``holdem(ranks=8)`` best response (``--full``, 400 flops, 2026-11-27)."""
 
 
 def setup(spec: str, buckets: tuple[int, ...]) -> tuple[StreamedEvaluator, np.ndarray]:
@@ -109,11 +104,8 @@ def walked_boards(spec: str, first: tuple[int, ...]) -> list[int]:
     the canonical deal of each class under the permutations fixing the board so far."""
     game = make_game(spec)
     n, suits = game.card_structure.num_cards, game.card_structure.num_suits
-
-    def image(combo, perm):
-        return tuple(sorted(c - c % suits + perm[c % suits] for c in combo))
-
-    boards = [(first, [perm for perm in suit_permutations(suits).tolist() if image(first, perm) == first])]
+    fixing = [perm for perm in suit_permutations(suits).tolist() if renamed_deal(first, perm) == first]
+    boards = [(first, fixing)]
     counts = []
     for size in game.deal_sizes[3:]:
         level = []
@@ -121,7 +113,7 @@ def walked_boards(spec: str, first: tuple[int, ...]) -> list[int]:
             for combo in combinations(range(n), size):
                 if set(board) & set(combo):
                     continue
-                images = [image(combo, perm) for perm in group]
+                images = [renamed_deal(combo, perm) for perm in group]
                 if min(images) == combo:
                     fixing = [perm for perm, moved in zip(group, images, strict=True) if moved == combo]
                     level.append((board + combo, fixing))
@@ -167,34 +159,21 @@ def sample_factors(flops: list[tuple[int, ...]], rivers: np.ndarray, sample: int
     return f"{boards}; mean {mean:.1f}, **{rivers.mean() / mean:.3f}x**"
 
 
-def cost_model(spec: str) -> tuple[str, str]:
-    """Rows of the two ``--cost-model`` tables for ``spec``: the boards walked per flop and
-    the sample factors, and the ``MEASURED`` sample CPU corrected by them (all-flop mean per
-    flop predicted from each sample flop's CPU s per river board, and from the sample's)."""
+def cost_model_row(spec: str) -> str:
+    """A row of the ``--cost-model`` table: the boards walked per flop of ``spec`` and the
+    sample factors."""
     flops, counts = board_counts(spec)
     turns, rivers = counts[:, 0], counts[:, -1]
-    boards = (f"| {spec} | {len(flops):,} | {turns.mean():.1f} ({turns.min()}-{turns.max()}) | "
-              f"{rivers.sum():,} | {rivers.mean():.1f} ({rivers.min()}-{rivers.max()}) | "
-              f"{sample_factors(flops, rivers, 3)} | {sample_factors(flops, rivers, 4)} |")
-    seconds = np.array(MEASURED[spec])
-    picks = sample_picks(len(flops), len(seconds))
-    each = seconds / rivers[picks] * rivers.mean()
-    pooled = seconds.mean() / rivers[picks].mean() * rivers.mean()
-    hours = len(flops) / 3600
-    measured = ", ".join(f"{flops[i]}: {x:.1f}" for i, x in zip(picks, seconds, strict=True))
-    whole = f"{WHOLE_RANKS8_CPU / len(flops):.2f} s" if spec == "holdem(ranks=8)" else "-"
-    corrected = (f"| {spec} | {measured} | {seconds.mean():.2f} s, {seconds.mean() * hours:.2f} h | "
-                 f"{', '.join(f'{x:.2f}' for x in each)} | **{pooled:.2f} s, {pooled * hours:.2f} h** "
-                 f"({each.min() * hours:.2f}-{each.max() * hours:.2f} h) | {whole} |")
-    print(boards, corrected, sep="\n", flush=True)
-    return boards, corrected
+    return (f"| {spec} | {len(flops):,} | {turns.mean():.1f} ({turns.min()}-{turns.max()}) | "
+            f"{rivers.sum():,} | {rivers.mean():.1f} ({rivers.min()}-{rivers.max()}) | "
+            f"{sample_factors(flops, rivers, 3)} | {sample_factors(flops, rivers, 4)} |")
 
 
 def cost_model_section() -> str:
-    """The ``--cost-model`` section body: the counts checked on small games, then
-    ``cost_model``'s two tables for ``holdem(ranks=8)`` and HULHE."""
+    """The ``--cost-model`` section body: the counts checked on small games, then the boards
+    walked per flop of ``holdem(ranks=8)`` and HULHE with the sample factors."""
     checked = [check_walked_boards(spec, buckets) for spec, buckets in COST_MODEL_CHECKS]
-    rows = [cost_model(spec) for spec in ("holdem(ranks=8)", "holdem")]
+    rows = [cost_model_row(spec) for spec in ("holdem(ranks=8)", "holdem")]
     title = f"## Cost model of the full-game best response: river boards per flop — {datetime.date.today()}"
     return (f"{title}\n\n`python benchmarks/bench_full_game.py --cost-model`, no walk. Below each "
             "canonical flop the streamed walk visits one turn per suit-isomorphism class under the flop's "
@@ -202,20 +181,11 @@ def cost_model_section() -> str:
             "symmetry (one rank in three suits, monotone) walk fewer boards. The counts equal the boards "
             f"`StreamedEvaluator.tables` weights on {' and '.join(checked)}. If CPU per flop is "
             "proportional to the river boards, `per_flop`'s sample mean times the factor below is the "
-            "all-flop mean.\n\n"
+            "all-flop mean (the full-game section's last columns extrapolate so). The model leaves out the "
+            "work per flop and per turn board (turns vary less than rivers between flops).\n\n"
             "| game | canonical flops | turn boards per flop (min-max) | river boards | per flop (min-max) "
             "| sample 3: river boards; mean, all-flop / sample mean | sample 4 |\n"
-            "|---|---:|---:|---:|---:|---|---|\n"
-            + "\n".join(boards for boards, _ in rows) +
-            "\n\nThe measured sample (CPU s per flop, both players; full-game section, 2026-11-26) "
-            "corrected: the all-flop mean per flop predicted from each sample flop alone (its CPU s per "
-            "river board times the all-flop river boards per flop) and from the sample's means (in "
-            "brackets the range of each flop alone), against the whole run (`--full`). The model leaves "
-            "out the work per flop and per turn board (turns vary less than rivers between flops), and "
-            "timing noise: flops with the same counts, (0, 1, 2) and (28, 29, 30), took 5.6 and 7.7 s.\n\n"
-            "| game | sample: CPU s per flop | sample mean, all flops | predicted from each flop, s per flop "
-            "| predicted, all flops (CPU) | whole run, per flop |\n|---|---|---:|---:|---:|---:|\n"
-            + "\n".join(corrected for _, corrected in rows) + "\n")
+            "|---|---:|---:|---:|---:|---|---|\n" + "\n".join(rows) + "\n")
 
 
 BASELINES = {
@@ -405,15 +375,19 @@ def main() -> None:
     games = ((("holdem(ranks=5,rounds=3)", (10, 20, 20)),) if args.quick else
              (("holdem(ranks=8)", (64, 300, 300, 300)), ("holdem", (169, 1000, 1000, 1000))))
     lines += ["| game | canonical flops | hands | CPU s per flop (both players), sample | "
-              "extrapolated CPU time | on 2 cores | strategy bytes |", "|---|---:|---:|---|---:|---:|---:|"]
+              "extrapolated CPU time | on 2 cores | by river boards walked: CPU time | on 2 cores | "
+              "strategy bytes |", "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
     for spec, buckets in games:
         measured = per_flop(spec, buckets, 1 if args.quick else args.sample)
         mean = float(np.mean(measured["seconds"]))
         total = mean * measured["flops"]
+        rivers = board_counts(spec)[1][:, -1]  # CPU per flop taken proportional to its river boards
+        weighted = mean / rivers[measured["sample"]].mean() * rivers.sum()
         sample = ", ".join(f"{s:.1f}" for s in measured["seconds"])
         lines.append(f"| {spec} ({'-'.join(map(str, buckets))} random buckets) | {measured['flops']:,} | "
                      f"{measured['hands']:,} | {mean:.1f} ({sample}) | {total / 3600:.2f} h | "
-                     f"{total / 7200:.2f} h | {measured['strategy_bytes']:,} |")
+                     f"{total / 7200:.2f} h | {weighted / 3600:.2f} h | {weighted / 7200:.2f} h | "
+                     f"{measured['strategy_bytes']:,} |")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     lines += ["", f"Peak RSS of the streamed runs above: {peak / 2**20:,.0f} MiB. Johanson et al. 2011 "
                   f"report {JOHANSON_2011_CPU_HOURS:,} CPU-hours (76 CPU-days) for the full best response "
