@@ -80,9 +80,18 @@ def sample_picks(flops: int, sample: int) -> list[int]:
     return np.linspace(0, flops - 1, sample).round().astype(int).tolist()
 
 
+WARM_UP = ("holdem(ranks=4)", (4, 6, 6, 6))
+"""A four-round game whose first flop compiles (or loads) the walk's kernels before the timings:
+the kernels' types do not depend on the deck."""
+
+
 def per_flop(spec: str, buckets: tuple[int, ...], sample: int) -> dict:
     """CPU seconds of both players' best-response walks per canonical flop, on ``sample``
-    flops spread over the canonical list (CPU time, not wall: the machine may be shared)."""
+    flops spread over the canonical list (CPU time, not wall: the machine may be shared),
+    after one flop of ``WARM_UP`` (compiling is not timed)."""
+    warm, warm_strategy = setup(*WARM_UP)
+    for player in (0, 1):
+        warm.item_values(warm_strategy, player, BEST, warm.entry_reach(warm_strategy, player), 0)
     evaluator, strategy = setup(spec, buckets)
     evaluator.layout.checked(strategy)
     reach = [evaluator.entry_reach(strategy, player) for player in (0, 1)]
