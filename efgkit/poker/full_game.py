@@ -667,7 +667,6 @@ class StreamedEvaluator:
         game = betting.game
         cards = game.card_structure
         self.num_suits = cards.num_suits
-        self.num_ranks = cards.num_ranks
         n = betting.num_cards
         self.hand_cards, self.hand_mask = betting.hands()
         self.view = layout.view()
@@ -692,7 +691,7 @@ class StreamedEvaluator:
             self.items, self.item_weight = [], []
 
     # ------------------------------------------------------------------ tables
-    def _level_boards(self, first: tuple[int, ...] | None) -> list[list[tuple]]:
+    def level_boards(self, first: tuple[int, ...] | None) -> list[list[tuple]]:
         """Per level, per key: (board or None where deals overlap or the deal is not the
         canonical one of its class, the suit permutations fixing the board, the key's weight:
         1 / the permutations of the parent's group fixing the new deal). Level 0 is the
@@ -723,7 +722,7 @@ class StreamedEvaluator:
     def tables(self, first: tuple[int, ...] | None) -> BoardTables:
         """The ``BoardTables`` of the work item dealing ``first`` (None: the pre-deal walk)."""
         betting, n = self.betting, self.betting.num_cards
-        boards = self._level_boards(first)
+        boards = self.level_boards(first)
         levels = betting.num_levels
         key_start = np.zeros(levels + 1, np.int64)
         for j in range(levels):
