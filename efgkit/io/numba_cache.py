@@ -17,9 +17,9 @@ file, and leave the index of one signature pointing at the other's machine code.
 the data before the index entry: an entry lost to a concurrent write is a cache miss, and
 no two signatures share a file.
 
-Both are numba's ``numba_extensions`` ``init``
-entry point (pyproject.toml), so numba runs it before its first compilation or cache load,
-and ``import efgkit`` does not import numba.
+Both patches are installed by numba's ``numba_extensions`` ``init`` entry point
+(pyproject.toml), so numba runs them before its first compilation or cache load, and
+``import efgkit`` does not import numba.
 """
 
 from __future__ import annotations
