@@ -52,6 +52,25 @@ def test_periodic_local_best_response_bounds_the_exact_value(tmp_path, runner, j
     assert solved["lbr_ci95_low_mbb"] <= exact["exploitability_mbb_per_game"]
 
 
+def test_the_abstract_games_best_response_from_the_command_line(tmp_path, runner, json_output):
+    """Lossless cards: the abstract game is the full game; canonical hands forget which board
+    card came when (imperfect recall): a lower bound on the full game's response."""
+    for buckets in ("lossless", "canonical"):
+        out = tmp_path / f"{buckets}.h5"
+        assert runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", buckets, "-n", "50",
+                                    "--out", str(out)]).exit_code == 0
+        full = json_output(runner.invoke(main, ["evaluate", GAME, str(out), "--no-game-value", "--json"]))
+        abstract = json_output(runner.invoke(main, ["evaluate", GAME, str(out), "--abstract-game", "--json"]))
+        assert abstract["game_of_response"] == "abstract" and full["game_of_response"] == "full"
+        assert abstract["abstract_response_exact"] == (buckets == "lossless")
+        if buckets == "lossless":
+            assert abstract["nash_conv"] == pytest.approx(full["nash_conv"], abs=1e-12)
+        else:
+            assert abstract["nash_conv"] <= full["nash_conv"] + 1e-12
+    refused = runner.invoke(main, ["evaluate", GAME, str(out), "--abstract-game", "--lbr", "20"])
+    assert refused.exit_code == 2 and "--abstract-game" in refused.output
+
+
 @pytest.mark.parametrize("final", [[], ["--nash-conv"]])
 def test_sampled_history_ends_at_the_last_iteration_evaluated_once(final, runner, json_output):
     solved = json_output(runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "none",

@@ -555,6 +555,10 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
               help="streamed: a running Dask scheduler (tcp://host:8786) to run the flops on.")
 @click.option("--game-value/--no-game-value", default=True, show_default=True,
               help="streamed: also compute player 0's expected value (one more walk).")
+@click.option("--abstract-game", is_flag=True,
+              help="streamed: the best response in the abstract game instead of the full game's: a "
+                   "responder that sees only the buckets (exact with perfect-recall buckets, a lower "
+                   "bound with imperfect recall; one walk per depth of the responder's decisions).")
 @click.option("--lbr", "lbr_boards", default=None, metavar="BOARDS|all",
               help="Instead of the exact evaluation, local best response (a lower bound on exploitability, "
                    "in minutes even for hold'em) over BOARDS sampled boards, or every board.")
@@ -569,8 +573,8 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
               help="--lbr: the boards and completions drawn.")
 @json_option
 def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str | None, workers: int,
-             scheduler: str | None, game_value: bool, lbr_boards: str | None, rollouts: int,
-             preflop_rollouts: int, lbr_actions: str, seed: int, as_json: bool) -> None:
+             scheduler: str | None, game_value: bool, abstract_game: bool, lbr_boards: str | None,
+             rollouts: int, preflop_rollouts: int, lbr_actions: str, seed: int, as_json: bool) -> None:
     """Exact NashConv, best-response values and game value of a stored strategy for GAME.
 
     With --lbr, a strategy on a card abstraction gets its local best response instead: a
@@ -582,9 +586,9 @@ def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str
     if lbr_boards is not None:
         from efgkit.cli.bucket_play import board_count, evaluate_lbr
 
-        if not bucket_strategy or engine is not None or workers or scheduler is not None:
+        if not bucket_strategy or engine is not None or workers or scheduler is not None or abstract_game:
             raise ParameterError("--lbr evaluates bucket strategy files (efgkit solve --engine sampled) "
-                                 "alone: no --engine, --workers or --scheduler")
+                                 "alone: no --engine, --workers, --scheduler or --abstract-game")
         evaluate_lbr(game, strategy_file, bucket_file, board_count(lbr_boards), rollouts, preflop_rollouts,
                      lbr_actions, seed, as_json)
         return
@@ -599,10 +603,12 @@ def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str
     if engine == "streamed":
         from efgkit.cli.streamed import evaluate_streamed
 
-        evaluate_streamed(game, strategy_file, bucket_file, workers, scheduler, game_value, as_json)
+        evaluate_streamed(game, strategy_file, bucket_file, workers, scheduler, game_value, abstract_game,
+                          as_json)
         return
-    if bucket_file is not None or workers or scheduler is not None:
-        raise ParameterError("--buckets, --workers and --scheduler go with --engine streamed")
+    if bucket_file is not None or workers or scheduler is not None or abstract_game:
+        raise ParameterError("--buckets, --workers, --scheduler and --abstract-game go with --engine "
+                             "streamed")
     tree, _ = build_game(game)
     strategy, provenance = load_strategy(strategy_file, tree)
     started = time.perf_counter()

@@ -48,16 +48,20 @@ def evaluation_lines(spec: str, game: LimitPoker, evaluation: PokerEvaluation) -
 
 
 def streamed_evaluation(layout, strategy, workers: int, scheduler: str | None,
-                        game_value: bool) -> tuple[PokerEvaluation, str]:
-    """Exact full-game evaluation with a progress bar over the work items; where it ran."""
+                        game_value: bool, abstract_game: bool = False) -> tuple[PokerEvaluation, str]:
+    """Exact full-game (or ``abstract_game``: abstract-game) evaluation with a progress bar over
+    the work items; where it ran."""
     from efgkit.abstraction.cards.holdem.executor import ChunkRunner
+    from efgkit.poker.abstract_best_response import abstract_evaluation, abstract_walks
     from efgkit.poker.full_game import StreamedEvaluator
 
     evaluator = StreamedEvaluator(layout)
-    walks = 2 + game_value
+    walks = abstract_walks(evaluator) if abstract_game else (2 + game_value) * evaluator.work_items
     with ChunkRunner(scheduler=scheduler, workers=workers) as runner, \
-            tqdm(total=walks * evaluator.work_items, unit="flop", desc="best response", file=sys.stderr,
+            tqdm(total=walks, unit="flop", desc="best response", file=sys.stderr,
                  disable=not show_progress(), leave=False) as bar:
+        if abstract_game:
+            return abstract_evaluation(evaluator, strategy, runner, bar.update), runner.description
         evaluation = evaluator.evaluate(strategy, runner=runner, game_value=game_value,
                                         progress=bar.update)
         return evaluation, runner.description
@@ -299,21 +303,28 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
 
 
 def evaluate_streamed(spec: str, path: str, bucket_file: str | None, workers: int, scheduler: str | None,
-                      game_value: bool, as_json: bool) -> None:
-    """Exact full-game NashConv of a bucket-strategy file, split by first deal."""
+                      game_value: bool, abstract_game: bool, as_json: bool) -> None:
+    """Exact full-game (or abstract-game) NashConv of a bucket-strategy file, split by first deal."""
     from efgkit.storage.bucket_strategy import load_bucket_strategy
 
     game = poker_game(spec)
     layout, strategy, provenance, _ = load_bucket_strategy(path, game, bucket_file)
     started = time.perf_counter()
-    evaluation, where = streamed_evaluation(layout, strategy, workers, scheduler, game_value)
+    evaluation, where = streamed_evaluation(layout, strategy, workers, scheduler, game_value, abstract_game)
     seconds = time.perf_counter() - started
     fields, lines = evaluation_lines(spec, game, evaluation)
-    data = {"game": game.spec, "engine": "streamed", **fields, "seconds": seconds, "ran_on": where,
+    recall = layout.abstraction.perfect_recall
+    response = "exact best response in the full game"
+    if abstract_game:
+        response = "best response in the abstract game (" + (
+            "exact: perfect recall)" if recall else "imperfect recall: a lower bound)")
+    data = {"game": game.spec, "engine": "streamed",
+            "game_of_response": "abstract" if abstract_game else "full", **fields, "seconds": seconds, "ran_on": where,
             "algorithm": provenance.get("algorithm"), "iterations": provenance.get("iterations"),
             "abstraction": layout.abstraction.description, "rows": layout.num_rows}
+    if abstract_game:
+        data["abstract_response_exact"] = recall
     head = [f"{path}: {provenance.get('algorithm')} strategy for {game.spec} after "
             f"{provenance.get('iterations'):,} iterations on {layout.abstraction.description} "
-            f"({layout.num_rows:,} rows); exact best response in the full game, streamed on {where}, "
-            f"{seconds:.1f} s"]
+            f"({layout.num_rows:,} rows); {response}, streamed on {where}, {seconds:.1f} s"]
     emit(as_json, data, head + lines)

@@ -50,6 +50,9 @@ HOLDEM_SUITS = 4
 class CardAbstraction(Protocol):
     description: str
     suit_symmetric: bool
+    perfect_recall: bool
+    """Whether a hand's bucket determines its buckets in the earlier rounds, so that the abstract
+    game has perfect recall (``abstract_best_response.py`` is exact there)."""
     reference: dict
     """What rebuilds it (``abstraction_from_reference``): its kind and, for a bucket file,
     the path and the file's content digest."""
@@ -162,6 +165,7 @@ class CardIndependent:
 
     description = "card independent (one bucket per round)"
     suit_symmetric = True
+    perfect_recall = True  # nothing about the cards is ever seen, so nothing is forgotten
     reference = {"kind": "none"}
 
     def num_buckets(self, round: int) -> int:
@@ -179,6 +183,7 @@ class LosslessCards:
 
     description = "lossless (every board and hand)"
     suit_symmetric = False
+    perfect_recall = True
     reference = {"kind": "lossless"}
 
     def __init__(self, game: LimitPoker) -> None:
@@ -214,6 +219,7 @@ class IsomorphicCards:
     """
 
     suit_symmetric = True
+    perfect_recall = False  # a round's bucket forgets the earlier ones (and the board is one group)
 
     def __init__(self, game: LimitPoker, tables: list[np.ndarray], description: str,
                  reference: dict | None = None) -> None:

@@ -59,7 +59,10 @@ MODE_RECORD, MODE_REPLAY, MODE_DESCEND = np.int64(0), np.int64(1), np.int64(2)
 BLOCK = 64
 """Columns walked together by default (``StreamedEvaluator.block``): a block's matrices stay
 in cache."""
-BEST, EXPECTED = 0, 1
+BEST, EXPECTED, ABSTRACT = 0, 1, 2
+"""Objectives of a walk: the responder's best response, its expected utility under the
+strategy, or that expectation while adding up the action values of its decisions at one depth
+(``Workspace.action_values``: the abstract game's best response, ``abstract_best_response.py``)."""
 
 
 class BoardTables(NamedTuple):
@@ -77,7 +80,9 @@ class BoardTables(NamedTuple):
     for a board not walked (overlapping, or not the canonical deal of its class under the
     parent board's group), else 1 / |permutations of the parent's group fixing the deal|;
     the group of key ``x``'s board is ``group_perm[group_start[x]:group_start[x + 1]]``,
-    indices into ``hand_perm`` int64 (perms, hands): the hand each hand becomes."""
+    indices into ``hand_perm`` int64 (perms, hands): the hand each hand becomes;
+    ``multiplicity`` float64 (keys,) the boards of the full game a walked board stands for (its
+    suit class below its parent's, times the parent's; 0 where not walked)."""
 
     hand_cards: np.ndarray
     hand_mask: np.ndarray
@@ -93,6 +98,7 @@ class BoardTables(NamedTuple):
     group_start: np.ndarray
     group_perm: np.ndarray
     hand_perm: np.ndarray
+    multiplicity: np.ndarray
 
 
 class Templates(NamedTuple):
@@ -136,7 +142,10 @@ class Workspace(NamedTuple):
     level ``valid`` (levels, hands) / ``valid_count`` the hands off the board (level 0's, every
     hand, filled by ``hand_lists``), ``key``; scratch: ``live`` int64 (widest level,) the
     columns some reach enters (a block is a run of them), ``card_sum`` (cards, block),
-    ``column_total`` / ``win`` / ``lose`` (block,)."""
+    ``column_total`` / ``win`` / ``lose`` (block,). Read by ``ABSTRACT`` walks only (empty
+    otherwise): ``responder_depth`` int64 (betting nodes,) the responder's decisions above each
+    node, ``depth_target`` int64 (1,), ``action_values`` float64 (strategy actions,) where the
+    action values of the responder's rows at that depth are added."""
 
     entry_start: np.ndarray
     level_start: np.ndarray
@@ -161,6 +170,9 @@ class Workspace(NamedTuple):
     column_total: np.ndarray
     win: np.ndarray
     lose: np.ndarray
+    responder_depth: np.ndarray
+    depth_target: np.ndarray
+    action_values: np.ndarray
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -328,7 +340,26 @@ def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _gather(templates, tables, work, slab, player, objective, j, d, cols, values):
+def _add_action_values(view, templates, tables, work, p, j, a, cols, child):
+    """Add action ``a``'s values ``child`` (hands, block) at the responder's template node ``p``
+    into ``work.action_values``, in the columns whose betting node lies below
+    ``work.depth_target[0]`` of the responder's decisions: per hand its row (the node's
+    decision, the hand's bucket on the board), times the boards this one stands for."""
+    key = work.key[j]
+    weight = tables.multiplicity[key]
+    m = templates.num_children[p]
+    valid = work.valid[j, :work.valid_count[j]]
+    for c in range(cols.shape[0]):
+        node = templates.node_of[templates.node_base[p] + cols[c]]
+        if work.responder_depth[node] != work.depth_target[0]:
+            continue
+        row = view.action_start[view.decision_index[node]] + a
+        for h in valid:
+            work.action_values[row + tables.buckets[key, h] * m] += weight * child[h, c]
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _gather(view, templates, tables, work, slab, player, objective, j, d, cols, values):
     """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
     the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
     expectation (``EXPECTED``)."""
@@ -341,7 +372,7 @@ def _gather(templates, tables, work, slab, player, objective, j, d, cols, values
     width = values.shape[2]
     filled = work.filled[j, d]
     work.filled[j, d] = True
-    expected = objective == EXPECTED and templates.kind[p] == player
+    expected = objective != BEST and templates.kind[p] == player
     node_row, child_row = work.value_row[j, d], work.value_row[j, d + 1]
     if not filled and not expected:  # the first child reached: its values row becomes the node's
         work.value_row[j, d], work.value_row[j, d + 1] = child_row, node_row
@@ -360,6 +391,8 @@ def _gather(templates, tables, work, slab, player, objective, j, d, cols, values
     columns = templates.columns[j]
     key = work.key[j]
     a = work.action[j, d]
+    if objective == ABSTRACT:
+        _add_action_values(view, templates, tables, work, p, j, a, cols, values[child_row])
     for h in valid:
         base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
         parent, child = values[node_row, h], values[child_row, h]
@@ -442,7 +475,7 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
                 break
             d -= 1
             if mode != MODE_RECORD:
-                _gather(templates, tables, work, slab, player, objective, j, d, cols, values)
+                _gather(view, templates, tables, work, slab, player, objective, j, d, cols, values)
     return True
 
 
@@ -757,9 +790,27 @@ class StreamedEvaluator:
         group_perm = np.array([g for _, group, _ in keys for g in group], np.int64)
         return BoardTables(self.hand_cards, self.hand_mask, first_mask, deal_mask, deal_start, key_start,
                            buckets, count, sorted_hands, strength, deal_weight, group_start, group_perm,
-                           self.hand_perms)
+                           self.hand_perms, self._multiplicity(boards))
 
-    def _workspace(self) -> Workspace:
+    def _multiplicity(self, boards: list[list[tuple]]) -> np.ndarray:
+        """``BoardTables.multiplicity`` of ``level_boards``' keys: a first deal stands for its
+        suit class, a later deal for its class under the parent board's group (``_spread``'s
+        images: the group's size times the deal's weight), times what the parent stands for."""
+        levels = [np.ones(1)]
+        if len(boards) > 1:
+            perms = len(self.suit_perms) if self.symmetric else 1
+            levels.append(np.array([perms / len(boards[1][0][1])]))
+        for level in boards[2:]:
+            parents = boards[len(levels) - 1]
+            deals = len(level) // len(parents)
+            levels.append(np.array([levels[-1][i // deals] * len(parents[i // deals][1]) * weight
+                                    for i, (_, _, weight) in enumerate(level)]))
+        return np.concatenate(levels)
+
+    def workspace(self, depth: np.ndarray | None = None, target: int = 0) -> Workspace:
+        """The buffers of one walk (``Workspace``); for an ``ABSTRACT`` walk ``depth`` is the
+        responder's ``responder_depth`` and ``target`` the depth whose action values it adds up
+        (else its arrays are empty)."""
         hands, t = self.hand_cards.shape[0], self.templates
         levels = t.columns.shape[0]
         widths = np.minimum(t.columns, self.block)
@@ -774,7 +825,9 @@ class StreamedEvaluator:
                          *index, *hand_lists(levels, hands), np.zeros(levels, np.int64),
                          np.zeros(int(t.columns.max()), np.int64),
                          np.zeros((self.betting.num_cards, self.block)),
-                         *(np.zeros(self.block) for _ in range(3)))
+                         *(np.zeros(self.block) for _ in range(3)),
+                         np.zeros(0, np.int64) if depth is None else depth, np.array([target], np.int64),
+                         np.zeros(0 if depth is None else self.layout.num_actions))
 
     def _slab(self, strategy: np.ndarray) -> np.ndarray:
         out = np.empty_like(strategy)
@@ -785,17 +838,18 @@ class StreamedEvaluator:
     def entry_reach(self, strategy: np.ndarray, player: int) -> np.ndarray:
         """(entries, hands): the reach of ``player``'s opponent at every entry (the nodes
         where the first board is dealt), from ``strategy`` (as ``layout.checked`` returns it)."""
-        return self._entry_reach(self.tables(None), self._workspace(), self._slab(strategy), player)
+        return self._entry_reach(self.tables(None), self.workspace(), self._slab(strategy), player)
 
     def _entry_reach(self, pre: BoardTables, work: Workspace, slab: np.ndarray, player: int) -> np.ndarray:
         _pre_deal(self.view, self.templates, pre, work, slab, player, BEST, MODE_RECORD)
         return _bridge(self.templates, work, 0)[0].T.copy()
 
     def item_values(self, strategy: np.ndarray, player: int, objective: int, entry_reach: np.ndarray,
-                    item: int) -> np.ndarray:
+                    item: int, work: Workspace | None = None) -> np.ndarray:
         """(entries, hands): the responder's values at every entry summed over the suit class
-        of first deal ``item`` (weights included)."""
-        work = self._workspace()
+        of first deal ``item`` (weights included); ``work`` a ``workspace`` (an ``ABSTRACT``
+        walk's, its action values added to)."""
+        work = self.workspace() if work is None else work
         _bridge(self.templates, work, 0)[0][:] = entry_reach.T
         tables = self.tables(self.items[item])
         values = np.zeros(entry_reach.shape[::-1])
@@ -826,20 +880,31 @@ class StreamedEvaluator:
             from efgkit.poker.card_blind import blind_values  # card_blind imports this module
 
             return blind_values(self, strategy, [(player, objective)], runner, progress, shared)[0]
-        pre, work, slab = self.tables(None), self._workspace(), self._slab(strategy)
+        return self.walk(strategy, player, objective, runner, progress, shared)[0]
+
+    def walk(self, strategy: np.ndarray, player: int, objective: int, runner: ChunkRunner,
+             progress: Callable[[int], None] | None = None, shared=None, depth: np.ndarray | None = None,
+             target: int = 0) -> tuple[float, np.ndarray]:
+        """The general walk of ``value``: the responder's total and, for ``ABSTRACT`` (``depth``
+        and ``target`` as ``workspace`` takes them), the action values it added up over every
+        board (float64 (actions,); empty otherwise), first deals summed in order."""
+        pre, work, slab = self.tables(None), self.workspace(depth, target), self._slab(strategy)
         if not self.items:
-            return float(_pre_deal(self.view, self.templates, pre, work, slab, player, objective,
-                                   MODE_DESCEND))
+            total = _pre_deal(self.view, self.templates, pre, work, slab, player, objective, MODE_DESCEND)
+            return float(total), work.action_values
         entry_reach = self._entry_reach(pre, work, slab, player)
-        summed = np.zeros_like(entry_reach)
+        summed, action_values = np.zeros_like(entry_reach), np.zeros_like(work.action_values)
         shared = runner.share(self) if shared is None else shared
-        arguments = [(shared, strategy, player, objective, entry_reach, i) for i in range(len(self.items))]
-        for values in runner.imap(_run_item, arguments):
+        arguments = [(shared, strategy, player, objective, entry_reach, i, depth, target)
+                     for i in range(len(self.items))]
+        for values, item_action_values in runner.imap(_run_item, arguments):
             summed += values
+            action_values += item_action_values
             if progress is not None:
                 progress(1)
         _bridge(self.templates, work, 0)[1][:] = summed.T
-        return float(_pre_deal(self.view, self.templates, pre, work, slab, player, objective, MODE_REPLAY))
+        total = _pre_deal(self.view, self.templates, pre, work, slab, player, objective, MODE_REPLAY)
+        return float(total), action_values + work.action_values
 
     def evaluate(self, strategy, runner: ChunkRunner | None = None, game_value: bool = True,
                  progress: Callable[[int], None] | None = None,
@@ -888,8 +953,9 @@ class StreamedEvaluator:
         return max(len(self.items), 1)
 
 
-def _run_item(evaluator: StreamedEvaluator, strategy, player, objective, entry_reach, item):
-    return evaluator.item_values(strategy, player, objective, entry_reach, item)
+def _run_item(evaluator: StreamedEvaluator, strategy, player, objective, entry_reach, item, depth, target):
+    work = evaluator.workspace(depth, target)
+    return evaluator.item_values(strategy, player, objective, entry_reach, item, work), work.action_values
 
 
 def _templates(betting: BettingTree, layout: BucketLayout) -> Templates:

@@ -38,6 +38,7 @@ class PerfectRecallCards:
     """
 
     suit_symmetric = True
+    perfect_recall = True
 
     def __init__(self, game: LimitPoker, base: IsomorphicCards) -> None:
         cards = game.card_structure
