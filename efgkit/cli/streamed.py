@@ -319,9 +319,10 @@ def evaluate_streamed(spec: str, path: str, bucket_file: str | None, workers: in
         response = "best response in the abstract game (" + (
             "exact: perfect recall)" if recall else "imperfect recall: a lower bound)")
     data = {"game": game.spec, "engine": "streamed",
-            "game_of_response": "abstract" if abstract_game else "full", **fields, "seconds": seconds,
-            "ran_on": where, "algorithm": provenance.get("algorithm"),
-            "iterations": provenance.get("iterations"), "abstraction": layout.abstraction.description, "rows": layout.num_rows}
+            "game_of_response": "abstract" if abstract_game else "full", **fields,
+            "seconds": seconds, "ran_on": where, "algorithm": provenance.get("algorithm"),
+            "iterations": provenance.get("iterations"), "abstraction": layout.abstraction.description,
+            "rows": layout.num_rows}
     if abstract_game:
         data["abstract_response_exact"] = recall
     head = [f"{path}: {provenance.get('algorithm')} strategy for {game.spec} after "
