@@ -8,7 +8,10 @@ features once, then each clustering), solved by CFR+ with public chance sampling
 strategy is evaluated exactly in the full game (``StreamedEvaluator``: every hand on every
 board its own information set for the responder); seed 0's strategy is also measured by
 local best response (``LocalBestResponse``, fcr, on sampled boards), the lower bound a
-52-card strategy gets, so the table shows how close that bound is. Families:
+52-card strategy gets, so the table shows how close that bound is, and in the abstract game
+(``abstract_best_response``: a responder that sees only the buckets; exact with perfect recall,
+a lower bound with imperfect recall), which Waugh et al. 2009 compare with the full game's.
+Families:
 
 * ``E[HS]``: 1-D k-means of E[HS] on the flop, turn and river (expectation-based);
 * ``E[HS^2]``: E[HS^2] on the flop and turn, E[HS] on the river (where E[HS^2] = E[HS]^2);
@@ -33,7 +36,9 @@ seeds), evaluation and LBR. Two EMD/OCHS abstractions (``study``'s curves) are a
 1/3 of the iterations.
 
 Results go to benchmarks/results/holdem-tradeoff.jsonl (one line per abstraction; a rerun
-with the same settings skips the abstractions already there), the marked section
+with the same settings skips the abstractions already there, and adds the abstract game's
+exploitability to a line written before it was measured: seed 0 solved again, checked to give
+the recorded exploitability), the marked section
 ``holdem-tradeoff`` of ``--out`` and two plots next to it in docs/img. CPU seconds are
 those of this process (the machine is shared; each invocation prints its wall-clock time).
 
@@ -135,19 +140,13 @@ def build_bucket_file(run: Abstraction, num_ranks: int, work: Path, features: Pa
     return path, time.process_time() - started
 
 
-def solve_and_evaluate(spec: str, run: Abstraction, bucket_file: Path, iterations: int,
-                       checkpoints: list[int], seeds: int, lbr_boards: int | None) -> dict:
-    """CFR+ with public chance sampling for ``iterations`` from each of ``seeds`` seeds, exact
-    exploitability (mbb/g) at the end of each and at every checkpoint of seed 0, LBR of
-    seed 0's strategy over ``lbr_boards`` sampled boards (None: every board); sizes and CPU
-    seconds (summed over the seeds)."""
+def abstraction_layout(spec: str, run: Abstraction, bucket_file: Path):
+    """``run``'s game, ``BucketLayout``, card abstraction and base abstraction, and the CPU
+    seconds of reading its bucket tables."""
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.bucket_layout import BucketLayout
     from efgkit.poker.card_abstraction import IsomorphicCards
-    from efgkit.poker.full_game import StreamedEvaluator
-    from efgkit.poker.local_best_response import LocalBestResponse
     from efgkit.poker.perfect_recall import PerfectRecallCards
-    from efgkit.poker.sampled_cfr import SampledCFR
     from efgkit.specs import make_game
 
     game = make_game(spec)
@@ -155,8 +154,33 @@ def solve_and_evaluate(spec: str, run: Abstraction, bucket_file: Path, iteration
     base = (IsomorphicCards.canonical(game) if run.family == LOSSLESS
             else IsomorphicCards.from_bucket_file(game, bucket_file))
     cards = PerfectRecallCards(game, base) if run.perfect_recall else base
-    abstraction_seconds = time.process_time() - started
-    layout = BucketLayout(BettingTree(game), cards)
+    seconds = time.process_time() - started
+    return game, BucketLayout(BettingTree(game), cards), cards, base, seconds
+
+
+def abstract_game_fields(evaluator, strategy, mbb: float) -> dict:
+    """The abstract game's exploitability of ``strategy`` in mbb/g (exact with perfect-recall
+    buckets, else a lower bound) and its CPU seconds."""
+    from efgkit.poker.abstract_best_response import abstract_evaluation
+
+    started = time.process_time()
+    abstract = abstract_evaluation(evaluator, strategy)
+    return {"abstract_mbb_per_game": abstract.exploitability * mbb,
+            "abstract_exact": evaluator.layout.abstraction.perfect_recall,
+            "abstract_cpu_seconds": time.process_time() - started}
+
+
+def solve_and_evaluate(spec: str, run: Abstraction, bucket_file: Path, iterations: int,
+                       checkpoints: list[int], seeds: int, lbr_boards: int | None) -> dict:
+    """CFR+ with public chance sampling for ``iterations`` from each of ``seeds`` seeds, exact
+    exploitability (mbb/g) at the end of each and at every checkpoint of seed 0, LBR and the
+    abstract game's exploitability of seed 0's strategy (LBR over ``lbr_boards`` sampled
+    boards, None: every board); sizes and CPU seconds (summed over the seeds)."""
+    from efgkit.poker.full_game import StreamedEvaluator
+    from efgkit.poker.local_best_response import LocalBestResponse
+    from efgkit.poker.sampled_cfr import SampledCFR
+
+    game, layout, cards, base, abstraction_seconds = abstraction_layout(spec, run, bucket_file)
     evaluator = StreamedEvaluator(layout)
     mbb = 1000 / max(game.blinds)
     curve, per_seed, solve_seconds, evaluate_seconds = [], [], 0.0, 0.0
@@ -177,6 +201,7 @@ def solve_and_evaluate(spec: str, run: Abstraction, bucket_file: Path, iteration
             started = time.process_time()
             lbr = LocalBestResponse(layout, solver.average_strategy(), seed=0).run(lbr_boards)
             lbr_seconds = time.process_time() - started
+            abstract = abstract_game_fields(evaluator, solver.average_strategy(), mbb)
     return {"buckets": [cards.num_buckets(r) for r in range(game.num_rounds)],
             "strategy_bytes": layout.num_actions * 8,
             "bucket_table_bytes": bucket_table_bytes(game, cards, base),
@@ -184,7 +209,26 @@ def solve_and_evaluate(spec: str, run: Abstraction, bucket_file: Path, iteration
             "lbr_mbb_per_game": lbr.mean * mbb, "lbr_standard_error": lbr.standard_error * mbb,
             "lbr_boards": lbr.boards, "lbr_exact": lbr.exact, "lbr_cpu_seconds": lbr_seconds,
             "abstraction_cpu_seconds": abstraction_seconds, "solve_cpu_seconds": solve_seconds,
-            "evaluate_cpu_seconds": evaluate_seconds}
+            "evaluate_cpu_seconds": evaluate_seconds, **abstract}
+
+
+def add_abstract_game(spec: str, run: Abstraction, bucket_file: Path, row: dict) -> dict:
+    """``row`` (a result line from before the abstract game's exploitability was measured)
+    with it: seed 0 solved again (the same boards, so the same strategy: its exact
+    exploitability must equal the recorded one) and its abstract game evaluated."""
+    from efgkit.poker.full_game import StreamedEvaluator
+    from efgkit.poker.sampled_cfr import SampledCFR
+
+    game, layout, _, _, _ = abstraction_layout(spec, run, bucket_file)
+    evaluator = StreamedEvaluator(layout)
+    mbb = 1000 / max(game.blinds)
+    solver = SampledCFR(layout, variant="cfr+", seed=0)
+    solver.iterate(row["iterations"])
+    again = evaluator.evaluate(solver.average_strategy(), game_value=False).exploitability * mbb
+    if abs(again - row["mbb_per_seed"][0]) > 1e-6 * max(1.0, again):
+        raise SystemExit(f"{run.name}: seed 0 solved again is exploitable for {again} mbb/g, the recorded "
+                         f"{row['mbb_per_seed'][0]}: the bucket file or the solver changed")
+    return {**row, **abstract_game_fields(evaluator, solver.average_strategy(), mbb)}
 
 
 def run_study(spec: str, iterations: int, seeds: int, lbr_boards: int | None, quick: bool, lossless: bool,
@@ -208,24 +252,28 @@ def run_study(spec: str, iterations: int, seeds: int, lbr_boards: int | None, qu
     features = work / f"features-{num_ranks}.h5"
     started_wall, started_cpu = time.perf_counter(), time.process_time()
     feature_seconds = None
-    if not features.exists() and len(done) < len(runs):
+    complete = [r for r in runs if r.name in done and "abstract_mbb_per_game" in done[r.name]]
+    if not features.exists() and len(complete) < len(runs):
         build_abstraction(AbstractionOptions(buckets=(classes, 1, 1, 1), num_ranks=num_ranks),
                           work / "features-only.h5", features=features)
         feature_seconds = time.process_time() - started_cpu
     checkpoints = [max(1, iterations // 27), max(1, iterations // 9), max(1, iterations // 3)]
     rows = []
     for number, run in enumerate(runs):
-        if run.name in done:
+        if run.name in done and "abstract_mbb_per_game" in done[run.name]:
             rows.append(done[run.name])
             continue
         if progress:
             print(f"[{number + 1}/{len(runs)}] {run.name}", file=sys.stderr, flush=True)
         bucket_file, cluster_seconds = build_bucket_file(run, num_ranks, work, features)
-        measured = solve_and_evaluate(spec, run, bucket_file, iterations,
-                                      checkpoints if run.name in curves else [], seeds, lbr_boards)
-        row = {**settings, "name": run.name, "family": run.family, "perfect_recall": run.perfect_recall,
-               "flop": run.flop, "turn": run.turn, "river": run.river, "base_buckets": list(run.buckets),
-               "cluster_cpu_seconds": cluster_seconds, **measured}
+        if run.name in done:
+            row = add_abstract_game(spec, run, bucket_file, done[run.name])
+        else:
+            measured = solve_and_evaluate(spec, run, bucket_file, iterations,
+                                          checkpoints if run.name in curves else [], seeds, lbr_boards)
+            row = {**settings, "name": run.name, "family": run.family, "perfect_recall": run.perfect_recall,
+                   "flop": run.flop, "turn": run.turn, "river": run.river, "base_buckets": list(run.buckets),
+                   "cluster_cpu_seconds": cluster_seconds, **measured}
         rows.append(row)
         if results is not None:
             results.parent.mkdir(parents=True, exist_ok=True)
@@ -321,7 +369,7 @@ def section(result: dict, command: str, images: list[str]) -> str:
     features = (f", plus {result['feature_cpu_seconds']:.0f} s of features" if result["feature_cpu_seconds"]
                 else " (features were reused from an earlier run)")
     cpu = sum(r["cluster_cpu_seconds"] + r["abstraction_cpu_seconds"] + r["solve_cpu_seconds"]
-              + r["evaluate_cpu_seconds"] + r["lbr_cpu_seconds"] for r in rows)
+              + r["evaluate_cpu_seconds"] + r["lbr_cpu_seconds"] + r["abstract_cpu_seconds"] for r in rows)
     seeds = result["seeds"]
     lbr_boards = "every board" if result["lbr_boards"] is None else f"{result['lbr_boards']:,} sampled boards"
     fronts = {id(r) for family in dict.fromkeys(r["family"] for r in rows)
@@ -331,24 +379,29 @@ def section(result: dict, command: str, images: list[str]) -> str:
         f"`{result['spec']}`, CFR+ with public chance sampling, {result['iterations']:,} iterations per "
         f"abstraction from each of {seeds} seeds (0-{seeds - 1}), exact full-game best response of each "
         f"(the mean, and the lowest and highest of the seeds), LBR (fcr, {lbr_boards}) of seed 0's "
-        f"strategy with its 95% interval. CPU time of the abstractions (clustering, solving, evaluation, "
-        f"LBR, one process): {cpu / 60:.1f} min{features}.",
+        f"strategy with its 95% interval, and seed 0's exploitability in the abstract game (exact with "
+        f"perfect recall; with imperfect recall a lower bound, marked >=). CPU time of the abstractions "
+        f"(clustering, solving, evaluation, LBR, abstract game, one process): {cpu / 60:.1f} min{features}.",
         "",
         "| family | buckets (preflop-flop-turn-river) | strategy bytes | bucket-table bytes | exploitability "
         "mbb/g, mean of the seeds | lowest - highest seed | on the family's front | LBR mbb/g (seed 0) | "
-        "exact mbb/g (seed 0) | LBR / exact | clustering s | solve s | evaluation s | LBR s |",
-        "|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "exact mbb/g (seed 0) | LBR / exact | abstract game mbb/g (seed 0) | clustering s | solve s | "
+        "evaluation s | LBR s | abstract game s |",
+        "|---|---|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         interval = "" if r["lbr_exact"] else f" ± {1.96 * r['lbr_standard_error']:.1f}"
         exact = r["mbb_per_seed"][0]
+        bound = "" if r["abstract_exact"] else ">= "
         lines.append(f"| {r['family']} | {'-'.join(map(str, r['buckets']))} | {r['strategy_bytes']:,} | "
                      f"{r['bucket_table_bytes']:,} | {r['mbb_per_game']:.1f} | "
                      f"{min(r['mbb_per_seed']):.1f} - {max(r['mbb_per_seed']):.1f} | "
                      f"{'yes' if id(r) in fronts else ''} | {r['lbr_mbb_per_game']:.1f}{interval} | "
                      f"{exact:.1f} | {r['lbr_mbb_per_game'] / exact:.2f} | "
+                     f"{bound}{r['abstract_mbb_per_game']:.1f} | "
                      f"{r['cluster_cpu_seconds']:.1f} | {r['solve_cpu_seconds']:.0f} | "
-                     f"{r['evaluate_cpu_seconds']:.0f} | {r['lbr_cpu_seconds']:.0f} |")
+                     f"{r['evaluate_cpu_seconds']:.0f} | {r['lbr_cpu_seconds']:.0f} | "
+                     f"{r['abstract_cpu_seconds']:.0f} |")
     lines += ["", *[f"![{Path(path).stem}]({path})" for path in images], ""]
     curves = [r for r in rows if len(r["curve"]) > 1]
     if curves:

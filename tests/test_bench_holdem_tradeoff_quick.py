@@ -20,10 +20,14 @@ def test_holdem_tradeoff_quick_mode_writes_its_section_and_plots(tmp_path):
     assert text.count("<!-- holdem-tradeoff:start -->") == 1
     families = r"E\[HS\]|E\[HS\^2\]|EMD, E\[HS\] river|EMD, OCHS river|perfect recall EMD, OCHS"
     rows = re.findall(rf"^\| ({families}) \| ([\d-]+) \| ([\d,]+) \| ([\d,]+) \| ([\d.]+) \| "
-                      r"([\d.]+) - ([\d.]+) \| (?:yes)? \| ([\d.]+) \| ([\d.]+) \|", text, re.MULTILINE)
+                      r"([\d.]+) - ([\d.]+) \| (?:yes)? \| ([\d.]+) \| ([\d.]+) \| [\d.]+ \| "
+                      r"(>= )?([\d.]+) \|", text, re.MULTILINE)
     assert len(rows) == 5 and "| lossless (suit isomorphism) | 25-7760 | " in text
     for row in rows:
-        mean, lowest, highest, lbr, seed_0 = map(float, row[4:])
+        mean, lowest, highest, lbr, seed_0 = map(float, row[4:9])
+        bound, abstract = row[9], float(row[10])
+        assert (bound == "") == row[0].startswith("perfect")  # exact with perfect recall only
+        assert 0 < abstract <= seed_0 + 0.1  # the abstract game's responder sees less than the full game's
         assert 0 < mean < 750  # below always-fold; the abstraction is not lossless
         assert lowest <= mean <= highest and lowest <= seed_0 <= highest
         # LBR over every board of the two-round game is the exact value of a legitimate
