@@ -60,3 +60,14 @@ def test_startup_benchmark_quick_mode_prints_its_table():
     assert "| efgkit games |" in result.stdout
     assert "| efgkit solve kuhn -n 10 (empty cache) |" in result.stdout
     assert "| kernels compiled by `efgkit solve kuhn -n 10` |" in result.stdout
+
+
+def test_full_game_benchmark_quick_mode_cross_checks_the_streamed_walk():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_full_game.py"), "--quick"],
+        capture_output=True, text=True, timeout=600, check=True, cwd=ROOT / "benchmarks",
+    )
+    assert "| holdem(ranks=5,rounds=3) (10-20-20 random buckets) | 95 | 190 |" in result.stdout
+    check = next(line for line in result.stdout.splitlines()
+                 if line.startswith("| holdem(ranks=4,rounds=3,caps=1-1-1) |"))
+    assert float(check.rstrip(" |").split("|")[-1]) <= 1e-9  # streamed = materialised best response
