@@ -17,10 +17,11 @@ then the responder's expected utility with those rows (an ``EXPECTED`` walk): de
 walks per player against 1 for the full game's best response.
 
 With imperfect recall the same induction still gives a strategy on the rows, and the value
-reported is what that strategy earns, so it is a lower bound on the abstract game's best
-response (which is NP-hard to compute there: the responder's choice at one row changes its
-own reach at rows it forgets it came through). Either way the value lies between the
-strategy's own expected value for the responder and the full game's best response.
+reported is the better of what that strategy and the strategy's own rows earn, so it is a
+lower bound on the abstract game's best response (which is NP-hard to compute there: the
+responder's choice at one row changes its own reach at rows it forgets it came through).
+Either way the value lies between the strategy's own expected value for the responder and
+the full game's best response.
 """
 
 from __future__ import annotations
@@ -83,14 +84,17 @@ def abstract_response(evaluator: StreamedEvaluator, strategy: np.ndarray, player
 
 def abstract_evaluation(evaluator: StreamedEvaluator, strategy, runner: ChunkRunner | None = None,
                         progress: Callable[[int], None] | None = None) -> PokerEvaluation:
-    """Both players' abstract-game best-response values and NashConv (game value not computed:
-    NaN), as ``StreamedEvaluator.evaluate`` gives the full game's."""
+    """Both players' abstract-game best-response values, the game value and NashConv, as
+    ``StreamedEvaluator.evaluate`` gives the full game's. With imperfect recall a response is
+    the better of the induction's and the strategy's own rows (both strategies on the rows)."""
     strategy = evaluator.layout.checked(strategy)
     runner = runner or ChunkRunner()
     shared = runner.share(evaluator)
-    responses = tuple(abstract_response(evaluator, strategy, p, runner, progress, shared)[0] for p in (0, 1))
+    found = [abstract_response(evaluator, strategy, p, runner, progress, shared)[0] for p in (0, 1)]
+    game_value = evaluator.value(strategy, 0, EXPECTED, runner, progress, shared)
+    responses = (max(found[0], game_value), max(found[1], -game_value))
     nash_conv = responses[0] + responses[1]
-    return PokerEvaluation(responses, float("nan"), nash_conv, nash_conv / 2)
+    return PokerEvaluation(responses, game_value, nash_conv, nash_conv / 2)
 
 
 def abstract_walks(evaluator: StreamedEvaluator) -> int:
@@ -101,4 +105,4 @@ def abstract_walks(evaluator: StreamedEvaluator) -> int:
     for player in (0, 1):
         depth = responder_depths(betting, player)
         total += int(depth[decisions[betting.kind[decisions] == player]].max()) + 2
-    return total * evaluator.work_items
+    return (total + 1) * evaluator.work_items  # and the game value
