@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.errors import AbstractionError, StrategyError
+from efgkit.poker.abstract_best_response import abstract_evaluation
 from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
@@ -93,9 +94,9 @@ def test_the_result_is_bit_identical_on_a_dask_cluster():
     layout = BucketLayout(BettingTree(game), IsomorphicCards.hashed(game, (2, 3, 3), seed=5))
     strategy = layout.random(4)
     evaluator = StreamedEvaluator(layout)
-    here = evaluator.evaluate(strategy)
+    here = evaluator.evaluate(strategy), abstract_evaluation(evaluator, strategy)
     with ChunkRunner(workers=2) as runner:
-        there = evaluator.evaluate(strategy, runner=runner)
+        there = evaluator.evaluate(strategy, runner=runner), abstract_evaluation(evaluator, strategy, runner)
     assert there == here
 
 
