@@ -71,6 +71,21 @@ def test_the_abstract_games_best_response_from_the_command_line(tmp_path, runner
     assert refused.exit_code == 2 and "--abstract-game" in refused.output
 
 
+def test_a_solve_evaluated_in_the_abstract_game(tmp_path, runner, json_output):
+    out, plot = tmp_path / "strategy.h5", tmp_path / "abstract.png"
+    solved = json_output(runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical",
+                                              "-n", "40", "-k", "20", "--abstract-game", "--plot", str(plot),
+                                              "--out", str(out), "--json"]))
+    assert [point["iteration"] for point in solved["history"]] == [20, 40]
+    assert all("abstract_nash_conv" in point and "nash_conv" not in point for point in solved["history"])
+    assert plot.stat().st_size > 0 and "nash_conv" not in solved
+    evaluated = json_output(runner.invoke(main, ["evaluate", GAME, str(out), "--abstract-game", "--json"]))
+    assert solved["abstract_nash_conv"] == pytest.approx(evaluated["nash_conv"], abs=1e-12)
+    both = runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical", "-n", "4",
+                                "--abstract-game", "--lbr", "20"])
+    assert both.exit_code == 2 and "choose one" in both.output
+
+
 @pytest.mark.parametrize("final", [[], ["--nash-conv"]])
 def test_sampled_history_ends_at_the_last_iteration_evaluated_once(final, runner, json_output):
     solved = json_output(runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "none",

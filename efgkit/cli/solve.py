@@ -200,7 +200,9 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
 
 PLOTTED = {"nash_conv": "NashConv (sum of best-response gains)",
            "exploitability_mbb_per_game": "exploitability, mbb/g (NashConv/2 per big blind)",
-           "lbr_mbb_per_game": "local best response, mbb/g (a lower bound on exploitability)"}
+           "lbr_mbb_per_game": "local best response, mbb/g (a lower bound on exploitability)",
+           "abstract_nash_conv": "NashConv in the abstract game",
+           "abstract_exploitability_mbb_per_game": "exploitability in the abstract game, mbb/g"}
 """History fields ``write_plot`` draws, and their axis labels."""
 
 
@@ -212,7 +214,7 @@ def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: s
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(6, 4))
-    points = [(h["iteration"], h[key]) for h in history if h[key] > 0]
+    points = [(h["iteration"], h[key]) for h in history if h.get(key, 0) > 0]  # a resumed run's kind only
     axes.loglog([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3)
     axes.set_xlabel("iterations")
     axes.set_ylabel(PLOTTED[key])
@@ -287,6 +289,10 @@ def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: s
               help="--engine sampled: evaluate (every K iterations and at the end) by local best response "
                    "over BOARDS sampled boards, a lower bound on exploitability in minutes, instead of the "
                    "exact best response (52-card hold'em).")
+@click.option("--abstract-game", is_flag=True,
+              help="--engine sampled: evaluate (every K iterations and at the end) in the abstract game "
+                   "instead of the full game: a responder that sees only the buckets (exact with "
+                   "perfect-recall buckets, a lower bound otherwise; the solver's own convergence).")
 @with_options(STATE_OPTIONS)
 @json_option
 @click.pass_context
@@ -295,7 +301,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
           gamma_start: float | None, horizon: int | None, out: str | None, plot: str | None,
           abstraction_file: str | None, engine: str, buckets: str | None, seed: int,
           precision: str | None, regret_scaling: str | None, average_scaling: str | None,
-          mapped: bool, final_nash_conv: bool, lbr_boards: int | None, state: str | None,
+          mapped: bool, final_nash_conv: bool, lbr_boards: int | None, abstract_game: bool, state: str | None,
           checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
           memory_limit: str | None, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
@@ -310,6 +316,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     sampled_only = [flag for flag, given in (("--buckets", buckets is not None),
                                              ("--nash-conv", final_nash_conv),
                                              ("--lbr", lbr_boards is not None),
+                                             ("--abstract-game", abstract_game),
                                              ("--precision", precision is not None),
                                              ("--regret-scaling", regret_scaling is not None),
                                              ("--average-scaling", average_scaling is not None),
@@ -328,8 +335,11 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
             if text is not None:
                 options[flag[2:].replace("-", "_")] = _scalings(flag, text, precision)
         every_given = ctx.get_parameter_source("every") is not click.core.ParameterSource.DEFAULT
-        if plot is not None and not (every_given or final_nash_conv or lbr_boards):
-            raise ParameterError("--plot draws the evaluations: give --every K, --nash-conv or --lbr")
+        if plot is not None and not (every_given or final_nash_conv or lbr_boards or abstract_game):
+            raise ParameterError("--plot draws the evaluations: give --every K, --nash-conv, --lbr or "
+                                 "--abstract-game")
+        if abstract_game and lbr_boards is not None:
+            raise ParameterError("--abstract-game and --lbr are two evaluations: choose one")
         for path, flag in ((out, "--out"), (plot, "--plot")):
             check_writable(path, flag)
         check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume, memory_limit)
@@ -340,9 +350,10 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
         from efgkit.cli.streamed import SampledRun, solve_sampled
 
         solve_sampled(SampledRun(game, algorithm, options, iterations, buckets, seed, precision or "float64",
-                                 every if every_given else None, final_nash_conv or lbr_boards is not None,
-                                 lbr_boards, out, plot, state,
-                                 checkpoint_every, checkpoint_seconds, resume, mapped), as_json)
+                                 every if every_given else None,
+                                 final_nash_conv or lbr_boards is not None or abstract_game,
+                                 lbr_boards, out, plot, state, checkpoint_every, checkpoint_seconds, resume,
+                                 mapped, abstract_game), as_json)
         return
     if plot is not None and (algorithm == "lp" or iterations == 0):
         raise ParameterError("--plot needs an iterative algorithm and --iterations >= 1")

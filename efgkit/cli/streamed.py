@@ -91,6 +91,8 @@ class SampledRun(NamedTuple):
     resume: bool
     mapped: bool = False
     """Keep the solver's arrays memory-mapped in a working file beside ``state``."""
+    abstract_game: bool = False
+    """Evaluate in the abstract game (``abstract_best_response``) instead of the full game."""
 
 
 class SampledCheckpoints(Checkpoints):
@@ -199,6 +201,7 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
         """Wall time of the solve, over every resumed part, without the evaluations."""
         return time.perf_counter() - solve_started - evaluating
 
+    prefix = "abstract_" if run.abstract_game else ""  # the history fields of the abstract game's evaluation
     checkpoints = None if run.state is None else SampledCheckpoints(
         run.state, provenance, solve_seconds, every=run.checkpoint_every, seconds=run.checkpoint_seconds)
 
@@ -223,17 +226,19 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
             return
         point = {"iteration": solver.iteration, "seconds": solve_seconds()}
         started = time.perf_counter()
-        evaluation, _ = streamed_evaluation(layout, solver.average_strategy(), 0, None, game_value=False)
+        evaluation, _ = streamed_evaluation(layout, solver.average_strategy(), 0, None, game_value=False,
+                                            abstract_game=run.abstract_game)
         evaluating += time.perf_counter() - started
         fields, _ = evaluation_lines(run.spec, game, evaluation)
-        point["nash_conv"] = evaluation.nash_conv
+        point[prefix + "nash_conv"] = evaluation.nash_conv
         if "exploitability_mbb_per_game" in fields:
-            point["exploitability_mbb_per_game"] = fields["exploitability_mbb_per_game"]
+            point[prefix + "exploitability_mbb_per_game"] = fields["exploitability_mbb_per_game"]
         history.append(point)
         if not as_json:
-            mbb = (f"  ({point['exploitability_mbb_per_game']:.3f} mbb/g)"
-                   if "exploitability_mbb_per_game" in point else "")
-            click.echo(f"iteration {solver.iteration:>10,}  NashConv {evaluation.nash_conv:.6e}{mbb}")
+            mbb = (f"  ({point[prefix + 'exploitability_mbb_per_game']:.3f} mbb/g)"
+                   if "exploitability_mbb_per_game" in fields else "")
+            where = " in the abstract game" if run.abstract_game else ""
+            click.echo(f"iteration {solver.iteration:>10,}  NashConv{where} {evaluation.nash_conv:.6e}{mbb}")
 
     started_at = solver.iteration
     try:
@@ -256,7 +261,7 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
     if run.plot is not None:
         write_plot(run.plot, game.spec, f"{run.algorithm} {run.precision}, sampled", history,
                    "lbr_mbb_per_game" if run.lbr_boards is not None else
-                   "exploitability_mbb_per_game" if max(game.blinds) > 0 else "nash_conv")
+                   prefix + ("exploitability_mbb_per_game" if max(game.blinds) > 0 else "nash_conv"))
     memory = solver.memory()
     strategy_bytes = layout.num_actions * 8
     done = solver.iteration - started_at
@@ -284,13 +289,17 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
         lines.append(f"local best response (a lower bound on exploitability): {last['lbr_text']}")
     elif history:
         last = history[-1]
-        data.update(nash_conv=last["nash_conv"], exploitability=last["nash_conv"] / 2)
-        if "exploitability_mbb_per_game" in last:
-            data["exploitability_mbb_per_game"] = last["exploitability_mbb_per_game"]
+        data.update({prefix + "nash_conv": last[prefix + "nash_conv"],
+                     prefix + "exploitability": last[prefix + "nash_conv"] / 2})
+        if prefix + "exploitability_mbb_per_game" in last:
+            data[prefix + "exploitability_mbb_per_game"] = last[prefix + "exploitability_mbb_per_game"]
     if run.final_nash_conv and run.lbr_boards is None:
-        lines.append(f"NashConv {data['nash_conv']:.6e}  (NashConv/2, OpenSpiel's exploitability: "
-                     f"{data['exploitability']:.6e})" + (f"; {data['exploitability_mbb_per_game']:.3f} mbb/g"
-                                                          if "exploitability_mbb_per_game" in data else ""))
+        where = ("in the abstract game (" + ("exact: perfect recall" if layout.abstraction.perfect_recall
+                                             else "imperfect recall: a lower bound") + ") ") if prefix else ""
+        mbb = data.get(prefix + "exploitability_mbb_per_game")
+        lines.append(f"NashConv {where}{data[prefix + 'nash_conv']:.6e}  (NashConv/2, OpenSpiel's "
+                     f"exploitability: {data[prefix + 'exploitability']:.6e})"
+                     + (f"; {mbb:.3f} mbb/g" if mbb is not None else ""))
     if checkpoints is not None:
         lines.append(f"solver state written to {run.state} ({checkpoints.written} checkpoint"
                      f"{'s' * (checkpoints.written != 1)} in {checkpoints.seconds_writing:.2f} s)")
