@@ -589,7 +589,9 @@ def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str
     """Exact NashConv, best-response values and game value of a stored strategy for GAME.
 
     With --lbr, a strategy on a card abstraction gets its local best response instead: a
-    lower bound on exploitability in mbb/g with a 95% confidence interval.
+    lower bound on exploitability in mbb/g with a 95% confidence interval. With
+    --abstract-game, its best response in the abstract game (the responder sees the buckets
+    only) instead of the full game's.
     """
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file
 
