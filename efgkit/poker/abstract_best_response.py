@@ -13,15 +13,15 @@ time, deepest first (the depth of a betting node is the number of the responder'
 above it), each depth by one streamed walk (``full_game.ABSTRACT``: the expected-value walk
 with the rows already settled pure, adding each action's counterfactual values at that
 depth's rows, every board weighted by the boards its suit class stands for). The value is
-then the responder's expected utility with those rows (an ``EXPECTED`` walk): depth + 1 + 1
-walks per player against 1 for the full game's best response.
+then the responder's expected utility with those rows (an ``EXPECTED`` walk): D + 2 walks per
+player (D its deepest decision's depth) against 1 for the full game's best response.
 
 With imperfect recall the same induction still gives a strategy on the rows, and the value
 reported is the better of what that strategy and the strategy's own rows earn, so it is a
 lower bound on the abstract game's best response (which is NP-hard to compute there: the
 responder's choice at one row changes its own reach at rows it forgets it came through).
-Either way the value lies between the strategy's own expected value for the responder and
-the full game's best response.
+Either way the value lies between the strategy's own expected value for the responder (in
+``abstract_evaluation``) and the full game's best response.
 """
 
 from __future__ import annotations
