@@ -362,7 +362,8 @@ def _add_action_values(view, templates, tables, work, p, j, a, cols, child):
 def _gather(view, templates, tables, work, slab, player, objective, j, d, cols, values):
     """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
     the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
-    expectation (``EXPECTED``)."""
+    expectation (``EXPECTED``; ``ABSTRACT`` also adds the child's values into the action
+    values, ``_add_action_values``)."""
     child_kind = templates.kind[work.node[j, d + 1]]
     terminal = child_kind == FOLD or child_kind == SHOWDOWN
     if terminal and _combine(templates, work, player, objective, j, d + 1):
