@@ -95,7 +95,8 @@ def test_the_response_is_the_best_pure_strategy_on_the_buckets(abstraction):
     strategy = layout.random(4)
     runner = ChunkRunner()
     for player in (0, 1):
-        value, profile = abstract_response(evaluator, strategy, player, runner)
+        response = abstract_response(evaluator, strategy, player, runner)
+        value, profile = response.value, response.profile
         own = [d for d, node in enumerate(layout.betting.decision_nodes.tolist())
                if layout.betting.kind[node] == player]
         rows = [(d, b) for d in own for b in range(int(layout.buckets[d]))]
@@ -123,5 +124,7 @@ def test_the_abstract_response_lies_between_the_strategy_and_the_full_response(r
     abstract = abstract_evaluation(evaluator, strategy, runner)
     for player in (0, 1):
         own = evaluator.value(strategy, player, EXPECTED, runner)
+        if player == 0:
+            assert abstract.game_value == pytest.approx(own, abs=1e-12)
         assert own <= abstract.best_response_values[player] + 1e-12
         assert abstract.best_response_values[player] <= full.best_response_values[player] + 1e-12

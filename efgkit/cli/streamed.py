@@ -67,6 +67,11 @@ def streamed_evaluation(layout, strategy, workers: int, scheduler: str | None,
         return evaluation, runner.description
 
 
+def abstract_exactness(layout) -> str:
+    """What an abstract-game best response on ``layout`` is (``abstract_best_response``)."""
+    return "exact: perfect recall" if layout.abstraction.perfect_recall else "imperfect recall: a lower bound"
+
+
 class SampledRun(NamedTuple):
     """What ``efgkit solve --engine sampled`` was asked to do (flags of ``efgkit solve``)."""
 
@@ -294,8 +299,7 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
         if prefix + "exploitability_mbb_per_game" in last:
             data[prefix + "exploitability_mbb_per_game"] = last[prefix + "exploitability_mbb_per_game"]
     if run.final_nash_conv and run.lbr_boards is None:
-        where = ("in the abstract game (" + ("exact: perfect recall" if layout.abstraction.perfect_recall
-                                             else "imperfect recall: a lower bound") + ") ") if prefix else ""
+        where = f"in the abstract game ({abstract_exactness(layout)}) " if prefix else ""
         mbb = data.get(prefix + "exploitability_mbb_per_game")
         lines.append(f"NashConv {where}{data[prefix + 'nash_conv']:.6e}  (NashConv/2, OpenSpiel's "
                      f"exploitability: {data[prefix + 'exploitability']:.6e})"
@@ -322,18 +326,15 @@ def evaluate_streamed(spec: str, path: str, bucket_file: str | None, workers: in
     evaluation, where = streamed_evaluation(layout, strategy, workers, scheduler, game_value, abstract_game)
     seconds = time.perf_counter() - started
     fields, lines = evaluation_lines(spec, game, evaluation)
-    recall = layout.abstraction.perfect_recall
-    response = "exact best response in the full game"
-    if abstract_game:
-        response = "best response in the abstract game (" + (
-            "exact: perfect recall)" if recall else "imperfect recall: a lower bound)")
+    response = (f"best response in the abstract game ({abstract_exactness(layout)})" if abstract_game
+                else "exact best response in the full game")
     data = {"game": game.spec, "engine": "streamed",
             "game_of_response": "abstract" if abstract_game else "full", **fields,
             "seconds": seconds, "ran_on": where, "algorithm": provenance.get("algorithm"),
             "iterations": provenance.get("iterations"), "abstraction": layout.abstraction.description,
             "rows": layout.num_rows}
     if abstract_game:
-        data["abstract_response_exact"] = recall
+        data["abstract_response_exact"] = layout.abstraction.perfect_recall
     head = [f"{path}: {provenance.get('algorithm')} strategy for {game.spec} after "
             f"{provenance.get('iterations'):,} iterations on {layout.abstraction.description} "
             f"({layout.num_rows:,} rows); {response}, streamed on {where}, {seconds:.1f} s"]

@@ -27,6 +27,7 @@ Either way the value lies between the strategy's own expected value for the resp
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
@@ -63,23 +64,34 @@ def settle_rows(evaluator: StreamedEvaluator, profile: np.ndarray, action_values
         profile[lo:hi] = rows.ravel()
 
 
+class AbstractResponse(NamedTuple):
+    value: float
+    """The responder's expected utility with its rows settled by the induction."""
+    own_value: float
+    """Its expected utility with the strategy's own rows (the first walk's total: nothing is
+    settled yet)."""
+    profile: np.ndarray
+    """The strategy with the responder's rows replaced by the pure rows of the response."""
+
+
 def abstract_response(evaluator: StreamedEvaluator, strategy: np.ndarray, player: int, runner: ChunkRunner,
-                      progress: Callable[[int], None] | None = None, shared=None) -> tuple[float, np.ndarray]:
-    """``player``'s abstract-game best-response value against ``strategy`` (as
-    ``layout.checked`` returns it) and the profile it plays: ``strategy`` with ``player``'s rows
-    replaced by the pure rows of the response. First deals run by ``runner`` (``shared`` as in
-    ``StreamedEvaluator.value``); ``progress`` is called once per first deal walked."""
+                      progress: Callable[[int], None] | None = None, shared=None) -> AbstractResponse:
+    """``player``'s abstract-game response to ``strategy`` (as ``layout.checked`` returns it).
+    First deals run by ``runner`` (``shared`` as in ``StreamedEvaluator.value``); ``progress``
+    is called once per first deal walked."""
     betting = evaluator.betting
     depth = responder_depths(betting, player)
     decisions = betting.decision_nodes
     own = betting.kind[decisions] == player
     profile = strategy.copy()
     shared = runner.share(evaluator) if shared is None else shared
+    totals = []
     for target in range(int(depth[decisions[own]].max()), -1, -1):
-        values = evaluator.walk(profile, player, ABSTRACT, runner, progress, shared, depth, target)[1]
+        total, values = evaluator.walk(profile, player, ABSTRACT, runner, progress, shared, depth, target)
+        totals.append(total)
         settle_rows(evaluator, profile, values, np.flatnonzero(own & (depth[decisions] == target)))
     value = evaluator.value(profile, player, EXPECTED, runner, progress, shared)
-    return value, profile
+    return AbstractResponse(value, totals[0], profile)
 
 
 def abstract_evaluation(evaluator: StreamedEvaluator, strategy, runner: ChunkRunner | None = None,
@@ -90,11 +102,10 @@ def abstract_evaluation(evaluator: StreamedEvaluator, strategy, runner: ChunkRun
     strategy = evaluator.layout.checked(strategy)
     runner = runner or ChunkRunner()
     shared = runner.share(evaluator)
-    found = [abstract_response(evaluator, strategy, p, runner, progress, shared)[0] for p in (0, 1)]
-    game_value = evaluator.value(strategy, 0, EXPECTED, runner, progress, shared)
-    responses = (max(found[0], game_value), max(found[1], -game_value))
+    found = [abstract_response(evaluator, strategy, p, runner, progress, shared) for p in (0, 1)]
+    responses = tuple(max(response.value, response.own_value) for response in found)
     nash_conv = responses[0] + responses[1]
-    return PokerEvaluation(responses, game_value, nash_conv, nash_conv / 2)
+    return PokerEvaluation(responses, found[0].own_value, nash_conv, nash_conv / 2)
 
 
 def abstract_walks(evaluator: StreamedEvaluator) -> int:
@@ -105,4 +116,4 @@ def abstract_walks(evaluator: StreamedEvaluator) -> int:
     for player in (0, 1):
         depth = responder_depths(betting, player)
         total += int(depth[decisions[betting.kind[decisions] == player]].max()) + 2
-    return (total + 1) * evaluator.work_items  # and the game value
+    return total * evaluator.work_items

@@ -886,9 +886,10 @@ class StreamedEvaluator:
     def walk(self, strategy: np.ndarray, player: int, objective: int, runner: ChunkRunner,
              progress: Callable[[int], None] | None = None, shared=None, depth: np.ndarray | None = None,
              target: int = 0) -> tuple[float, np.ndarray]:
-        """The general walk of ``value``: the responder's total and, for ``ABSTRACT`` (``depth``
-        and ``target`` as ``workspace`` takes them), the action values it added up over every
-        board (float64 (actions,); empty otherwise), first deals summed in order."""
+        """The general walk of ``value``: the responder's total (for ``ABSTRACT`` its expected
+        utility, as ``EXPECTED``'s) and, for ``ABSTRACT`` (``depth`` and ``target`` as
+        ``workspace`` takes them), the action values it added up over every board (float64
+        (actions,); empty otherwise), first deals summed in order."""
         pre, work, slab = self.tables(None), self.workspace(depth, target), self._slab(strategy)
         if not self.items:
             total = _pre_deal(self.view, self.templates, pre, work, slab, player, objective, MODE_DESCEND)
