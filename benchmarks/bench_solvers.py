@@ -19,8 +19,9 @@ from pathlib import Path
 import numpy as np
 from markdown_sections import update_section
 
+from efgkit.core.regret_rules import SCHEDULED
 from efgkit.solvers import BestResponse
-from efgkit.solvers.cfr import SCHEDULED, SOLVER_CLASSES
+from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.specs import load_game
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -74,7 +74,7 @@ def test_disk_checkpoint_resumes_bit_identically_and_is_a_strategy_file(tmp_path
     memory = CFRPlusSolver(leduc).iterate(6)
     strategy, provenance, state = load_checkpoint(tmp_path / "s.h5", leduc)
     assert np.array_equal(strategy.probabilities, memory.average_strategy().probabilities)
-    assert state.iteration == 6 and np.array_equal(state.regrets, memory.regrets)
+    assert state.iteration == 6 and np.array_equal(state.arrays["regrets"], memory.regrets)
 
     resumed = DiskSolver(working_file, variant="cfr+", memory_limit=NO_LIMIT,
                          window_bytes=TINY_WINDOWS)

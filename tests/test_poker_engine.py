@@ -10,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from efgkit.abstraction.cards.clustering import cluster_cards
+from efgkit.core.regret_rules import PREDICTIVE, SCHEDULED
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError, StrategyError
 from efgkit.games.poker import LEDUC_STYLE, CardStructure, LimitPoker
 from efgkit.maps.infoset_map import InfosetMap
@@ -19,7 +21,7 @@ from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.terminal_values import CANCELLATION, fold_values, showdown_values
 from efgkit.poker.vector_cfr import VectorCFR, one_card_fold, one_card_showdown
 from efgkit.solvers import BestResponse, Strategy
-from efgkit.solvers.cfr import PREDICTIVE, SCHEDULED, SOLVER_CLASSES
+from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.specs import load_game, make_game
 
 SOLVERS = SOLVER_CLASSES
@@ -48,8 +50,11 @@ def _assert_same_run(public: PublicTree, infoset_map: InfosetMap, variant: str, 
         regrets = rng.normal(size=layout.num_actions)
         average = rng.random(layout.num_actions)
         prediction = rng.normal(size=layout.num_actions) if variant in PREDICTIVE else None
-        engine.load_state(regrets, average, 5, prediction=prediction)
-        reference.load_state(regrets, average, 5, prediction=prediction)
+        arrays = {"regrets": regrets, "average_accumulator": average}
+        if prediction is not None:
+            arrays["prediction"] = prediction
+        engine.load_state(SolverState(arrays, 5))
+        reference.load_state(SolverState(arrays, 5))
     engine.iterate(iterations)
     reference.iterate(iterations)
     np.testing.assert_allclose(engine.regrets, reference.regrets, rtol=0, atol=1e-9)
@@ -219,7 +224,7 @@ def test_resume_from_state_arrays_is_bit_identical(variant):
     straight = VectorCFR(public, variant=variant).iterate(40)
     first = VectorCFR(public, variant=variant).iterate(25)
     resumed = VectorCFR(public, variant=variant)
-    resumed.load_state(**{k: v.copy() for k, v in first.state_arrays().items()}, iteration=first.iteration)
+    resumed.load_state(SolverState({k: v.copy() for k, v in first.state_arrays().items()}, first.iteration))
     resumed.iterate(15)
     assert np.array_equal(resumed.regrets, straight.regrets)
     assert np.array_equal(resumed.average_accumulator, straight.average_accumulator)

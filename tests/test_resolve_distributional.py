@@ -11,6 +11,7 @@ from scipy.stats import norm
 
 from efgkit.abstraction.cards.clustering import cluster_cards
 from efgkit.cli import main
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve import (
@@ -235,9 +236,9 @@ def test_a_distributional_solver_resumes_bit_identically(coin_toss_constraints, 
     gadget = distributional_gadget(coin_toss_constraints)
     straight = DistributionalSolver(gadget, np.full(2, 0.3), rule=rule).iterate(60)
     first = DistributionalSolver(gadget, np.full(2, 0.3), rule=rule).iterate(25)
-    state = {name: array.copy() for name, array in first.state_arrays().items()}
+    state = SolverState({name: array.copy() for name, array in first.state_arrays().items()}, first.iteration)
     resumed = DistributionalSolver(gadget, np.full(2, 0.3), rule=rule)
-    resumed.load_state(first.iteration, **state)
+    resumed.load_state(state)
     resumed.iterate(35)
     assert np.array_equal(resumed.solver.regrets, straight.solver.regrets)
     assert np.array_equal(resumed.solver.average_accumulator, straight.solver.average_accumulator)

@@ -9,6 +9,8 @@ from math import comb
 import numpy as np
 import pytest
 
+from efgkit.core.regret_rules import VARIANT_DCFR, discount_rule
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.poker import sampled_cfr
 from efgkit.poker.betting_tree import BettingTree
@@ -19,7 +21,6 @@ from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.sampled_cfr import SampledCFR, _sample_cards, _walk_player
 from efgkit.poker.vector_cfr import MODE_REGRETS, VectorCFR, reach_pass, value_pass
-from efgkit.solvers.cfr import VARIANT_DCFR, discount_rule
 from efgkit.solvers.strategy import normalize_per_infoset
 from efgkit.specs import make_game
 
@@ -160,7 +161,7 @@ def test_a_stopped_run_resumes_bit_identically(canonical_layout, precision, vari
     first = SampledCFR(canonical_layout, variant=variant, precision=precision, seed=9, **scaling).iterate(23)
     arrays = {name: array.copy() for name, array in first.state_arrays().items()}
     second = SampledCFR(canonical_layout, variant=variant, precision=precision, seed=1, **scaling)
-    second.load_state(arrays, first.iteration, first.rng_state)
+    second.load_state(SolverState(arrays, first.iteration, first.rng_state))
     second.iterate(37)
     for name, array in uninterrupted.state_arrays().items():
         assert array.dtype == np.dtype(precision if name != "scaling" else "float64")
@@ -256,7 +257,7 @@ def test_bad_precisions_are_refused(canonical_layout):
     solver = SampledCFR(canonical_layout, precision="float32")
     wrong = {name: array.astype(np.float64) for name, array in solver.state_arrays().items()}
     with pytest.raises(FileFormatError, match="expected float32"):
-        solver.load_state(wrong, 5, solver.rng_state)
+        solver.load_state(SolverState(wrong, 5, solver.rng_state))
 
 
 def test_the_average_strategy_is_normalised_in_slices_of_rows(canonical_layout, monkeypatch):

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from random_games import random_trees
 
+from efgkit.core.regret_rules import PREDICTIVE, SCHEDULED, VARIANT_PARAMETERS
 from efgkit.errors import ParameterError
 from efgkit.solvers import BestResponse, SequenceFormLP
-from efgkit.solvers.cfr import PREDICTIVE, SCHEDULED, SOLVER_CLASSES, VARIANT_PARAMETERS
+from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.specs import load_game
 from efgkit.storage.checkpoint import resume, write_checkpoint
 
@@ -217,7 +218,7 @@ def test_schedule_variants_refuse_to_iterate_past_their_horizon(variant):
 def test_discount_rule_takes_the_exponents_of_the_papers_schedule():
     """The schedule's exponents are the paper's: at t = n, HS-DCFR(30) multiplies positive
     regrets by n^4/(n^4+1), negative ones by n^-3/(n^-3+1) and weights the average by n^25."""
-    from efgkit.solvers.cfr import VARIANT_HS_DCFR, VARIANT_HS_PCFR_PLUS, average_weight, discount_rule
+    from efgkit.core.regret_rules import VARIANT_HS_DCFR, VARIANT_HS_PCFR_PLUS, average_weight, discount_rule
 
     n = 7
     rule = discount_rule(VARIANT_HS_DCFR, n, 0.0, 0.0, 30.0, n)

@@ -35,16 +35,16 @@ import numba
 import numpy as np
 
 from efgkit.abstraction.refinement import RefinementRecord, RefinementState, run_refinement
+from efgkit.core.evaluation import Evaluation
+from efgkit.core.regret_rules import VARIANT_CFR_PLUS, Settings
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
-from efgkit.solvers.best_response import BestResponse, Evaluation
+from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.cfr import (
-    VARIANT_CFR_PLUS,
     RegretState,
     Samples,
-    Settings,
     Workspace,
     match_player,
     update_player,

@@ -25,12 +25,13 @@ from __future__ import annotations
 import numpy as np
 
 from efgkit.abstraction.refinement import RefinementRecord, RefinementState, run_refinement
+from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError
 from efgkit.games.csr import positions_within
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
-from efgkit.solvers.best_response import BestResponse, Evaluation
+from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.fictitious_play import mix_realization_weighted, own_reach, pure_response
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import infoset_view

@@ -89,10 +89,27 @@ class _EfgkitGroup(click.Group):
             fail(_usage_message(exc))
         except EfgkitError as exc:
             fail(str(exc))
-        except click.Abort:
-            click.echo("efgkit: interrupted", err=True)
+        except click.Abort as exc:
+            click.echo(f"efgkit: {exc}" if str(exc) else "efgkit: interrupted", err=True)
             sys.exit(130)
         sys.exit(result if isinstance(result, int) else 0)
+
+
+class Interrupted(click.Abort):
+    """Ctrl-C, with the one line that says what was kept (``efgkit: MESSAGE``, exit 130)."""
+
+
+def interruption_note(iteration: int, out: str | None, state: str | None) -> str:
+    """What an interrupted solve kept: the average strategy at ``iteration`` in ``out`` (the
+    caller wrote it), the last checkpoint in ``state``, or nothing."""
+    kept = []
+    if out is not None:
+        kept.append(f"the average strategy so far is in {out}")
+    if state is not None:
+        kept.append(f"{state} holds the last checkpoint (--resume continues it)")
+    if not kept:
+        return f"interrupted at iteration {iteration}; nothing was kept (use --out or --state to keep a run)"
+    return f"interrupted at iteration {iteration}; " + "; ".join(kept)
 
 
 def _usage_message(exc: click.ClickException) -> str:

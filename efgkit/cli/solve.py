@@ -9,9 +9,11 @@ from pathlib import Path
 import click
 
 from efgkit.cli.app import (
+    Interrupted,
     build_game,
     check_writable,
     emit,
+    interruption_note,
     json_option,
     main,
     save_figure,
@@ -20,12 +22,13 @@ from efgkit.cli.app import (
     with_options,
 )
 from efgkit.cli.big_blinds import big_blind_fields
-from efgkit.cli.chunks import iterate_in_chunks
+from efgkit.core.regret_rules import SCHEDULED, VARIANT_PARAMETERS
+from efgkit.core.run_loop import run_iterations
 from efgkit.errors import EfgkitError, ParameterError
 from efgkit.io.lock import exclusive_lock
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import BestResponse, Evaluation, FictitiousPlay, SequenceFormLP
-from efgkit.solvers.cfr import SCHEDULED, SOLVER_CLASSES, VARIANT_PARAMETERS
+from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.specs import canonical_spec, load_game, make_game
 from efgkit.storage.checkpoint import Checkpoints
 from efgkit.storage.disk_solve import (
@@ -158,14 +161,15 @@ def _recorded_parameters(algorithm: str, solver) -> dict[str, object]:
 
 
 def _run_iterative(solver, evaluator: BestResponse | None, iterations: int, every: int | None,
-                   report, history: list[dict] | None = None,
-                   checkpoints: Checkpoints | None = None) -> tuple[list[dict], Evaluation | None]:
-    """Iterate to ``iterations`` (``chunks.iterate_in_chunks``), evaluating the average
+                   report, history: list[dict] | None = None, checkpoints: Checkpoints | None = None,
+                   time_limit: float | None = None) -> tuple[list[dict], Evaluation | None]:
+    """Iterate to ``iterations`` (``core.run_loop.run_iterations``), evaluating the average
     strategy every ``every`` iterations and at the last one.
 
     ``history`` continues a resumed run's; ``checkpoints`` are written when due; without
-    an ``evaluator`` nothing is evaluated. Returns the NashConv history and the evaluation
-    at ``iterations`` if one was made here.
+    an ``evaluator`` nothing is evaluated; ``time_limit`` seconds stop the run early (the
+    solver's ``iteration`` says where). Returns the NashConv history and the evaluation at the
+    last iteration run if one was made here.
     """
     history = [] if history is None else history
     final: list[Evaluation] = []
@@ -174,28 +178,22 @@ def _run_iterative(solver, evaluator: BestResponse | None, iterations: int, ever
         evaluation = evaluator.evaluate(solver.average_strategy())
         history.append({"iteration": solver.iteration, "nash_conv": evaluation.nash_conv})
         report(solver.iteration, evaluation.nash_conv)
-        if solver.iteration == iterations:
-            final.append(evaluation)
+        final[:] = [evaluation]
 
-    iterate_in_chunks(solver, iterations, every, None if evaluator is None else evaluate, history,
-                      checkpoints)
+    run_iterations(solver, iterations, every=every, evaluate=None if evaluator is None else evaluate,
+                   history=history, checkpoints=checkpoints, time_limit=time_limit, progress=show_progress())
+    final = [evaluation for evaluation in final if history and history[-1]["iteration"] == solver.iteration]
     return history, (final[0] if final else None)
 
 
-def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | None) -> None:
+def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | None) -> Interrupted:
     """On Ctrl-C: write the average strategy reached so far to ``--out`` (a --state file
-    already holds the last checkpoint), and say where the work is."""
+    already holds the last checkpoint); the one line that says where the work is."""
     if out is not None:
         save_strategy(out, solver.average_strategy(), provenance={
             "algorithm": algorithm, "parameters": _recorded_parameters(algorithm, solver),
             "iterations": solver.iteration, "nash_conv_history": []})
-        click.echo(f"efgkit: interrupted at iteration {solver.iteration}; the average strategy so far "
-                   f"is in {out}", err=True)
-    elif state is not None:
-        click.echo(f"efgkit: interrupted; {state} holds the last checkpoint (--resume continues it)",
-                   err=True)
-    else:
-        click.echo("efgkit: interrupted; nothing was kept (use --out or --state to keep a run)", err=True)
+    return Interrupted(interruption_note(solver.iteration, out, state))
 
 
 PLOTTED = {"nash_conv": "NashConv (sum of best-response gains)",
@@ -293,6 +291,10 @@ def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: s
               help="--engine sampled: evaluate (every K iterations and at the end) in the abstract game "
                    "instead of the full game: a responder that sees only the buckets (exact with "
                    "perfect-recall buckets, a lower bound otherwise; the solver's own convergence).")
+@click.option("--time", "time_limit", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS",
+              help="Stop after SECONDS of solving (at the end of the chunk running then; --iterations "
+                   "is then the most it runs), evaluate and write everything at the iteration reached.")
 @with_options(STATE_OPTIONS)
 @json_option
 @click.pass_context
@@ -302,8 +304,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
           abstraction_file: str | None, engine: str, buckets: str | None, seed: int,
           precision: str | None, regret_scaling: str | None, average_scaling: str | None,
           mapped: bool, final_nash_conv: bool, lbr_boards: int | None, abstract_game: bool, state: str | None,
-          checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
-          memory_limit: str | None, as_json: bool) -> None:
+          time_limit: float | None, checkpoint_every: int | None, checkpoint_seconds: float | None,
+          resume: bool, memory_limit: str | None, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
 
     Prints the game's sizes, NashConv (and NashConv/2, OpenSpiel's exploitability) of the
@@ -353,8 +355,10 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                                  every if every_given else None,
                                  final_nash_conv or lbr_boards is not None or abstract_game,
                                  lbr_boards, out, plot, state, checkpoint_every, checkpoint_seconds, resume,
-                                 mapped, abstract_game), as_json)
+                                 mapped, abstract_game, time_limit), as_json)
         return
+    if time_limit is not None and algorithm == "lp":
+        raise ParameterError("--time stops an iterative algorithm; the LP runs to its optimum")
     if plot is not None and (algorithm == "lp" or iterations == 0):
         raise ParameterError("--plot needs an iterative algorithm and --iterations >= 1")
     if abstraction_file is not None and algorithm == "lp":
@@ -380,7 +384,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                                  f"runs the full game and evaluates nothing during the run (the "
                                  f"--state file is a strategy file for efgkit evaluate)")
         solve_on_disk(game, algorithm, options, iterations, state, checkpoint_every,
-                      checkpoint_seconds, resume, parse_size(memory_limit), as_json)
+                      checkpoint_seconds, resume, parse_size(memory_limit), as_json, time_limit)
         return
 
     tree, build_seconds = build_game(game)
@@ -413,6 +417,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
 
     started = time.perf_counter()
     lp_value = solver = checkpoints = resumed_from = evaluation = None
+    stopped_early = False
     if algorithm == "lp":
         if show_progress():
             click.echo("solving the sequence-form LP with HiGHS (no progress to show)", err=True)
@@ -435,11 +440,12 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                     click.echo(f"resumed from {state} at iteration {resumed_from}")
         try:
             history, evaluation = _run_iterative(solver, evaluator, iterations, every, report, history,
-                                                 checkpoints)
+                                                 checkpoints, time_limit)
         except KeyboardInterrupt:
-            _keep_interrupted_run(solver, algorithm, out, state)
-            raise click.Abort() from None
+            raise _keep_interrupted_run(solver, algorithm, out, state) from None
         strategy = solver.average_strategy()
+        stopped_early = solver.iteration < iterations
+        iterations = solver.iteration
     seconds = time.perf_counter() - started
     parameters = _recorded_parameters(algorithm, solver)
     if evaluation is None:  # the lp, or a run resumed at its last iteration
@@ -473,12 +479,15 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     }
     if lp_value is not None:
         data["lp_value"] = lp_value
+    if time_limit is not None:
+        data["stopped_by_time"] = stopped_early
     if checkpoints is not None:
         data.update(state=state, resumed_from_iteration=resumed_from,
                     checkpoints_written=checkpoints.written)
     lines = [
         f"{algorithm}: solved in {seconds:.2f} s" if algorithm == "lp" else
-        f"{algorithm}: {iterations} iterations in {seconds:.2f} s",
+        f"{algorithm}: {iterations} iterations in {seconds:.2f} s"
+        + (f" (stopped by --time {time_limit:g} s)" if stopped_early else ""),
         f"NashConv {evaluation.nash_conv:.6e}  (NashConv/2, OpenSpiel's exploitability: "
         f"{evaluation.exploitability:.6e})",
         f"game value (player 0's expected payoff under the "
@@ -502,8 +511,9 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
 
 def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, state: str,
                   checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
-                  memory_limit: int, as_json: bool) -> None:
-    """``solve --memory-limit``: a DiskSolver over ``STATE.work``, checkpointing to ``state``."""
+                  memory_limit: int, as_json: bool, time_limit: float | None = None) -> None:
+    """``solve --memory-limit``: a DiskSolver over ``STATE.work``, checkpointing to ``state``
+    (for at most ``time_limit`` seconds)."""
     spec = canonical_spec(game)
     work = Path(f"{state}.work")
     compiled = None
@@ -520,13 +530,14 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
         history = checkpoints.resume(solver, iterations)
         resumed_from = solver.iteration
     started = time.perf_counter()
-    history, _ = _run_iterative(solver, None, iterations, None, None, history, checkpoints)
+    history, _ = _run_iterative(solver, None, iterations, None, None, history, checkpoints, time_limit)
     seconds = time.perf_counter() - started
+    stopped_early, iterations = solver.iteration < iterations, solver.iteration
     checkpoints.write(solver, history)
     solver.close()
     data = {
         "game": spec, "algorithm": algorithm, "parameters": checkpoints.parameters,
-        "iterations": iterations, "seconds": seconds, "state": state,
+        "iterations": iterations, "seconds": seconds, "state": state, "stopped_by_time": stopped_early,
         "resumed_from_iteration": resumed_from, "checkpoints_written": checkpoints.written,
         "working_file": str(work), "working_file_bytes": work.stat().st_size,
         "state_bytes": Path(state).stat().st_size, "memory_limit_bytes": memory_limit,

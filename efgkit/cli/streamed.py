@@ -12,15 +12,15 @@ from typing import NamedTuple
 import click
 from tqdm import tqdm
 
-from efgkit.cli.app import emit, show_progress
+from efgkit.cli.app import Interrupted, emit, interruption_note, show_progress
 from efgkit.cli.big_blinds import big_blind_fields
-from efgkit.cli.chunks import iterate_in_chunks
+from efgkit.core.evaluation import Evaluation
+from efgkit.core.run_loop import CheckpointSchedule, run_iterations
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.poker import LimitPoker
 from efgkit.io.atomic import remove_stale_temporaries
-from efgkit.poker.best_response import PokerEvaluation
 from efgkit.specs import make_game
-from efgkit.storage.checkpoint import Checkpoints
 
 
 def poker_game(spec: str) -> LimitPoker:
@@ -30,7 +30,7 @@ def poker_game(spec: str) -> LimitPoker:
     return game
 
 
-def evaluation_lines(spec: str, game: LimitPoker, evaluation: PokerEvaluation) -> tuple[dict, list[str]]:
+def evaluation_lines(spec: str, game: LimitPoker, evaluation: Evaluation) -> tuple[dict, list[str]]:
     """JSON fields and text lines of an evaluation, with mbb/g where the game has a big blind."""
     data = {"nash_conv": evaluation.nash_conv, "exploitability": evaluation.exploitability,
             "best_response_values": list(evaluation.best_response_values),
@@ -48,7 +48,7 @@ def evaluation_lines(spec: str, game: LimitPoker, evaluation: PokerEvaluation) -
 
 
 def streamed_evaluation(layout, strategy, workers: int, scheduler: str | None,
-                        game_value: bool, abstract_game: bool = False) -> tuple[PokerEvaluation, str]:
+                        game_value: bool, abstract_game: bool = False) -> tuple[Evaluation, str]:
     """Exact full-game (or ``abstract_game``: abstract-game) evaluation with a progress bar over
     the work items; where it ran."""
     from efgkit.abstraction.cards.holdem.executor import ChunkRunner
@@ -98,24 +98,22 @@ class SampledRun(NamedTuple):
     """Keep the solver's arrays memory-mapped in a working file beside ``state``."""
     abstract_game: bool = False
     """Evaluate in the abstract game (``abstract_best_response``) instead of the full game."""
+    time_limit: float | None = None
+    """Stop after this many seconds of solving (None: run every iteration)."""
 
 
-class SampledCheckpoints(Checkpoints):
-    """``Checkpoints``' schedule, writing bucket-strategy files (``write_sampled``);
-    ``solve_seconds()`` is the solve's time so far."""
+class SampledCheckpoints(CheckpointSchedule):
+    """Checkpoints of a sampled solve: bucket-strategy files (``write_sampled``) on
+    ``CheckpointSchedule``'s schedule; ``solve_seconds()`` is the solve's time so far."""
 
     def __init__(self, path: str, provenance: dict, solve_seconds: Callable[[], float], **schedule) -> None:
-        super().__init__(path, algorithm=provenance["algorithm"], parameters=provenance["parameters"],
-                         **schedule)
+        super().__init__(**schedule)
+        self.path = path
         self.provenance = provenance
         self._solve_seconds = solve_seconds
 
-    def write(self, solver, history: list[dict]) -> None:
-        started = time.perf_counter()
+    def save(self, solver, history: list[dict]) -> None:
         write_sampled(self.path, solver, self.provenance, history, self._solve_seconds())
-        self.seconds_writing += time.perf_counter() - started
-        self.written += 1
-        self._last_time = self._clock()
 
 
 def write_sampled(path: str, solver, provenance: dict, history: list[dict], seconds: float) -> None:
@@ -125,7 +123,7 @@ def write_sampled(path: str, solver, provenance: dict, history: list[dict], seco
 
     save_bucket_strategy(path, solver.layout, solver.average_strategy(),
                          {**provenance, "iterations": solver.iteration, "rng_state": solver.rng_state,
-                          "seconds": seconds, "history": history}, solver.state_arrays())
+                          "seconds": seconds, "history": history}, solver.state().arrays)
 
 
 def resume_sampled(run: SampledRun, solver, provenance: dict) -> tuple[list[dict], float]:
@@ -157,7 +155,7 @@ def resume_sampled(run: SampledRun, solver, provenance: dict) -> tuple[list[dict
         raise ParameterError(f"{path}: checkpoint is at iteration {recorded['iterations']}, beyond "
                              f"--iterations {run.iterations}")
     try:
-        solver.load_state(arrays, recorded["iterations"], recorded["rng_state"])
+        solver.load_state(SolverState(arrays, recorded["iterations"], recorded["rng_state"]))
     except FileFormatError as exc:
         raise FileFormatError(f"{path}: {exc}") from exc
     return list(recorded.get("history", [])), float(recorded.get("seconds", 0.0))
@@ -247,14 +245,14 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
 
     started_at = solver.iteration
     try:
-        iterate_in_chunks(solver, run.iterations, run.every, evaluate, history, checkpoints,
-                          f"{run.algorithm} (public chance sampling)",
-                          after_chunk=working.release if working is not None else None)
+        run_iterations(solver, run.iterations, every=run.every, evaluate=evaluate, history=history,
+                       checkpoints=checkpoints, time_limit=run.time_limit, progress=show_progress(),
+                       description=f"{run.algorithm} (public chance sampling)",
+                       after_chunk=working.release if working is not None else None)
     except KeyboardInterrupt:
-        click.echo(f"efgkit: interrupted; {run.state} holds the last checkpoint (--resume continues it)"
-                   if run.state else "efgkit: interrupted; nothing was kept (use --state to keep a run)",
-                   err=True)
-        raise click.Abort() from None
+        if run.out is not None:
+            write_sampled(run.out, solver, provenance, history, solve_seconds())
+        raise Interrupted(interruption_note(solver.iteration, run.out, run.state)) from None
     # The loop's evaluation at the last iteration (with --every) serves as the final one.
     if run.final_nash_conv and (not history or history[-1]["iteration"] != solver.iteration):
         evaluate()
@@ -271,7 +269,7 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
     strategy_bytes = layout.num_actions * 8
     done = solver.iteration - started_at
     data = {"game": game.spec, "engine": "sampled", "algorithm": run.algorithm,
-            "parameters": solver.parameters, "precision": run.precision, "iterations": run.iterations,
+            "parameters": solver.parameters, "precision": run.precision, "iterations": solver.iteration,
             "seconds": seconds,
             "iterations_per_second": done / max(seconds - seconds_before, 1e-9),
             "abstraction": layout.abstraction.description, "rows": layout.num_rows,
@@ -281,8 +279,12 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
             "state_storage": "mapped" if working else "memory",
             "resumed_from_iteration": resumed_from,
             "checkpoints_written": checkpoints.written if checkpoints else 0}
-    lines = [f"{run.algorithm} with public chance sampling on {game.spec}: {run.iterations:,} iterations in "
-             f"{seconds:.2f} s" + (f" (resumed at iteration {resumed_from:,})" if resumed_from else ""),
+    stopped_early = solver.iteration < run.iterations
+    if run.time_limit is not None:
+        data["stopped_by_time"] = stopped_early
+    lines = [f"{run.algorithm} with public chance sampling on {game.spec}: {solver.iteration:,} iterations "
+             f"in {seconds:.2f} s" + (f" (resumed at iteration {resumed_from:,})" if resumed_from else "")
+             + (f" (stopped by --time {run.time_limit:g} s)" if stopped_early else ""),
              f"abstraction: {layout.abstraction.description}; {layout.num_rows:,} rows, "
              f"{layout.num_actions:,} actions",
              f"{run.precision} regrets and averages: solver state {memory['state']:,} bytes, working arrays "

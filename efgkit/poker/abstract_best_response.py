@@ -32,7 +32,7 @@ from typing import NamedTuple
 import numpy as np
 
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
-from efgkit.poker.best_response import PokerEvaluation
+from efgkit.core.evaluation import Evaluation
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.full_game import ABSTRACT, EXPECTED, StreamedEvaluator
 from efgkit.solvers.best_response import TIE_TOLERANCE
@@ -95,7 +95,7 @@ def abstract_response(evaluator: StreamedEvaluator, strategy: np.ndarray, player
 
 
 def abstract_evaluation(evaluator: StreamedEvaluator, strategy, runner: ChunkRunner | None = None,
-                        progress: Callable[[int], None] | None = None) -> PokerEvaluation:
+                        progress: Callable[[int], None] | None = None) -> Evaluation:
     """Both players' abstract-game best-response values, the game value and NashConv, as
     ``StreamedEvaluator.evaluate`` gives the full game's. With imperfect recall a response is
     the better of the induction's and the strategy's own rows (both strategies on the rows)."""
@@ -105,7 +105,8 @@ def abstract_evaluation(evaluator: StreamedEvaluator, strategy, runner: ChunkRun
     found = [abstract_response(evaluator, strategy, p, runner, progress, shared) for p in (0, 1)]
     responses = tuple(max(response.value, response.own_value) for response in found)
     nash_conv = responses[0] + responses[1]
-    return PokerEvaluation(responses, found[0].own_value, nash_conv, nash_conv / 2)
+    return Evaluation(nash_conv, nash_conv / 2, found[0].own_value, responses, game="abstract",
+                      exact=evaluator.layout.abstraction.perfect_recall)
 
 
 def abstract_walks(evaluator: StreamedEvaluator) -> int:

@@ -10,10 +10,9 @@ docs/conventions.md) and NashConv/2 OpenSpiel's exploitability.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
+from efgkit.core.evaluation import Evaluation
 from efgkit.errors import StrategyError
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.vector_cfr import (
@@ -26,14 +25,7 @@ from efgkit.poker.vector_cfr import (
 )
 
 
-class PokerEvaluation(NamedTuple):
-    best_response_values: tuple[float, float]
-    game_value: float
-    nash_conv: float
-    exploitability: float
-
-
-def evaluate_strategy(layout: StrategyLayout, strategy: np.ndarray) -> PokerEvaluation:
+def evaluate_strategy(layout: StrategyLayout, strategy: np.ndarray) -> Evaluation:
     """Best-response values of both players against ``strategy`` (float64 per layout action)."""
     strategy = np.ascontiguousarray(strategy, np.float64)
     if strategy.shape != (layout.num_actions,):
@@ -47,4 +39,4 @@ def evaluate_strategy(layout: StrategyLayout, strategy: np.ndarray) -> PokerEval
                       for p in (0, 1))
     game_value = float(value_pass(view, rows, strategy, 0, MODE_EXPECTED, work, unused))
     nash_conv = responses[0] + responses[1]
-    return PokerEvaluation(responses, game_value, nash_conv, nash_conv / 2)
+    return Evaluation(nash_conv, nash_conv / 2, game_value, responses)

@@ -46,9 +46,9 @@ import numba
 import numpy as np
 
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
+from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError, StrategyError
 from efgkit.games.csr import offsets_of
-from efgkit.poker.best_response import PokerEvaluation
 from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN, BettingTree, card_mask
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.public_tree import showdown_tables
@@ -910,7 +910,7 @@ class StreamedEvaluator:
 
     def evaluate(self, strategy, runner: ChunkRunner | None = None, game_value: bool = True,
                  progress: Callable[[int], None] | None = None,
-                 card_blind: bool | None = None) -> PokerEvaluation:
+                 card_blind: bool | None = None) -> Evaluation:
         """Both players' best-response values, NashConv and (``game_value``) player 0's
         expected utility under ``strategy`` (NaN when not asked: one walk fewer); the walk of
         each value chosen as in ``value`` (``card_blind``), noted in ``paths``."""
@@ -933,7 +933,7 @@ class StreamedEvaluator:
         responses = [values[(0, BEST)], values[(1, BEST)]]
         value = values[(0, EXPECTED)] if game_value else float("nan")
         nash_conv = responses[0] + responses[1]
-        return PokerEvaluation((responses[0], responses[1]), value, nash_conv, nash_conv / 2)
+        return Evaluation(nash_conv, nash_conv / 2, value, (responses[0], responses[1]))
 
     def _card_blind(self, strategy: np.ndarray, player: int, objective: int, card_blind: bool | None) -> bool:
         """Whether the value of ``player`` (``objective``) takes the card-blind walk: the

@@ -18,8 +18,8 @@ Boards are dealt inside the kernel: per iteration the sampler's numpy Generator 
 uniform double per board card (``Generator.random``, drawn for many iterations at once; the
 stream is the same whatever the chunking), a partial Fisher-Yates shuffle turns them into the
 cards, and the abstraction's ``hand_buckets`` kernel buckets the hands, so an iteration runs
-no Python. The Generator's ``bit_generator.state`` with ``state_arrays`` and ``iteration``
-resume a run bit-identically.
+no Python. The solver's ``state()`` (its arrays, the iteration and the Generator's
+``bit_generator.state``) resumes a run bit-identically.
 
 ``precision`` chooses how the regrets and averages are stored and updated:
 
@@ -48,6 +48,24 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from efgkit.core.regret_rules import (
+    PREDICTIVE,
+    VARIANT_CFR,
+    VARIANT_CFR_PLUS,
+    VARIANT_CODES,
+    Settings,
+    average_weight,
+    check_iterations,
+    checked_parameters,
+    clear_rows,
+    discount_rule,
+    kernel_parameters,
+    match_row,
+    match_rows,
+    prediction_scale,
+    update_regret,
+)
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.csr import offsets_of
 from efgkit.poker.betting_tree import DEAL, FOLD, sorted_deals
@@ -61,21 +79,7 @@ from efgkit.poker.terminal_values import (
     fold_payoff,
     sorted_showdown_values,
 )
-from efgkit.poker.vector_cfr import SolverState, clear_rows, match_row, match_rows, update_rows
-from efgkit.solvers.cfr import (
-    PREDICTIVE,
-    VARIANT_CFR,
-    VARIANT_CFR_PLUS,
-    VARIANT_CODES,
-    Settings,
-    average_weight,
-    check_iterations,
-    checked_parameters,
-    discount_rule,
-    kernel_parameters,
-    prediction_scale,
-    update_regret,
-)
+from efgkit.poker.vector_cfr import RowState, update_rows
 from efgkit.solvers.strategy import normalize_per_infoset
 
 PRECISIONS = ("float64", "float32", "int32")
@@ -476,7 +480,8 @@ def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
                 halved = True
         if halved:  # every row is matched again from the halved regrets
             for p in range(2):
-                match_rows(decisions[p], start, np.bool_(False), 1.0, state, width)  # not a literal
+                match_rows(decisions[p], start, np.bool_(False), 1.0, state.regrets, state.instant,
+                           state.strategy, width)  # np.bool_: not a literal
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -561,10 +566,9 @@ class SampledCFR:
     ``seed`` fixes the boards sampled; ``precision`` (``PRECISIONS``) the type of the regrets
     and averages, ``int32`` with ``regret_scaling`` and ``average_scaling`` (per chip, one
     positive value per betting round or one for all; default 16) for CFR+ only.
-    ``state_arrays``, ``iteration`` and ``rng_state`` resume a run bit-identically
-    (``load_state``). ``allocate`` makes the per-action arrays (``{name: (length, dtype)}``
-    to zeroed arrays; default in memory), e.g. memory-mapped from a working file
-    (``storage.sampled_working``).
+    ``state()`` resumes a run bit-identically (``load_state``). ``allocate`` makes the
+    per-action arrays (``{name: (length, dtype)}`` to zeroed arrays; default in memory), e.g.
+    memory-mapped from a working file (``storage.sampled_working``).
     """
 
     def __init__(self, layout: BucketLayout, *, variant: str = "cfr+", seed: int = 0,
@@ -604,7 +608,7 @@ class SampledCFR:
         arrays = (allocate or _zeros)({"regrets": (actions, stored), "average_accumulator": (actions, stored),
                                        "strategy": (actions, working), "instant": (actions, working)})
         self.regrets, self.average_accumulator = arrays["regrets"], arrays["average_accumulator"]
-        self._state = SolverState(self.regrets, self.average_accumulator, arrays["strategy"],
+        self._state = RowState(self.regrets, self.average_accumulator, arrays["strategy"],
                                   arrays["instant"])
         self.iteration = 0
         self.rng = np.random.default_rng(seed)
@@ -638,7 +642,8 @@ class SampledCFR:
         scale = prediction_scale(VARIANT_CODES[self.variant], self.iteration, self._settings.alpha)
         predictive = self.variant in PREDICTIVE
         for decisions in self._decisions:
-            match_rows(decisions, self.layout.action_start, predictive, scale, self._state, self.layout.width)
+            match_rows(decisions, self.layout.action_start, predictive, scale, self.regrets,
+                       self._state.instant, self._state.strategy, self.layout.width)
 
     def board_of(self, cards) -> SampledBoard:
         """The kernel's view of the board dealing ``cards`` (int, every deal's cards in order);
@@ -676,30 +681,23 @@ class SampledCFR:
             arrays["scaling"] = self._fixed.scale
         return arrays
 
-    def load_state(self, arrays: dict[str, np.ndarray], iteration: int, rng_state: dict) -> None:
-        """Continue from ``state_arrays`` taken at ``iteration`` with the sampler at
-        ``rng_state``; FileFormatError if they do not fit this solver."""
+    def state(self) -> SolverState:
+        """The solver's state (its arrays, not copies, and the sampler's) for a checkpoint."""
+        return SolverState(self.state_arrays(), self.iteration, self.rng_state)
+
+    def load_state(self, state: SolverState) -> None:
+        """Continue from a ``state()``; FileFormatError if it does not fit this solver."""
         mine = self.state_arrays()
-        if set(arrays) != set(mine):
-            raise FileFormatError(f"the solver state holds {sorted(arrays)}, a {self.precision} "
-                                  f"{self.variant} solver needs {sorted(mine)}")
-        for name, array in arrays.items():
-            if np.shape(array) != mine[name].shape or np.asarray(array).dtype != mine[name].dtype:
-                raise FileFormatError(f"solver state {name} is {np.asarray(array).dtype} {np.shape(array)}, "
-                                      f"expected {mine[name].dtype} {mine[name].shape}")
-            if not np.all(np.isfinite(array)):
-                raise FileFormatError(f"solver state {name} holds values that are not finite")
-            if name == "scaling" and not np.all(np.asarray(array) > 0):
-                raise FileFormatError("solver state scaling holds scales that are not > 0")
-        if not isinstance(iteration, int) or iteration < 0:
-            raise FileFormatError(f"invalid iteration {iteration!r} in the solver state")
+        state.check(mine)
+        if "scaling" in mine and not np.all(np.asarray(state.arrays["scaling"]) > 0):
+            raise FileFormatError("solver state scaling holds scales that are not > 0")
         try:
-            self.rng.bit_generator.state = rng_state
+            self.rng.bit_generator.state = state.rng_state
         except (TypeError, ValueError, KeyError) as exc:
             raise FileFormatError(f"unusable sampler state ({exc})") from exc
-        for name, array in arrays.items():
+        for name, array in state.arrays.items():
             mine[name][:] = array
-        self.iteration = iteration
+        self.iteration = int(state.iteration)
         self._rematch()
 
     def memory(self) -> dict[str, int]:

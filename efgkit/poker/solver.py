@@ -1,7 +1,7 @@
 """The public-tree engine behind efgkit's solver interface, on any InfosetMap of a poker tree.
 
 ``PublicTreeCFR`` has ``CFRSolver``'s face (``iterate``, ``iteration``, ``average_strategy``
-and ``current_strategy`` as ``Strategy`` objects on the InfosetMap, ``state_arrays`` /
+and ``current_strategy`` as ``Strategy`` objects on the InfosetMap, ``state`` /
 ``load_state`` in the same layout), so checkpoints, strategy files and every evaluation
 work unchanged; ``PublicTreeBestResponse`` has ``BestResponse``'s. ``efgkit solve
 --engine public-tree`` uses both.
@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from efgkit.core.evaluation import Evaluation
+from efgkit.core.regret_rules import SCHEDULED
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import AbstractionError, ParameterError
 from efgkit.games.poker import LimitPoker
 from efgkit.maps.infoset_map import InfosetMap
@@ -18,8 +21,6 @@ from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.vector_cfr import VectorCFR
-from efgkit.solvers.best_response import Evaluation
-from efgkit.solvers.cfr import SCHEDULED
 from efgkit.solvers.strategy import Strategy
 
 
@@ -70,9 +71,11 @@ class PublicTreeCFR:
     def state_arrays(self) -> dict[str, np.ndarray]:
         return self.engine.state_arrays()
 
-    def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray, iteration: int,
-                   prediction: np.ndarray | None = None) -> None:
-        self.engine.load_state(regrets, average_accumulator, iteration, prediction=prediction)
+    def state(self) -> SolverState:
+        return self.engine.state()
+
+    def load_state(self, state: SolverState) -> None:
+        self.engine.load_state(state)
 
 
 class PublicTreeBestResponse:
@@ -83,6 +86,4 @@ class PublicTreeBestResponse:
         self.layout = public_layout(infoset_map) if layout is None else layout
 
     def evaluate(self, strategy: Strategy) -> Evaluation:
-        result = evaluate_strategy(self.layout, strategy.probabilities)
-        return Evaluation(result.nash_conv, result.exploitability, result.game_value,
-                          result.best_response_values)
+        return evaluate_strategy(self.layout, strategy.probabilities)

@@ -18,11 +18,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from efgkit.errors import ParameterError
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.public_tree import CHANCE, FOLD, SHOWDOWN, PublicTree
-from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
-from efgkit.solvers.cfr import (
+from efgkit.core.regret_rules import (
     PREDICTIVE,
     SCHEDULED,
     VARIANT_CODES,
@@ -30,12 +26,19 @@ from efgkit.solvers.cfr import (
     average_weight,
     check_iterations,
     checked_parameters,
+    clear_rows,
     discount_rule,
     is_predictive,
     kernel_parameters,
+    match_rows,
     prediction_scale,
     update_regret,
 )
+from efgkit.core.solver_state import SolverState
+from efgkit.errors import ParameterError
+from efgkit.poker.layout import StrategyLayout
+from efgkit.poker.public_tree import CHANCE, FOLD, SHOWDOWN, PublicTree
+from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
 from efgkit.solvers.strategy import normalize_per_infoset
 
 MODE_REGRETS, MODE_BEST_RESPONSE, MODE_EXPECTED = 0, 1, 2
@@ -279,7 +282,7 @@ def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 
     return root
 
 
-class SolverState(NamedTuple):
+class RowState(NamedTuple):
     """float64 (actions,) each: cumulative ``regrets``, ``average`` accumulator, current
     ``strategy`` (regret matching of the regrets, or of the prediction), ``instant`` regrets
     of each player's last update (the predictive variants' prediction)."""
@@ -296,40 +299,6 @@ class SolverState(NamedTuple):
 # rows (one per bucket, 127 M of them in a 52-card layout with 20,000 buckets a round) are
 # never listed one by one (``SampledCFR``).
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def clear_rows(rows, action_offset, instant):
-    """Zero ``instant`` on the actions of ``rows`` (int64)."""
-    for j in range(rows.shape[0]):
-        for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
-            instant[x] = 0.0
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def match_row(lo, hi, predictive, scale, regrets, instant, strategy):
-    """Regret matching of the actions ``lo:hi`` of one row from the ``regrets``, or the
-    prediction [scale R + instant]^+, into ``strategy``."""
-    positive = 0.0
-    for x in range(lo, hi):
-        positive += max(scale * regrets[x] + instant[x], 0.0) if predictive else max(regrets[x], 0.0)
-    for x in range(lo, hi):
-        target = max(scale * regrets[x] + instant[x], 0.0) if predictive else max(regrets[x], 0.0)
-        strategy[x] = target / positive if positive > 0.0 else 1.0 / (hi - lo)
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def match_rows(rows, action_offset, predictive, scale, state, width=None):
-    """Regret matching (``match_row``) of ``rows`` (int64; spans of rows with ``width``)."""
-    regrets, instant, strategy = state.regrets, state.instant, state.strategy
-    for j in range(rows.shape[0]):
-        lo, hi = action_offset[rows[j]], action_offset[rows[j] + 1]
-        if width is None:
-            match_row(lo, hi, predictive, scale, regrets, instant, strategy)
-        else:
-            w = width[rows[j]]
-            for row in range(lo, hi, w):
-                match_row(row, row + w, predictive, scale, regrets, instant, strategy)
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
 def update_rows(rows, action_offset, settings, t, state, width=None):
     """Iteration ``t``'s cumulative regrets of ``rows`` (int64; spans of rows with ``width``)
     from the instant regrets — CFR: + instant; CFR+, PCFR+ and HS-PCFR+: clipped; DCFR and
@@ -343,7 +312,7 @@ def update_rows(rows, action_offset, settings, t, state, width=None):
         for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
             update_regret(rule, regrets, instant, average, x)
     match_rows(rows, action_offset, is_predictive(variant), prediction_scale(variant, t, settings.alpha),
-               state, width)
+               regrets, instant, state.strategy, width)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -400,7 +369,7 @@ class VectorCFR:
         self.average_accumulator = np.zeros(actions)
         self.strategy = np.zeros(actions)
         self.iteration = 0
-        self._state = SolverState(self.regrets, self.average_accumulator, self.strategy, np.zeros(actions))
+        self._state = RowState(self.regrets, self.average_accumulator, self.strategy, np.zeros(actions))
         self._settings = Settings(VARIANT_CODES[variant], *kernel)
         self._tree_view = tree_view(tree)
         self._layout_view = self.layout.view()
@@ -411,7 +380,8 @@ class VectorCFR:
         """Regret matching of every row from the state (regrets, prediction), no update."""
         scale = prediction_scale(VARIANT_CODES[self.variant], self.iteration, self.alpha)
         for rows in self.layout.rows_of_player:
-            match_rows(rows, self.layout.action_offset, self.variant in PREDICTIVE, scale, self._state)
+            match_rows(rows, self.layout.action_offset, self.variant in PREDICTIVE, scale, self.regrets,
+                       self._state.instant, self.strategy)
 
     def iterate(self, iterations: int = 1) -> VectorCFR:
         """Run ``iterations`` iterations (both players, alternating, player 0 first)."""
@@ -429,24 +399,14 @@ class VectorCFR:
             arrays["prediction"] = self._state.instant
         return arrays
 
-    def load_state(self, regrets: np.ndarray, average_accumulator: np.ndarray, iteration: int,
-                   prediction: np.ndarray | None = None) -> None:
-        """Continue from ``state_arrays`` taken at ``iteration``."""
-        arrays = [("regrets", regrets), ("average_accumulator", average_accumulator)]
-        if (prediction is not None) != (self.variant in PREDICTIVE):
-            needs = "with" if self.variant in PREDICTIVE else "without"
-            raise ParameterError(f"{self.variant} resumes {needs} a prediction (last instantaneous regrets)")
-        if prediction is not None:
-            arrays.append(("prediction", prediction))
-        for name, array in arrays:
-            if np.shape(array) != self.regrets.shape:
-                raise ParameterError(f"{name} has shape {np.shape(array)}, expected {self.regrets.shape}")
-            if not np.all(np.isfinite(array)):
-                raise ParameterError(f"{name} holds values that are not finite")
-        self.regrets[:] = regrets
-        self.average_accumulator[:] = average_accumulator
-        self._state.instant[:] = 0.0 if prediction is None else prediction
-        self.iteration = int(iteration)
+    def state(self) -> SolverState:
+        """The solver's state (its arrays, not copies) for a checkpoint."""
+        return SolverState(self.state_arrays(), self.iteration)
+
+    def load_state(self, state: SolverState) -> None:
+        """Continue from a ``state()`` (checked: FileFormatError if it is another solver's)."""
+        state.copy_into(self.state_arrays())
+        self.iteration = int(state.iteration)
         self._rematch()
 
     def average_strategy(self) -> np.ndarray:

@@ -40,6 +40,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from efgkit.core.evaluation import Evaluation
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
@@ -50,7 +51,7 @@ from efgkit.resolve.constraints import BlueprintValues, RootConstraints
 from efgkit.resolve.gadgets import resolve_gadget
 from efgkit.resolve.resolver import SOLVERS
 from efgkit.resolve.subgame import AugmentedInfosets, Subgame, subgame_at
-from efgkit.solvers.best_response import BestResponse, Evaluation
+from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.sequence_form_lp import SequenceFormLP
 from efgkit.solvers.strategy import Strategy
 

@@ -38,6 +38,7 @@ import functools
 import numpy as np
 from scipy.special import expit, ndtr
 
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.games.protocol import CHANCE
 from efgkit.maps.infoset_map import InfosetMap
@@ -214,24 +215,24 @@ class DistributionalSolver:
         return self.solver.average_strategy()
 
     def state_arrays(self) -> dict[str, np.ndarray]:
-        """The CFR solver's state plus the head rule's running statistics (a checkpoint)."""
-        return {**self.solver.state_arrays(), "cumulative_follow": self._cumulative.copy(),
-                "mean_follow": self._mean_follow.copy(), "follow_squares": self._squares.copy(),
-                "follow_probabilities": self.follow_probabilities_.copy()}
+        """The CFR solver's state arrays plus the head rule's running statistics."""
+        return {**self.solver.state_arrays(), "cumulative_follow": self._cumulative,
+                "mean_follow": self._mean_follow, "follow_squares": self._squares,
+                "follow_probabilities": self.follow_probabilities_}
 
-    def load_state(self, iteration: int, *, cumulative_follow: np.ndarray, mean_follow: np.ndarray,
-                   follow_squares: np.ndarray, follow_probabilities: np.ndarray,
-                   **solver_arrays: np.ndarray) -> None:
-        """Continue from ``state_arrays`` taken at ``iteration``, bit-identically."""
-        head = [("cumulative_follow", cumulative_follow), ("mean_follow", mean_follow),
-                ("follow_squares", follow_squares), ("follow_probabilities", follow_probabilities)]
-        for name, array in head:
-            if np.shape(array) != self._cumulative.shape or not np.all(np.isfinite(array)):
-                raise ParameterError(f"{name} must be {self._cumulative.shape[0]} finite numbers")
-        self.solver.load_state(iteration=iteration, **solver_arrays)
-        self._cumulative[:], self._mean_follow[:], self._squares[:] = (cumulative_follow, mean_follow,
-                                                                         follow_squares)
-        self.follow_probabilities_ = np.array(follow_probabilities, dtype=np.float64)
+    def state(self) -> SolverState:
+        """The solver's state (its arrays, not copies) for a checkpoint."""
+        return SolverState(self.state_arrays(), self.solver.iteration)
+
+    def load_state(self, state: SolverState) -> None:
+        """Continue from a ``state()``, bit-identically (checked: FileFormatError if it is
+        another solver's)."""
+        state.check(self.state_arrays())
+        inner = self.solver.state_arrays()
+        self.solver.load_state(SolverState({name: state.arrays[name] for name in inner}, state.iteration))
+        self._cumulative[:], self._mean_follow[:], self._squares[:] = (
+            state.arrays["cumulative_follow"], state.arrays["mean_follow"], state.arrays["follow_squares"])
+        self.follow_probabilities_ = np.array(state.arrays["follow_probabilities"], dtype=np.float64)
         follow = self.follow_probabilities_
         self.solver.hold_strategy(self.head_infosets, np.column_stack([1.0 - follow, follow]).ravel())
 

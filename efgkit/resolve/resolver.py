@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import CONSTRAINT_KINDS, BlueprintValues
@@ -44,7 +45,7 @@ from efgkit.resolve.gadgets import (
 )
 from efgkit.resolve.splice import splice
 from efgkit.resolve.subgame import Subgame, SubgameError
-from efgkit.solvers.best_response import BestResponse, Evaluation
+from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.sequence_form_lp import SequenceFormLP
 from efgkit.solvers.strategy import Strategy
 

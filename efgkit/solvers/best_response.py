@@ -16,30 +16,14 @@ it as the "sum of exploitabilities". OpenSpiel's ``exploitability`` is NashConv 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import numba
 import numpy as np
 
+from efgkit.core.evaluation import Evaluation
 from efgkit.errors import StrategyError
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import ProfileLayout
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """Exact evaluation of a profile in the original game (raw utility units)."""
-
-    nash_conv: float
-    exploitability: float
-    game_value: float
-    best_response_values: tuple[float, float]
-
-    def to_dict(self) -> dict[str, object]:
-        data = asdict(self)
-        data["best_response_values"] = list(self.best_response_values)
-        return data
 
 
 class BestResponse:

@@ -18,62 +18,35 @@ and strategies to an uninterrupted one.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Callable
 
 import numpy as np
 
+from efgkit.core.run_loop import CheckpointSchedule
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.io.atomic import remove_stale_temporaries
-from efgkit.solvers.cfr import CFRSolver
-from efgkit.storage.strategy_file import SolverState, load_checkpoint, save_strategy
+from efgkit.storage.strategy_file import load_checkpoint, save_strategy
 
 
-class Checkpoints:
-    """Where and when a solve checkpoints (every ``every`` iterations and/or every
-    ``seconds`` of wall time), and how it resumes.
-
-    A driver ends its chunks of iterations at ``next_stop`` so no every-K checkpoint is
-    skipped, and calls ``after_chunk``, which writes one when due.
-    """
+class Checkpoints(CheckpointSchedule):
+    """A CFR-family solve's checkpoints: strategy files with the solver state at ``path``,
+    on ``CheckpointSchedule``'s schedule (every ``every`` iterations and/or ``seconds``),
+    and resuming from them."""
 
     def __init__(self, path: str | os.PathLike, *, algorithm: str, parameters: dict,
                  every: int | None = None, seconds: float | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        if every is not None and every < 1:
-            raise ParameterError(f"checkpoint every must be >= 1 iterations, got {every}")
-        if seconds is not None and not seconds > 0:
-            raise ParameterError(f"checkpoint seconds must be > 0, got {seconds}")
+        super().__init__(every=every, seconds=seconds, clock=clock)
         self.path = path
         self.algorithm = algorithm
         self.parameters = parameters
-        self.every = every
-        self.seconds = seconds
-        self.written = 0
-        self.seconds_writing = 0.0
-        self._clock = clock
-        self._last_time = clock()
 
-    def next_stop(self, iteration: int) -> int:
-        """The next iteration after ``iteration`` at which an every-K checkpoint falls."""
-        return sys.maxsize if self.every is None else (iteration // self.every + 1) * self.every
-
-    def after_chunk(self, solver: CFRSolver, history: list[dict]) -> None:
-        on_count = self.every is not None and solver.iteration % self.every == 0
-        on_time = self.seconds is not None and self._clock() - self._last_time >= self.seconds
-        if on_count or on_time:
-            self.write(solver, history)
-
-    def write(self, solver: CFRSolver, history: list[dict]) -> None:
-        started = time.perf_counter()
+    def save(self, solver, history: list[dict]) -> None:
         write_checkpoint(self.path, solver, algorithm=self.algorithm, parameters=self.parameters,
                          history=history)
-        self.seconds_writing += time.perf_counter() - started
-        self.written += 1
-        self._last_time = self._clock()
 
-    def resume(self, solver: CFRSolver, iterations: int) -> list[dict]:
+    def resume(self, solver, iterations: int) -> list[dict]:
         return resume(self.path, solver, algorithm=self.algorithm, parameters=self.parameters,
                       iterations=iterations)
 
@@ -82,7 +55,7 @@ def write_checkpoint(path: str | os.PathLike, solver, *, algorithm: str, paramet
                      history: list[dict]) -> None:
     """Write ``solver``'s average strategy and full state to ``path``, atomically.
 
-    ``solver`` holds its state in memory (``state_arrays()``: CFRSolver, the poker engine's
+    ``solver`` holds its state in memory (``state()``: CFRSolver, the poker engine's
     PublicTreeCFR) or on disk (``DiskSolver``, which saves itself).
     """
     provenance = {"algorithm": algorithm, "parameters": parameters,
@@ -90,10 +63,7 @@ def write_checkpoint(path: str | os.PathLike, solver, *, algorithm: str, paramet
     if not _in_memory(solver):
         solver.save(path, provenance)
         return
-    arrays = solver.state_arrays()
-    state = SolverState(regrets=arrays["regrets"], average_accumulator=arrays["average_accumulator"],
-                        iteration=solver.iteration, prediction=arrays.get("prediction"))
-    save_strategy(path, solver.average_strategy(), solver_state=state, provenance=provenance)
+    save_strategy(path, solver.average_strategy(), solver_state=solver.state(), provenance=provenance)
 
 
 def resume(path: str | os.PathLike, solver, *, algorithm: str, parameters: dict,
@@ -110,11 +80,10 @@ def resume(path: str | os.PathLike, solver, *, algorithm: str, parameters: dict,
         if not np.array_equal(strategy.infoset_map.abstract_of, solver.infoset_map.abstract_of):
             raise FileFormatError(f"{path}: checkpoint is on another abstraction of the game")
         _check_resumable(path, provenance, state.iteration, algorithm, parameters, iterations)
-        if state.prediction is None:
-            solver.load_state(state.regrets, state.average_accumulator, state.iteration)
-        else:
-            solver.load_state(state.regrets, state.average_accumulator, state.iteration,
-                              prediction=state.prediction)
+        try:
+            solver.load_state(state)
+        except FileFormatError as exc:
+            raise FileFormatError(f"{path}: {exc}") from exc
     else:
         provenance = solver.restore(path)
         _check_resumable(path, provenance, solver.iteration, algorithm, parameters, iterations)
@@ -135,5 +104,5 @@ def _check_resumable(path: str | os.PathLike, provenance: dict, iteration: int, 
 
 
 def _in_memory(solver) -> bool:
-    """Whether ``solver`` hands out its state arrays (else it saves and restores itself)."""
-    return callable(getattr(solver, "state_arrays", None))
+    """Whether ``solver`` hands out its state (else it saves and restores itself)."""
+    return callable(getattr(solver, "state", None))

@@ -35,6 +35,17 @@ import h5py
 import numpy as np
 
 import efgkit
+from efgkit.core.regret_rules import (
+    PREDICTIVE,
+    SCHEDULED,
+    VARIANT_CODES,
+    Settings,
+    check_iterations,
+    checked_parameters,
+    clear_rows,
+    kernel_parameters,
+)
+from efgkit.core.solver_state import SolverState, check_finite
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
@@ -42,17 +53,9 @@ from efgkit.io.checked_hdf5 import verify_dataset
 from efgkit.io.mapped_arrays import MappedFile, create_file, slices, write_contiguous
 from efgkit.io.sizes import size_in_bytes
 from efgkit.solvers.cfr import (
-    PREDICTIVE,
-    SCHEDULED,
-    VARIANT_CODES,
     RegretState,
-    Settings,
     Workspace,
     accumulate_player_update,
-    check_iterations,
-    checked_parameters,
-    clear_instant_regrets,
-    kernel_parameters,
     match_player,
     no_samples,
     values_and_regrets,
@@ -61,7 +64,6 @@ from efgkit.solvers.strategy import normalize_per_infoset
 from efgkit.solvers.traversal import InfosetView, NodePasses, others_reach
 from efgkit.storage.strategy_file import (
     HISTORY_DTYPE,
-    SolverState,
     dataset_checked,
     open_strategy_file,
     write_strategy_file,
@@ -349,7 +351,7 @@ class DiskSolver:
         # The working file's game is unabstracted: abstract infosets and actions are the tree's.
         view = InfosetView(a["infoset/parent_action"], a["action/infoset"], self._action_offset,
                            a["infoset/num_actions"], self._infoset_offset, self._action_offset)
-        clear_instant_regrets(self._players[player], self._action_offset, state.instant)
+        clear_rows(self._players[player], self._action_offset, state.instant)
         for lo, hi in self._node_windows:
             others_reach(NodePasses(*(array[lo:hi] for array in passes)), work.edge_prob, player, work.reach)
             self._relieve()
@@ -387,9 +389,14 @@ class DiskSolver:
             abstract_of=np.arange(num_infosets, dtype=np.int32),
             probabilities=_AverageStrategy(self.average_accumulator, self._action_offset),
             provenance=provenance, after_slice=self._relieve,
-            solver_state=SolverState(self.regrets, self.average_accumulator, self.iteration,
-                                     prediction=self._arrays["action/instant"]
-                                     if self.variant in PREDICTIVE else None))
+            solver_state=SolverState(self._state_arrays(), self.iteration))
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        """The mapped arrays of the solver state (the prediction for the predictive variants)."""
+        arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
+        if self.variant in PREDICTIVE:
+            arrays["prediction"] = self._arrays["action/instant"]
+        return arrays
 
     def restore(self, path: str | os.PathLike) -> dict:
         """Continue from the checkpoint at ``path`` (checked); returns its provenance."""
@@ -410,18 +417,21 @@ class DiskSolver:
                 if not np.array_equal(abstract_of[part], np.arange(part.start, part.stop)):
                     raise FileFormatError(f"{path}: checkpoint is on an abstraction; a solve on "
                                           f"disk runs on the unabstracted game")
-            state = [("regrets", self.regrets), ("average_accumulator", self.average_accumulator)]
-            if self.variant in PREDICTIVE:
-                if "prediction" not in handle["solver_state"]:
-                    raise FileFormatError(f"{path}: holds no prediction for {self.variant} to "
-                                          f"resume from")
-                state.append(("prediction", self._arrays["action/instant"]))
-            for name, target in state:
-                self._copy_verified(dataset_checked(handle, f"solver_state/{name}", "<f8"), target)
+            targets = self._state_arrays()
+            group = handle["solver_state"]
+            state = SolverState({name: dataset_checked(handle, f"solver_state/{name}", "<f8")
+                                 for name in targets if name in group},
+                                int(group.attrs["iteration"]))
+            try:  # names, shapes and dtypes here; values slice by slice as they are copied
+                state.check(targets, finite=False)
+            except FileFormatError as exc:
+                raise FileFormatError(f"{path}: {exc}") from exc
+            for name, target in targets.items():
+                self._copy_verified(name, state.arrays[name], target)
             history = dataset_checked(handle, "provenance/nash_conv", HISTORY_DTYPE)
             verify_dataset(history)
             record = handle["provenance"]
-            self.iteration = int(handle["solver_state"].attrs["iteration"])
+            self.iteration = state.iteration
             provenance = {
                 "algorithm": str(record.attrs["algorithm"]),
                 "parameters": json.loads(str(record.attrs["parameters"])),
@@ -432,13 +442,13 @@ class DiskSolver:
             self._match(player, self.iteration)
         return provenance
 
-    def _copy_verified(self, dataset: h5py.Dataset, target: np.ndarray) -> None:
-        if dataset.shape != target.shape:
-            raise FileFormatError(f"{dataset.file.filename}: {dataset.name} has shape "
-                                  f"{dataset.shape}, expected {target.shape}")
+    def _copy_verified(self, name: str, dataset: h5py.Dataset, target: np.ndarray) -> None:
+        """Copy state array ``name`` from ``dataset`` (shape checked) into ``target`` slice by
+        slice, checking its values and its checksum."""
         digest = hashlib.sha256()
         for part in slices(dataset.shape[0], 8):
             block = np.ascontiguousarray(dataset[part])
+            check_finite(name, block)
             digest.update(memoryview(block).cast("B"))
             target[part] = block
             self._relieve()

@@ -22,11 +22,11 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 
 import h5py
 import numpy as np
 
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import EfgkitError, FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
@@ -42,22 +42,9 @@ HISTORY_DTYPE = np.dtype([("iteration", "<i8"), ("nash_conv", "<f8")])
 PROVENANCE_KEYS = ("algorithm", "parameters", "iterations", "nash_conv_history")
 
 
-@dataclass(eq=False)
-class SolverState:
-    """What a CFR-family solver needs to continue exactly where it stopped.
-
-    ``regrets`` and ``average_accumulator``: float64, one per abstract infoset-action
-    (numpy arrays or memory maps); ``iteration``: iterations done; ``rng_state``: the
-    solver's random generator state (JSON-serialisable, e.g. numpy's
-    ``bit_generator.state``), None for solvers that draw no random numbers.
-    """
-
-    regrets: np.ndarray
-    average_accumulator: np.ndarray
-    iteration: int
-    rng_state: dict | None = None
-    prediction: np.ndarray | None = None
-    """The predictive CFR variants' last instantaneous regrets (same shape as ``regrets``)."""
+STATE_ARRAYS = ("regrets", "average_accumulator", "prediction")
+"""The solver-state arrays a strategy file holds (float64, one per abstract infoset-action),
+in this order; the prediction only for the predictive CFR variants."""
 
 
 def _checked_provenance(provenance: dict) -> tuple[str, str, int, np.ndarray]:
@@ -98,9 +85,12 @@ def _history_array(history: Sequence) -> np.ndarray:
 
 
 def _state_arrays(solver_state: SolverState) -> tuple[str, ...]:
-    """The per-action arrays a state holds (the prediction only for predictive solvers)."""
-    optional = ("prediction",) if solver_state.prediction is not None else ()
-    return ("regrets", "average_accumulator", *optional)
+    """The names of the state's arrays, checked against ``STATE_ARRAYS``."""
+    names = tuple(solver_state.arrays)
+    if names not in (STATE_ARRAYS[:2], STATE_ARRAYS):
+        raise ParameterError(f"a strategy file holds the solver state {', '.join(STATE_ARRAYS[:2])} "
+                             f"(and prediction), not {', '.join(names)}")
+    return names
 
 
 def _checked_rng_state(solver_state: SolverState) -> str:
@@ -161,7 +151,7 @@ def write_strategy_file(path: str | os.PathLike, *, game_spec: str, tree_fingerp
                     state.attrs["iteration"] = int(solver_state.iteration)
                     state.attrs["rng_state"] = rng_state
                     for name in _state_arrays(solver_state):
-                        _write_array(state, name, getattr(solver_state, name), "<f8", after_slice)
+                        _write_array(state, name, solver_state.arrays[name], "<f8", after_slice)
                 seal(handle)
     except OSError as exc:
         raise FileFormatError(f"{path}: cannot write strategy file ({one_line(exc)})") from exc
@@ -181,9 +171,9 @@ def save_strategy(path: str | os.PathLike, strategy: Strategy, *, provenance: di
     if solver_state is not None:
         expected = (strategy.infoset_map.num_abstract_actions,)
         for name in _state_arrays(solver_state):
-            if np.shape(getattr(solver_state, name)) != expected:
+            if np.shape(solver_state.arrays[name]) != expected:
                 raise ParameterError(f"solver state {name} has shape "
-                                     f"{np.shape(getattr(solver_state, name))}, expected {expected}")
+                                     f"{np.shape(solver_state.arrays[name])}, expected {expected}")
     write_strategy_file(path, game_spec=tree.spec, tree_fingerprint=tree.fingerprint,
                         abstract_of=strategy.infoset_map.abstract_of,
                         probabilities=strategy.probabilities, provenance=provenance,
@@ -280,10 +270,8 @@ def _read_v2(handle: h5py.File, with_state: bool) -> dict:
     if with_state and "solver_state" in handle:
         state = handle["solver_state"]
         raw["solver_state"] = SolverState(
-            regrets=_read_verified(handle, "solver_state/regrets", "<f8"),
-            average_accumulator=_read_verified(handle, "solver_state/average_accumulator", "<f8"),
-            prediction=(_read_verified(handle, "solver_state/prediction", "<f8")
-                        if "prediction" in state else None),
+            {name: _read_verified(handle, f"solver_state/{name}", "<f8")
+             for name in STATE_ARRAYS if name in state},
             iteration=int(state.attrs["iteration"]),
             rng_state=json.loads(str(state.attrs["rng_state"])),
         )
@@ -350,16 +338,11 @@ def _load(path: str | os.PathLike, tree: GameTree,
         raise FileFormatError(f"{path}: corrupted strategy file ({one_line(exc)})") from exc
     state = raw["solver_state"]
     if state is not None:
-        expected = (infoset_map.num_abstract_actions,)
-        for name in _state_arrays(state):
-            if getattr(state, name).shape != expected:
-                raise FileFormatError(f"{path}: /solver_state/{name} has shape "
-                                      f"{getattr(state, name).shape}, expected {expected}")
-            if not np.all(np.isfinite(getattr(state, name))):
-                raise FileFormatError(f"{path}: /solver_state/{name} holds values that are not finite "
-                                      f"(NaN or infinity); the checkpoint cannot be resumed")
-        if state.iteration < 0:
-            raise FileFormatError(f"{path}: /solver_state iteration {state.iteration} is negative")
+        like = np.broadcast_to(np.float64(0.0), (infoset_map.num_abstract_actions,))
+        try:
+            state.check({name: like for name in state.arrays})
+        except FileFormatError as exc:
+            raise FileFormatError(f"{path}: {exc}; the checkpoint cannot be resumed") from exc
     return strategy, raw["provenance"], state
 
 

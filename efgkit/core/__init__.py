@@ -1,0 +1,1 @@
+"""The engine core: what every solver and evaluator of every engine shares (docs/architecture.md)."""
