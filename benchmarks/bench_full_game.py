@@ -39,7 +39,8 @@ from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards
 from efgkit.poker.card_blind import blind_classes, blind_item_values
-from efgkit.poker.full_game import BEST, StreamedEvaluator
+from efgkit.poker.codes import BEST_RESPONSE
+from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.specs import make_game
@@ -86,7 +87,7 @@ def per_flop(spec: str, buckets: tuple[int, ...], sample: int) -> dict:
     after one flop of ``WARM_UP`` (compiling is not timed)."""
     warm, warm_strategy = setup(*WARM_UP)
     for player in (0, 1):
-        warm.item_values(warm_strategy, player, BEST, warm.entry_reach(warm_strategy, player), 0)
+        warm.item_values(warm_strategy, player, BEST_RESPONSE, warm.entry_reach(warm_strategy, player), 0)
     evaluator, strategy = setup(spec, buckets)
     evaluator.layout.checked(strategy)
     reach = [evaluator.entry_reach(strategy, player) for player in (0, 1)]
@@ -95,7 +96,7 @@ def per_flop(spec: str, buckets: tuple[int, ...], sample: int) -> dict:
     for item in picks:
         start = time.process_time()
         for player in (0, 1):
-            evaluator.item_values(strategy, player, BEST, reach[player], item)
+            evaluator.item_values(strategy, player, BEST_RESPONSE, reach[player], item)
         seconds.append(time.process_time() - start)
         print(f"{spec}: flop {evaluator.items[item]} {seconds[-1]:.1f} s", flush=True)
     return {"flops": len(evaluator.items), "sample": picks, "seconds": seconds,
@@ -178,7 +179,7 @@ def card_blind_per_flop(spec: str, names: list[str], sample: int) -> list[str]:
     layout = BucketLayout(BettingTree(game), CardIndependent())
     evaluator = StreamedEvaluator(layout)
     picks = sample_picks(len(evaluator.items), sample)
-    targets = [(0, BEST), (1, BEST)]
+    targets = [(0, BEST_RESPONSE), (1, BEST_RESPONSE)]
     rows = []
     for name in names:
         strategy = baseline_strategy(layout, name)
@@ -186,11 +187,11 @@ def card_blind_per_flop(spec: str, names: list[str], sample: int) -> list[str]:
         classes = [blind_classes(evaluator.templates, layout.betting, layout, strategy, *t) for t in targets]
         general, blind = [], []
         for player in (0, 1):  # compile (or load) both walks' kernels outside the timings
-            evaluator.item_values(strategy, player, BEST, reach[player], picks[-1])
+            evaluator.item_values(strategy, player, BEST_RESPONSE, reach[player], picks[-1])
         blind_item_values(evaluator, classes, targets, picks[-1])
         for item in picks:
             start = time.process_time()
-            sums = [evaluator.item_values(strategy, p, BEST, reach[p], item).sum() for p in (0, 1)]
+            sums = [evaluator.item_values(strategy, p, BEST_RESPONSE, reach[p], item).sum() for p in (0, 1)]
             general.append(time.process_time() - start)
             start = time.process_time()
             blind_item_values(evaluator, classes, targets, item)

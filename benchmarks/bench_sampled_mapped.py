@@ -44,7 +44,7 @@ LIMITED_ITERATIONS = 100
 
 CHILD = """
 import json, sys, time
-from efgkit.cli.streamed import write_sampled
+from efgkit.storage.checkpoint import write_sampled
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import IsomorphicCards

@@ -11,11 +11,12 @@ from efgkit.poker.abstract_best_response import abstract_evaluation, abstract_re
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
-from efgkit.poker.full_game import ABSTRACT, EXPECTED, StreamedEvaluator
+from efgkit.poker.codes import ABSTRACT, EXPECTED
+from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.perfect_recall import PerfectRecallCards
 from efgkit.poker.public_tree import PublicTree
-from efgkit.poker.vector_cfr import MODE_EXPECTED, reach_pass, tree_view, value_pass, workspace
+from efgkit.poker.vector_cfr import reach_pass, tree_view, value_pass, workspace
 from efgkit.specs import make_game
 
 THREE_ROUNDS = "holdem(ranks=3,rounds=3,caps=1-1-1)"
@@ -40,7 +41,7 @@ def _public_action_values(public: PublicTree, layout: BucketLayout, strategy: np
     rows = StrategyLayout.from_bucket_layout(public, layout)
     view, work = tree_view(public), workspace(public)
     reach_pass(view, rows.view(), strategy, work.reach)
-    value_pass(view, rows.view(), strategy, player, MODE_EXPECTED, work, np.zeros(0))
+    value_pass(view, rows.view(), strategy, player, EXPECTED, work, np.zeros(0))
     depth = np.zeros(public.num_nodes, np.int64)
     for node in range(public.num_nodes):
         lo = public.first_child[node]

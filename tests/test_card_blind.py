@@ -15,7 +15,8 @@ from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
-from efgkit.poker.card_blind import BEST, EXPECTED, blind_classes, blind_entry_values, is_card_blind
+from efgkit.poker.card_blind import blind_classes, blind_entry_values, is_card_blind
+from efgkit.poker.codes import BEST_RESPONSE, EXPECTED
 from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
@@ -92,7 +93,7 @@ def test_each_first_deal_gives_the_general_walks_entry_values():
     for player in (0, 1):
         reach = evaluator.entry_reach(strategy, player)
         for item in range(0, len(evaluator.items), 5):
-            for objective in (BEST, EXPECTED):
+            for objective in (BEST_RESPONSE, EXPECTED):
                 general = evaluator.item_values(strategy, player, objective, reach, item)
                 blind = blind_entry_values(evaluator, strategy, player, objective, item)
                 np.testing.assert_allclose(blind, general, rtol=0, atol=1e-12)
@@ -160,10 +161,10 @@ def test_sequences_with_equal_subtrees_are_walked_once():
     layout = BucketLayout(BettingTree(make_game("holdem")), CardIndependent())
     evaluator = StreamedEvaluator(layout)
     raise_ = layout.pure(PURE["always raise"])
-    classes = blind_classes(evaluator.templates, layout.betting, layout, raise_, 0, BEST)
+    classes = blind_classes(evaluator.templates, layout.betting, layout, raise_, 0, BEST_RESPONSE)
     assert np.diff(classes.class_start).tolist() == [1, 4, 8, 16]
     assert classes.live_count.tolist() == [1, 2, 6, 12]
-    classes = blind_classes(evaluator.templates, layout.betting, layout, layout.random(1), 0, BEST)
+    classes = blind_classes(evaluator.templates, layout.betting, layout, layout.random(1), 0, BEST_RESPONSE)
     assert np.diff(classes.class_start).tolist() == [1, 7, 63, 567]
 
 

@@ -11,7 +11,8 @@ from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import IsomorphicCards, LosslessCards
-from efgkit.poker.full_game import EXPECTED, StreamedEvaluator
+from efgkit.poker.codes import EXPECTED
+from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.poker.match import BASELINES, HeadToHead, baseline
 from efgkit.specs import make_game
 

@@ -16,11 +16,12 @@ from efgkit.poker import sampled_cfr
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import IsomorphicCards, LosslessCards
+from efgkit.poker.codes import REGRETS
 from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.sampled_cfr import SampledCFR, _sample_cards, _walk_player
-from efgkit.poker.vector_cfr import MODE_REGRETS, VectorCFR, reach_pass, value_pass
+from efgkit.poker.vector_cfr import VectorCFR, reach_pass, value_pass
 from efgkit.solvers.strategy import normalize_per_infoset
 from efgkit.specs import make_game
 
@@ -71,7 +72,7 @@ def test_sampled_regrets_average_to_the_full_ones(spec):
     full.strategy[:] = solver._state.strategy
     full._state.instant[:] = 0.0
     reach_pass(full._tree_view, full._layout_view, full.strategy, full._work.reach)
-    value_pass(full._tree_view, full._layout_view, full.strategy, 0, MODE_REGRETS, full._work,
+    value_pass(full._tree_view, full._layout_view, full.strategy, 0, REGRETS, full._work,
                full._state.instant)
     np.testing.assert_allclose(mean, full._state.instant, rtol=0, atol=1e-12)
 

@@ -43,9 +43,9 @@ from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.cfr import (
+    CFRBuffers,
     RegretState,
     Samples,
-    Workspace,
     match_player,
     update_player,
 )
@@ -120,7 +120,7 @@ class CFRPlusIRA:
         tree, m, layout = self.tree, self.map, self.layout
         # The map's offsets change in place as it splits, so the view stays current.
         view = infoset_view(tree, m)
-        work = Workspace(layout.edge_prob, layout.values, layout.reach, self._own_reach)
+        work = CFRBuffers(layout.edge_prob, layout.values, layout.reach, self._own_reach)
         for _ in range(iterations):
             t = self.iteration + 1
             if t == self._next_bound_resample:

@@ -25,6 +25,7 @@ from efgkit.errors import EfgkitError, ParameterError
 from efgkit.io.atomic import atomic_output_path, output_problem
 
 if TYPE_CHECKING:
+    from efgkit.games.poker import LimitPoker
     from efgkit.games.tree import GameTree
 
 COMMANDS = {
@@ -151,6 +152,17 @@ def build_game(spec: str, node_limit: int | None = None) -> tuple[GameTree, floa
     start = time.perf_counter()
     tree = load_game(spec, node_limit=node_limit, progress=show_progress())
     return tree, time.perf_counter() - start
+
+
+def poker_game(spec: str) -> LimitPoker:
+    """The limit-poker rules of ``spec`` (the sampled and streamed engines play nothing else)."""
+    from efgkit.games.poker import LimitPoker
+    from efgkit.specs import make_game
+
+    game = make_game(spec)
+    if not isinstance(game, LimitPoker):
+        raise ParameterError(f"{spec}: the sampled and streamed engines play limit poker games only")
+    return game
 
 
 def size_lines(tree: GameTree, build_seconds: float) -> list[str]:

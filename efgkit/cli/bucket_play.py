@@ -9,8 +9,7 @@ import time
 
 from tqdm import tqdm
 
-from efgkit.cli.app import emit, show_progress
-from efgkit.cli.streamed import poker_game
+from efgkit.cli.app import emit, poker_game, show_progress
 from efgkit.errors import ParameterError
 from efgkit.poker.board_walk import Estimate
 

@@ -210,7 +210,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
     """``efgkit export`` of a bucket-strategy file (compact_holdem.export_bucket_strategy)."""
     import h5py
 
-    from efgkit.cli.streamed import poker_game
+    from efgkit.cli.app import poker_game
     from efgkit.storage.bucket_strategy import load_bucket_strategy
     from efgkit.storage.compact_holdem import EXPORT_STAGES, TABLE_PLACES, export_bucket_strategy
 

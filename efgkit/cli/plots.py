@@ -1,7 +1,8 @@
-"""Memory against exploitability: the CSV and the PNG that `efgkit tradeoff` and `efgkit
-build` write.
+"""The plots the commands write: a solve's convergence (``write_plot``: a history of
+evaluations against iterations), and memory against exploitability (the CSV and the PNG that
+`efgkit tradeoff` and `efgkit build` write).
 
-Each row is one evaluation of one run: a method (``setting``), a seed, the NashConv and
+In the latter each row is one evaluation of one run: a method (``setting``), a seed, the NashConv and
 the solver memory in 32-bit words. The plot draws, per method, the Pareto front of its
 points (the least memory reached at each NashConv or better), one colour per method,
 a marker on each run's final point, and NashConv 0 at the left edge of a symmetric-log
@@ -91,3 +92,29 @@ def write_tradeoff_plot(path: str, title: str, rows: list[dict], reference_words
     axes.legend(fontsize=8)
     figure.tight_layout()
     save_figure(figure, path, option)
+
+
+PLOTTED = {"nash_conv": "NashConv (sum of best-response gains)",
+           "exploitability_mbb_per_game": "exploitability, mbb/g (NashConv/2 per big blind)",
+           "lbr_mbb_per_game": "local best response, mbb/g (a lower bound on exploitability)",
+           "abstract_nash_conv": "NashConv in the abstract game",
+           "abstract_exploitability_mbb_per_game": "exploitability in the abstract game, mbb/g"}
+"""History fields ``write_plot`` draws, and their axis labels."""
+
+
+def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: str = "nash_conv") -> None:
+    """Log-log PNG of ``history``'s ``key`` (``PLOTTED``) against iterations."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(6, 4))
+    points = [(h["iteration"], h[key]) for h in history if h.get(key, 0) > 0]  # a resumed run's kind only
+    axes.loglog([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3)
+    axes.set_xlabel("iterations")
+    axes.set_ylabel(PLOTTED[key])
+    axes.set_title(f"{algorithm} on {spec}")
+    axes.grid(True, which="both", alpha=0.3)
+    figure.tight_layout()
+    save_figure(figure, path, "--plot")

@@ -16,7 +16,6 @@ from efgkit.cli.app import (
     interruption_note,
     json_option,
     main,
-    save_figure,
     show_progress,
     size_lines,
     with_options,
@@ -194,32 +193,6 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
             "algorithm": algorithm, "parameters": _recorded_parameters(algorithm, solver),
             "iterations": solver.iteration, "nash_conv_history": []})
     return Interrupted(interruption_note(solver.iteration, out, state))
-
-
-PLOTTED = {"nash_conv": "NashConv (sum of best-response gains)",
-           "exploitability_mbb_per_game": "exploitability, mbb/g (NashConv/2 per big blind)",
-           "lbr_mbb_per_game": "local best response, mbb/g (a lower bound on exploitability)",
-           "abstract_nash_conv": "NashConv in the abstract game",
-           "abstract_exploitability_mbb_per_game": "exploitability in the abstract game, mbb/g"}
-"""History fields ``write_plot`` draws, and their axis labels."""
-
-
-def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: str = "nash_conv") -> None:
-    """Log-log PNG of ``history``'s ``key`` (``PLOTTED``) against iterations."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6, 4))
-    points = [(h["iteration"], h[key]) for h in history if h.get(key, 0) > 0]  # a resumed run's kind only
-    axes.loglog([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3)
-    axes.set_xlabel("iterations")
-    axes.set_ylabel(PLOTTED[key])
-    axes.set_title(f"{algorithm} on {spec}")
-    axes.grid(True, which="both", alpha=0.3)
-    figure.tight_layout()
-    save_figure(figure, path, "--plot")
 
 
 @main.command()
@@ -467,6 +440,8 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
             "nash_conv_history": history,
         })
     if plot is not None:
+        from efgkit.cli.plots import write_plot
+
         write_plot(plot, tree.spec, algorithm, history)
 
     sizes = tree.sizes()

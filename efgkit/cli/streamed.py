@@ -5,29 +5,18 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
 import click
 from tqdm import tqdm
 
-from efgkit.cli.app import Interrupted, emit, interruption_note, show_progress
+from efgkit.cli.app import Interrupted, emit, interruption_note, poker_game, show_progress
 from efgkit.cli.big_blinds import big_blind_fields
 from efgkit.core.evaluation import Evaluation
-from efgkit.core.run_loop import CheckpointSchedule, run_iterations
-from efgkit.core.solver_state import SolverState
-from efgkit.errors import FileFormatError, ParameterError
+from efgkit.core.run_loop import run_iterations
 from efgkit.games.poker import LimitPoker
-from efgkit.io.atomic import remove_stale_temporaries
-from efgkit.specs import make_game
-
-
-def poker_game(spec: str) -> LimitPoker:
-    game = make_game(spec)
-    if not isinstance(game, LimitPoker):
-        raise ParameterError(f"{spec}: the sampled and streamed engines play limit poker games only")
-    return game
+from efgkit.storage.checkpoint import SampledCheckpoints, resume_sampled, write_sampled
 
 
 def evaluation_lines(spec: str, game: LimitPoker, evaluation: Evaluation) -> tuple[dict, list[str]]:
@@ -102,65 +91,6 @@ class SampledRun(NamedTuple):
     """Stop after this many seconds of solving (None: run every iteration)."""
 
 
-class SampledCheckpoints(CheckpointSchedule):
-    """Checkpoints of a sampled solve: bucket-strategy files (``write_sampled``) on
-    ``CheckpointSchedule``'s schedule; ``solve_seconds()`` is the solve's time so far."""
-
-    def __init__(self, path: str, provenance: dict, solve_seconds: Callable[[], float], **schedule) -> None:
-        super().__init__(**schedule)
-        self.path = path
-        self.provenance = provenance
-        self._solve_seconds = solve_seconds
-
-    def save(self, solver, history: list[dict]) -> None:
-        write_sampled(self.path, solver, self.provenance, history, self._solve_seconds())
-
-
-def write_sampled(path: str, solver, provenance: dict, history: list[dict], seconds: float) -> None:
-    """The solver's average strategy and everything that resumes it (state arrays, iteration,
-    the sampler's RNG state), atomically, as a bucket-strategy file."""
-    from efgkit.storage.bucket_strategy import save_bucket_strategy
-
-    save_bucket_strategy(path, solver.layout, solver.average_strategy(),
-                         {**provenance, "iterations": solver.iteration, "rng_state": solver.rng_state,
-                          "seconds": seconds, "history": history}, solver.state().arrays)
-
-
-def resume_sampled(run: SampledRun, solver, provenance: dict) -> tuple[list[dict], float]:
-    """Load ``run.state`` into ``solver`` (refusing a checkpoint of another game, abstraction,
-    variant, parameters, precision or seed); its history and solve seconds so far."""
-    from efgkit.storage.bucket_strategy import load_bucket_strategy
-
-    remove_stale_temporaries(run.state)
-    path = run.state
-    reference = solver.layout.abstraction.reference
-    bucket_file = reference.get("path") if reference.get("kind") == "bucket-file" else None
-    layout, _, recorded, arrays = load_bucket_strategy(path, solver.layout.betting.game, bucket_file)
-    if layout.abstraction.reference != reference:
-        raise ParameterError(f"{path}: checkpoint is on the card abstraction "
-                             f"{layout.abstraction.description}, not {solver.layout.abstraction.description}")
-    if "rng_state" not in recorded:
-        raise ParameterError(f"{path}: holds no sampler state (a final strategy or an older file); "
-                             f"it cannot be resumed")
-    made, wanted = recorded.get("parameters") or {}, provenance["parameters"]
-    for name, flag in (("engine", "--engine"), ("algorithm", "--algorithm"), ("precision", "--precision"),
-                       ("seed", "--seed"), ("regret_scaling", "--regret-scaling"),
-                       ("average_scaling", "--average-scaling"), ("parameters", "the variant's parameters")):
-        was, now = (made.get(name), wanted.get(name)) if name.endswith("_scaling") else (recorded.get(name),
-                                                                                         provenance[name])
-        if was != now:
-            raise ParameterError(f"{path}: checkpoint was made with {name} {was!r}, not {now!r}; resume "
-                                 f"with the same {flag}")
-    if recorded["iterations"] > run.iterations:
-        raise ParameterError(f"{path}: checkpoint is at iteration {recorded['iterations']}, beyond "
-                             f"--iterations {run.iterations}")
-    try:
-        solver.load_state(SolverState(arrays, recorded["iterations"], recorded["rng_state"]))
-    except FileFormatError as exc:
-        raise FileFormatError(f"{path}: {exc}") from exc
-    return list(recorded.get("history", [])), float(recorded.get("seconds", 0.0))
-
-
 def solve_sampled(run: SampledRun, as_json: bool) -> None:
     """CFR with public chance sampling on the card abstraction ``run.buckets``: checkpointed,
     resumable, evaluated exactly every ``run.every`` iterations. With ``run.mapped`` the
@@ -181,7 +111,7 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
 def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
     """``solve_sampled`` with the solver's arrays mapped from ``working`` (a WorkingFile) or
     in memory (None)."""
-    from efgkit.cli.solve import write_plot
+    from efgkit.cli.plots import write_plot
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.bucket_layout import BucketLayout
     from efgkit.poker.card_abstraction import abstraction_named
@@ -196,7 +126,7 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
     history: list[dict] = []
     seconds_before, resumed_from = 0.0, None
     if run.resume and Path(run.state).exists():
-        history, seconds_before = resume_sampled(run, solver, provenance)
+        history, seconds_before = resume_sampled(run.state, solver, provenance, run.iterations)
         resumed_from = solver.iteration
     solve_started, evaluating = time.perf_counter() - seconds_before, 0.0
 

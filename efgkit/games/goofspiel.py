@@ -36,13 +36,12 @@ from __future__ import annotations
 
 from efgkit.errors import GameSpecError
 from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
+from efgkit.games.goofspiel_codes import BID_BITS, MAX_CARDS, OUTCOME_BITS, OUTCOMES_SHIFT, ROUND_BITS
 from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
 from efgkit.games.tree import GameTree
 
 MIN_CARDS = 1
-MAX_CARDS = 8
-"""Infoset codes pack 4 bits per bid and 2 bits per outcome into an int64 (8 rounds fit)."""
 DEFAULT_CARDS = 4
 
 # Round outcomes as player 0 sees them; codes are non-zero so a packed sequence
@@ -52,10 +51,6 @@ _OUTCOME_LETTER_FOR = {
     PLAYER0: {_P0_WINS: "W", _P1_WINS: "L", _TIE: "T"},
     PLAYER1: {_P0_WINS: "L", _P1_WINS: "W", _TIE: "T"},
 }
-BID_BITS = 4
-OUTCOME_BITS = 2
-OUTCOMES_SHIFT = 1 + BID_BITS * MAX_CARDS
-ROUND_BITS = 4
 
 
 def _round_outcome(bid0: int, bid1: int) -> int:

@@ -1,12 +1,12 @@
 """The numba kernel that writes II-Goofspiel's tree in depth-first preorder for
-``Goofspiel.compile`` (the rules and the meaning of the codes are in ``goofspiel``)."""
+``Goofspiel.compile`` (the rules are in ``goofspiel``, the codes in ``goofspiel_codes``)."""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from efgkit.games.goofspiel import BID_BITS, OUTCOME_BITS, OUTCOMES_SHIFT, ROUND_BITS
+from efgkit.games.goofspiel_codes import BID_BITS, OUTCOME_BITS, OUTCOMES_SHIFT, ROUND_BITS
 from efgkit.games.preorder_nodes import write_node
 
 

@@ -77,38 +77,26 @@ from efgkit.errors import GameDefinitionError, GameSpecError
 from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
 from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import PLAYER0, PLAYER1, TERMINAL
+from efgkit.games.pursuit_board import (
+    ATTACKER_START,
+    CAPTURE_UTILITY,
+    DISTANCE,
+    GOAL,
+    GOAL_UTILITY,
+    GRAPH_OUT_EDGES,
+    NUM_GRAPH_NODES,
+    TIMEOUT_UTILITY,
+    UNIT_STARTS,
+    VISIBILITY_RADIUS,
+)
 from efgkit.games.tree import GameTree
 
-GRAPH_OUT_EDGES: dict[int, tuple[int, ...]] = {
-    0: (1, 4), 1: (2, 5), 2: (1, 3, 6), 3: (2, 7), 4: (5, 8), 5: (1, 4, 6, 9, 10),
-    6: (2, 10), 7: (3, 6), 8: (4, 9), 9: (8, 10), 10: (7, 13), 12: (8, 13), 13: (9, 12),
-}
-NUM_GRAPH_NODES = 16
-ATTACKER_START = 0
-UNIT_STARTS = (7, 13)
-GOAL = 10
-VISIBILITY_RADIUS = 2
-GOAL_UTILITY = 2.0
-CAPTURE_UTILITY = -1.0
-TIMEOUT_UTILITY = 0.0
 MIN_MOVES = 1
 MAX_MOVES = 12
 """GP12 has 8.9e11 nodes (each round multiplies them by about 8): far past any node limit."""
 DEFAULT_MOVES = 4
 
 
-def _shortest_distances() -> np.ndarray:
-    """Directed shortest-path lengths along out-edges (Floyd-Warshall); unreachable = N."""
-    distance = np.full((NUM_GRAPH_NODES, NUM_GRAPH_NODES), NUM_GRAPH_NODES, np.int64)
-    np.fill_diagonal(distance, 0)
-    for source, targets in GRAPH_OUT_EDGES.items():
-        distance[source, list(targets)] = 1
-    for middle in range(NUM_GRAPH_NODES):
-        distance = np.minimum(distance, distance[:, [middle]] + distance[[middle], :])
-    return distance
-
-
-DISTANCE = _shortest_distances()
 
 
 def _attacker_sees(attacker: int, unit1: int, unit2: int) -> tuple[int, ...]:

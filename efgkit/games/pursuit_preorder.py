@@ -1,5 +1,6 @@
 """The numba kernel that writes Graph Pursuit's tree in depth-first preorder for
-``GraphPursuit.compile``, with each player's infoset trie (the rules are in ``pursuit``)."""
+``GraphPursuit.compile``, with each player's infoset trie (the rules are in ``pursuit``, the
+board in ``pursuit_board``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from numba import types
 from numba.typed import Dict
 
 from efgkit.games.preorder_nodes import write_node
-from efgkit.games.pursuit import (
+from efgkit.games.pursuit_board import (
     ATTACKER_START,
     CAPTURE_UTILITY,
     DISTANCE,

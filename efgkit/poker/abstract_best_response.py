@@ -34,7 +34,8 @@ import numpy as np
 from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.core.evaluation import Evaluation
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.full_game import ABSTRACT, EXPECTED, StreamedEvaluator
+from efgkit.poker.codes import ABSTRACT, EXPECTED
+from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.solvers.best_response import TIE_TOLERANCE
 
 

@@ -14,15 +14,9 @@ import numpy as np
 
 from efgkit.core.evaluation import Evaluation
 from efgkit.errors import StrategyError
+from efgkit.poker.codes import BEST_RESPONSE, EXPECTED
 from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.vector_cfr import (
-    MODE_BEST_RESPONSE,
-    MODE_EXPECTED,
-    reach_pass,
-    tree_view,
-    value_pass,
-    workspace,
-)
+from efgkit.poker.vector_cfr import reach_pass, tree_view, value_pass, workspace
 
 
 def evaluate_strategy(layout: StrategyLayout, strategy: np.ndarray) -> Evaluation:
@@ -35,8 +29,8 @@ def evaluate_strategy(layout: StrategyLayout, strategy: np.ndarray) -> Evaluatio
     view, rows, work = tree_view(tree), layout.view(), workspace(tree)
     reach_pass(view, rows, strategy, work.reach)
     unused = np.zeros(0)
-    responses = tuple(float(value_pass(view, rows, strategy, p, MODE_BEST_RESPONSE, work, unused))
+    responses = tuple(float(value_pass(view, rows, strategy, p, BEST_RESPONSE, work, unused))
                       for p in (0, 1))
-    game_value = float(value_pass(view, rows, strategy, 0, MODE_EXPECTED, work, unused))
+    game_value = float(value_pass(view, rows, strategy, 0, EXPECTED, work, unused))
     nash_conv = responses[0] + responses[1]
     return Evaluation(nash_conv, nash_conv / 2, game_value, responses)

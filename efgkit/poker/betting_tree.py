@@ -28,10 +28,8 @@ import numpy as np
 
 from efgkit.errors import GameDefinitionError
 from efgkit.games.poker import Betting, LimitPoker
+from efgkit.poker.codes import DEAL, FOLD, SHOWDOWN
 
-DEAL = 2
-FOLD = 3
-SHOWDOWN = 4
 _ACTING, _BOARD_DUE, _FOLDED = 0, 1, 2  # LimitPoker's betting statuses
 MAX_HOLE_CARDS = 2
 """Hole cards per player the poker engines play (their terminal kernels remove one or two

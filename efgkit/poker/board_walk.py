@@ -35,8 +35,9 @@ import numba
 import numpy as np
 
 from efgkit.errors import ParameterError
-from efgkit.poker.betting_tree import DEAL, FOLD, BettingTree, card_mask, sorted_deals
-from efgkit.poker.card_abstraction import CardAbstraction
+from efgkit.poker.betting_tree import BettingTree, card_mask, sorted_deals
+from efgkit.poker.card_abstraction import HandBuckets
+from efgkit.poker.codes import DEAL, FOLD
 from efgkit.poker.public_tree import showdown_tables
 from efgkit.poker.terminal_values import dealt_terminal_values, fold_values, showdown_values
 
@@ -94,7 +95,7 @@ class LocalTables(NamedTuple):
     round: np.ndarray
 
 
-class Walk(NamedTuple):
+class BoardWalkStack(NamedTuple):
     """Per depth int64 ``node``, ``cursor``, ``action``; float64 (depth, hands) ``own`` and
     ``opponent`` reach, ``values`` of the responder; int64 (depth, hands) ``choice`` (LOCAL);
     scratch float64 ``card_sum`` (cards,) and (5, hands) ``work``."""
@@ -110,11 +111,12 @@ class Walk(NamedTuple):
     work: np.ndarray
 
 
-def new_walk(depth: int, hands: int, cards: int) -> Walk:
+def new_walk(depth: int, hands: int, cards: int) -> BoardWalkStack:
     """Zeroed walk arrays for a tree ``depth`` deep with ``hands`` hands of ``cards`` cards."""
     index = [np.zeros(depth, np.int64) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
-    return Walk(*index, *vectors, np.zeros((depth, hands), np.int64), np.zeros(cards), np.zeros((5, hands)))
+    return BoardWalkStack(*index, *vectors, np.zeros((depth, hands), np.int64), np.zeros(cards),
+                          np.zeros((5, hands)))
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -393,7 +395,7 @@ class BoardDealer:
     """Deals the boards of ``betting`` (every public card, deal by deal) and builds their
     ``DealtBoard`` for strategies on the card ``abstractions`` (one per side)."""
 
-    def __init__(self, betting: BettingTree, abstractions: list[CardAbstraction]) -> None:
+    def __init__(self, betting: BettingTree, abstractions: list[HandBuckets]) -> None:
         self.betting = betting
         self.abstractions = abstractions
         self.hand_cards, self.hand_mask = betting.hands()

@@ -18,7 +18,7 @@ import numpy as np
 from efgkit.errors import StrategyError
 from efgkit.games.csr import offsets_of
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.card_abstraction import CardAbstraction
+from efgkit.poker.card_abstraction import HandBuckets
 
 ROW_SUM_TOLERANCE = 1e-6
 
@@ -43,7 +43,7 @@ class BettingView(NamedTuple):
 class BucketLayout:
     """Rows of ``abstraction``'s buckets at every decision node of ``betting``."""
 
-    def __init__(self, betting: BettingTree, abstraction: CardAbstraction) -> None:
+    def __init__(self, betting: BettingTree, abstraction: HandBuckets) -> None:
         self.betting = betting
         self.abstraction = abstraction
         decisions = betting.decision_nodes

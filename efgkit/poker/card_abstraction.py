@@ -47,7 +47,12 @@ from efgkit.poker.betting_tree import sorted_deals
 HOLDEM_SUITS = 4
 
 
-class CardAbstraction(Protocol):
+class HandBuckets(Protocol):
+    """A card abstraction as the poker engines read it: per round, each hand's bucket on a
+    board (in Python, and inside kernels through ``kernel_tables``). Not to be confused with
+    ``abstraction.cards.bucketing.CardAbstraction``, buckets that become an InfosetMap of a
+    GameTree."""
+
     description: str
     suit_symmetric: bool
     perfect_recall: bool
@@ -100,7 +105,7 @@ def hand_buckets(tables, round, board, hand_cards, hands, out):
     deals in order) in ``round``, for every ``h`` in ``hands`` (int64; hands sharing no card
     with the board). A numba kernel (``overload``ed per kind of ``tables``); from Python use
     the abstraction's ``buckets``."""
-    raise NotImplementedError("hand_buckets runs inside numba kernels; call CardAbstraction.buckets")
+    raise NotImplementedError("hand_buckets runs inside numba kernels; call HandBuckets.buckets")
 
 
 @overload(hand_buckets, jit_options={"cache": True})
@@ -316,7 +321,7 @@ ABSTRACTION_KINDS = ("canonical", "none", "lossless")
 """The card abstractions named by a word; anything else is a bucket file's path."""
 
 
-def abstraction_from_reference(game: LimitPoker, reference: dict, bucket_file=None) -> CardAbstraction:
+def abstraction_from_reference(game: LimitPoker, reference: dict, bucket_file=None) -> HandBuckets:
     """The abstraction ``reference`` describes; a bucket file is opened at ``bucket_file`` when
     given (a moved file), else at its recorded path, and must have the recorded digest."""
     kind = reference.get("kind")
@@ -354,7 +359,7 @@ def check_recorded(reference: dict) -> None:
         check_recorded(reference.get("base") or {})
 
 
-def abstraction_named(game: LimitPoker, name: str) -> CardAbstraction:
+def abstraction_named(game: LimitPoker, name: str) -> HandBuckets:
     """``canonical``, ``none`` (one bucket per round), ``lossless`` or a bucket file's path."""
     if name in ABSTRACTION_KINDS:
         return abstraction_from_reference(game, {"kind": name})

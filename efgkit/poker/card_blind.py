@@ -17,7 +17,7 @@ reach of 1 on every hand off the board):
 The responder's value divided by ``pi(b)`` — its *relative* value ``u(b, B, h)`` — then obeys
 the public tree's recursion without any opponent vector: at the opponent's nodes
 ``u = sum_a q_a u_a`` (children with ``q_a = 0`` are skipped), at the responder's
-``u = max_a u_a`` (``BEST``; the max commutes with the positive scalar, and where
+``u = max_a u_a`` (``BEST_RESPONSE``; the max commutes with the positive scalar, and where
 ``pi(b) = 0`` every value is 0 whatever ``u`` is) or ``sum_a p_a u_a`` (``EXPECTED``, the
 responder card blind too), at a deal the sum over the next deals (suit classes spread as in
 ``full_game._spread``), at a terminal the board's count vector times the payoff and chance
@@ -44,8 +44,8 @@ import numba
 import numpy as np
 
 from efgkit.games.csr import offsets_of
-from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN
-from efgkit.poker.full_game import BEST, EXPECTED, child_key, hand_lists, keep_off_board
+from efgkit.poker.codes import BEST_RESPONSE, DEAL, EXPECTED, FOLD, SHOWDOWN
+from efgkit.poker.dealt_hands import child_key, hand_lists, keep_off_board
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values_batch
 
 
@@ -264,7 +264,7 @@ def _walk_class(view, templates, classes, work, player, objective, j, k):
             for x in range(count):
                 row[x] = source[valid[x]]
         else:
-            maximum = kind == player and objective == BEST
+            maximum = kind == player and objective == BEST_RESPONSE
             first = True
             for a in range(templates.num_children[p]):
                 child = templates.first_child[p] + a

@@ -49,20 +49,26 @@ from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError, StrategyError
 from efgkit.games.csr import offsets_of
-from efgkit.poker.betting_tree import DEAL, FOLD, SHOWDOWN, BettingTree, card_mask
+from efgkit.io.numba_private import WITHOUT_REFCOUNTS
+from efgkit.poker.betting_tree import BettingTree, card_mask
 from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.codes import ABSTRACT, BEST_RESPONSE, DEAL, EXPECTED, FOLD, SHOWDOWN
+from efgkit.poker.dealt_hands import child_key, hand_lists, keep_off_board
 from efgkit.poker.public_tree import showdown_tables
 from efgkit.poker.suits import canonical_deals, hand_permutations, renamed_deal, suit_permutations
-from efgkit.poker.terminal_values import fold_payoff, fold_values_batch, showdown_values_batch
+from efgkit.poker.terminal_values import (
+    ADD,
+    MAXIMISE,
+    WRITE,
+    fold_payoff,
+    fold_values_batch,
+    showdown_values_batch,
+)
 
 MODE_RECORD, MODE_REPLAY, MODE_DESCEND = np.int64(0), np.int64(1), np.int64(2)
 BLOCK = 64
 """Columns walked together by default (``StreamedEvaluator.block``): a block's matrices stay
 in cache."""
-BEST, EXPECTED, ABSTRACT = 0, 1, 2
-"""Objectives of a walk: the responder's best response, its expected utility under the
-strategy, or that expectation while adding up the action values of its decisions at one depth
-(``Workspace.action_values``: the abstract game's best response, ``abstract_best_response.py``)."""
 
 
 class BoardTables(NamedTuple):
@@ -126,7 +132,7 @@ class Templates(NamedTuple):
     slab_start: np.ndarray
 
 
-class Workspace(NamedTuple):
+class WalkBuffers(NamedTuple):
     """Buffers of one walk, float64 blocks in flat arrays. Per level ``j``: ``enter`` /
     ``result`` (hands, columns[j]) at ``entry_start[j]``, the reach entering the level's
     template and the values it returns; ``reach`` / ``values`` (depth, hands, width) at
@@ -246,15 +252,16 @@ def _terminal(view, templates, tables, work, player, p, j, cols, reach, out, tar
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _combine(templates, work, player, objective, j, d):
-    """How the terminal at depth ``d`` takes part in its parent's values: 0 in its own
-    values row (the parent's first child, or ``EXPECTED`` at the responder's: ``_gather``
-    does it), else straight into the parent's row, 1 added (the opponent's node) or 2
-    maximised (``BEST`` at the responder's) — the same operation ``_gather`` would do."""
+    """How the terminal at depth ``d`` takes part in its parent's values (``terminal_values``'
+    codes): WRITE into its own values row (the parent's first child, or ``EXPECTED`` at the
+    responder's: ``_gather`` does it), else straight into the parent's row, ADD (the
+    opponent's node) or MAXIMISE (``BEST_RESPONSE`` at the responder's) — the same operation
+    ``_gather`` would do."""
     if d == 0 or not work.filled[j, d - 1] or templates.kind[work.node[j, d]] == FOLD:
-        return np.int64(0)  # a fold is its parent's first child: never combined
+        return np.int64(WRITE)  # a fold is its parent's first child: never combined
     if templates.kind[work.node[j, d - 1]] != player:
-        return np.int64(1)
-    return np.int64(2) if objective == BEST else np.int64(0)
+        return np.int64(ADD)
+    return np.int64(MAXIMISE) if objective == BEST_RESPONSE else np.int64(WRITE)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -270,7 +277,7 @@ def _open(view, templates, tables, work, player, objective, mode, j, d, cols, re
         if mode != MODE_RECORD:
             combine = _combine(templates, work, player, objective, j, d)
             out = values[work.value_row[j, d]]
-            target = values[work.value_row[j, d - 1]] if combine != 0 else out
+            target = values[work.value_row[j, d - 1]] if combine != WRITE else out
             _terminal(view, templates, tables, work, player, p, j, cols, here, out, target, combine)
         return True
     if kind == DEAL:
@@ -361,19 +368,19 @@ def _add_action_values(view, templates, tables, work, p, j, a, cols, child):
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _gather(view, templates, tables, work, slab, player, objective, j, d, cols, values):
     """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
-    the opponent's nodes; at the responder's the maximum (``BEST``) or the strategy's
+    the opponent's nodes; at the responder's the maximum (``BEST_RESPONSE``) or the strategy's
     expectation (``EXPECTED``; ``ABSTRACT`` also adds the child's values into the action
     values, ``_add_action_values``)."""
     child_kind = templates.kind[work.node[j, d + 1]]
     terminal = child_kind == FOLD or child_kind == SHOWDOWN
-    if terminal and _combine(templates, work, player, objective, j, d + 1):
+    if terminal and _combine(templates, work, player, objective, j, d + 1) != WRITE:
         return  # the terminal combined its values into this node's row itself
     p = work.node[j, d]
     valid = work.valid[j, :work.valid_count[j]]
     width = values.shape[2]
     filled = work.filled[j, d]
     work.filled[j, d] = True
-    expected = objective != BEST and templates.kind[p] == player
+    expected = objective != BEST_RESPONSE and templates.kind[p] == player
     node_row, child_row = work.value_row[j, d], work.value_row[j, d + 1]
     if not filled and not expected:  # the first child reached: its values row becomes the node's
         work.value_row[j, d], work.value_row[j, d + 1] = child_row, node_row
@@ -383,7 +390,7 @@ def _gather(view, templates, tables, work, slab, player, objective, j, d, cols, 
             for c in range(width):
                 values[node_row, h, c] += values[child_row, h, c]
         return
-    if objective == BEST:
+    if objective == BEST_RESPONSE:
         for h in valid:
             for c in range(width):
                 values[node_row, h, c] = max(values[node_row, h, c], values[child_row, h, c])
@@ -427,7 +434,7 @@ def _walk_level(view, templates, tables, work, slab, player, objective, mode, j)
                     total[cols[c]] = row[c]
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+@numba.njit(cache=True, no_cfunc_wrapper=True, **WITHOUT_REFCOUNTS)
 def _walk_block(view, templates, tables, work, slab, player, objective, mode, j, cols, source):
     """Walk level ``j``'s template on the board ``work.key[j]`` for the columns ``cols``, the
     reach entering them the rows of ``source`` (hands, columns[j]) of the board's valid hands;
@@ -435,9 +442,9 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
     of the level's stack.
     Depth first with an explicit stack; children no column of the block reaches are skipped.
     Returns False (and walks nothing) when no reach enters the block. The per-node helpers
-    are inlined and this is compiled without reference counting (numba's private
-    ``_nrt=False``: nothing is allocated, every array is the caller's): a helper call
-    counted the references of the arrays of its NamedTuples, 14% of the time."""
+    are inlined and this is compiled without reference counting (``WITHOUT_REFCOUNTS``:
+    nothing is allocated, every array is the caller's): a helper call counted the
+    references of the arrays of its NamedTuples, 14% of the time."""
     valid = work.valid[j, :work.valid_count[j]]
     width = cols.shape[0]
     reach, values = _level(templates, work, j, width)
@@ -501,29 +508,6 @@ def _live_columns(enter, valid, out):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def keep_off_board(hand_mask, hands, mask, out):
-    """Copy the ``hands`` (int64 (n,)) sharing no card with the card set ``mask`` to the front
-    of ``out`` (int64, at least (n,)), in order; returns how many (``hand_mask`` int64 (hands,))."""
-    count = 0
-    for h in hands:
-        if hand_mask[h] & mask == 0:
-            out[count] = h
-            count += 1
-    return count
-
-
-def hand_lists(levels: int, hands: int) -> tuple[np.ndarray, np.ndarray]:
-    """A walk's per-level hands off the board (int64 (levels, hands), the first ``count[j]``
-    of row ``j``) and their counts, level 0 (no board yet) holding every hand: the walks
-    write the levels below it only."""
-    valid = np.zeros((levels, hands), np.int64)
-    valid[0] = np.arange(hands)
-    count = np.zeros(levels, np.int64)
-    count[0] = hands
-    return valid, count
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _deal_board(tables, work, j, mask):
     """Board ``j`` = board ``j - 1`` plus the cards ``mask``: its valid hands."""
     work.valid_count[j] = keep_off_board(tables.hand_mask, work.valid[j - 1, :work.valid_count[j - 1]], mask,
@@ -544,14 +528,6 @@ def _deal_level(tables, work, j, mask, source, target):
                     alive = True
                     break
     return alive
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def child_key(tables, j, parent, i):
-    """The key of deal ``i`` of level ``j + 1`` below board ``parent`` of level ``j``: a
-    level's boards are numbered parent by parent, every deal of the level under each."""
-    deals = tables.deal_start[j + 2] - tables.deal_start[j + 1]
-    return tables.key_start[j + 1] + (parent - tables.key_start[j]) * deals + i
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -808,8 +784,8 @@ class StreamedEvaluator:
                                     for i, (_, _, weight) in enumerate(level)]))
         return np.concatenate(levels)
 
-    def workspace(self, depth: np.ndarray | None = None, target: int = 0) -> Workspace:
-        """The buffers of one walk (``Workspace``); for an ``ABSTRACT`` walk ``depth`` is the
+    def workspace(self, depth: np.ndarray | None = None, target: int = 0) -> WalkBuffers:
+        """The buffers of one walk (``WalkBuffers``); for an ``ABSTRACT`` walk ``depth`` is the
         responder's ``responder_depth`` and ``target`` the depth whose action values it adds up
         (else its arrays are empty)."""
         hands, t = self.hand_cards.shape[0], self.templates
@@ -820,7 +796,7 @@ class StreamedEvaluator:
         bridge_start = offsets_of(hands * t.columns[1:])
         index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(5)]
         index.append(np.zeros((levels, int(t.depth.max())), np.bool_))
-        return Workspace(entry_start, level_start, bridge_start,
+        return WalkBuffers(entry_start, level_start, bridge_start,
                          *(np.zeros(size) for size in (entry_start[-1], entry_start[-1], level_start[-1],
                                                        level_start[-1], bridge_start[-1], bridge_start[-1])),
                          *index, *hand_lists(levels, hands), np.zeros(levels, np.int64),
@@ -841,12 +817,12 @@ class StreamedEvaluator:
         where the first board is dealt), from ``strategy`` (as ``layout.checked`` returns it)."""
         return self._entry_reach(self.tables(None), self.workspace(), self._slab(strategy), player)
 
-    def _entry_reach(self, pre: BoardTables, work: Workspace, slab: np.ndarray, player: int) -> np.ndarray:
-        _pre_deal(self.view, self.templates, pre, work, slab, player, BEST, MODE_RECORD)
+    def _entry_reach(self, pre: BoardTables, work: WalkBuffers, slab: np.ndarray, player: int) -> np.ndarray:
+        _pre_deal(self.view, self.templates, pre, work, slab, player, BEST_RESPONSE, MODE_RECORD)
         return _bridge(self.templates, work, 0)[0].T.copy()
 
     def item_values(self, strategy: np.ndarray, player: int, objective: int, entry_reach: np.ndarray,
-                    item: int, work: Workspace | None = None) -> np.ndarray:
+                    item: int, work: WalkBuffers | None = None) -> np.ndarray:
         """(entries, hands): the responder's values at every entry summed over the suit class
         of first deal ``item`` (weights included); ``work`` a ``workspace`` (an ``ABSTRACT``
         walk's, its action values added to)."""
@@ -868,7 +844,7 @@ class StreamedEvaluator:
     def value(self, strategy: np.ndarray, player: int, objective: int, runner: ChunkRunner,
               progress: Callable[[int], None] | None = None, shared=None,
               card_blind: bool | None = None) -> float:
-        """Player ``player``'s best-response value (``BEST``) or expected utility (``EXPECTED``)
+        """Player ``player``'s best-response value (``BEST_RESPONSE``) or expected utility (``EXPECTED``)
         against ``strategy`` (as ``layout.checked`` returns it), first deals run by ``runner``
         (``shared``: this evaluator as ``runner.share`` returned it, to send it once for several
         values).
@@ -918,7 +894,7 @@ class StreamedEvaluator:
         runner = runner or ChunkRunner()
         self.paths = []
         shared = runner.share(self)
-        targets = [(0, BEST), (1, BEST), *([(0, EXPECTED)] if game_value else [])]
+        targets = [(0, BEST_RESPONSE), (1, BEST_RESPONSE), *([(0, EXPECTED)] if game_value else [])]
         blind = [t for t in targets if self._card_blind(strategy, *t, card_blind)]
         values = {}
         if blind:  # one pass over the first deals for all of them: their board tables built once
@@ -930,7 +906,7 @@ class StreamedEvaluator:
             if target not in values:
                 values[target] = self.value(strategy, *target, runner, progress, shared, card_blind=False)
         self.paths = ["card-blind" if t in blind else "general" for t in targets]
-        responses = [values[(0, BEST)], values[(1, BEST)]]
+        responses = [values[(0, BEST_RESPONSE)], values[(1, BEST_RESPONSE)]]
         value = values[(0, EXPECTED)] if game_value else float("nan")
         nash_conv = responses[0] + responses[1]
         return Evaluation(nash_conv, nash_conv / 2, value, (responses[0], responses[1]))
@@ -942,7 +918,7 @@ class StreamedEvaluator:
         ``paths``."""
         from efgkit.poker.card_blind import is_card_blind  # card_blind imports this module
 
-        blind = is_card_blind(self.layout, strategy, (1 - player,) if objective == BEST else (0, 1))
+        blind = is_card_blind(self.layout, strategy, (1 - player,) if objective == BEST_RESPONSE else (0, 1))
         if card_blind and not blind:
             raise StrategyError("the strategy depends on the cards: the card-blind walk does not apply")
         blind = blind if card_blind is None else card_blind

@@ -11,7 +11,7 @@ handled at the terminals by inclusion-exclusion (``terminal_values.py``).
 Nodes are stored breadth first (parents before children, children contiguous) as flat
 arrays:
 
-* ``kind`` int8: 0 / 1 the player to act, ``CHANCE`` a board deal, ``FOLD`` or
+* ``kind`` int8: 0 / 1 the player to act, ``DEAL`` a board deal, ``FOLD`` or
   ``SHOWDOWN`` a terminal;
 * ``first_child`` int64, ``num_children`` int32; ``betting`` int32, the node's betting
   sequence (card independent, numbered in order of first appearance); ``round`` int8;
@@ -40,10 +40,8 @@ from efgkit.games.poker import Betting, LimitPoker, PokerState
 from efgkit.games.protocol import CHANCE as PROTOCOL_CHANCE
 from efgkit.games.protocol import TERMINAL as PROTOCOL_TERMINAL
 from efgkit.poker.betting_tree import card_mask, check_hole_cards, private_hands
+from efgkit.poker.codes import DEAL, FOLD, SHOWDOWN
 
-CHANCE = 2
-FOLD = 3
-SHOWDOWN = 4
 _ACTING = 0  # LimitPoker's status of a state whose player is to act
 
 
@@ -124,7 +122,7 @@ class PublicTree:
             first_child.append(len(queue))
             children: list = []
             if player == PROTOCOL_CHANCE:
-                kind.append(CHANCE)
+                kind.append(DEAL)
                 slot = 2 + len(slots)
                 left = n - 2 * k - len(cards)
                 deal_weight = weight / comb(left, game.deal_sizes[slot])

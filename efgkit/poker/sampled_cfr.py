@@ -68,10 +68,12 @@ from efgkit.core.regret_rules import (
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.csr import offsets_of
-from efgkit.poker.betting_tree import DEAL, FOLD, sorted_deals
+from efgkit.io.numba_private import WITHOUT_REFCOUNTS
+from efgkit.poker.betting_tree import sorted_deals
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import hand_buckets
-from efgkit.poker.full_game import hand_lists, keep_off_board
+from efgkit.poker.codes import DEAL, FOLD
+from efgkit.poker.dealt_hands import hand_lists, keep_off_board
 from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.terminal_values import (
     compatible_reach,
@@ -139,8 +141,8 @@ class Fixed(NamedTuple):
     decision_round: np.ndarray
 
 
-class Walk(NamedTuple):
-    """The stack of the update walk (``_walk_player``; ``board_walk.Walk`` is the evaluating
+class UpdateWalkStack(NamedTuple):
+    """The stack of the update walk (``_walk_player``; ``board_walk.BoardWalkStack`` is the evaluating
     walk's): per depth int64 ``node``, ``cursor``, ``action``, ``own_at`` / ``opponent_at``
     (the row of ``own`` / ``opponent`` holding the depth's reach: a row is written only where
     that player acts, the others share their parent's) and bool ``live`` (some opponent reach
@@ -168,13 +170,13 @@ class Walk(NamedTuple):
     largest: np.ndarray
 
 
-def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> Walk:
+def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> UpdateWalkStack:
     """Zeroed update-walk arrays for a tree ``depth`` deep with ``hands`` hands of a
     ``cards``-card deck and ``rounds`` betting rounds."""
     index = [np.zeros(depth, np.int64) for _ in range(5)]
     flags = [np.zeros(depth, np.bool_) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
-    return Walk(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
+    return UpdateWalkStack(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
                       np.zeros((2, rounds), np.int64))
 
 
@@ -204,7 +206,7 @@ def _add_average(average, x, amount, fixed, round_):
 #   ``_close`` updates each row once (a plain walk updates it once per hand; the later
 #   passes add 0 and match it to the same strategy).
 # The walk's per-node helpers are inlined into ``_walk_player``, which is compiled without
-# numba's reference counting (its private option _nrt=False): the walk allocates nothing and
+# numba's reference counting (``io.numba_private.WITHOUT_REFCOUNTS``): the walk allocates nothing and
 # every array it sees is owned by the caller. With reference counting every helper call
 # increfs and decrefs the ~30 arrays of its four NamedTuples (Leduc ran 5.5x more iterations
 # per CPU second without), and as separate functions each call still passes those ~30
@@ -416,7 +418,7 @@ def _local(rule):
     return rule.variant == VARIANT_CFR or rule.variant == VARIANT_CFR_PLUS
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+@numba.njit(cache=True, no_cfunc_wrapper=True, **WITHOUT_REFCOUNTS)
 def _walk_player(view, board, walk, state, player, weight, fixed, rule):
     """One player's update walk over the betting tree on the sampled board (explicit stack)."""
     walk.node[0] = 0

@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import numba
 
-from efgkit.poker.betting_tree import FOLD
+from efgkit.poker.codes import FOLD
 
+WRITE, ADD, MAXIMISE = 0, 1, 2
+"""How a terminal's value reaches its parent's row (``combined``): written into its own row,
+added into the parent's (an opponent's node) or maximised into it (the responder's node in a
+best response)."""
 CANCELLATION = 1e-12
 """Relative size below which an inclusion-exclusion difference is rounding residue."""
 
@@ -179,11 +183,11 @@ def _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def combined(old, value, combine):
-    """``value`` (``combine`` 0), ``old + value`` (1) or ``max(old, value)`` (2): a terminal's
-    value written, or added or maximised straight into its parent's."""
-    if combine == 0:
+    """``value`` (``combine`` WRITE), ``old + value`` (ADD) or ``max(old, value)`` (MAXIMISE): a
+    terminal's value written, or added or maximised straight into its parent's."""
+    if combine == WRITE:
         return value
-    return old + value if combine == 1 else max(old, value)
+    return old + value if combine == ADD else max(old, value)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)

@@ -36,12 +36,11 @@ from efgkit.core.regret_rules import (
 )
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
+from efgkit.poker.codes import BEST_RESPONSE, DEAL, FOLD, REGRETS, SHOWDOWN
 from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.public_tree import CHANCE, FOLD, SHOWDOWN, PublicTree
+from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
 from efgkit.solvers.strategy import normalize_per_infoset
-
-MODE_REGRETS, MODE_BEST_RESPONSE, MODE_EXPECTED = 0, 1, 2
 
 
 class TreeView(NamedTuple):
@@ -66,7 +65,7 @@ class TreeView(NamedTuple):
     showdown_strength: np.ndarray
 
 
-class Workspace(NamedTuple):
+class VectorBuffers(NamedTuple):
     """Buffers: ``reach`` float64 (2, nodes, hands), ``values`` float64 (nodes, hands),
     ``card_sum`` float64 (cards,), zero between uses."""
 
@@ -82,8 +81,8 @@ def tree_view(tree: PublicTree) -> TreeView:
                     tree.showdown_strength)
 
 
-def workspace(tree: PublicTree) -> Workspace:
-    return Workspace(np.zeros((2, tree.num_nodes, tree.num_hands)),
+def workspace(tree: PublicTree) -> VectorBuffers:
+    return VectorBuffers(np.zeros((2, tree.num_nodes, tree.num_hands)),
                      np.zeros((tree.num_nodes, tree.num_hands)), np.zeros(tree.num_cards))
 
 
@@ -117,7 +116,7 @@ def player_reach_pass(tree, layout, strategy, player, reach):
             for k in range(num_children[node]):
                 for h in range(hands):
                     own[first + k, h] = own[node, h]
-        elif node_kind == CHANCE:
+        elif node_kind == DEAL:
             for k in range(num_children[node]):
                 mask = board_mask[board[first + k]]
                 for h in range(hands):
@@ -136,9 +135,9 @@ def reach_pass(tree, layout, strategy, reach):
 def value_pass(tree, layout, strategy, player, mode, work, instant):
     """Bottom-up: ``work.values[node, h]``, player ``player``'s counterfactual values.
 
-    ``mode``: MODE_REGRETS adds the player's instantaneous regrets to ``instant`` (float64
-    (actions,)); MODE_BEST_RESPONSE maximises at the player's nodes (a best response in
-    the unabstracted game: every (node, hand) is an information set); MODE_EXPECTED
+    ``mode``: REGRETS adds the player's instantaneous regrets to ``instant`` (float64
+    (actions,)); BEST_RESPONSE maximises at the player's nodes (a best response in
+    the unabstracted game: every (node, hand) is an information set); EXPECTED
     follows ``strategy``. Returns the root's total (the player's value).
     """
     return value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 0.0, instant)
@@ -258,7 +257,7 @@ def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 
             if offset < 0:
                 values[node, h] = 0.0
                 continue
-            if mode == MODE_BEST_RESPONSE:
+            if mode == BEST_RESPONSE:
                 best = values[first, h]
                 for k in range(1, m):
                     best = max(best, values[first + k, h])
@@ -268,7 +267,7 @@ def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 
             for k in range(m):
                 total += strategy[offset + k] * values[first + k, h]
             values[node, h] = total
-            if mode == MODE_REGRETS:
+            if mode == REGRETS:
                 for k in range(m):
                     instant[offset + k] += values[first + k, h] - total
             if weight > 0.0:
@@ -333,7 +332,7 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
             rows = rows0 if player == 0 else rows1
             clear_rows(rows, action_offset, instant)
             player_reach_pass(tree, layout, strategy, 1 - player, work.reach)
-            value_and_average_pass(tree, layout, strategy, player, np.int64(MODE_REGRETS), work, instant,
+            value_and_average_pass(tree, layout, strategy, player, np.int64(REGRETS), work, instant,
                                    weight, average)
             update_rows(rows, action_offset, settings, t, state)
 

@@ -92,7 +92,7 @@ class CFRSolver:
         self.average_accumulator = np.zeros(infoset_map.num_abstract_actions)
         self._state = RegretState(self.regrets, self.average_accumulator,
                                   np.zeros(infoset_map.num_abstract_actions))
-        self._work = Workspace(self.layout.edge_prob, self.layout.values, self.layout.reach,
+        self._work = CFRBuffers(self.layout.edge_prob, self.layout.values, self.layout.reach,
                                np.zeros(tree.num_infosets))
         self._view = infoset_view(tree, infoset_map)  # raises unless perfect recall
         self._settings = Settings(VARIANT_CODES[self.variant], self.delay, self.alpha, self.beta, self.gamma,
@@ -247,7 +247,7 @@ class RegretState(NamedTuple):
     instant: np.ndarray
 
 
-class Workspace(NamedTuple):
+class CFRBuffers(NamedTuple):
     """``edge_prob`` float64 (profile entries + nodes,): the current profile, then the chance
     probabilities (``ProfileLayout``); ``values`` and ``reach`` float64 (nodes,);
     ``own_reach`` float64 (infosets,)."""
@@ -311,7 +311,7 @@ def update_player(t, player, settings, passes, view, infosets, abstract, state, 
     """One player's update at iteration ``t``: regrets, average and cumulative regrets, no
     regret matching. ``infosets`` / ``abstract`` int32: the player's original and abstract
     infosets; the bundles are ``Settings``, ``NodePasses``, ``InfosetView``, ``RegretState``,
-    ``Workspace`` and ``Samples``."""
+    ``CFRBuffers`` and ``Samples``."""
     clear_rows(abstract, view.action_offset, state.instant)
     others_reach(passes, work.edge_prob, player, work.reach)
     values_and_regrets(passes, work.edge_prob, work.values, work.reach, player, state.instant, samples)

@@ -1,4 +1,5 @@
-"""Crash-safe checkpoints of a CFR-family solve, and resuming them bit for bit.
+"""Crash-safe checkpoints of a CFR-family solve, and resuming them bit for bit: strategy files
+for the GameTree, public-tree and disk solvers, bucket-strategy files for sampled CFR.
 
 A checkpoint is a schema-2 strategy file (docs/file-format.md) that also holds the solver
 state: regrets, average accumulators, the iteration counter and the RNG state, plus the
@@ -24,8 +25,10 @@ from collections.abc import Callable
 import numpy as np
 
 from efgkit.core.run_loop import CheckpointSchedule
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.io.atomic import remove_stale_temporaries
+from efgkit.storage.bucket_strategy import load_bucket_strategy, save_bucket_strategy
 from efgkit.storage.strategy_file import load_checkpoint, save_strategy
 
 
@@ -106,3 +109,59 @@ def _check_resumable(path: str | os.PathLike, provenance: dict, iteration: int, 
 def _in_memory(solver) -> bool:
     """Whether ``solver`` hands out its state (else it saves and restores itself)."""
     return callable(getattr(solver, "state", None))
+
+
+# ----------------------------------------------------------------------------- sampled solves
+class SampledCheckpoints(CheckpointSchedule):
+    """Checkpoints of a sampled solve: bucket-strategy files (``write_sampled``) on
+    ``CheckpointSchedule``'s schedule; ``solve_seconds()`` is the solve's time so far."""
+
+    def __init__(self, path: str, provenance: dict, solve_seconds: Callable[[], float], **schedule) -> None:
+        super().__init__(**schedule)
+        self.path = path
+        self.provenance = provenance
+        self._solve_seconds = solve_seconds
+
+    def save(self, solver, history: list[dict]) -> None:
+        write_sampled(self.path, solver, self.provenance, history, self._solve_seconds())
+
+
+def write_sampled(path: str, solver, provenance: dict, history: list[dict], seconds: float) -> None:
+    """The solver's average strategy and everything that resumes it (state arrays, iteration,
+    the sampler's RNG state), atomically, as a bucket-strategy file."""
+    save_bucket_strategy(path, solver.layout, solver.average_strategy(),
+                         {**provenance, "iterations": solver.iteration, "rng_state": solver.rng_state,
+                          "seconds": seconds, "history": history}, solver.state().arrays)
+
+
+def resume_sampled(path: str, solver, provenance: dict, iterations: int) -> tuple[list[dict], float]:
+    """Load the checkpoint at ``path`` into ``solver`` (refusing a checkpoint of another game,
+    abstraction, variant, parameters, precision or seed, or beyond ``iterations``); its history
+    and solve seconds so far."""
+    remove_stale_temporaries(path)
+    reference = solver.layout.abstraction.reference
+    bucket_file = reference.get("path") if reference.get("kind") == "bucket-file" else None
+    layout, _, recorded, arrays = load_bucket_strategy(path, solver.layout.betting.game, bucket_file)
+    if layout.abstraction.reference != reference:
+        raise ParameterError(f"{path}: checkpoint is on the card abstraction "
+                             f"{layout.abstraction.description}, not {solver.layout.abstraction.description}")
+    if "rng_state" not in recorded:
+        raise ParameterError(f"{path}: holds no sampler state (a final strategy or an older file); "
+                             f"it cannot be resumed")
+    made, wanted = recorded.get("parameters") or {}, provenance["parameters"]
+    for name, flag in (("engine", "--engine"), ("algorithm", "--algorithm"), ("precision", "--precision"),
+                       ("seed", "--seed"), ("regret_scaling", "--regret-scaling"),
+                       ("average_scaling", "--average-scaling"), ("parameters", "the variant's parameters")):
+        was, now = (made.get(name), wanted.get(name)) if name.endswith("_scaling") else (recorded.get(name),
+                                                                                         provenance[name])
+        if was != now:
+            raise ParameterError(f"{path}: checkpoint was made with {name} {was!r}, not {now!r}; resume "
+                                 f"with the same {flag}")
+    if recorded["iterations"] > iterations:
+        raise ParameterError(f"{path}: checkpoint is at iteration {recorded['iterations']}, beyond "
+                             f"--iterations {iterations}")
+    try:
+        solver.load_state(SolverState(arrays, recorded["iterations"], recorded["rng_state"]))
+    except FileFormatError as exc:
+        raise FileFormatError(f"{path}: {exc}") from exc
+    return list(recorded.get("history", [])), float(recorded.get("seconds", 0.0))

@@ -53,8 +53,8 @@ from efgkit.io.checked_hdf5 import verify_dataset
 from efgkit.io.mapped_arrays import MappedFile, create_file, slices, write_contiguous
 from efgkit.io.sizes import size_in_bytes
 from efgkit.solvers.cfr import (
+    CFRBuffers,
     RegretState,
-    Workspace,
     accumulate_player_update,
     match_player,
     no_samples,
@@ -347,7 +347,7 @@ class DiskSolver:
         a = self._arrays
         passes = NodePasses(*(a[f"internal/{name}"] for name in NodePasses._fields))
         state = RegretState(self.regrets, self.average_accumulator, a["action/instant"])
-        work = Workspace(a["edge_prob"], a["node/values"], a["node/reach"], a["infoset/own_reach"])
+        work = CFRBuffers(a["edge_prob"], a["node/values"], a["node/reach"], a["infoset/own_reach"])
         # The working file's game is unabstracted: abstract infosets and actions are the tree's.
         view = InfosetView(a["infoset/parent_action"], a["action/infoset"], self._action_offset,
                            a["infoset/num_actions"], self._infoset_offset, self._action_offset)

@@ -1,4 +1,6 @@
-"""A stale or damaged numba cache index of an efgkit kernel is recompiled, not a crash."""
+"""numba's private API, used in one module (efgkit/io/numba_private.py): a stale or damaged
+cache index of an efgkit kernel is recompiled, not a crash; the installed numba is one
+pyproject.toml allows and has what the module uses; without it, kernels compile as usual."""
 
 import glob
 import os
@@ -7,10 +9,11 @@ import subprocess
 import sys
 
 import numba
+import numpy as np
 
 RUN = """
 import numpy as np
-from efgkit.poker.full_game import keep_off_board
+from efgkit.poker.dealt_hands import keep_off_board
 out = np.zeros(3, np.int64)
 count = keep_off_board(np.array([1, 2, 4], np.int64), np.array([0, 1, 2], np.int64), np.int64(2), out)
 print(count, *out[:count])
@@ -33,7 +36,7 @@ def test_unreadable_index_is_a_cache_miss(tmp_path):
     first = _run(tmp_path)
     assert first.returncode == 0, first.stderr
     assert first.stdout.split() == ["2", "0", "2"]
-    indexes = glob.glob(str(tmp_path / "**" / "full_game.keep_off_board-*.nbi"), recursive=True)
+    indexes = glob.glob(str(tmp_path / "**" / "dealt_hands.keep_off_board-*.nbi"), recursive=True)
     assert len(indexes) == 1
     for damage in DAMAGES:
         with open(indexes[0], "wb") as f:
@@ -48,12 +51,25 @@ def test_unreadable_index_is_a_cache_miss(tmp_path):
         assert len(overloads) == 1
 
 
+def test_a_damaged_data_file_is_a_cache_miss(tmp_path):
+    assert _run(tmp_path).returncode == 0
+    data = glob.glob(str(tmp_path / "**" / "dealt_hands.keep_off_board-*.nbc"), recursive=True)
+    assert data
+    for damage in (b"garbage", b"\x80\x05\x95\x00", bytes(range(256))):
+        for path in data:
+            with open(path, "wb") as f:
+                f.write(damage)
+        again = _run(tmp_path)
+        assert again.returncode == 0, (damage, again.stderr)
+        assert again.stdout.split() == ["2", "0", "2"]
+
+
 def test_concurrent_saves_never_share_a_data_file(tmp_path):
     """Two processes saving two signatures of one kernel, each from the index it read
     before the other wrote (the race numba's numbering loses): every key keeps its data."""
     from numba.core import caching
 
-    from efgkit.io.numba_cache import install
+    from efgkit.io.numba_private import install
 
     install()
     files = [caching.IndexDataCacheFile(str(tmp_path), "kernel-1.py311", ("stamp", 1)) for _ in range(2)]
@@ -67,3 +83,37 @@ def test_concurrent_saves_never_share_a_data_file(tmp_path):
     reader.efgkit_kernel = True
     assert reader.load(("signature", 1)) == ("machine code", 1)  # the last index written
     assert reader.load(("signature", 0)) is None  # lost to the concurrent write: a miss
+
+
+def test_the_installed_numba_is_within_the_bounds_and_has_what_efgkit_uses():
+    import tomllib
+    from importlib.metadata import version
+    from pathlib import Path
+
+    from numba.core import caching
+    from packaging.specifiers import SpecifierSet
+
+    from efgkit.io.numba_private import WITHOUT_REFCOUNTS, install
+
+    project = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())["project"]
+    bound = next(d for d in project["dependencies"] if d.startswith("numba"))
+    assert version("numba") in SpecifierSet(bound[len("numba"):])
+    install()
+    assert getattr(caching.IndexDataCacheFile.save, "efgkit_tolerant", False)
+    assert WITHOUT_REFCOUNTS == {"_nrt": False}
+
+
+def test_a_kernel_without_reference_counting_computes_what_the_plain_one_does():
+    from efgkit.io.numba_private import WITHOUT_REFCOUNTS
+
+    def total(values, out):
+        for i in range(values.shape[0]):
+            out[0] += values[i]
+
+    values = np.arange(10.0)
+    results = []
+    for options in (WITHOUT_REFCOUNTS, {}):  # {}: the fallback where numba lacks the option
+        out = np.zeros(1)
+        numba.njit(**options)(total)(values, out)
+        results.append(out[0])
+    assert results == [45.0, 45.0]
