@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from markdown_sections import update_section
 
-from efgkit.abstraction.cards.holdem.executor import ChunkRunner
+from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout

@@ -231,8 +231,8 @@ def bench_pipeline(quick: bool, workers: int = 2, num_ranks: int = 13,
     LocalCluster of ``workers`` processes. Quick: a 5-rank deck in this process."""
     import tempfile
 
-    from efgkit.abstraction.cards.holdem.executor import ChunkRunner
     from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
+    from efgkit.io.chunk_runner import ChunkRunner
 
     options = (AbstractionOptions(buckets=(25, 30, 40, 50), bins=8, num_ranks=5, opponent_clusters=4)
                if quick else AbstractionOptions(buckets=(min(169, num_ranks**2), 1000, 1000, 1000),

@@ -6,7 +6,7 @@ from itertools import product
 import numpy as np
 import pytest
 
-from efgkit.abstraction.cards.holdem.executor import ChunkRunner
+from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.poker.abstract_best_response import abstract_evaluation, abstract_response, responder_depths
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout

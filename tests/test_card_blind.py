@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.errors import StrategyError
+from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout

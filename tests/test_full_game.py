@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.errors import AbstractionError, StrategyError
+from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.poker.abstract_best_response import abstract_evaluation
 from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree

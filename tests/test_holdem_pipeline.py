@@ -22,11 +22,10 @@ import pytest
 from click.testing import CliRunner
 
 from efgkit.abstraction.cards.hand_strength import HandStrength
-from efgkit.abstraction.cards.holdem import executor, pipeline
 from efgkit.abstraction.cards.holdem import features as F
+from efgkit.abstraction.cards.holdem import pipeline
 from efgkit.abstraction.cards.holdem.bucket_file import BucketLookup
 from efgkit.abstraction.cards.holdem.deck import ROUND_NAMES, Deck
-from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.abstraction.cards.holdem.feature_store import FeatureStore
 from efgkit.abstraction.cards.holdem.pipeline import (
     AbstractionOptions,
@@ -40,6 +39,8 @@ from efgkit.cli import main
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.hand_ranking import evaluate
 from efgkit.games.poker import CardStructure
+from efgkit.io import chunk_runner
+from efgkit.io.chunk_runner import ChunkRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 RANKS = 5
@@ -164,7 +165,7 @@ def test_preflop_strength_of_aces_and_kings_on_the_full_deck():
 def test_dask_local_cluster_gives_the_single_process_result_bit_for_bit(tmp_path, monkeypatch):
     """Also on the paths of the 52-card scale: no de-duplication, mini-batch fits, point chunks
     sent to the workers once (thresholds lowered to this deck's size)."""
-    monkeypatch.setattr(executor, "SCATTER_MIN_BYTES", 0)
+    monkeypatch.setattr(chunk_runner, "SCATTER_MIN_BYTES", 0)
     monkeypatch.setattr(pipeline, "DEDUPLICATE_MAX_ROWS", 1000)
     monkeypatch.setattr(pipeline, "FULL_KMEANS_MAX_ROWS", 1000)
     monkeypatch.setattr(pipeline, "L2_FIT_SAMPLE_ROWS", 20_000)  # 1,000,000 took a minute per fit

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.errors import ParameterError
+from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import IsomorphicCards, LosslessCards

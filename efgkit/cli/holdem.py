@@ -73,8 +73,8 @@ def holdem_abstraction(cards: tuple[str, ...], buckets: str, flop: str, turn: st
         raise ParameterError(f"cards {' '.join(cards)} are only for --lookup BUCKETS.h5")
     if out is None:
         raise ParameterError("give --out BUCKETS.h5 (or --lookup BUCKETS.h5 CARDS to look up a hand)")
-    from efgkit.abstraction.cards.holdem.executor import ChunkRunner
     from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
+    from efgkit.io.chunk_runner import ChunkRunner
 
     check_writable(out, "--out")
     check_writable(features, "--features")

@@ -40,7 +40,7 @@ def streamed_evaluation(layout, strategy, workers: int, scheduler: str | None,
                         game_value: bool, abstract_game: bool = False) -> tuple[Evaluation, str]:
     """Exact full-game (or ``abstract_game``: abstract-game) evaluation with a progress bar over
     the work items; where it ran."""
-    from efgkit.abstraction.cards.holdem.executor import ChunkRunner
+    from efgkit.io.chunk_runner import ChunkRunner
     from efgkit.poker.abstract_best_response import abstract_evaluation, abstract_walks
     from efgkit.poker.full_game import StreamedEvaluator
 

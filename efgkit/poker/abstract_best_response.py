@@ -31,8 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.core.evaluation import Evaluation
+from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.codes import ABSTRACT, EXPECTED
 from efgkit.poker.full_game import StreamedEvaluator

@@ -45,10 +45,10 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError, StrategyError
 from efgkit.games.csr import offsets_of
+from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
 from efgkit.poker.betting_tree import BettingTree, card_mask
 from efgkit.poker.bucket_layout import BucketLayout

@@ -40,11 +40,11 @@ from tqdm import tqdm
 from efgkit.abstraction.cards.holdem import features as F
 from efgkit.abstraction.cards.holdem.bucket_file import StreetBuckets, save_buckets
 from efgkit.abstraction.cards.holdem.deck import BOARD_CARDS_BY_ROUND, HOLE_CARDS, ROUND_NAMES, Deck
-from efgkit.abstraction.cards.holdem.executor import ChunkRunner
 from efgkit.abstraction.cards.holdem.feature_store import FeatureStore
 from efgkit.abstraction.cards.line_kmeans import LineEMDKMeans, histogram_cdfs, small_line_kmeans
 from efgkit.abstraction.cards.potential_aware_kmeans import PotentialAwareKMeans
 from efgkit.errors import AbstractionError, ParameterError
+from efgkit.io.chunk_runner import ChunkRunner
 
 TURN_METHODS = ("emd", "ehs", "ehs2")
 FLOP_METHODS = (*TURN_METHODS, "pa")

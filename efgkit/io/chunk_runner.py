@@ -1,4 +1,5 @@
-"""Where the hold'em pipeline's chunks run: in this process, or on a dask.distributed cluster.
+"""Where chunked work runs (the hold'em pipeline's features and k-means, the streamed best
+response's flops): in this process, or on a dask.distributed cluster.
 
 ``ChunkRunner(scheduler=None, workers=0)`` runs every chunk here, one after another;
 ``workers=N`` starts a LocalCluster of N single-threaded worker processes on this machine;
