@@ -767,7 +767,8 @@ TWO_CARD = GameEntry(
     name="twocard",
     summary="Leduc's betting with two private cards each and hold'em hand ranking (card abstraction studies)",
     parameters=(
-        Parameter("ranks", int, 6, "ranks in the deck", minimum=2, maximum=len(RANK_SYMBOLS)),
+        Parameter("ranks", int, 6, "ranks in the deck (6: 8 to K; 4 suits keep the top ranks)", minimum=2,
+                  maximum=len(RANK_SYMBOLS)),
         Parameter("suits", int, 2, "cards of each rank", minimum=1, maximum=len(SUIT_SYMBOLS)),
         Parameter("board", str, "1", "board cards opening each later round, '-'-separated (1, 3-1)"),
     ),
