@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from efgkit.abstraction.cards.holdem.bucket_file import StreetBuckets, save_buckets
+from efgkit.abstraction.cards.holdem.bucket_file import BucketLookup, StreetBuckets, save_buckets
+from efgkit.abstraction.cards.holdem.deck import Deck
 from efgkit.abstraction.cards.holdem.features import hand_indexer
 from efgkit.cli import main
 from efgkit.games.poker import Betting
@@ -83,9 +84,10 @@ def test_c_canonical_index_equals_the_numba_indexer_every_round_and_deck(c_tools
 
 
 # ------------------------------------------------------------------ exports and lookups
-def _key(game, betting, node, hole, board):
+def _key(game, betting, node, hole, board, card_name=None):
+    """The infoset key of a deal; cards named by ``card_name`` (default: the game's names)."""
     structure = game.card_structure
-    names = [structure.card_name(card) for card in range(structure.num_cards)]
+    names = [(card_name or structure.card_name)(card) for card in range(structure.num_cards)]
     sizes, parts, at = structure.public_cards_per_round[1:int(betting.round[node]) + 1], [], 0
     for size in sizes:
         parts.append("".join(names[c] for c in board[at:at + size]))
@@ -191,6 +193,50 @@ def test_both_readers_answer_every_leduc_infoset_of_a_bucket_strategy(leduc_expo
     tree = load_game("leduc")  # every infoset of the game has its row
     with CompactStrategy(export.path) as strategy:
         assert all(strategy.row_of(key) >= 0 for key in tree.infoset_keys)
+
+
+def _row(layout, export, decision, bucket):
+    start = layout.action_start[decision] + bucket * layout.width[decision]
+    return tuple(int(w) for w in export.weights[start:start + layout.width[decision]])
+
+
+def test_a_hand_named_by_the_bucket_file_reads_its_bucket_in_both_readers(holdem_exports, c_tools):
+    """holdem(ranks=5) is the deck T-A wherever it is named: a key spelling a deal as the
+    bucket file names it ("AsAh", issue 30) reads the row of the bucket file's bucket."""
+    layout, export = holdem_exports["inline"]
+    betting, game = layout.betting, layout.betting.game
+    rng = random.Random(30)
+    cases = []
+    with BucketLookup(layout.abstraction.reference["path"]) as lookup:
+        deck = lookup.deck
+        for case in range(300):
+            decision = 0 if case == 0 else rng.randrange(betting.decision_nodes.shape[0])
+            node = int(betting.decision_nodes[decision])
+            round_index = int(betting.round[node])
+            cards = rng.sample(range(deck.num_cards), 2 + (0, 3, 4, 5)[round_index])
+            hole, board = (deck.parse("AsAh").tolist(), []) if case == 0 else (cards[:2], cards[2:])
+            bucket = lookup.bucket(round_index, deck.format(hole), deck.format(board))
+            key = _key(game, betting, node, hole, board, deck.card_text)
+            cases.append((key, _row(layout, export, decision, bucket)))
+    assert cases[0][0].startswith(f"P{int(betting.kind[betting.decision_nodes[0]])} cards=AsAh ")
+    _check_both_readers(export.path, cases, c_tools)
+
+
+@pytest.mark.parametrize("ranks", range(5, 14))
+def test_every_reduced_deck_names_its_hands_alike_in_the_bucket_tool_and_both_readers(ranks, c_tools,
+                                                                                      tmp_path):
+    """Every hole pair of holdem(ranks=N), named as the bucket tool names it, reads in both
+    readers the row of the canonical hand the bucket tool's indexer gives it."""
+    game = make_game(f"holdem(ranks={ranks},rounds=1)")
+    layout = BucketLayout(BettingTree(game), IsomorphicCards.canonical(game))
+    export = export_bucket_strategy(layout, layout.random(ranks), tmp_path / "s.efgs", bits=8)
+    deck, betting = Deck(ranks), layout.betting
+    holes = np.array([[a, b] for a in range(deck.num_cards) for b in range(a + 1, deck.num_cards)])
+    buckets = layout.abstraction.tables[0][hand_indexer(0, ranks).index(holes)]
+    node = int(betting.decision_nodes[0])
+    cases = [(_key(game, betting, node, hole.tolist(), [], deck.card_text), _row(layout, export, 0, int(b)))
+             for hole, b in zip(holes, buckets, strict=True)]
+    _check_both_readers(export.path, cases, c_tools)
 
 
 def test_quantized_rows_sum_to_the_total_and_move_less_than_a_step(holdem_exports):

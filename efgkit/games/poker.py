@@ -42,9 +42,11 @@ The presets:
 Infoset keys read like ``"P1 card=Ks board=Qh bets=rc/cr"`` (``cards=AsKh`` with two
 private cards; the board part is absent in one-round games and lists each round's board
 cards separated by ``/``; ``bets=-`` before any action, rounds separated by ``/``); the
-public state is the same text without the player and card. Each chance node deals one
-player's whole hand, or one round's whole board, as a set of cards (outcomes are card
-combinations in lexicographic order). ``LimitPoker.card_structure``
+public state is the same text without the player and card. Card names come from
+``rank_symbols``: a deck of four suits keeps the top ranks (``holdem(ranks=5)`` is T to A),
+a deck of fewer suits counts down from the king (Kuhn's and Leduc's J, Q, K). Each chance
+node deals one player's whole hand, or one round's whole board, as a set of cards (outcomes
+are card combinations in lexicographic order). ``LimitPoker.card_structure``
 describes the deck and the showdown for card abstraction.
 
 ``compile()`` builds the tree fast: the betting part of the public tree (the "betting
@@ -71,6 +73,21 @@ from efgkit.games.tree import GameTree
 
 RANK_SYMBOLS = "23456789TJQKA"
 SUIT_SYMBOLS = "shdc"
+
+
+def rank_symbols(num_ranks: int, num_suits: int) -> str:
+    """The names of a deck's ``num_ranks`` ranks, weakest first: which ranks a deck keeps.
+
+    A deck of four suits is the standard deck cut down to its top ranks (5 ranks: T J Q K A;
+    8: 7 to A), as the ACPC server deals a reduced deck; the hold'em bucket files
+    (``abstraction/cards/holdem/deck.py``) name their cards with it. A deck of fewer suits
+    counts down from the king, as OpenSpiel names Kuhn and Leduc (3 ranks: J Q K); the ace
+    joins only at 13 ranks. Only names differ: hands are ranked by rank index either way.
+    """
+    standard = len(RANK_SYMBOLS)
+    top = standard if num_suits == len(SUIT_SYMBOLS) or num_ranks == standard else standard - 1
+    return RANK_SYMBOLS[top - num_ranks:top]
+
 
 # Betting action kinds; an action is (kind, amount in chips).
 FOLD, CHECK, CALL, BET, RAISE = range(5)
@@ -121,8 +138,8 @@ class CardStructure:
         return card // self.num_suits
 
     def rank_name(self, rank: int) -> str:
-        """Ranks count down from the king as usual (3 ranks: J, Q, K); 13 ranks add the ace."""
-        return RANK_SYMBOLS[max(0, len(RANK_SYMBOLS) - 1 - self.num_ranks) + rank]
+        """The name of rank index ``rank`` (0 the weakest; ``rank_symbols`` says which ranks)."""
+        return rank_symbols(self.num_ranks, self.num_suits)[rank]
 
     def card_name(self, card: int) -> str:
         rank = self.rank_name(self.rank_of(card))
@@ -683,9 +700,9 @@ def holdem(ranks: int = 13, rounds: int = 4, blinds: str = "10-5", bets: str = "
            caps: str = "3-4-4-4") -> LimitPoker:
     """Heads-up limit Texas hold'em as the ACPC plays it (``holdem.limit.2p.reverse_blinds``).
 
-    Two hole cards, boards of 3, 1, 1 cards, ``ranks`` top ranks of four suits. Player 0 is
-    the big blind (ACPC player 1, ``blinds`` big then small), the small blind acts first
-    pre-flop and the big blind after; ``bets`` are each round's bet and raise size and
+    Two hole cards, boards of 3, 1, 1 cards, ``ranks`` top ranks of four suits (5: T to A).
+    Player 0 is the big blind (ACPC player 1, ``blinds`` big then small), the small blind acts
+    first pre-flop and the big blind after; ``bets`` are each round's bet and raise size and
     ``caps`` its raises (ACPC ``maxRaises``; the blinds are not raises). ``rounds`` keeps the
     first rounds only (fewer rounds end in a showdown on the board dealt so far).
     """
@@ -726,8 +743,8 @@ LEDUC = GameEntry(
         Parameter(
             "suit_isomorphism", bool, False, "deal and observe ranks only, as OpenSpiel's parameter"
         ),
-        Parameter("ranks", int, 3, "ranks in the deck (3: J, Q, K; 13: 2 to A)", minimum=2,
-                  maximum=len(RANK_SYMBOLS)),
+        Parameter("ranks", int, 3, "ranks in the deck (3: J, Q, K; 13: 2 to A; 4 suits: the top ranks)",
+                  minimum=2, maximum=len(RANK_SYMBOLS)),
         Parameter("suits", int, 2, "cards of each rank", minimum=1, maximum=len(SUIT_SYMBOLS)),
     ),
     factory=leduc_poker,
@@ -750,7 +767,8 @@ TWO_CARD = GameEntry(
     name="twocard",
     summary="Leduc's betting with two private cards each and hold'em hand ranking (card abstraction studies)",
     parameters=(
-        Parameter("ranks", int, 6, "ranks in the deck", minimum=2, maximum=len(RANK_SYMBOLS)),
+        Parameter("ranks", int, 6, "ranks in the deck (6: 8 to K; 4 suits keep the top ranks)", minimum=2,
+                  maximum=len(RANK_SYMBOLS)),
         Parameter("suits", int, 2, "cards of each rank", minimum=1, maximum=len(SUIT_SYMBOLS)),
         Parameter("board", str, "1", "board cards opening each later round, '-'-separated (1, 3-1)"),
     ),
@@ -761,7 +779,7 @@ HOLDEM = GameEntry(
     name="holdem",
     summary="heads-up limit Texas hold'em as the ACPC plays it (reverse blinds); reduced decks and rounds",
     parameters=(
-        Parameter("ranks", int, 13, "top ranks of four suits in the deck", minimum=2,
+        Parameter("ranks", int, 13, "top ranks of four suits in the deck (5: T to A)", minimum=2,
                   maximum=len(RANK_SYMBOLS)),
         Parameter("rounds", int, 4, "betting rounds (pre-flop, flop, turn, river)", minimum=1,
                   maximum=len(HOLDEM_BOARD_CARDS)),

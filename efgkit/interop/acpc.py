@@ -30,7 +30,9 @@ hole cards first, then player 1's, then each round's board; actions are fold, ca
 the check) and raise (also the bet), in that order, with Leduc's labels. ACPC ranks hands
 the standard poker way (best five cards; with one hole and one board card a pair wins,
 else the higher hole card), as ``CardStructure.showdown`` does. Card names follow the
-engine (3 ranks are J, Q, K, where the ACPC server deals Q, K, A: the ranking is the
+engine (``games.poker.rank_symbols``): four suits keep the top ranks, as the server deals
+them (``numRanks = 8`` is 7 to A, as in ``holdem(ranks=8)``); fewer suits count down from
+the king (3 ranks are J, Q, K, where the ACPC server deals Q, K, A: the ranking is the
 same). So Leduc's definition gives efgkit's ``leduc`` node for node.
 
 What efgkit cannot play is refused with the line of the field: no-limit betting, other

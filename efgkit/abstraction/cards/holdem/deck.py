@@ -1,10 +1,13 @@
 """The hold'em deck, full or reduced, and cards as text ("AsKd", "7h8h9c").
 
 A deck has ``num_ranks`` ranks (13 for the standard deck) and 4 suits. A reduced deck
-keeps the TOP ``num_ranks`` ranks of the standard deck: with 8 ranks it is 7 8 9 T J Q K A.
+keeps the TOP ``num_ranks`` ranks of the standard deck: with 8 ranks it is 7 8 9 T J Q K A,
+named by ``efgkit.games.poker.rank_symbols`` as the game ``holdem(ranks=8)`` names them.
 Card ids are ``4 * rank + suit`` with rank 0 the lowest rank of the deck and suits
 c d h s in that order, so in the standard deck rank 0 is the deuce and id 51 is the
-ace of spades (the evaluator's and the hand indexer's numbering). A reduced deck's card
+ace of spades (the evaluator's and the hand indexer's numbering; the game's card ids
+number the suits s h d c, so one hand has one name in both and ids that differ by a suit
+renaming, which changes no canonical index and no bucket). A reduced deck's card
 ``4 * r + s`` is the standard card ``4 * (r + 13 - num_ranks) + s``: hands are ranked as
 in the standard game, so a straight is five consecutive standard ranks and the wheel
 (A-2-3-4-5) exists only when the deck has the deuce through the five, i.e. in the full deck.
@@ -17,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from efgkit.errors import ParameterError
+from efgkit.games.poker import rank_symbols
 
-RANK_CHARS = "23456789TJQKA"
 SUIT_CHARS = "cdhs"
 NUM_SUITS = 4
 STANDARD_RANKS = 13
@@ -50,7 +53,7 @@ class Deck:
 
     @property
     def rank_chars(self) -> str:
-        return RANK_CHARS[STANDARD_RANKS - self.num_ranks:]
+        return rank_symbols(self.num_ranks, NUM_SUITS)
 
     def card_text(self, card: int) -> str:
         """'As' for the ace of spades."""
