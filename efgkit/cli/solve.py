@@ -512,7 +512,7 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
     solver.close()
     data = {
         "game": spec, "algorithm": algorithm, "parameters": checkpoints.parameters,
-        "iterations": iterations, "seconds": seconds, "state": state, "stopped_by_time": stopped_early,
+        "iterations": iterations, "seconds": seconds, "state": state,
         "resumed_from_iteration": resumed_from, "checkpoints_written": checkpoints.written,
         "working_file": str(work), "working_file_bytes": work.stat().st_size,
         "state_bytes": Path(state).stat().st_size, "memory_limit_bytes": memory_limit,
@@ -520,6 +520,8 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
         "compile_peak_rss_bytes": compiled and compiled["compile_peak_rss_bytes"],
         **{key: solver.sizes[key] for key in ("histories", "infosets", "infoset_actions")},
     }
+    if time_limit is not None:
+        data["stopped_by_time"] = stopped_early
     lines = [
         f"{algorithm} on {spec} with its arrays on disk: {iterations} iterations in "
         f"{seconds:.2f} s" + (f" (resumed at iteration {resumed_from})" if resumed_from else ""),

@@ -53,13 +53,11 @@ from efgkit.core.regret_rules import (
     VARIANT_CFR,
     VARIANT_CFR_PLUS,
     VARIANT_CODES,
-    Settings,
+    VariantSolver,
     average_weight,
     check_iterations,
-    checked_parameters,
     clear_rows,
     discount_rule,
-    kernel_parameters,
     match_row,
     match_rows,
     prediction_scale,
@@ -562,7 +560,7 @@ def _per_round(name: str, value, game) -> list[float]:
     return values.tolist()
 
 
-class SampledCFR:
+class SampledCFR(VariantSolver):
     """Any efgkit CFR variant with public chance sampling on a ``BucketLayout``.
 
     ``seed`` fixes the boards sampled; ``precision`` (``PRECISIONS``) the type of the regrets
@@ -583,7 +581,7 @@ class SampledCFR:
         unknown = set(parameters) - set(given)
         if unknown:
             raise ParameterError(f"SampledCFR takes no parameter {sorted(unknown)[0]!r}")
-        self.parameters = checked_parameters(variant, given)
+        self.parameters = self._configure(variant, given)
         if precision not in PRECISIONS:
             raise ParameterError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         if precision == "int32" and variant != "cfr+":
@@ -595,9 +593,7 @@ class SampledCFR:
         if precision == "int32":
             scaling = {name: _per_round(name, v, layout.betting.game) for name, v in scaling.items()}
             self.parameters.update(scaling)
-        kernel = kernel_parameters(variant, self.parameters)
-        self.variant, self.layout, self.precision, self.seed = variant, layout, precision, seed
-        self._settings = Settings(VARIANT_CODES[variant], *kernel)
+        self.layout, self.precision, self.seed = layout, precision, seed
         betting = layout.betting
         self.betting = betting
         self._view = layout.view()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from efgkit.core.evaluation import Evaluation
-from efgkit.core.regret_rules import SCHEDULED
+from efgkit.core.regret_rules import VariantSolver
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import AbstractionError, ParameterError
 from efgkit.games.poker import LimitPoker
@@ -34,7 +34,7 @@ def public_layout(infoset_map: InfosetMap) -> StrategyLayout:
     return StrategyLayout.from_infoset_map(PublicTree(game), infoset_map)
 
 
-class PublicTreeCFR:
+class PublicTreeCFR(VariantSolver):
     """Any CFR variant of ``efgkit.solvers.cfr`` through the engine; see the module docstring."""
 
     def __init__(self, infoset_map: InfosetMap, *, variant: str = "cfr+", alternating: bool = True,
@@ -49,10 +49,7 @@ class PublicTreeCFR:
                                 beta=beta, gamma=gamma, gamma_start=gamma_start, horizon=horizon)
         self.variant = variant
         self.alternating = True
-        self.delay, self.alpha, self.beta, self.gamma, self.horizon = (
-            self.engine.delay, self.engine.alpha, self.engine.beta, self.engine.gamma, self.engine.horizon)
-        if variant in SCHEDULED:
-            self.gamma_start = self.engine.gamma_start
+        self._settings = self.engine._settings
 
     @property
     def iteration(self) -> int:

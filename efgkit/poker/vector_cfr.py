@@ -20,16 +20,13 @@ import numpy as np
 
 from efgkit.core.regret_rules import (
     PREDICTIVE,
-    SCHEDULED,
     VARIANT_CODES,
-    Settings,
+    VariantSolver,
     average_weight,
     check_iterations,
-    checked_parameters,
     clear_rows,
     discount_rule,
     is_predictive,
-    kernel_parameters,
     match_rows,
     prediction_scale,
     update_regret,
@@ -337,7 +334,7 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
             update_rows(rows, action_offset, settings, t, state)
 
 
-class VectorCFR:
+class VectorCFR(VariantSolver):
     """Any CFR variant of ``efgkit.solvers.cfr`` (cfr, cfr+, dcfr, lcfr, dcfr+, pcfr+, pdcfr+,
     hs-dcfr, hs-pcfr+) on a public tree.
 
@@ -351,25 +348,18 @@ class VectorCFR:
                  delay: int | None = None, alpha: float | None = None, beta: float | None = None,
                  gamma: float | None = None, gamma_start: float | None = None,
                  horizon: int | None = None) -> None:
-        parameters = checked_parameters(variant, {"delay": delay, "alpha": alpha, "beta": beta,
-                                                   "gamma": gamma, "gamma_start": gamma_start,
-                                                   "horizon": horizon})
+        self._configure(variant, {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
+                                  "gamma_start": gamma_start, "horizon": horizon})
         self.tree = tree
         self.layout = layout if layout is not None else StrategyLayout.lossless(tree)
         if self.layout.tree is not tree:
             raise ParameterError("the layout is for another public tree")
-        self.variant = variant
-        kernel = kernel_parameters(variant, parameters)
-        self.delay, self.alpha, self.beta, self.gamma, self.horizon = kernel
-        if variant in SCHEDULED:
-            self.gamma_start = self.gamma
         actions = self.layout.num_actions
         self.regrets = np.zeros(actions)
         self.average_accumulator = np.zeros(actions)
         self.strategy = np.zeros(actions)
         self.iteration = 0
         self._state = RowState(self.regrets, self.average_accumulator, self.strategy, np.zeros(actions))
-        self._settings = Settings(VARIANT_CODES[variant], *kernel)
         self._tree_view = tree_view(tree)
         self._layout_view = self.layout.view()
         self._work = workspace(tree)

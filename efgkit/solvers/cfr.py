@@ -26,16 +26,12 @@ import numpy as np
 
 from efgkit.core.regret_rules import (
     PREDICTIVE,
-    SCHEDULED,
-    VARIANT_CODES,
-    Settings,
+    VariantSolver,
     average_weight,
     check_iterations,
-    checked_parameters,
     clear_rows,
     discount_rule,
     is_predictive,
-    kernel_parameters,
     match_rows,
     prediction_scale,
     update_regret,
@@ -49,7 +45,7 @@ from efgkit.solvers.strategy import Strategy, normalize_per_infoset
 from efgkit.solvers.traversal import ProfileLayout, infoset_view, others_reach, own_infoset_reach
 
 
-class CFRSolver:
+class CFRSolver(VariantSolver):
     """Vanilla CFR (``variant='cfr'``), CFR+ (``'cfr+'``) or DCFR (``'dcfr'``).
 
     Parameters follow scikit-learn's style: configuration in ``__init__``, work in
@@ -73,18 +69,10 @@ class CFRSolver:
         infoset_map = (
             tree_or_map if isinstance(tree_or_map, InfosetMap) else InfosetMap.identity(tree_or_map)
         )
-        given = {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
-                 "gamma_start": gamma_start, "horizon": horizon}
-        parameters = checked_parameters(self.variant, given)
-        if self.variant in PREDICTIVE and not alternating:
-            raise ParameterError(f"{self.variant} predicts each player's next regrets from its last "
-                                 f"update: alternating must be True")
+        self._configure(self.variant, {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
+                                       "gamma_start": gamma_start, "horizon": horizon}, alternating)
         self.infoset_map = infoset_map
         self.alternating = alternating
-        self.delay, self.alpha, self.beta, self.gamma, self.horizon = kernel_parameters(self.variant,
-                                                                                      parameters)
-        if self.variant in SCHEDULED:
-            self.gamma_start = self.gamma
         tree = infoset_map.tree
         self.layout = ProfileLayout(infoset_map)
         self.iteration = 0
@@ -95,8 +83,6 @@ class CFRSolver:
         self._work = CFRBuffers(self.layout.edge_prob, self.layout.values, self.layout.reach,
                                np.zeros(tree.num_infosets))
         self._view = infoset_view(tree, infoset_map)  # raises unless perfect recall
-        self._settings = Settings(VARIANT_CODES[self.variant], self.delay, self.alpha, self.beta, self.gamma,
-                                  self.horizon)
         self._player_infosets = tuple(tree.infosets_of(p) for p in (0, 1))
         self._player_abstract = tuple(infoset_map.abstract_infosets_of(p) for p in (0, 1))
         self._matched_abstract = self._player_abstract  # all but the held infosets

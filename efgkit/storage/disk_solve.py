@@ -37,13 +37,9 @@ import numpy as np
 import efgkit
 from efgkit.core.regret_rules import (
     PREDICTIVE,
-    SCHEDULED,
-    VARIANT_CODES,
-    Settings,
+    VariantSolver,
     check_iterations,
-    checked_parameters,
     clear_rows,
-    kernel_parameters,
 )
 from efgkit.core.solver_state import SolverState, check_finite
 from efgkit.errors import FileFormatError, ParameterError
@@ -223,7 +219,7 @@ class _AverageStrategy:
 
 
 # ----------------------------------------------------------------------------- solver
-class DiskSolver:
+class DiskSolver(VariantSolver):
     """Any CFR variant of ``solvers.cfr`` over a working file, under ``memory_limit`` bytes.
 
     Same parameters and results as ``CFRSolver`` on the identity map. ``regrets`` and
@@ -238,19 +234,9 @@ class DiskSolver:
                  alpha: float | None = None, beta: float | None = None, gamma: float | None = None,
                  gamma_start: float | None = None, horizon: int | None = None,
                  window_bytes: int | None = None) -> None:
-        parameters = checked_parameters(variant, {"delay": delay, "alpha": alpha, "beta": beta,
-                                                  "gamma": gamma, "gamma_start": gamma_start,
-                                                  "horizon": horizon})
-        if variant in PREDICTIVE and not alternating:
-            raise ParameterError(f"{variant} predicts each player's next regrets from its last "
-                                 f"update: alternating must be True")
-        self.variant = variant
+        self._configure(variant, {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
+                                  "gamma_start": gamma_start, "horizon": horizon}, alternating)
         self.alternating = alternating
-        kernel = kernel_parameters(variant, parameters)
-        self.delay, self.alpha, self.beta, self.gamma, self.horizon = kernel
-        self._settings = Settings(VARIANT_CODES[variant], *kernel)
-        if variant in SCHEDULED:
-            self.gamma_start = self.gamma
         self.memory_limit = int(memory_limit)
         self.iteration = 0
         self.working_path = Path(working_path)
