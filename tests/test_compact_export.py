@@ -321,6 +321,14 @@ def test_damaged_files_are_refused_by_both_readers(tmp_path, exports, query_tool
     assert result.returncode == 2 and c_message in result.stderr
 
 
+def test_the_format_document_gives_the_readers_version_everywhere():
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "compact-format.md").read_text()
+    stated = re.findall(r"\(\.efgs, version (\d+)\)|format version = (\d+)|the version \(`= (\d+)`\)", text)
+    assert len(stated) == 3 and {int(number) for found in stated for number in found if number} == {VERSION}
+
+
 @pytest.mark.parametrize("actions, ones, message", [
     (3, "field", "pass its total"),  # the first field 2**w - 1 > 2**w - 2
     (2, "row", "row is empty"),      # all ones outside a card table
