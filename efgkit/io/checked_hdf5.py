@@ -68,6 +68,25 @@ def storage_problem(dataset: h5py.Dataset) -> str | None:
     return None
 
 
+def declared_size_problem(handle: h5py.File) -> str | None:
+    """``storage_problem`` of the first dataset anywhere in ``handle`` that has one, or None.
+
+    ``open_checked`` asks it before a reader sees the file, so no reader of any format or
+    schema version reads a dataset whose declared size the file does not hold.
+    """
+    found: list[str] = []
+
+    def check(_: str, item: h5py.Group | h5py.Dataset) -> bool | None:
+        problem = storage_problem(item) if isinstance(item, h5py.Dataset) else None
+        if problem is not None:
+            found.append(problem)
+            return True  # stops the visit
+        return None
+
+    handle.visititems(check)
+    return found[0] if found else None
+
+
 def manifest_digest(handle: h5py.File) -> str:
     """sha256 over every attribute and every dataset's type, shape and sha256 attribute.
 
@@ -118,13 +137,11 @@ def write_dataset(group: h5py.Group, name: str, array: np.ndarray, *, compressed
 
 
 def read_dataset(group: h5py.Group, name: str) -> np.ndarray:
-    """The dataset's data after checking it against its sha256."""
+    """The dataset's data after checking it against its sha256 (of a file ``open_checked``
+    opened, which checked its declared size)."""
     if name not in group:
         raise FileFormatError(f"{group.file.filename}: {group.name}/{name} is missing")
     dataset = group[name]
-    problem = storage_problem(dataset)
-    if problem is not None:
-        raise FileFormatError(f"{group.file.filename}: {problem}")
     data = np.asarray(dataset[()])
     if _digest_of(data) != str(dataset.attrs.get("sha256")):
         raise FileFormatError(f"{group.file.filename}: file is corrupted (checksum of {dataset.name})")
@@ -153,8 +170,9 @@ def open_checked(path: str | os.PathLike, file_format: str, schema_version: int,
                  what: str, *, manifest_since: int = 1) -> Iterator[h5py.File]:
     """Open ``path`` read-only after checking its format, version and manifest; ``what`` names
     the kind of file in messages. Versions before ``manifest_since`` carry no manifest (the
-    caller checks them its own way). Errors while reading inside the block become one-line
-    FileFormatErrors too."""
+    caller checks them its own way). Every dataset's declared size is checked against what
+    the file stores (``declared_size_problem``), whatever the version. Errors while reading
+    inside the block become one-line FileFormatErrors too."""
     if not Path(path).is_file():
         raise FileFormatError(f"{path}: no such {what}")
     try:
@@ -164,6 +182,9 @@ def open_checked(path: str | os.PathLike, file_format: str, schema_version: int,
             problem = links_problem(handle)
             if problem is not None:
                 raise FileFormatError(f"{path}: {what} {problem}")
+            problem = declared_size_problem(handle)
+            if problem is not None:
+                raise FileFormatError(f"{path}: {problem}")
             version = handle.attrs.get("schema_version")
             if not isinstance(version, int | np.integer) or version < 1:
                 raise FileFormatError(f"{path}: invalid schema version {version!r}")

@@ -32,7 +32,7 @@ from efgkit.abstraction.cards.bucketing import RECALLS, CardAbstraction, poker_r
 from efgkit.errors import EfgkitError, FileFormatError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import storage_problem
+from efgkit.io.checked_hdf5 import open_checked
 from efgkit.io.error_text import one_line
 from efgkit.maps.infoset_map import InfosetMap
 
@@ -105,28 +105,15 @@ def is_card_abstraction_file(path: str | os.PathLike) -> bool:
 
 
 def _read(path: str | os.PathLike) -> dict:
-    with h5py.File(path, "r") as handle:
+    # Schema 1 carries its own content checksum (``_digest``), not a manifest.
+    with open_checked(path, FORMAT, SCHEMA_VERSION, "card abstraction file",
+                      manifest_since=SCHEMA_VERSION + 1) as handle:
         attrs = handle.attrs
-        if attrs.get("format") != FORMAT:
-            raise FileFormatError(f"{path}: not an efgkit card abstraction file")
-        version = attrs["schema_version"]
-        if not isinstance(version, int | np.integer) or version < 1:
-            raise FileFormatError(f"{path}: invalid schema version {version!r}")
-        if version > SCHEMA_VERSION:
-            raise FileFormatError(
-                f"{path}: card abstraction schema version {int(version)} is newer than this efgkit "
-                f"({efgkit.__version__}) reads ({SCHEMA_VERSION}); upgrade efgkit"
-            )
         attributes = {name: str(attrs[name]) for name in
                       ("game_spec", "tree_fingerprint", "feature", "recall", "parameters")}
         rounds = len(handle["buckets"])
-        datasets = [handle[f"buckets/round_{r}"] for r in range(rounds)] + [handle["abstraction/abstract_of"]]
-        for dataset in datasets:
-            problem = storage_problem(dataset)
-            if problem is not None:
-                raise FileFormatError(f"{path}: {problem}")
-        buckets = [np.asarray(dataset[()]) for dataset in datasets[:-1]]
-        abstract_of = np.asarray(datasets[-1][()])
+        buckets = [np.asarray(handle[f"buckets/round_{r}"][()]) for r in range(rounds)]
+        abstract_of = np.asarray(handle["abstraction/abstract_of"][()])
         if _digest(attributes, buckets, abstract_of) != str(attrs["content_sha256"]):
             raise FileFormatError(f"{path}: card abstraction file is corrupted (content checksum mismatch)")
         return {**attributes, "buckets": buckets, "abstract_of": abstract_of,
@@ -135,14 +122,7 @@ def _read(path: str | os.PathLike) -> dict:
 
 def load_card_abstraction(path: str | os.PathLike, tree: GameTree) -> StoredAbstraction:
     """Read a card abstraction file made for ``tree`` (same spec and fingerprint)."""
-    if not Path(path).is_file():
-        raise FileFormatError(f"{path}: no such card abstraction file")
-    try:
-        raw = _read(path)
-    except FileFormatError:
-        raise
-    except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
-        raise FileFormatError(f"{path}: cannot read card abstraction file ({one_line(exc)})") from exc
+    raw = _read(path)
     if raw["game_spec"] != tree.spec:
         raise FileFormatError(
             f"{path}: the card abstraction is for game {raw['game_spec']!r}, not {tree.spec!r}")
