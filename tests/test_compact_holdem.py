@@ -276,6 +276,29 @@ def test_a_missing_or_other_bucket_table_file_is_one_clear_error(tmp_path, holde
     assert len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.parametrize("fifo", ["strategy", "bucket tables"])
+def test_a_fifo_is_refused_by_both_readers_before_it_is_opened(tmp_path, holdem_exports, c_tools, fifo):
+    """A FIFO named like the strategy or its bucket-table file: opening it would block until a
+    writer comes (run in children, so a hang fails the test instead of stopping it)."""
+    import os
+
+    _, export = holdem_exports["external"]
+    path, tables = tmp_path / "s.efgs", tmp_path / Path(export.bucket_tables_path).name
+    if fifo == "strategy":
+        os.mkfifo(path)
+    else:
+        shutil.copy(export.path, path)
+        os.mkfifo(tables)
+    script = f"from efgkit.storage.compact_reader import CompactStrategy; CompactStrategy({str(path)!r})"
+    python = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert python.returncode == 1 and "not a regular file" in python.stderr.splitlines()[-1]
+    for arguments in (["--verify", str(path)], [str(path)]):
+        result = subprocess.run([str(c_tools / "efgs_query"), *arguments], input="", capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 2 and "regular file" in result.stderr
+        assert len(result.stderr.splitlines()) == 1
+
+
 def test_the_readers_take_a_moved_bucket_table_file(tmp_path, holdem_exports):
     _, export = holdem_exports["external"]
     moved = tmp_path / "elsewhere.efgb"

@@ -35,6 +35,7 @@ import numpy as np
 from efgkit.errors import FileFormatError, GameDefinitionError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.io.atomic import atomic_output_path
+from efgkit.io.input_files import check_input_file
 
 TREE_FILE_VERSION = 1
 
@@ -265,6 +266,7 @@ class GameTree:
     def load(cls, path: str | os.PathLike, expected_spec: str | None = None) -> GameTree:
         """Read a tree written by ``save``; checks format, version and fingerprint, and every
         array's declared size before reading it."""
+        check_input_file(path, "tree file")
         try:
             with np.load(path, allow_pickle=False) as data:
                 problem = _declared_size_problem(data.zip, os.path.getsize(path))

@@ -14,7 +14,6 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import h5py
 import numpy as np
@@ -22,6 +21,7 @@ import numpy as np
 import efgkit
 from efgkit.errors import FileFormatError
 from efgkit.io.error_text import one_line
+from efgkit.io.input_files import check_input_file
 from efgkit.io.mapped_arrays import create_contiguous, slices
 
 COMPRESSED_CHUNK_BYTES = 1 << 20
@@ -173,8 +173,7 @@ def open_checked(path: str | os.PathLike, file_format: str, schema_version: int,
     caller checks them its own way). Every dataset's declared size is checked against what
     the file stores (``declared_size_problem``), whatever the version. Errors while reading
     inside the block become one-line FileFormatErrors too."""
-    if not Path(path).is_file():
-        raise FileFormatError(f"{path}: no such {what}")
+    check_input_file(path, what)
     try:
         with h5py.File(path, "r") as handle:
             if handle.attrs.get("format") != file_format:

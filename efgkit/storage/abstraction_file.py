@@ -96,7 +96,10 @@ def save_card_abstraction(path: str | os.PathLike, abstraction: CardAbstraction,
 
 
 def is_card_abstraction_file(path: str | os.PathLike) -> bool:
-    """True if ``path`` is an HDF5 file that says it is a card abstraction."""
+    """True if ``path`` is an HDF5 file that says it is a card abstraction (a regular file:
+    h5py would block on a FIFO)."""
+    if not Path(path).is_file():
+        return False
     try:
         with h5py.File(path, "r") as handle:
             return handle.attrs.get("format") == FORMAT

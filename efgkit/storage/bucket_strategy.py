@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -49,9 +50,11 @@ def betting_digest(betting: BettingTree) -> str:
 
 def is_bucket_strategy_file(path: str | os.PathLike) -> bool:
     """Whether ``path`` names a file of this format (a cheap look at its root attribute; a
-    damaged file is not one, and its own reader reports the damage)."""
+    damaged file, or anything but a regular file, is not one, and its own reader reports why)."""
     import h5py
 
+    if not Path(path).is_file():  # h5py would block on a FIFO
+        return False
     try:
         with h5py.File(path, "r") as handle:
             return handle.attrs.get("format") == FORMAT
