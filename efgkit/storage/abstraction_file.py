@@ -34,6 +34,7 @@ from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
 from efgkit.io.checked_hdf5 import open_checked
 from efgkit.io.error_text import one_line
+from efgkit.io.input_files import referenced_file
 from efgkit.maps.infoset_map import InfosetMap
 
 FORMAT = "efgkit-card-abstraction"
@@ -151,16 +152,13 @@ def load_card_abstraction(path: str | os.PathLike, tree: GameTree) -> StoredAbst
 
 def load_referenced_card_abstraction(reference: dict, tree: GameTree, what: str,
                                      path: str | os.PathLike | None = None) -> StoredAbstraction:
-    """The card abstraction file a ``reference`` (``StoredAbstraction.reference``) names,
-    opened at ``path`` if given (a moved file) else at the recorded path; its content
-    digest must be the recorded one. ``what`` names the referring file in messages."""
-    if reference.get("kind") != "card-abstraction-file" or "sha256" not in reference:
+    """The card abstraction file a ``reference`` (``StoredAbstraction.reference``) in the
+    file ``what`` names: ``path`` if the user gives one, else the recorded file's name beside
+    ``what`` (never a folder the file names); its content digest must be the recorded one."""
+    if (not isinstance(reference, dict) or reference.get("kind") != "card-abstraction-file"
+            or not isinstance(reference.get("sha256"), str)):
         raise FileFormatError(f"{what}: unknown card abstraction reference {reference!r}")
-    location = path if path is not None else reference.get("path", "")
-    if not Path(location).is_file():
-        raise FileFormatError(f"{what} was solved on the card abstraction {location}, which is "
-                              f"missing; pass the file (sha256 {reference['sha256'][:16]}...) "
-                              f"with --card-abstraction")
+    location = referenced_file(what, reference.get("path"), path, "card abstraction", "--card-abstraction")
     stored = load_card_abstraction(location, tree)
     if stored.content_sha256 != reference["sha256"]:
         raise FileFormatError(f"{location}: not the card abstraction {what} was solved on (its "

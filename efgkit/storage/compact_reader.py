@@ -443,9 +443,7 @@ class CardTable:
                 raise CompactFormatError(f"{self.path}: card table is corrupted")
             return position
         if self.external is None:
-            import os.path
-
-            name = tables_path or os.path.join(os.path.dirname(self.path), self.tables_name)
+            name = tables_path or self._recorded_tables_path()
             if not os.path.exists(name):
                 raise CompactFormatError(f"{self.path}: needs its bucket-table file {name} "
                                          f"(sha256 {self.tables_sha256.hex()[:16]}...), which "
@@ -454,6 +452,15 @@ class CardTable:
         self._tables.append(self.external.table(round_index, self.private, board, bits, buckets,
                                                 entries))
         return position
+
+    def _recorded_tables_path(self) -> str:
+        """The bucket-table file the file names, beside it: a plain name (no folder, as the C
+        reader requires), so the file's content never picks a file elsewhere."""
+        forbidden = {"/", "\0", os.sep, os.altsep} - {None}
+        if self.tables_name in ("", ".", "..") or any(mark in self.tables_name for mark in forbidden):
+            raise CompactFormatError(f"{self.path}: names its bucket-table file {self.tables_name!r}, not a "
+                                     f"plain file name beside it")
+        return os.path.join(os.path.dirname(self.path), self.tables_name)
 
     def table_bytes(self, round_index: int) -> int:
         """Bytes of round ``round_index``'s inline bucket table (0: none, or external)."""
