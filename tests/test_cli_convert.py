@@ -80,3 +80,26 @@ def test_bad_efg_names_the_line_and_leaves_the_output_alone(runner, tmp_path):
 def test_convert_errors_are_one_line(runner, tmp_path, arguments, fragments):
     result = runner.invoke(main, ["convert", *(a.format(tmp=tmp_path) for a in arguments)])
     _assert_one_line_error(result, *fragments)
+
+
+def test_a_tree_file_declaring_a_huge_array_is_refused_before_reading(runner, tmp_path):
+    """A .npz member whose .npy header declares more bytes than the file stores is refused
+    before numpy allocates them (here 100 GB from a file of a few KB)."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    good, forged = tmp_path / "kuhn.npz", tmp_path / "forged.npz"
+    assert runner.invoke(main, ["convert", "kuhn", str(good)]).exit_code == 0
+    with zipfile.ZipFile(good) as source, zipfile.ZipFile(forged, "w") as target:
+        for info in source.infolist():
+            data = source.read(info)
+            if info.filename == "node_kind.npy":
+                header = io.BytesIO()
+                np.lib.format.write_array_header_1_0(header, {"descr": "|i1", "fortran_order": False,
+                                                              "shape": (10**11,)})
+                data = header.getvalue() + data[len(header.getvalue()):]
+            target.writestr(info.filename, data)
+    result = runner.invoke(main, ["convert", str(forged), str(tmp_path / "k.efg")])
+    _assert_one_line_error(result, "node_kind.npy declares 100,000,000,000 bytes")

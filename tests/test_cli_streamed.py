@@ -200,6 +200,15 @@ def test_mismatched_resumes_are_refused(runner, tmp_path, arguments, message):
     assert "Traceback" not in result.output and state.read_bytes() == before
 
 
+def test_a_resume_with_other_variant_parameters_names_them(runner, tmp_path):
+    state = tmp_path / "s.h5"
+    _sampled(runner, "-n", "10", "-a", "dcfr", "--alpha", "1.5", "--state", str(state))
+    result = runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical", "-n", "20",
+                                  "-a", "dcfr", "--alpha", "2", "--state", str(state), "--resume"])
+    assert result.exit_code == 2 and "resume with the same variant parameters" in result.stderr
+    assert "the same the" not in result.stderr
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["solve", GAME, "--precision", "int32"], "--precision goes with --engine sampled"),
     (["solve", GAME, "--engine", "sampled", "--buckets", "none", "--plot", "p.png"], "give --every K"),

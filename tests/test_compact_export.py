@@ -321,6 +321,14 @@ def test_damaged_files_are_refused_by_both_readers(tmp_path, exports, query_tool
     assert result.returncode == 2 and c_message in result.stderr
 
 
+def test_the_format_document_gives_the_readers_version_everywhere():
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "compact-format.md").read_text()
+    stated = re.findall(r"\(\.efgs, version (\d+)\)|format version = (\d+)|the version \(`= (\d+)`\)", text)
+    assert len(stated) == 3 and {int(number) for found in stated for number in found if number} == {VERSION}
+
+
 @pytest.mark.parametrize("actions, ones, message", [
     (3, "field", "pass its total"),  # the first field 2**w - 1 > 2**w - 2
     (2, "row", "row is empty"),      # all ones outside a card table
@@ -822,6 +830,29 @@ def test_export_stores_the_card_abstraction_the_strategy_was_solved_on(tmp_path,
                                  "moved.h5", "--rounding", "nearest", "--json"])
     assert moved.exit_code == 0, moved.stderr
     assert Path("moved.efgs").read_bytes() == Path("auto.efgs").read_bytes()
+
+
+def test_export_opens_the_recorded_card_abstraction_only_beside_the_strategy(tmp_path, monkeypatch):
+    """The path a strategy records is its content: export looks for the file's name beside
+    the strategy, never in the folder recorded; one elsewhere is named with --card-abstraction."""
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    Path("run").mkdir()
+    Path("elsewhere").mkdir()
+    assert runner.invoke(main, ["cards", "leduc", "-b", "3,3", "--out", "elsewhere/abs.h5"]).exit_code == 0
+    solved = runner.invoke(main, ["solve", "leduc", "-n", "20", "--abstraction", "elsewhere/abs.h5", "--out",
+                                  "run/s.h5"])
+    assert solved.exit_code == 0, solved.stderr
+    refused = runner.invoke(main, ["export", "run/s.h5", "--out", "s.efgs"])
+    assert refused.exit_code == 2 and "run/abs.h5, which is missing" in refused.stderr
+    assert "--card-abstraction" in refused.stderr and not Path("s.efgs").exists()
+    named = runner.invoke(main, ["export", "run/s.h5", "--out", "named.efgs", "--card-abstraction",
+                                 "elsewhere/abs.h5"])
+    assert named.exit_code == 0, named.stderr
+    shutil.copy("elsewhere/abs.h5", "run/abs.h5")
+    beside = runner.invoke(main, ["export", "run/s.h5", "--out", "beside.efgs"])
+    assert beside.exit_code == 0, beside.stderr
+    assert Path("beside.efgs").read_bytes() == Path("named.efgs").read_bytes()
 
 
 def test_export_takes_a_card_abstraction_for_a_strategy_that_recorded_none(tmp_path, leduc):

@@ -9,6 +9,7 @@ import random
 import shutil
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +29,7 @@ from efgkit.poker.card_abstraction import (
 )
 from efgkit.specs import load_game, make_game
 from efgkit.storage import compact_reader
-from efgkit.storage.bucket_strategy import save_bucket_strategy
+from efgkit.storage.bucket_strategy import load_bucket_strategy, save_bucket_strategy
 from efgkit.storage.compact_holdem import (
     bucket_table_file_bytes,
     export_bucket_strategy,
@@ -322,6 +323,29 @@ def test_a_missing_or_other_bucket_table_file_is_one_clear_error(tmp_path, holde
     assert len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.parametrize("fifo", ["strategy", "bucket tables"])
+def test_a_fifo_is_refused_by_both_readers_before_it_is_opened(tmp_path, holdem_exports, c_tools, fifo):
+    """A FIFO named like the strategy or its bucket-table file: opening it would block until a
+    writer comes (run in children, so a hang fails the test instead of stopping it)."""
+    import os
+
+    _, export = holdem_exports["external"]
+    path, tables = tmp_path / "s.efgs", tmp_path / Path(export.bucket_tables_path).name
+    if fifo == "strategy":
+        os.mkfifo(path)
+    else:
+        shutil.copy(export.path, path)
+        os.mkfifo(tables)
+    script = f"from efgkit.storage.compact_reader import CompactStrategy; CompactStrategy({str(path)!r})"
+    python = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert python.returncode == 1 and "not a regular file" in python.stderr.splitlines()[-1]
+    for arguments in (["--verify", str(path)], [str(path)]):
+        result = subprocess.run([str(c_tools / "efgs_query"), *arguments], input="", capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 2 and "regular file" in result.stderr
+        assert len(result.stderr.splitlines()) == 1
+
+
 def test_the_readers_take_a_moved_bucket_table_file(tmp_path, holdem_exports):
     _, export = holdem_exports["external"]
     moved = tmp_path / "elsewhere.efgb"
@@ -331,11 +355,52 @@ def test_the_readers_take_a_moved_bucket_table_file(tmp_path, holdem_exports):
         assert strategy.card_table.external is not None
 
 
+def _resealed_efgs(data: bytearray) -> bytes:
+    """The .efgs bytes with their payload and header CRCs recomputed, as a forger would."""
+    header_end = compact_reader.HEADER.size + int.from_bytes(data[compact_reader.HEADER.size - 2:
+                                                                   compact_reader.HEADER.size], "little")
+    payload_crc_at = compact_reader.HEADER_CRC_OFFSET - 4
+    data[payload_crc_at:payload_crc_at + 4] = zlib.crc32(bytes(data[header_end:])).to_bytes(4, "little")
+    data[compact_reader.HEADER_CRC_OFFSET:compact_reader.HEADER_CRC_OFFSET + 4] = compact_reader.header_crc(
+        bytes(data[:header_end])).to_bytes(4, "little")
+    return bytes(data)
+
+
+@pytest.mark.parametrize("where", ["absolute", "relative"])
+def test_a_bucket_table_file_named_with_a_folder_is_never_followed(tmp_path, holdem_exports, c_tools, where):
+    """A .efgs names its bucket-table file; both readers look for that name beside it and
+    refuse a name with a folder (here leading to the right tables elsewhere) in one line."""
+    layout, _ = holdem_exports["external"]
+    folder = tmp_path / "run"
+    folder.mkdir()
+    name = "t" * 200 + ".efgb"
+    export_bucket_strategy(layout, holdem_exports["strategy"], folder / "s.efgs", bits=16,
+                           bucket_tables=str(folder / name))
+    elsewhere = tmp_path / "elsewhere" / "tables.efgb"
+    elsewhere.parent.mkdir()
+    (folder / name).rename(elsewhere)
+    head, tail = ("", str(elsewhere)) if where == "absolute" else ("..", "elsewhere/tables.efgb")
+    forged = head + "/" * (len(name) - len(head) - len(tail)) + tail  # as long as the name: "//" is "/"
+    data = bytearray((folder / "s.efgs").read_bytes())
+    at = data.index(name.encode())
+    data[at:at + len(name)] = forged.encode()
+    (folder / "s.efgs").write_bytes(_resealed_efgs(data))
+    with pytest.raises(CompactFormatError, match="not a plain file name") as raised:
+        CompactStrategy(str(folder / "s.efgs"))
+    assert "\n" not in str(raised.value)
+    result = subprocess.run([str(c_tools / "efgs_query"), "--verify", str(folder / "s.efgs")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "bucket-table file" in result.stderr
+    with CompactStrategy(str(folder / "s.efgs"), bucket_tables=str(elsewhere)) as strategy:
+        strategy.verify()  # a file elsewhere is named by the user
+
+
 # ------------------------------------------------------------------ command line
 @pytest.fixture(scope="module")
-def strategy_file(tmp_path_factory, holdem_exports):
+def strategy_file(holdem_exports):
+    """A bucket strategy beside its bucket file (where readers look for it)."""
     layout, _ = holdem_exports["inline"]
-    path = tmp_path_factory.mktemp("cli") / "strategy.h5"
+    path = Path(layout.abstraction.reference["path"]).parent / "strategy.h5"
     save_bucket_strategy(path, layout, holdem_exports["strategy"], {"algorithm": "random", "iterations": 0})
     return path
 
@@ -374,6 +439,64 @@ def test_export_never_reads_a_game_file_the_strategy_file_names(tmp_path, runner
     result = runner.invoke(main, ["export", str(copy), "--out", str(tmp_path / "s.efgs")])
     assert result.exit_code == 2 and "name it yourself with --game" in result.stderr
     assert not (tmp_path / "s.efgs").exists()
+
+
+def _resealed(source, target, **attributes):
+    """A copy of the HDF5 file ``source`` at ``target`` with root ``attributes`` changed and its
+    manifest recomputed, as a forger would."""
+    import h5py
+
+    from efgkit.io.checked_hdf5 import manifest_digest
+
+    shutil.copy(source, target)
+    with h5py.File(target, "r+") as handle:
+        handle.attrs.update(attributes)
+        handle.attrs["content_sha256"] = manifest_digest(handle)
+    return target
+
+
+def test_a_bucket_file_is_opened_beside_the_strategy_or_where_the_user_names_it(tmp_path, runner, json_output,
+                                                                               strategy_file, holdem_exports):
+    """The bucket file's path a strategy records is its content: only the name is used,
+    beside the strategy, whatever folder it says; a file elsewhere is named with --buckets
+    (its digest checked). The error does not tell whether the recorded path exists."""
+    import json
+
+    from efgkit.errors import FileFormatError
+
+    game = make_game("holdem(ranks=5)")
+    layout, _ = holdem_exports["inline"]
+    bucket_file = Path(layout.abstraction.reference["path"])
+    folder, elsewhere = tmp_path / "run", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    shutil.copy(bucket_file, elsewhere / "secret.h5")
+    forged = folder / "s.h5"
+    messages = []
+    for recorded in (elsewhere / "secret.h5", elsewhere / "missing.h5"):
+        reference = {**layout.abstraction.reference, "path": str(recorded)}
+        _resealed(strategy_file, forged, abstraction=json.dumps(reference, sort_keys=True))
+        with pytest.raises(FileFormatError, match="which is missing; pass the file with --buckets") as raised:
+            load_bucket_strategy(forged, game)
+        messages.append(str(raised.value).replace(recorded.name, "NAME"))
+        for command in (["export", str(forged), "--out", str(tmp_path / "s.efgs")],
+                        ["evaluate", "holdem(ranks=5)", str(forged)],
+                        ["solve", "holdem(ranks=5)", "--engine", "sampled", "--buckets", "canonical",
+                         "-n", "1", "--state", str(forged), "--resume"]):
+            result = runner.invoke(main, command)
+            assert result.exit_code == 2 and "--buckets" in result.stderr, result.stderr
+            assert str(elsewhere) not in result.stderr
+    assert messages[0] == messages[1] and str(elsewhere) not in messages[0]
+    named = json_output(runner.invoke(main, ["export", str(forged), "--out", str(tmp_path / "named.efgs"),
+                                             "--buckets", str(elsewhere / "secret.h5"), "--json"]))
+    shutil.copy(bucket_file, folder / "missing.h5")  # the recorded name, beside the strategy
+    beside = json_output(runner.invoke(main, ["export", str(forged), "--out", str(tmp_path / "beside.efgs"),
+                                              "--json"]))
+    assert named["bytes"] == beside["bytes"] > 0
+    other = _pipeline_bucket_file(tmp_path / "other.h5", 5, (7, 30, 40, 50), seed=1)
+    result = runner.invoke(main, ["export", str(forged), "--out", str(tmp_path / "x.efgs"),
+                                  "--buckets", str(other)])
+    assert result.exit_code == 2 and "content digest differs" in result.stderr
 
 
 def test_export_refuses_to_replace_another_bucket_table_file(tmp_path, runner, strategy_file):

@@ -149,6 +149,28 @@ def test_a_fifo_game_file_never_hangs(runner, tmp_path):
     assert result.exit_code == 2 and "not a regular file" in result.stderr
 
 
+@pytest.mark.parametrize("name, command", [
+    ("s.h5", ["evaluate", "kuhn", "{input}"]),
+    ("s.h5", ["export", "{input}", "-o", "{folder}/s.efgs"]),
+    ("s.efgs", ["play", "{input}", "--game", "kuhn", "--against", "random", "-n", "2"]),
+    ("t.npz", ["convert", "{input}", "{folder}/k.efg"]),
+    ("a.h5", ["refine", "leduc", "--initial", "{input}", "--max-iterations", "2"]),
+])
+def test_inputs_that_are_fifos_are_refused_before_they_are_opened(tmp_path, name, command):
+    """Opening a FIFO for reading blocks until a writer comes: every reader checks the kind
+    of file first (run in a child, so a hang fails the test instead of stopping it)."""
+    import subprocess
+    import sys
+
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    arguments = [part.format(input=fifo, folder=tmp_path) for part in command]
+    result = subprocess.run([sys.executable, "-m", "efgkit", *arguments], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2 and "not a regular file" in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1
+
+
 def test_a_small_file_declaring_a_huge_dataset_is_refused_before_reading(runner, tmp_path):
     import h5py
 

@@ -187,6 +187,25 @@ def test_schema_1_files_are_still_read(tmp_path, kuhn, kuhn_strategy):
     _load_fails_and_leaves_file(path, kuhn, match="corrupted")
 
 
+def test_a_schema_1_file_declaring_a_huge_dataset_is_refused_before_reading(tmp_path, kuhn, kuhn_strategy,
+                                                                           runner):
+    """Schema 1 files get the declared-size check of schema 2: a tiny file may not make the
+    reader allocate what it declares (here 80 MB; a forged file declared 3.2 GB)."""
+    from efgkit.cli import main
+
+    path = tmp_path / "v1.h5"
+    _write_schema_1(path, kuhn_strategy, PROVENANCE)
+    with h5py.File(path, "r+") as handle:
+        del handle["strategy/probabilities"]
+        handle.create_dataset("strategy/probabilities", shape=(10_000_000,), dtype="<f8")
+    assert path.stat().st_size < 100_000
+    _load_fails_and_leaves_file(path, kuhn, match="declares 80,000,000 bytes but the file stores 0")
+    for command in (["evaluate", "kuhn", str(path)], ["export", str(path), "-o", str(tmp_path / "s.efgs")]):
+        result = runner.invoke(main, command)
+        assert result.exit_code == 2 and "declares 80,000,000 bytes" in result.stderr
+        assert len(result.stderr.splitlines()) == 1
+
+
 def test_every_dataset_carries_its_checksum_and_any_change_is_caught(saved, kuhn):
     with h5py.File(saved, "r") as handle:
         names = []

@@ -35,6 +35,7 @@ import numpy as np
 from efgkit.errors import FileFormatError, GameDefinitionError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.io.atomic import atomic_output_path
+from efgkit.io.input_files import check_input_file
 
 TREE_FILE_VERSION = 1
 
@@ -263,9 +264,14 @@ class GameTree:
 
     @classmethod
     def load(cls, path: str | os.PathLike, expected_spec: str | None = None) -> GameTree:
-        """Read a tree written by ``save``; checks format, version and fingerprint."""
+        """Read a tree written by ``save``; checks format, version and fingerprint, and every
+        array's declared size before reading it."""
+        check_input_file(path, "tree file")
         try:
             with np.load(path, allow_pickle=False) as data:
+                problem = _declared_size_problem(data.zip, os.path.getsize(path))
+                if problem is not None:
+                    raise FileFormatError(f"{path}: {problem}")
                 if str(data["format"]) != "efgkit-tree":
                     raise FileFormatError(f"{path}: not an efgkit tree file")
                 version = int(data["version"])
@@ -293,3 +299,27 @@ class GameTree:
                 f"{path}: tree file is for game {tree.spec!r}, not {expected_spec!r}"
             )
         return tree
+
+
+_NPY_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+
+
+def _declared_size_problem(archive: zipfile.ZipFile, file_bytes: int) -> str | None:
+    """Why reading a member of a tree file could allocate memory the file does not hold, or
+    None: every member is stored uncompressed (as ``np.savez`` writes it) inside the file,
+    and its .npy header declares no more bytes than the member holds. A tiny file could
+    otherwise declare an array of terabytes."""
+    for info in archive.infolist():
+        if (info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size
+                or info.header_offset + info.compress_size > file_bytes):
+            return f"{info.filename} is compressed or runs past the end of the file"
+        with archive.open(info) as member:
+            read_header = _NPY_HEADERS.get(np.lib.format.read_magic(member))
+            if read_header is None:
+                return f"{info.filename} is not a .npy array of format 1.0 or 2.0"
+            shape, _, dtype = read_header(member)
+            declared = int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if declared > info.file_size - member.tell():
+                return (f"{info.filename} declares {declared:,} bytes but the file stores "
+                        f"{info.file_size - member.tell():,}")
+    return None

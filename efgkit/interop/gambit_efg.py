@@ -41,7 +41,6 @@ import os
 import re
 from collections.abc import Iterator
 from fractions import Fraction
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -53,6 +52,7 @@ from efgkit.games.builder import PROBABILITY_TOLERANCE, node_limit_from_env, tre
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
+from efgkit.io.input_files import check_input_file
 
 SPEC_PREFIX = "efg:"
 ZERO_SUM_TOLERANCE = 1e-9
@@ -469,9 +469,8 @@ def read_text(path: str | os.PathLike, what: str) -> str:
     """A regular file's text as UTF-8 (at most ``MAX_TEXT_BYTES``); FileFormatError naming
     the line of the first bad byte. FIFOs and devices (``/dev/zero``) are refused before
     reading, so a read never hangs or exhausts memory."""
+    check_input_file(path, what)
     try:
-        if Path(path).exists() and not Path(path).is_file():
-            raise FileFormatError(f"{path}: {what} is not a regular file")
         with open(path, "rb") as handle:
             data = handle.read(MAX_TEXT_BYTES + 1)
     except OSError as exc:

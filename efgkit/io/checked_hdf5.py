@@ -14,7 +14,6 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import h5py
 import numpy as np
@@ -22,6 +21,7 @@ import numpy as np
 import efgkit
 from efgkit.errors import FileFormatError
 from efgkit.io.error_text import one_line
+from efgkit.io.input_files import check_input_file
 from efgkit.io.mapped_arrays import create_contiguous, slices
 
 COMPRESSED_CHUNK_BYTES = 1 << 20
@@ -66,6 +66,25 @@ def storage_problem(dataset: h5py.Dataset) -> str | None:
         return (f"/{dataset.name.lstrip('/')} declares {dataset.nbytes:,} bytes but the file stores "
                 f"{stored:,}{f' (compressed {dataset.compression})' if ratio > 1 else ''}")
     return None
+
+
+def declared_size_problem(handle: h5py.File) -> str | None:
+    """``storage_problem`` of the first dataset anywhere in ``handle`` that has one, or None.
+
+    ``open_checked`` asks it before a reader sees the file, so no reader of any format or
+    schema version reads a dataset whose declared size the file does not hold.
+    """
+    found: list[str] = []
+
+    def check(_: str, item: h5py.Group | h5py.Dataset) -> bool | None:
+        problem = storage_problem(item) if isinstance(item, h5py.Dataset) else None
+        if problem is not None:
+            found.append(problem)
+            return True  # stops the visit
+        return None
+
+    handle.visititems(check)
+    return found[0] if found else None
 
 
 def manifest_digest(handle: h5py.File) -> str:
@@ -118,13 +137,11 @@ def write_dataset(group: h5py.Group, name: str, array: np.ndarray, *, compressed
 
 
 def read_dataset(group: h5py.Group, name: str) -> np.ndarray:
-    """The dataset's data after checking it against its sha256."""
+    """The dataset's data after checking it against its sha256 (of a file ``open_checked``
+    opened, which checked its declared size)."""
     if name not in group:
         raise FileFormatError(f"{group.file.filename}: {group.name}/{name} is missing")
     dataset = group[name]
-    problem = storage_problem(dataset)
-    if problem is not None:
-        raise FileFormatError(f"{group.file.filename}: {problem}")
     data = np.asarray(dataset[()])
     if _digest_of(data) != str(dataset.attrs.get("sha256")):
         raise FileFormatError(f"{group.file.filename}: file is corrupted (checksum of {dataset.name})")
@@ -153,10 +170,10 @@ def open_checked(path: str | os.PathLike, file_format: str, schema_version: int,
                  what: str, *, manifest_since: int = 1) -> Iterator[h5py.File]:
     """Open ``path`` read-only after checking its format, version and manifest; ``what`` names
     the kind of file in messages. Versions before ``manifest_since`` carry no manifest (the
-    caller checks them its own way). Errors while reading inside the block become one-line
-    FileFormatErrors too."""
-    if not Path(path).is_file():
-        raise FileFormatError(f"{path}: no such {what}")
+    caller checks them its own way). Every dataset's declared size is checked against what
+    the file stores (``declared_size_problem``), whatever the version. Errors while reading
+    inside the block become one-line FileFormatErrors too."""
+    check_input_file(path, what)
     try:
         with h5py.File(path, "r") as handle:
             if handle.attrs.get("format") != file_format:
@@ -164,6 +181,9 @@ def open_checked(path: str | os.PathLike, file_format: str, schema_version: int,
             problem = links_problem(handle)
             if problem is not None:
                 raise FileFormatError(f"{path}: {what} {problem}")
+            problem = declared_size_problem(handle)
+            if problem is not None:
+                raise FileFormatError(f"{path}: {problem}")
             version = handle.attrs.get("schema_version")
             if not isinstance(version, int | np.integer) or version < 1:
                 raise FileFormatError(f"{path}: invalid schema version {version!r}")

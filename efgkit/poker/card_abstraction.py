@@ -42,6 +42,7 @@ from efgkit.abstraction.cards.holdem.features import hand_indexer
 from efgkit.abstraction.cards.holdem.isomorphism import index_hand
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import LimitPoker
+from efgkit.io.input_files import referenced_file
 from efgkit.poker.betting_tree import sorted_deals
 
 HOLDEM_SUITS = 4
@@ -321,9 +322,13 @@ ABSTRACTION_KINDS = ("canonical", "none", "lossless")
 """The card abstractions named by a word; anything else is a bucket file's path."""
 
 
-def abstraction_from_reference(game: LimitPoker, reference: dict, bucket_file=None) -> HandBuckets:
-    """The abstraction ``reference`` describes; a bucket file is opened at ``bucket_file`` when
-    given (a moved file), else at its recorded path, and must have the recorded digest."""
+def abstraction_from_reference(game: LimitPoker, reference: dict, bucket_file=None,
+                               referring=None) -> HandBuckets:
+    """The abstraction ``reference`` describes, recorded in the file ``referring``; a bucket
+    file is opened at ``bucket_file`` when the user names one, else under its recorded name
+    beside ``referring`` (``input_files.referenced_file``), and must have the recorded digest."""
+    if not isinstance(reference, dict):
+        raise AbstractionError(f"unknown card abstraction {reference!r}")
     kind = reference.get("kind")
     if kind == "canonical":
         return IsomorphicCards.canonical(game)
@@ -332,7 +337,7 @@ def abstraction_from_reference(game: LimitPoker, reference: dict, bucket_file=No
     if kind == "lossless":
         return LosslessCards(game)
     if kind == "bucket-file":
-        path = bucket_file or reference.get("path")
+        path = referenced_file(referring, reference.get("path"), bucket_file, "bucket file", "--buckets")
         cards = IsomorphicCards.from_bucket_file(game, path)
         if cards.reference["sha256"] != reference.get("sha256"):
             raise AbstractionError(f"{path}: not the bucket file the strategy was computed on (its "
@@ -341,7 +346,7 @@ def abstraction_from_reference(game: LimitPoker, reference: dict, bucket_file=No
     if kind == "perfect-recall":
         from efgkit.poker.perfect_recall import PerfectRecallCards  # it builds on this module
 
-        base = abstraction_from_reference(game, reference.get("base") or {}, bucket_file)
+        base = abstraction_from_reference(game, reference.get("base") or {}, bucket_file, referring)
         if not isinstance(base, IsomorphicCards):
             raise AbstractionError(f"perfect recall of {base.description}: only of suit-symmetric buckets")
         return PerfectRecallCards(game, base)

@@ -32,8 +32,9 @@ from efgkit.abstraction.cards.bucketing import RECALLS, CardAbstraction, poker_r
 from efgkit.errors import EfgkitError, FileFormatError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import storage_problem
+from efgkit.io.checked_hdf5 import open_checked
 from efgkit.io.error_text import one_line
+from efgkit.io.input_files import referenced_file
 from efgkit.maps.infoset_map import InfosetMap
 
 FORMAT = "efgkit-card-abstraction"
@@ -96,7 +97,10 @@ def save_card_abstraction(path: str | os.PathLike, abstraction: CardAbstraction,
 
 
 def is_card_abstraction_file(path: str | os.PathLike) -> bool:
-    """True if ``path`` is an HDF5 file that says it is a card abstraction."""
+    """True if ``path`` is an HDF5 file that says it is a card abstraction (a regular file:
+    h5py would block on a FIFO)."""
+    if not Path(path).is_file():
+        return False
     try:
         with h5py.File(path, "r") as handle:
             return handle.attrs.get("format") == FORMAT
@@ -105,28 +109,15 @@ def is_card_abstraction_file(path: str | os.PathLike) -> bool:
 
 
 def _read(path: str | os.PathLike) -> dict:
-    with h5py.File(path, "r") as handle:
+    # Schema 1 carries its own content checksum (``_digest``), not a manifest.
+    with open_checked(path, FORMAT, SCHEMA_VERSION, "card abstraction file",
+                      manifest_since=SCHEMA_VERSION + 1) as handle:
         attrs = handle.attrs
-        if attrs.get("format") != FORMAT:
-            raise FileFormatError(f"{path}: not an efgkit card abstraction file")
-        version = attrs["schema_version"]
-        if not isinstance(version, int | np.integer) or version < 1:
-            raise FileFormatError(f"{path}: invalid schema version {version!r}")
-        if version > SCHEMA_VERSION:
-            raise FileFormatError(
-                f"{path}: card abstraction schema version {int(version)} is newer than this efgkit "
-                f"({efgkit.__version__}) reads ({SCHEMA_VERSION}); upgrade efgkit"
-            )
         attributes = {name: str(attrs[name]) for name in
                       ("game_spec", "tree_fingerprint", "feature", "recall", "parameters")}
         rounds = len(handle["buckets"])
-        datasets = [handle[f"buckets/round_{r}"] for r in range(rounds)] + [handle["abstraction/abstract_of"]]
-        for dataset in datasets:
-            problem = storage_problem(dataset)
-            if problem is not None:
-                raise FileFormatError(f"{path}: {problem}")
-        buckets = [np.asarray(dataset[()]) for dataset in datasets[:-1]]
-        abstract_of = np.asarray(datasets[-1][()])
+        buckets = [np.asarray(handle[f"buckets/round_{r}"][()]) for r in range(rounds)]
+        abstract_of = np.asarray(handle["abstraction/abstract_of"][()])
         if _digest(attributes, buckets, abstract_of) != str(attrs["content_sha256"]):
             raise FileFormatError(f"{path}: card abstraction file is corrupted (content checksum mismatch)")
         return {**attributes, "buckets": buckets, "abstract_of": abstract_of,
@@ -135,14 +126,7 @@ def _read(path: str | os.PathLike) -> dict:
 
 def load_card_abstraction(path: str | os.PathLike, tree: GameTree) -> StoredAbstraction:
     """Read a card abstraction file made for ``tree`` (same spec and fingerprint)."""
-    if not Path(path).is_file():
-        raise FileFormatError(f"{path}: no such card abstraction file")
-    try:
-        raw = _read(path)
-    except FileFormatError:
-        raise
-    except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
-        raise FileFormatError(f"{path}: cannot read card abstraction file ({one_line(exc)})") from exc
+    raw = _read(path)
     if raw["game_spec"] != tree.spec:
         raise FileFormatError(
             f"{path}: the card abstraction is for game {raw['game_spec']!r}, not {tree.spec!r}")
@@ -168,16 +152,13 @@ def load_card_abstraction(path: str | os.PathLike, tree: GameTree) -> StoredAbst
 
 def load_referenced_card_abstraction(reference: dict, tree: GameTree, what: str,
                                      path: str | os.PathLike | None = None) -> StoredAbstraction:
-    """The card abstraction file a ``reference`` (``StoredAbstraction.reference``) names,
-    opened at ``path`` if given (a moved file) else at the recorded path; its content
-    digest must be the recorded one. ``what`` names the referring file in messages."""
-    if reference.get("kind") != "card-abstraction-file" or "sha256" not in reference:
+    """The card abstraction file a ``reference`` (``StoredAbstraction.reference``) in the
+    file ``what`` names: ``path`` if the user gives one, else the recorded file's name beside
+    ``what`` (never a folder the file names); its content digest must be the recorded one."""
+    if (not isinstance(reference, dict) or reference.get("kind") != "card-abstraction-file"
+            or not isinstance(reference.get("sha256"), str)):
         raise FileFormatError(f"{what}: unknown card abstraction reference {reference!r}")
-    location = path if path is not None else reference.get("path", "")
-    if not Path(location).is_file():
-        raise FileFormatError(f"{what} was solved on the card abstraction {location}, which is "
-                              f"missing; pass the file (sha256 {reference['sha256'][:16]}...) "
-                              f"with --card-abstraction")
+    location = referenced_file(what, reference.get("path"), path, "card abstraction", "--card-abstraction")
     stored = load_card_abstraction(location, tree)
     if stored.content_sha256 != reference["sha256"]:
         raise FileFormatError(f"{location}: not the card abstraction {what} was solved on (its "

@@ -6,7 +6,8 @@ continues the run (``solver_state/``: regrets, average accumulator and the varia
 arrays, each in the type the solver keeps it — float64, float32 or int32), the game's
 canonical spec with a digest of its betting tree, a reference to the card abstraction
 (``card_abstraction.abstraction_from_reference``: a word, or a bucket file's path and content
-digest, checked when the file is read) and the provenance (algorithm, parameters, precision,
+digest; a reader opens that file's name beside this one, or the file the user names, and
+checks the digest) and the provenance (algorithm, parameters, precision,
 iterations and, for a resumable solve, the sampler's RNG state and the evaluation history).
 The conventions of every efgkit HDF5 file (``io.checked_hdf5``): format name and schema
 version, a sha256 per dataset and over the metadata, written atomically — a checkpoint
@@ -21,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 
@@ -49,9 +51,11 @@ def betting_digest(betting: BettingTree) -> str:
 
 def is_bucket_strategy_file(path: str | os.PathLike) -> bool:
     """Whether ``path`` names a file of this format (a cheap look at its root attribute; a
-    damaged file is not one, and its own reader reports the damage)."""
+    damaged file, or anything but a regular file, is not one, and its own reader reports why)."""
     import h5py
 
+    if not Path(path).is_file():  # h5py would block on a FIFO
+        return False
     try:
         with h5py.File(path, "r") as handle:
             return handle.attrs.get("format") == FORMAT
@@ -84,8 +88,9 @@ def save_bucket_strategy(path: str | os.PathLike, layout: BucketLayout, strategy
 
 def load_bucket_strategy(path: str | os.PathLike, game: LimitPoker,
                          bucket_file=None) -> tuple[BucketLayout, np.ndarray, dict, dict[str, np.ndarray]]:
-    """(layout, strategy, provenance, solver state) of a file for ``game``; ``bucket_file``
-    overrides the recorded path of its bucket file (which must still have the recorded digest)."""
+    """(layout, strategy, provenance, solver state) of a file for ``game``. Its bucket file is
+    ``bucket_file`` if given, else the recorded file's name beside ``path`` (never a folder the
+    file names); it must have the recorded digest."""
     betting = BettingTree(game)
     with open_checked(path, FORMAT, SCHEMA_VERSION, WHAT) as handle:
         if handle.attrs.get("game") != game.spec:
@@ -101,7 +106,7 @@ def load_bucket_strategy(path: str | os.PathLike, game: LimitPoker,
         strategy = read_dataset(handle, "strategy")
         group = handle["solver_state"] if "solver_state" in handle else {}
         state = {name: read_dataset(group, name) for name in group}
-    layout = BucketLayout(betting, abstraction_from_reference(game, reference, bucket_file))
+    layout = BucketLayout(betting, abstraction_from_reference(game, reference, bucket_file, path))
     if strategy.shape != (layout.num_actions,):
         raise FileFormatError(f"{path}: {strategy.shape[0] if strategy.ndim else 0:,} strategy entries, the "
                               f"abstraction has {layout.num_actions:,}")

@@ -151,7 +151,7 @@ def resume_sampled(path: str, solver, provenance: dict, iterations: int) -> tupl
     made, wanted = recorded.get("parameters") or {}, provenance["parameters"]
     for name, flag in (("engine", "--engine"), ("algorithm", "--algorithm"), ("precision", "--precision"),
                        ("seed", "--seed"), ("regret_scaling", "--regret-scaling"),
-                       ("average_scaling", "--average-scaling"), ("parameters", "the variant's parameters")):
+                       ("average_scaling", "--average-scaling"), ("parameters", "variant parameters")):
         was, now = (made.get(name), wanted.get(name)) if name.endswith("_scaling") else (recorded.get(name),
                                                                                          provenance[name])
         if was != now:

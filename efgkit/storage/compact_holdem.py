@@ -154,9 +154,10 @@ def bucket_table_file(rounds: list[RoundBuckets], num_ranks: int, hole_cards: in
 
 def _write_once(path: Path, data: bytes) -> bool:
     """Write ``data`` at ``path`` unless the file already holds exactly it (False); refuse
-    to replace another file (strategies exported earlier may reference it)."""
-    if path.exists():
-        if hashlib.sha256(path.read_bytes()).digest() == hashlib.sha256(data).digest():
+    to replace another file (strategies exported earlier may reference it). Only a regular
+    file of the same size is read (``atomic_output_path`` refuses anything else at ``path``)."""
+    if path.is_file():
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
             return False
         raise ParameterError(f"{path} exists and holds other bucket tables (compact files may "
                              f"reference it); name another bucket-table file")

@@ -41,6 +41,8 @@ or 4). A two-action row at 8 bits per action is thus one 16-bit weight out of 65
 from __future__ import annotations
 
 import mmap
+import os
+import stat
 import struct
 import zlib
 from bisect import bisect_left
@@ -97,6 +99,27 @@ MASK64 = (1 << 64) - 1
 
 class CompactFormatError(ValueError):
     """The file is not a compact strategy, of another version, truncated or damaged."""
+
+
+def map_regular_file(path: str, what: str) -> mmap.mmap:
+    """The file at ``path`` mapped read-only. Anything but a non-empty regular file is a
+    CompactFormatError naming ``what``: checked before opening (a device is never opened)
+    and again on the open file, which is opened without blocking, so a FIFO put in its
+    place meanwhile cannot hang the reader either. A missing file is an OSError."""
+    not_regular = CompactFormatError(f"{path}: the {what} is not a regular file (a FIFO, device or "
+                                     f"directory)")
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise not_regular
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        opened = os.fstat(descriptor)
+        if not stat.S_ISREG(opened.st_mode):
+            raise not_regular
+        if opened.st_size == 0:  # mmap cannot map an empty file
+            raise CompactFormatError(f"{path}: empty file, not a {what}")
+        return mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(descriptor)
 
 
 def key_hash(key: str | bytes, seed: int) -> int:
@@ -266,9 +289,8 @@ class BucketTables:
 
     def __init__(self, path: str, expected_sha256: bytes | None = None) -> None:
         try:
-            with open(path, "rb") as handle:
-                self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError) as exc:
+            self._map = map_regular_file(path, "bucket-table file")
+        except OSError as exc:
             raise CompactFormatError(f"{path}: cannot open the bucket-table file ({exc})") from exc
         self.path = path
         if expected_sha256 is not None and self.sha256() != expected_sha256:
@@ -421,9 +443,7 @@ class CardTable:
                 raise CompactFormatError(f"{self.path}: card table is corrupted")
             return position
         if self.external is None:
-            import os.path
-
-            name = tables_path or os.path.join(os.path.dirname(self.path), self.tables_name)
+            name = tables_path or self._recorded_tables_path()
             if not os.path.exists(name):
                 raise CompactFormatError(f"{self.path}: needs its bucket-table file {name} "
                                          f"(sha256 {self.tables_sha256.hex()[:16]}...), which "
@@ -432,6 +452,15 @@ class CardTable:
         self._tables.append(self.external.table(round_index, self.private, board, bits, buckets,
                                                 entries))
         return position
+
+    def _recorded_tables_path(self) -> str:
+        """The bucket-table file the file names, beside it: a plain name (no folder, as the C
+        reader requires), so the file's content never picks a file elsewhere."""
+        forbidden = {"/", "\0", os.sep, os.altsep} - {None}
+        if self.tables_name in ("", ".", "..") or any(mark in self.tables_name for mark in forbidden):
+            raise CompactFormatError(f"{self.path}: names its bucket-table file {self.tables_name!r}, not a "
+                                     f"plain file name beside it")
+        return os.path.join(os.path.dirname(self.path), self.tables_name)
 
     def table_bytes(self, round_index: int) -> int:
         """Bytes of round ``round_index``'s inline bucket table (0: none, or external)."""
@@ -547,11 +576,7 @@ class CompactStrategy:
 
     def __init__(self, path: str, bucket_tables: str | None = None) -> None:
         self._bucket_tables = bucket_tables
-        with open(path, "rb") as handle:
-            try:
-                self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-            except ValueError as exc:  # an empty file cannot be mapped
-                raise CompactFormatError(f"{path}: empty file, not a compact strategy") from exc
+        self._map = map_regular_file(path, "compact strategy")
         self.path, self.card_table = path, None
         try:
             self._parse_header()

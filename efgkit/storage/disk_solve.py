@@ -174,8 +174,11 @@ def working_file_matches(path: str | os.PathLike, spec: str | None) -> bool:
     """Whether ``path`` is a complete working file of this efgkit (for ``spec``, if given).
 
     Working files are caches: one written by another efgkit version is rebuilt, since the
-    rules of its game may have changed.
+    rules of its game may have changed. Anything but a regular file is not one (h5py would
+    block on a FIFO).
     """
+    if not Path(path).is_file():
+        return False
     try:
         with h5py.File(path, "r") as handle:
             attrs = handle.attrs

@@ -44,7 +44,10 @@ def working_path(state: str | os.PathLike) -> Path:
 
 
 def is_working_file(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a working file of this format (a look at its root attributes)."""
+    """Whether ``path`` is a working file of this format (a look at its root attributes; a
+    regular file: h5py would block on a FIFO)."""
+    if not Path(path).is_file():
+        return False
     try:
         with h5py.File(path, "r") as handle:
             return handle.attrs.get("format") == FORMAT and handle.attrs.get("version") == VERSION

@@ -30,7 +30,7 @@ from efgkit.core.solver_state import SolverState
 from efgkit.errors import EfgkitError, FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import open_checked, seal, stamp, storage_problem, verify_dataset
+from efgkit.io.checked_hdf5 import open_checked, seal, stamp, verify_dataset
 from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import create_file, write_contiguous
 from efgkit.maps.infoset_map import InfosetMap
@@ -202,7 +202,8 @@ def open_strategy_file(path: str | os.PathLike) -> AbstractContextManager[h5py.F
 
 
 def dataset_checked(handle: h5py.File, name: str, dtype: np.dtype | str) -> h5py.Dataset:
-    """The dataset ``name`` after checking it exists, is one-dimensional and has ``dtype``."""
+    """The dataset ``name`` after checking it exists, is one-dimensional and has ``dtype``
+    (``open_strategy_file`` has checked its declared size)."""
     if name not in handle:
         raise FileFormatError(f"{handle.filename}: /{name} is missing")
     dataset = handle[name]
@@ -211,9 +212,6 @@ def dataset_checked(handle: h5py.File, name: str, dtype: np.dtype | str) -> h5py
     if dataset.dtype != np.dtype(dtype):
         raise FileFormatError(f"{handle.filename}: /{name} has dtype {dataset.dtype}, "
                               f"expected {np.dtype(dtype)}")
-    problem = storage_problem(dataset)
-    if problem is not None:
-        raise FileFormatError(f"{handle.filename}: {problem}")
     return dataset
 
 
@@ -240,13 +238,9 @@ def _read_v1(path: str | os.PathLike, handle: h5py.File) -> dict:
     record = handle["provenance"]
     game_spec = str(attrs["game_spec"])
     tree_fingerprint = str(attrs["tree_fingerprint"])
-    abstract_of = np.asarray(handle["abstraction/abstract_of"][()])
-    probabilities = np.asarray(handle["strategy/probabilities"][()])
-    history = np.asarray(record["nash_conv"][()])
-    if history.dtype != HISTORY_DTYPE:
-        raise FileFormatError(f"{path}: /provenance/nash_conv has dtype {history.dtype}")
-    if not np.issubdtype(abstract_of.dtype, np.integer):
-        raise FileFormatError(f"{path}: /abstraction/abstract_of has dtype {abstract_of.dtype}")
+    abstract_of = np.asarray(dataset_checked(handle, "abstraction/abstract_of", "<i4")[()])
+    probabilities = np.asarray(dataset_checked(handle, "strategy/probabilities", "<f8")[()])
+    history = np.asarray(dataset_checked(handle, "provenance/nash_conv", HISTORY_DTYPE)[()])
     digest = _content_digest_v1(game_spec, tree_fingerprint, abstract_of, probabilities,
                                 str(record.attrs["algorithm"]), str(record.attrs["parameters"]),
                                 int(record.attrs["iterations"]), history)

@@ -565,19 +565,32 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
 
 static int open_recorded_tables(efgs_reader *reader, const char *path, void *data, size_t size);
 
+#ifdef EFGS_HAVE_MMAP
+/* Open a regular file for reading, its status in *info; -1 for anything else. Checked
+ * before opening (a FIFO would block the open, a device never end) and again on the open
+ * file, which is opened without blocking in case a FIFO took the name in between. */
+static int open_regular(const char *path, struct stat *info) {
+    int fd;
+    if (stat(path, info) != 0 || !S_ISREG(info->st_mode)) return -1;
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return -1;
+    if (fstat(fd, info) != 0 || !S_ISREG(info->st_mode)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+#endif
+
 int efgs_open_file(efgs_reader *reader, const char *path) {
     int status;
     void *data;
     size_t size;
 #ifdef EFGS_HAVE_MMAP
     struct stat info;
-    int fd = open(path, O_RDONLY);
+    int fd = open_regular(path, &info);
     memset(reader, 0, sizeof *reader);
     if (fd < 0) return EFGS_ERROR_IO;
-    if (fstat(fd, &info) != 0) {
-        close(fd);
-        return EFGS_ERROR_IO;
-    }
     if (info.st_size < (off_t)HEADER_SIZE) { /* too short to be a compact strategy (or empty) */
         close(fd);
         return EFGS_ERROR_FORMAT;
@@ -619,9 +632,9 @@ static int map_file(const char *path, const unsigned char **data, size_t *size) 
 #ifdef EFGS_HAVE_MMAP
     struct stat info;
     void *mapped;
-    int fd = open(path, O_RDONLY);
+    int fd = open_regular(path, &info);
     if (fd < 0) return EFGS_ERROR_IO;
-    if (fstat(fd, &info) != 0 || info.st_size <= 0) {
+    if (info.st_size <= 0) {
         close(fd);
         return EFGS_ERROR_IO;
     }
@@ -1184,7 +1197,7 @@ int efgs_verify(const efgs_reader *reader) {
 const char *efgs_status_message(int status) {
     switch (status) {
     case EFGS_OK: return "ok";
-    case EFGS_ERROR_IO: return "cannot open or read the file";
+    case EFGS_ERROR_IO: return "cannot open or read the file (or it is not a regular file)";
     case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
     case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 6; export again)";
     case EFGS_ERROR_TRUNCATED: return "file is truncated";
@@ -1192,7 +1205,7 @@ const char *efgs_status_message(int status) {
     case EFGS_ERROR_NOT_FOUND: return "no such infoset key";
     case EFGS_ERROR_CAPACITY: return "output array too short for the row";
     case EFGS_ERROR_NEEDS_CLASS: return "the key is not an explicit entry: give its class (player, own-sequence length, number of actions)";
-    case EFGS_ERROR_TABLES: return "its bucket-table file is missing, not the one it was exported with (sha256 differs), or damaged";
+    case EFGS_ERROR_TABLES: return "its bucket-table file is missing, not a regular file, not the one it was exported with (sha256 differs), or damaged";
     default: return "unknown status";
     }
 }

@@ -54,7 +54,7 @@ extern "C" {
 
 enum efgs_status {
     EFGS_OK = 0,
-    EFGS_ERROR_IO = -1,          /* the file cannot be opened, mapped or read */
+    EFGS_ERROR_IO = -1,          /* the file cannot be opened, mapped or read, or is not a regular file */
     EFGS_ERROR_FORMAT = -2,      /* not a compact strategy, or inconsistent sizes/offsets */
     EFGS_ERROR_VERSION = -3,     /* written by another format version (older ones are not read) */
     EFGS_ERROR_TRUNCATED = -4,   /* shorter than its header says */
@@ -62,7 +62,7 @@ enum efgs_status {
     EFGS_ERROR_NOT_FOUND = -6,   /* no such infoset key (not in the game, or pruned) */
     EFGS_ERROR_CAPACITY = -7,    /* the output array is shorter than the row */
     EFGS_ERROR_NEEDS_CLASS = -8, /* not an explicit key and no class given (file has a class rule) */
-    EFGS_ERROR_TABLES = -9       /* the bucket-table file is missing, another one (sha256), or damaged */
+    EFGS_ERROR_TABLES = -9       /* the bucket-table file is missing, not a regular file, another one (sha256), or damaged */
 };
 
 /* Waugh's canonical index of (hole cards, board) in a deck of 4 suits, numbered as efgkit's
