@@ -43,7 +43,8 @@ RATE = """
 import json, sys, time
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import IsomorphicCards, abstraction_named
+from efgkit.poker.card_abstraction import IsomorphicCards
+from efgkit.poker.named_abstractions import abstraction_named
 from efgkit.poker.sampled_cfr import SampledCFR
 from efgkit.specs import make_game
 spec, buckets, seconds, precision = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
@@ -105,8 +106,8 @@ def precision_cost(spec: str, buckets: str, iterations: int) -> list[dict]:
     """NashConv after ``iterations`` of CFR+ (seed 0, the same boards) in each precision."""
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.bucket_layout import BucketLayout
-    from efgkit.poker.card_abstraction import abstraction_named
     from efgkit.poker.full_game import StreamedEvaluator
+    from efgkit.poker.named_abstractions import abstraction_named
     from efgkit.poker.sampled_cfr import SampledCFR
     from efgkit.specs import make_game
 

@@ -129,7 +129,11 @@ def leduc_public_tree():
 def sampled(spec, cards):
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.bucket_layout import BucketLayout
-    from efgkit.poker.card_abstraction import IsomorphicCards, abstraction_named
+    from efgkit.poker.card_abstraction import IsomorphicCards
+    try:  # the engine core moved naming an abstraction to its own module
+        from efgkit.poker.named_abstractions import abstraction_named
+    except ImportError:
+        from efgkit.poker.card_abstraction import abstraction_named
     from efgkit.poker.sampled_cfr import SampledCFR
     from efgkit.specs import make_game
     game = make_game(spec)

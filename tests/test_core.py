@@ -15,8 +15,8 @@ from efgkit.errors import FileFormatError, ParameterError
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import abstraction_named
 from efgkit.poker.full_game import StreamedEvaluator
+from efgkit.poker.named_abstractions import abstraction_named
 from efgkit.poker.sampled_cfr import SampledCFR
 from efgkit.poker.solver import PublicTreeBestResponse, PublicTreeCFR
 from efgkit.solvers import BestResponse, CFRPlusSolver, PCFRPlusSolver

@@ -114,7 +114,7 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
     from efgkit.cli.plots import write_plot
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.bucket_layout import BucketLayout
-    from efgkit.poker.card_abstraction import abstraction_named
+    from efgkit.poker.named_abstractions import abstraction_named
     from efgkit.poker.sampled_cfr import SampledCFR
 
     game = poker_game(run.spec)

@@ -5,7 +5,7 @@ One file holds the average strategy (one float64 per row action), the solver sta
 continues the run (``solver_state/``: regrets, average accumulator and the variant's other
 arrays, each in the type the solver keeps it — float64, float32 or int32), the game's
 canonical spec with a digest of its betting tree, a reference to the card abstraction
-(``card_abstraction.abstraction_from_reference``: a word, or a bucket file's path and content
+(``named_abstractions.abstraction_from_reference``: a word, or a bucket file's path and content
 digest; a reader opens that file's name beside this one, or the file the user names, and
 checks the digest) and the provenance (algorithm, parameters, precision,
 iterations and, for a resumable solve, the sampler's RNG state and the evaluation history).
@@ -34,7 +34,7 @@ from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import create_file
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import abstraction_from_reference, check_recorded
+from efgkit.poker.named_abstractions import abstraction_from_reference, check_recorded
 
 FORMAT = "efgkit-bucket-strategy"
 SCHEMA_VERSION = 2
