@@ -259,9 +259,6 @@ class VariantSolver:
     attributes (``delay``, ``alpha``, ``beta``, ``gamma``, ``horizon``; ``gamma_start`` for the
     schedule variants), which provenance records."""
 
-    variant: str
-    _settings: Settings
-
     def _configure(self, variant: str, given: dict[str, float | None], alternating: bool = True) -> dict:
         """Check ``given`` (None: not given) for ``variant`` and keep the kernels' Settings;
         returns the checked parameters. A predictive variant needs alternating updates."""
@@ -269,35 +266,13 @@ class VariantSolver:
         if variant in PREDICTIVE and not alternating:
             raise ParameterError(f"{variant} predicts each player's next regrets from its last "
                                  f"update: alternating must be True")
+        kernel = kernel_parameters(variant, parameters)
         self.variant = variant
-        self._settings = Settings(VARIANT_CODES[variant], *kernel_parameters(variant, parameters))
+        self.delay, self.alpha, self.beta, self.gamma, self.horizon = kernel
+        if variant in SCHEDULED:
+            self.gamma_start = self.gamma
+        self._settings = Settings(VARIANT_CODES[variant], *kernel)
         return parameters
-
-    @property
-    def delay(self) -> int:
-        return self._settings.delay
-
-    @property
-    def alpha(self) -> float:
-        return self._settings.alpha
-
-    @property
-    def beta(self) -> float:
-        return self._settings.beta
-
-    @property
-    def gamma(self) -> float:
-        return self._settings.gamma
-
-    @property
-    def horizon(self) -> int:
-        return self._settings.horizon
-
-    @property
-    def gamma_start(self) -> float:
-        if self.variant not in SCHEDULED:
-            raise AttributeError(f"{self.variant} has no schedule, so no gamma_start")
-        return self._settings.gamma
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")

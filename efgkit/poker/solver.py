@@ -47,9 +47,9 @@ class PublicTreeCFR(VariantSolver):
         self.layout = public_layout(infoset_map) if layout is None else layout
         self.engine = VectorCFR(self.layout.tree, self.layout, variant=variant, delay=delay, alpha=alpha,
                                 beta=beta, gamma=gamma, gamma_start=gamma_start, horizon=horizon)
-        self.variant = variant
+        self._configure(variant, {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
+                                  "gamma_start": gamma_start, "horizon": horizon})
         self.alternating = True
-        self._settings = self.engine._settings
 
     @property
     def iteration(self) -> int:
