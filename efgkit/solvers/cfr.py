@@ -335,7 +335,7 @@ def accumulate_player_update(t, settings, view, infosets, abstract, state, work)
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def match_player(settings, t, matched, action_offset, state, edge_prob):
-    """Regret matching (``regret_rules.match_rows``) of ``matched`` (int32 abstract infosets)
+    """Regret matching (``regret_rules.match_row``) of ``matched`` (int32 abstract infosets)
     after iteration ``t``, plain or of the predictive variants' prediction. ``action_offset``
     int32 (abstract infosets + 1,); ``state`` a ``RegretState``; writes
     ``edge_prob[:abstract actions]``."""
