@@ -187,9 +187,11 @@ def main_() -> None:
             print(f"unhandled ({name}): {failure}")
     if not (args.quick or args.only):
         update_section(DOCS, "fuzzing", "## Bounded fuzzing (`python benchmarks/fuzz_inputs.py`)\n\n"
-                       "Each damaged copy (bits flipped, bytes overwritten, truncated or spliced) is fed "
-                       "to the command that reads it; handled = success, or one line `efgkit: error: ...` "
-                       "with exit code 2, and the input unchanged.\n\n" + table + "\n")
+                       "Each damaged copy (bits flipped, bytes overwritten, truncated or spliced; or, for "
+                       "the *metadata* rows, one attribute or JSON field given another value or type and "
+                       "the file re-sealed) is fed to the command that reads it; handled = success, or one "
+                       "line `efgkit: error: ...` with exit code 2, and the input unchanged (a resumed "
+                       "solve rewrites its state).\n\n" + table + "\n")
 
 
 if __name__ == "__main__":
