@@ -282,6 +282,15 @@ def test_edited_metadata_of_a_bucket_strategy_is_one_line(runner, tmp_path, chec
     assert len(result.stderr.splitlines()) == 1 and words in result.stderr, result.stderr
 
 
+def test_a_checkpoint_whose_sampler_state_numpy_cannot_take_is_one_line(runner, tmp_path, checkpoint):
+    path = _edited(checkpoint, tmp_path / "s.h5", "provenance",
+                   lambda value: {**value, "rng_state": {**value["rng_state"], "has_uint32": 2**63}})
+    result = runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical", "-n", "30",
+                                  "--state", str(path), "--resume"])
+    assert result.exit_code == 2 and "unusable sampler state" in result.stderr, result.exception
+    assert len(result.stderr.splitlines()) == 1
+
+
 @pytest.mark.parametrize("mapped", [(), ("--mapped",)])
 def test_sigkill_after_a_checkpoint_leaves_a_file_that_resumes(runner, tmp_path, mapped):
     """Also with the arrays mapped: the killed run's working file is replaced, never trusted."""

@@ -305,7 +305,7 @@ class CFRPlusIRA:
         self.splits = {"heuristic": int(numbers["splits_heuristic"]), "bound": int(numbers["splits_bound"])}
         try:
             self.rng.bit_generator.state = state.rng_state
-        except (TypeError, ValueError, KeyError) as exc:
+        except (TypeError, ValueError, KeyError, OverflowError) as exc:
             raise ParameterError(f"the refinement state's random state is unusable ({exc})") from exc
         self._evaluator = None
         for player in (0, 1):

@@ -695,7 +695,7 @@ class SampledCFR:
             raise FileFormatError(f"invalid iteration {iteration!r} in the solver state")
         try:
             self.rng.bit_generator.state = rng_state
-        except (TypeError, ValueError, KeyError) as exc:
+        except (TypeError, ValueError, KeyError, OverflowError) as exc:
             raise FileFormatError(f"unusable sampler state ({exc})") from exc
         for name, array in arrays.items():
             mine[name][:] = array
