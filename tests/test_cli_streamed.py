@@ -228,6 +228,69 @@ def test_bad_long_run_options_get_one_line(runner, arguments, message):
     assert result.exit_code == 2 and message in result.stderr and "Traceback" not in result.output
 
 
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    """A sampled solve's checkpoint: provenance with history and sampler state."""
+    from click.testing import CliRunner
+
+    state = tmp_path_factory.mktemp("checkpoint") / "s.h5"
+    _sampled(CliRunner(), "-n", "20", "--every", "10", "--state", str(state))
+    return state
+
+
+def _edited(source, target, name, edit):
+    """A copy of ``source`` whose JSON attribute ``name`` went through ``edit``, re-sealed (its
+    manifest recomputed, as someone editing the file on purpose would)."""
+    import shutil
+
+    from efgkit.io.checked_hdf5 import manifest_digest
+
+    shutil.copy(source, target)
+    with h5py.File(target, "r+") as handle:
+        handle.attrs[name] = json.dumps(edit(json.loads(handle.attrs[name])))
+        handle.attrs["content_sha256"] = manifest_digest(handle)
+    return target
+
+
+@pytest.mark.parametrize("name, edit, words", [
+    ("abstraction", lambda value: [1, 2], "/@abstraction is [1, 2], expected a JSON object"),
+    ("abstraction", lambda value: {"kind": "bucket-file", "sha256": "0" * 64}, "not a file name"),
+    ("abstraction", lambda value: {"kind": "bucket-file", "path": 7, "sha256": "0" * 64}, "not a file name"),
+    ("abstraction", lambda value: {"kind": "perfect-recall", "base": 3}, "unknown card abstraction 3"),
+    ("provenance", lambda value: "x", "/@provenance is 'x', expected a JSON object"),
+    ("provenance", lambda value: {**value, "iterations": "many"},
+     "field 'iterations' is 'many', expected an integer"),
+    ("provenance", lambda value: {**value, "parameters": [1]},
+     "field 'parameters' is [1], expected a JSON object"),
+    ("provenance", lambda value: {**value, "history": [{"iteration": 10, "nash_conv": "x"}]},
+     "history entry 0 field 'nash_conv' is 'x', expected a number"),
+    ("provenance", lambda value: {key: v for key, v in value.items() if key != "algorithm"},
+     "has no 'algorithm'"),
+])
+@pytest.mark.parametrize("command", ["evaluate", "export", "resume"])
+def test_edited_metadata_of_a_bucket_strategy_is_one_line(runner, tmp_path, checkpoint, name, edit, words,
+                                                          command):
+    """Metadata is checked by type as it is read: a re-sealed file whose fields have the wrong
+    type is one line and exit code 2 for every command that reads it, never a traceback."""
+    path = _edited(checkpoint, tmp_path / "s.h5", name, edit)
+    arguments = {"evaluate": ["evaluate", GAME, str(path)],
+                 "export": ["export", str(path), "--out", str(tmp_path / "s.efgs")],
+                 "resume": ["solve", GAME, "--engine", "sampled", "--buckets", "canonical", "-n", "30",
+                            "--state", str(path), "--resume"]}[command]
+    result = runner.invoke(main, arguments)
+    assert result.exit_code == 2, result.exception
+    assert len(result.stderr.splitlines()) == 1 and words in result.stderr, result.stderr
+
+
+def test_a_checkpoint_whose_sampler_state_numpy_cannot_take_is_one_line(runner, tmp_path, checkpoint):
+    path = _edited(checkpoint, tmp_path / "s.h5", "provenance",
+                   lambda value: {**value, "rng_state": {**value["rng_state"], "has_uint32": 2**63}})
+    result = runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical", "-n", "30",
+                                  "--state", str(path), "--resume"])
+    assert result.exit_code == 2 and "unusable sampler state" in result.stderr, result.exception
+    assert len(result.stderr.splitlines()) == 1
+
+
 @pytest.mark.parametrize("mapped", [(), ("--mapped",)])
 def test_sigkill_after_a_checkpoint_leaves_a_file_that_resumes(runner, tmp_path, mapped):
     """Also with the arrays mapped: the killed run's working file is replaced, never trusted."""

@@ -288,12 +288,15 @@ def _damaged(tmp_path, source, change):
     return path
 
 
+def _reseal_header(data):
+    spec_end = HEADER.size + int.from_bytes(data[HEADER.size - 2:HEADER.size], "little")
+    data[HEADER_CRC_OFFSET:HEADER_CRC_OFFSET + 4] = header_crc(bytes(data[:spec_end])).to_bytes(4, "little")
+
+
 def _set_version(version):
     def change(data):
         data[8] = version
-        spec_end = HEADER.size + int.from_bytes(data[HEADER.size - 2:HEADER.size], "little")
-        data[HEADER_CRC_OFFSET:HEADER_CRC_OFFSET + 4] = header_crc(bytes(data[:spec_end])).to_bytes(
-            4, "little")
+        _reseal_header(data)
     return change
 
 
@@ -319,6 +322,19 @@ def test_damaged_files_are_refused_by_both_readers(tmp_path, exports, query_tool
     result = subprocess.run([str(query_tool / "efgs_query"), str(path)], input="",
                             capture_output=True, text=True)
     assert result.returncode == 2 and c_message in result.stderr
+
+
+def test_a_game_spec_that_is_not_utf8_is_one_line(tmp_path, exports):
+    def change(data):
+        data[HEADER.size] = 0xFF
+        _reseal_header(data)
+
+    path = _damaged(tmp_path, exports[(8, False, False)].path, change)
+    with pytest.raises(CompactFormatError, match="stored game spec is not UTF-8 text"):
+        CompactStrategy(str(path))
+    result = CliRunner().invoke(main, ["play", str(path), "--game", "leduc", "--against", "random",
+                                       "-n", "2"])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.exception
 
 
 def test_the_format_document_gives_the_readers_version_everywhere():

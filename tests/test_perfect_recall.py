@@ -87,7 +87,7 @@ def test_a_perfect_recall_strategy_file_loads_its_abstraction_again(tmp_path, th
     recall = PerfectRecallCards(game, IsomorphicCards.canonical(game))
     layout = BucketLayout(BettingTree(game), recall)
     strategy = layout.random(1)
-    save_bucket_strategy(tmp_path / "recall.h5", layout, strategy, {"algorithm": "random"})
+    save_bucket_strategy(tmp_path / "recall.h5", layout, strategy, {"algorithm": "random", "iterations": 0})
     loaded, again, _, _ = load_bucket_strategy(tmp_path / "recall.h5", game)
     assert isinstance(loaded.abstraction, PerfectRecallCards) and np.array_equal(again, strategy)
     for r in range(3):

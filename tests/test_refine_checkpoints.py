@@ -49,6 +49,34 @@ def test_resume_with_other_parameters_is_refused(runner, tmp_path):
     assert result.exit_code == 2 and "same algorithm and parameters" in result.stderr
 
 
+@pytest.mark.parametrize("arguments, name, edit, words", [
+    (CFR_PLUS_IRA, "numbers", lambda value: {k: v for k, v in value.items() if k != "doublings"},
+     "counters has no 'doublings'"),
+    (FPIRA, "numbers", lambda value: {**value, "iteration": "many"},
+     "/@numbers field 'iteration' is 'many', expected a number"),
+    (CFR_PLUS_IRA, "rng_state", lambda value: "x", "/@rng_state is 'x', expected a JSON object or null"),
+    (CFR_PLUS_IRA, "rng_state", lambda value: {**value, "has_uint32": 2**63}, "random state is unusable"),
+    (FPIRA, "history", lambda value: [{**value[0], "nash_conv": "x"}],
+     "/@history entry 0 field 'nash_conv' is 'x', expected a number"),
+], ids=["missing counter", "counter text", "random state text", "random state overflow", "history"])
+def test_edited_metadata_of_a_refinement_state_is_one_line(runner, tmp_path, arguments, name, edit, words):
+    """A re-sealed state whose counters, random state or history have the wrong type or
+    miss a field is refused in one line by refine --resume, never a traceback."""
+    import h5py
+
+    from efgkit.io.checked_hdf5 import manifest_digest
+
+    state = tmp_path / "state.h5"
+    _refine(runner, *arguments, "--max-iterations", "10", "--state", str(state))
+    with h5py.File(state, "r+") as handle:
+        handle.attrs[name] = json.dumps(edit(json.loads(handle.attrs[name])))
+        handle.attrs["content_sha256"] = manifest_digest(handle)
+    result = runner.invoke(main, ["refine", *arguments, "--max-iterations", "20", "--state", str(state),
+                                  "--resume"])
+    assert result.exit_code == 2, result.exception
+    assert len(result.stderr.splitlines()) == 1 and words in result.stderr, result.stderr
+
+
 def test_checkpoint_options_need_state(runner):
     result = runner.invoke(main, ["refine", "GS4", "--resume"])
     assert result.exit_code == 2 and "--resume needs --state" in result.stderr

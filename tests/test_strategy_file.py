@@ -206,6 +206,28 @@ def test_a_schema_1_file_declaring_a_huge_dataset_is_refused_before_reading(tmp_
         assert len(result.stderr.splitlines()) == 1
 
 
+@pytest.mark.parametrize("group, name, value, words", [
+    ("provenance", "parameters", "null", "/provenance@parameters is None, expected a JSON object"),
+    ("provenance", "parameters", "[1, 2]", "/provenance@parameters is [1, 2], expected a JSON object"),
+    ("provenance", "iterations", "many", "/provenance@iterations is 'many', expected an integer"),
+    ("provenance", "algorithm", 7, "/provenance@algorithm is 7, expected a text"),
+    ("/", "game_spec", np.array([1, 2]), "/@game_spec is array([1, 2]), expected a text"),
+    ("/", "format", np.array([1, 2]), "not an efgkit strategy file"),
+])
+def test_edited_metadata_of_a_strategy_file_is_one_line(saved, runner, tmp_path, group, name, value, words):
+    """Metadata is checked by type as it is read: a re-sealed file whose attributes have the
+    wrong type is one line and exit code 2 for evaluate and export, never a traceback."""
+    from efgkit.cli import main
+
+    with h5py.File(saved, "r+") as handle:
+        handle[group].attrs[name] = value
+        handle.attrs["content_sha256"] = manifest_digest(handle)
+    for command in (["evaluate", "kuhn", str(saved)], ["export", str(saved), "-o", str(tmp_path / "s.efgs")]):
+        result = runner.invoke(main, command)
+        assert result.exit_code == 2, result.exception
+        assert len(result.stderr.splitlines()) == 1 and words in result.stderr, result.stderr
+
+
 def test_every_dataset_carries_its_checksum_and_any_change_is_caught(saved, kuhn):
     with h5py.File(saved, "r") as handle:
         names = []

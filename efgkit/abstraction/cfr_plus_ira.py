@@ -39,6 +39,7 @@ from efgkit.core.evaluation import Evaluation
 from efgkit.core.regret_rules import VARIANT_CFR_PLUS, Settings
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.io.metadata import checked_fields
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers.best_response import BestResponse
@@ -294,12 +295,18 @@ class CFRPlusIRA:
                 raise ParameterError(f"the refinement state's {name} are not infosets of this game")
             self._samples[kind] = sample
             self._slots[kind, sample] = np.arange(sample.size, dtype=np.int32)
+        checked_fields(numbers, {}, "the refinement state's counters",
+                       required=("iteration", "bound_window_start", "next_bound_resample", "doublings",
+                                 "splits_heuristic", "splits_bound"))
         self.iteration = int(numbers["iteration"])
         self._bound_window_start = int(numbers["bound_window_start"])
         self._next_bound_resample = int(numbers["next_bound_resample"])
         self._doublings = int(numbers["doublings"])
         self.splits = {"heuristic": int(numbers["splits_heuristic"]), "bound": int(numbers["splits_bound"])}
-        self.rng.bit_generator.state = state.rng_state
+        try:
+            self.rng.bit_generator.state = state.rng_state
+        except (TypeError, ValueError, KeyError, OverflowError) as exc:
+            raise ParameterError(f"the refinement state's random state is unusable ({exc})") from exc
         self._evaluator = None
         for player in (0, 1):
             self._match(self.map.abstract_infosets_of(player))

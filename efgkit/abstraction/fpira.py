@@ -29,6 +29,7 @@ from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError
 from efgkit.games.csr import positions_within
 from efgkit.games.tree import GameTree
+from efgkit.io.metadata import checked_fields
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers.best_response import BestResponse
@@ -107,6 +108,9 @@ class FPIRA:
         if average.shape != (self.map.capacity_actions,) or not np.all(np.isfinite(average)):
             raise ParameterError("the refinement state's average does not fit this game")
         self.average = average.copy()
+        checked_fields(numbers, {}, "the refinement state's counters",
+                       required=("iteration", "updates_0", "updates_1", "last_delta_0", "last_delta_1",
+                                 "splits_best_response", "splits_delta"))
         self.iteration = int(numbers["iteration"])
         self._updates = [int(numbers["updates_0"]), int(numbers["updates_1"])]
         self.last_delta = (float(numbers["last_delta_0"]), float(numbers["last_delta_1"]))

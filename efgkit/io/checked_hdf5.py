@@ -14,6 +14,7 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -23,6 +24,7 @@ from efgkit.errors import FileFormatError
 from efgkit.io.error_text import one_line
 from efgkit.io.input_files import check_input_file
 from efgkit.io.mapped_arrays import create_contiguous, slices
+from efgkit.io.metadata import Expected, checked, plain
 
 COMPRESSED_CHUNK_BYTES = 1 << 20
 MAX_COMPRESSION = {"lzf": 100, "gzip": 1100}
@@ -85,6 +87,40 @@ def declared_size_problem(handle: h5py.File) -> str | None:
 
     handle.visititems(check)
     return found[0] if found else None
+
+
+def attribute(item: h5py.File | h5py.Group | h5py.Dataset, name: str, expected: Expected, *,
+              json_text: bool = False) -> object:
+    """Attribute ``name`` of ``item`` after checking its type (``metadata.checked``); with
+    ``json_text`` the attribute is a JSON text and its value is checked. A missing attribute
+    or one of another type is a FileFormatError naming the file and ``/PATH@NAME``."""
+    where = f"{item.file.filename}: /{item.name.strip('/')}@{name}"
+    if name not in item.attrs:
+        raise FileFormatError(f"{where} is missing")
+    value = item.attrs[name]
+    if json_text:
+        try:
+            value = json.loads(checked(value, str, where))
+        except ValueError as exc:  # from json (a FileFormatError is no ValueError)
+            raise FileFormatError(f"{where} is not JSON text ({one_line(exc)})") from exc
+    return checked(value, expected, where)
+
+
+def _format_of(handle: h5py.File) -> str | None:
+    value = plain(handle.attrs.get("format"))
+    return value if isinstance(value, str) else None
+
+
+def hdf5_format(path: str | os.PathLike) -> str | None:
+    """The ``format`` a regular HDF5 file names at its root, or None (anything else, or no text
+    there): a cheap look to tell formats apart; the file's own reader reports any damage."""
+    if not Path(path).is_file():  # h5py would block on a FIFO
+        return None
+    try:
+        with h5py.File(path, "r") as handle:
+            return _format_of(handle)
+    except (OSError, KeyError, ValueError, TypeError, RuntimeError):
+        return None
 
 
 def manifest_digest(handle: h5py.File) -> str:
@@ -176,7 +212,7 @@ def open_checked(path: str | os.PathLike, file_format: str, schema_version: int,
     check_input_file(path, what)
     try:
         with h5py.File(path, "r") as handle:
-            if handle.attrs.get("format") != file_format:
+            if _format_of(handle) != file_format:
                 raise FileFormatError(f"{path}: not an efgkit {what}")
             problem = links_problem(handle)
             if problem is not None:

@@ -691,7 +691,7 @@ class SampledCFR(VariantSolver):
             raise FileFormatError("solver state scaling holds scales that are not > 0")
         try:
             self.rng.bit_generator.state = state.rng_state
-        except (TypeError, ValueError, KeyError) as exc:
+        except (TypeError, ValueError, KeyError, OverflowError) as exc:
             raise FileFormatError(f"unusable sampler state ({exc})") from exc
         for name, array in state.arrays.items():
             mine[name][:] = array

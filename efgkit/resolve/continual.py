@@ -45,7 +45,8 @@ from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import open_checked, read_dataset, seal, stamp, write_dataset
+from efgkit.io.checked_hdf5 import attribute, open_checked, read_dataset, seal, stamp, write_dataset
+from efgkit.io.metadata import checked_fields
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import BlueprintValues, RootConstraints
 from efgkit.resolve.gadgets import resolve_gadget
@@ -345,6 +346,8 @@ class ContinualProgress:
 
 PROGRESS_FORMAT = "efgkit-continual-progress"
 PROGRESS_VERSION = 1
+PROGRESS_NUMBERS = {"player": int, "position": int, "resolves": list, "done": int}
+"""The progress counters a state file records, by type."""
 
 
 def save_progress(path: str, tree: GameTree, settings: dict, progress: ContinualProgress) -> None:
@@ -370,7 +373,8 @@ def load_progress(path: str, tree: GameTree, settings: dict) -> ContinualProgres
             raise FileFormatError(f"{path}: the re-solving state is for another game")
         if json.loads(str(attrs["settings"])) != json.loads(json.dumps(settings, sort_keys=True)):
             raise FileFormatError(f"{path}: the re-solving state was made with {str(attrs['settings'])}")
-        numbers = json.loads(str(attrs["numbers"]))
+        numbers = checked_fields(attribute(handle, "numbers", dict, json_text=True), PROGRESS_NUMBERS,
+                                 f"{path}: /@numbers", required=tuple(PROGRESS_NUMBERS))
         arrays = {name: read_dataset(handle, name) for name in ("behavior", "reach", "label", "values")}
         finished = {player: read_dataset(handle, f"finished_{player}") for player in (0, 1)
                     if f"finished_{player}" in handle}

@@ -32,7 +32,7 @@ from efgkit.abstraction.cards.bucketing import RECALLS, CardAbstraction, poker_r
 from efgkit.errors import EfgkitError, FileFormatError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import open_checked
+from efgkit.io.checked_hdf5 import attribute, hdf5_format, open_checked
 from efgkit.io.error_text import one_line
 from efgkit.io.input_files import referenced_file
 from efgkit.maps.infoset_map import InfosetMap
@@ -97,15 +97,9 @@ def save_card_abstraction(path: str | os.PathLike, abstraction: CardAbstraction,
 
 
 def is_card_abstraction_file(path: str | os.PathLike) -> bool:
-    """True if ``path`` is an HDF5 file that says it is a card abstraction (a regular file:
-    h5py would block on a FIFO)."""
-    if not Path(path).is_file():
-        return False
-    try:
-        with h5py.File(path, "r") as handle:
-            return handle.attrs.get("format") == FORMAT
-    except (OSError, ValueError):
-        return False
+    """True if ``path`` is an HDF5 file that says it is a card abstraction
+    (``checked_hdf5.hdf5_format``)."""
+    return hdf5_format(path) == FORMAT
 
 
 def _read(path: str | os.PathLike) -> dict:
@@ -113,14 +107,15 @@ def _read(path: str | os.PathLike) -> dict:
     with open_checked(path, FORMAT, SCHEMA_VERSION, "card abstraction file",
                       manifest_since=SCHEMA_VERSION + 1) as handle:
         attrs = handle.attrs
-        attributes = {name: str(attrs[name]) for name in
+        attributes = {name: attribute(handle, name, str) for name in
                       ("game_spec", "tree_fingerprint", "feature", "recall", "parameters")}
         rounds = len(handle["buckets"])
         buckets = [np.asarray(handle[f"buckets/round_{r}"][()]) for r in range(rounds)]
         abstract_of = np.asarray(handle["abstraction/abstract_of"][()])
         if _digest(attributes, buckets, abstract_of) != str(attrs["content_sha256"]):
             raise FileFormatError(f"{path}: card abstraction file is corrupted (content checksum mismatch)")
-        return {**attributes, "buckets": buckets, "abstract_of": abstract_of,
+        return {**attributes, "parameters": attribute(handle, "parameters", dict, json_text=True),
+                "buckets": buckets, "abstract_of": abstract_of,
                 "content_sha256": str(attrs["content_sha256"])}
 
 
@@ -139,7 +134,7 @@ def load_card_abstraction(path: str | os.PathLike, tree: GameTree) -> StoredAbst
         raise FileFormatError(f"{path}: unknown recall {raw['recall']!r}")
     try:
         abstraction = CardAbstraction(poker_rules(tree).card_structure, raw["buckets"], raw["feature"],
-                                      json.loads(raw["parameters"]))
+                                      raw["parameters"])
         infoset_map = InfosetMap(tree, raw["abstract_of"])
         if not np.array_equal(abstraction.infoset_map(tree, raw["recall"]).abstract_of, raw["abstract_of"]):
             raise FileFormatError(f"{path}: /abstraction/abstract_of does not match the stored buckets")

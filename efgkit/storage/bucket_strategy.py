@@ -22,16 +22,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from pathlib import Path
 
 import numpy as np
 
 from efgkit.errors import FileFormatError
 from efgkit.games.poker import LimitPoker
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import open_checked, read_dataset, seal, stamp, write_dataset
+from efgkit.io.checked_hdf5 import (
+    attribute,
+    hdf5_format,
+    open_checked,
+    read_dataset,
+    seal,
+    stamp,
+    write_dataset,
+)
 from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import create_file
+from efgkit.io.metadata import checked, checked_fields
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.named_abstractions import abstraction_from_reference, check_recorded
@@ -39,6 +47,25 @@ from efgkit.poker.named_abstractions import abstraction_from_reference, check_re
 FORMAT = "efgkit-bucket-strategy"
 SCHEMA_VERSION = 2
 WHAT = "bucket strategy file"
+PROVENANCE_FIELDS = {"algorithm": str, "iterations": int, "parameters": dict, "precision": str,
+                     "seed": (int, None), "engine": str, "rng_state": dict, "seconds": float, "history": list}
+"""The provenance fields readers use, by type (``algorithm`` and ``iterations`` required); a
+``history`` entry holds an integer ``iteration``, texts under ``*_text`` and numbers."""
+
+
+def checked_provenance(provenance: object, where: str) -> dict:
+    """``provenance`` after checking its fields by type (``PROVENANCE_FIELDS``); a mismatch is a
+    FileFormatError naming ``where`` and the field."""
+    checked_fields(provenance, PROVENANCE_FIELDS, where, required=("algorithm", "iterations"))
+    if provenance["iterations"] < 0:
+        raise FileFormatError(f"{where} field 'iterations' is {provenance['iterations']}, expected >= 0")
+    for index, point in enumerate(provenance.get("history", [])):
+        entry = f"{where} history entry {index}"
+        checked_fields(point, {}, entry, required=("iteration",))
+        for key, value in point.items():
+            checked(value, int if key == "iteration" else str if key.endswith("_text") else float,
+                    f"{entry} field {key!r}")
+    return provenance
 
 
 def betting_digest(betting: BettingTree) -> str:
@@ -50,25 +77,19 @@ def betting_digest(betting: BettingTree) -> str:
 
 
 def is_bucket_strategy_file(path: str | os.PathLike) -> bool:
-    """Whether ``path`` names a file of this format (a cheap look at its root attribute; a
-    damaged file, or anything but a regular file, is not one, and its own reader reports why)."""
-    import h5py
-
-    if not Path(path).is_file():  # h5py would block on a FIFO
-        return False
-    try:
-        with h5py.File(path, "r") as handle:
-            return handle.attrs.get("format") == FORMAT
-    except (OSError, KeyError, ValueError, TypeError, RuntimeError):
-        return False
+    """Whether ``path`` names a file of this format (``checked_hdf5.hdf5_format``; a damaged
+    file is not one, and its own reader reports the damage)."""
+    return hdf5_format(path) == FORMAT
 
 
 def save_bucket_strategy(path: str | os.PathLike, layout: BucketLayout, strategy: np.ndarray,
                          provenance: dict, state: dict[str, np.ndarray] | None = None) -> None:
     """Write ``strategy`` (and the solver ``state`` arrays, in their own dtypes) on ``layout``
-    atomically; ``provenance`` must be JSON-serialisable. A card abstraction the file could
-    not name again (``check_recorded``) is refused before anything is written."""
+    atomically; ``provenance`` must be JSON-serialisable, with the fields its readers expect
+    (``checked_provenance``). A card abstraction the file could not name again
+    (``check_recorded``) is refused before anything is written."""
     check_recorded(layout.abstraction.reference)
+    checked_provenance(provenance, "the provenance to write")
     try:
         with atomic_output_path(path) as temporary:
             with create_file(temporary) as handle:
@@ -93,16 +114,14 @@ def load_bucket_strategy(path: str | os.PathLike, game: LimitPoker,
     file names); it must have the recorded digest."""
     betting = BettingTree(game)
     with open_checked(path, FORMAT, SCHEMA_VERSION, WHAT) as handle:
-        if handle.attrs.get("game") != game.spec:
-            raise FileFormatError(f"{path}: the strategy is for {handle.attrs.get('game')!r}, "
-                                  f"not {game.spec!r}")
-        if handle.attrs.get("betting_sha256") != betting_digest(betting):
+        stored_game = attribute(handle, "game", str)
+        if stored_game != game.spec:
+            raise FileFormatError(f"{path}: the strategy is for {stored_game!r}, not {game.spec!r}")
+        if attribute(handle, "betting_sha256", str) != betting_digest(betting):
             raise FileFormatError(f"{path}: the strategy's betting tree is not {game.spec}'s")
-        try:
-            reference = json.loads(str(handle.attrs["abstraction"]))
-            provenance = json.loads(str(handle.attrs["provenance"]))
-        except (KeyError, json.JSONDecodeError) as exc:
-            raise FileFormatError(f"{path}: unreadable metadata ({one_line(exc)})") from exc
+        reference = attribute(handle, "abstraction", dict, json_text=True)
+        provenance = checked_provenance(attribute(handle, "provenance", dict, json_text=True),
+                                        f"{path}: /@provenance")
         strategy = read_dataset(handle, "strategy")
         group = handle["solver_state"] if "solver_state" in handle else {}
         state = {name: read_dataset(group, name) for name in group}

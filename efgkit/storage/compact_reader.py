@@ -635,7 +635,7 @@ class CompactStrategy:
         self.pruned, self.has_keys = bool(flags & FLAG_PRUNED), bool(flags & FLAG_KEYS)
         self.check_bits, self.num_rows, self.num_values = check_bits, rows, values
         self.payload_crc, self.fingerprint = payload_crc, fingerprint.hex()
-        self.spec = bytes(data[HEADER.size:header_end]).decode()
+        self.spec = self._text(bytes(data[HEADER.size:header_end]), "game spec")
         self.num_explicit, self.num_classes = explicit, classes
         self._count, self._segment, self._slot_bits = keys, segment, slot_bits
         self._slots_at, self._starts_at, self._keys_at, self._classes_at = (
@@ -863,7 +863,13 @@ class CompactStrategy:
         """The stored infoset keys, row after row (only if exported with keys)."""
         if not self.has_keys:
             raise CompactFormatError(f"{self.path}: was exported without keys (hashes only)")
-        return (self._key_at(position).decode() for position in range(self._count))
+        return (self._text(self._key_at(position), "infoset key") for position in range(self._count))
+
+    def _text(self, data: bytes, what: str) -> str:
+        try:
+            return data.decode()
+        except UnicodeDecodeError as exc:
+            raise CompactFormatError(f"{self.path}: a stored {what} is not UTF-8 text") from exc
 
     def verify(self) -> None:
         """Read the whole file: payload CRC and every row's code."""

@@ -18,11 +18,15 @@ from efgkit.abstraction.refinement import RefinementRecord, RefinementState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import open_checked, read_dataset, seal, stamp, write_dataset
+from efgkit.io.checked_hdf5 import attribute, open_checked, read_dataset, seal, stamp, write_dataset
 from efgkit.io.error_text import one_line
+from efgkit.io.metadata import checked, checked_fields
 
 FORMAT = "efgkit-refinement-state"
 SCHEMA_VERSION = 1
+RECORD_FIELDS = {"iteration": int, "nash_conv": float, "abstract_infosets": int, "memory_words": int,
+                 "map_entries": int, "seconds": float}
+"""A ``RefinementRecord``'s fields by type."""
 
 
 def save_refinement_state(path: str | os.PathLike, tree: GameTree, algorithm: str, parameters: dict,
@@ -60,6 +64,13 @@ def load_refinement_state(path: str | os.PathLike, tree: GameTree, algorithm: st
         handle["arrays"].visititems(lambda name, item: names.append(name)
                                     if isinstance(item, h5py.Dataset) else None)
         arrays = {name: read_dataset(handle["arrays"], name) for name in names}
-        history = [RefinementRecord(**record) for record in json.loads(str(attrs["history"]))]
-        return RefinementState(arrays, json.loads(str(attrs["numbers"])),
-                               json.loads(str(attrs["rng_state"])), history)
+        numbers = attribute(handle, "numbers", dict, json_text=True)
+        for name, value in numbers.items():
+            checked(value, float, f"{path}: /@numbers field {name!r}")
+        records = attribute(handle, "history", list, json_text=True)
+        for index, record in enumerate(records):
+            checked_fields(record, RECORD_FIELDS, f"{path}: /@history entry {index}",
+                           required=tuple(RECORD_FIELDS))
+        history = [RefinementRecord(**record) for record in records]
+        return RefinementState(arrays, numbers, attribute(handle, "rng_state", (dict, None), json_text=True),
+                               history)

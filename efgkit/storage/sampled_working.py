@@ -49,8 +49,8 @@ def is_working_file(path: str | os.PathLike) -> bool:
     if not Path(path).is_file():
         return False
     try:
-        with h5py.File(path, "r") as handle:
-            return handle.attrs.get("format") == FORMAT and handle.attrs.get("version") == VERSION
+        with h5py.File(path, "r") as handle:  # bool(): an edited attribute may be an array
+            return bool(handle.attrs.get("format") == FORMAT and handle.attrs.get("version") == VERSION)
     except (OSError, KeyError, ValueError, TypeError, RuntimeError):
         return False
 

@@ -30,7 +30,7 @@ from efgkit.core.solver_state import SolverState
 from efgkit.errors import EfgkitError, FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import open_checked, seal, stamp, verify_dataset
+from efgkit.io.checked_hdf5 import attribute, open_checked, seal, stamp, verify_dataset
 from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import create_file, write_contiguous
 from efgkit.maps.infoset_map import InfosetMap
@@ -223,39 +223,43 @@ def _read_verified(handle: h5py.File, name: str, dtype: np.dtype | str) -> np.nd
 
 
 def _provenance(handle: h5py.File, history: np.ndarray) -> dict:
+    """The provenance attributes, each checked by type (``checked_hdf5.attribute``)."""
     record = handle["provenance"]
     return {
-        "algorithm": str(record.attrs["algorithm"]),
-        "parameters": json.loads(str(record.attrs["parameters"])),
-        "iterations": int(record.attrs["iterations"]),
+        "algorithm": attribute(record, "algorithm", str),
+        "parameters": attribute(record, "parameters", dict, json_text=True),
+        "iterations": attribute(record, "iterations", int),
         "nash_conv_history": [(int(i), float(v)) for i, v in history.tolist()],
-        "efgkit_version": str(handle.attrs["efgkit_version"]),
+        "efgkit_version": attribute(handle, "efgkit_version", str),
     }
 
 
+def _game(handle: h5py.File) -> tuple[str, str]:
+    return attribute(handle, "game_spec", str), attribute(handle, "tree_fingerprint", str)
+
+
 def _read_v1(path: str | os.PathLike, handle: h5py.File) -> dict:
-    attrs = handle.attrs
-    record = handle["provenance"]
-    game_spec = str(attrs["game_spec"])
-    tree_fingerprint = str(attrs["tree_fingerprint"])
+    game_spec, tree_fingerprint = _game(handle)
     abstract_of = np.asarray(dataset_checked(handle, "abstraction/abstract_of", "<i4")[()])
     probabilities = np.asarray(dataset_checked(handle, "strategy/probabilities", "<f8")[()])
     history = np.asarray(dataset_checked(handle, "provenance/nash_conv", HISTORY_DTYPE)[()])
+    provenance = _provenance(handle, history)
     digest = _content_digest_v1(game_spec, tree_fingerprint, abstract_of, probabilities,
-                                str(record.attrs["algorithm"]), str(record.attrs["parameters"]),
-                                int(record.attrs["iterations"]), history)
-    if str(attrs["content_sha256"]) != digest:
+                                provenance["algorithm"], attribute(handle["provenance"], "parameters", str),
+                                provenance["iterations"], history)
+    if str(handle.attrs["content_sha256"]) != digest:
         raise FileFormatError(f"{path}: strategy file is corrupted (content checksum mismatch)")
     return {"game_spec": game_spec, "tree_fingerprint": tree_fingerprint,
             "abstract_of": abstract_of, "probabilities": probabilities,
-            "provenance": _provenance(handle, history), "solver_state": None}
+            "provenance": provenance, "solver_state": None}
 
 
 def _read_v2(handle: h5py.File, with_state: bool) -> dict:
     history = _read_verified(handle, "provenance/nash_conv", HISTORY_DTYPE)
+    game_spec, tree_fingerprint = _game(handle)
     raw = {
-        "game_spec": str(handle.attrs["game_spec"]),
-        "tree_fingerprint": str(handle.attrs["tree_fingerprint"]),
+        "game_spec": game_spec,
+        "tree_fingerprint": tree_fingerprint,
         "abstract_of": _read_verified(handle, "abstraction/abstract_of", "<i4"),
         "probabilities": _read_verified(handle, "strategy/probabilities", "<f8"),
         "provenance": _provenance(handle, history),
@@ -266,8 +270,8 @@ def _read_v2(handle: h5py.File, with_state: bool) -> dict:
         raw["solver_state"] = SolverState(
             {name: _read_verified(handle, f"solver_state/{name}", "<f8")
              for name in STATE_ARRAYS if name in state},
-            iteration=int(state.attrs["iteration"]),
-            rng_state=json.loads(str(state.attrs["rng_state"])),
+            iteration=attribute(state, "iteration", int),
+            rng_state=attribute(state, "rng_state", (dict, None), json_text=True),
         )
     return raw
 
@@ -291,10 +295,7 @@ def stored_game(path: str | os.PathLike) -> tuple[str, str]:
     stored specs are safe to build) and passes the tree to ``load_strategy``.
     """
     with open_strategy_file(path) as handle:
-        try:
-            return str(handle.attrs["game_spec"]), str(handle.attrs["tree_fingerprint"])
-        except KeyError as exc:
-            raise FileFormatError(f"{path}: cannot read strategy file ({one_line(exc)})") from exc
+        return _game(handle)
 
 
 def check_game(path: str | os.PathLike, game_spec: str, tree_fingerprint: str, tree: GameTree) -> GameTree:

@@ -35,7 +35,7 @@ from efgkit.abstraction.cards.holdem.features import hand_indexer
 from efgkit.abstraction.cards.holdem.isomorphism import index_hand
 from efgkit.errors import AbstractionError, FileFormatError, ParameterError
 from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import open_checked, seal, stamp, verify_dataset, write_dataset
+from efgkit.io.checked_hdf5 import attribute, open_checked, seal, stamp, verify_dataset, write_dataset
 from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import MappedFile, create_file
 
@@ -115,9 +115,9 @@ class BucketLookup:
         self.path = Path(path)
         self._mapped = None
         with open_checked(self.path, FORMAT, SCHEMA_VERSION, WHAT) as handle:
-            self.deck = Deck(int(handle.attrs["num_ranks"]))
+            self.deck = Deck(attribute(handle, "num_ranks", int))
             self.content_sha256 = str(handle.attrs["content_sha256"])
-            self.parameters = json.loads(str(handle.attrs["parameters"]))
+            self.parameters = attribute(handle, "parameters", dict, json_text=True)
             self.streets = {}
             for r, street in enumerate(ROUND_NAMES):
                 if street not in handle or "buckets" not in handle[street]:
@@ -131,6 +131,7 @@ class BucketLookup:
                         f"{self.deck.num_ranks}-rank deck has {expected} canonical {street} hands")
                 if verify:
                     verify_dataset(dataset)
+                attribute(handle[street], "num_buckets", int)
                 self.streets[street] = {key: handle[street].attrs[key] for key in handle[street].attrs}
             self._mapped = MappedFile(self.path, writable=False)
             try:
