@@ -73,8 +73,9 @@ def _output_format(out: str, output_format: str | None) -> str:
 @click.option("--card-abstraction", "card_abstraction_file", metavar="ABS.h5",
               type=click.Path(dir_okay=False), default=None,
               help="efgs: the card abstraction (efgkit cards --out) the strategy was solved on, "
-                   "if it moved since efgkit solve recorded it (its content digest must match), "
-                   "or for a strategy that recorded none; its bucket tables go into the file.")
+                   "if it is not beside the strategy under its recorded name (its content digest "
+                   "must match), or for a strategy that recorded none; its bucket tables go into "
+                   "the file.")
 @click.option("--bucket-tables", default="auto", show_default=True,
               metavar="auto|inline|FILE.efgb",
               help="Bucket strategies (efgkit solve --engine sampled): where the bucket tables "
@@ -82,8 +83,8 @@ def _output_format(out: str, output_format: str | None) -> str:
                    "it named by its digest (written once, shared by strategies on the same "
                    "abstraction, checked by sha256 when read); inline; or that file.")
 @click.option("--buckets", "bucket_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Bucket strategies: the bucket file, if it moved since the solve (its digest "
-                   "must match).")
+              help="Bucket strategies: the bucket file, if it is not beside the strategy under its "
+                   "recorded name (its digest must match).")
 @click.option("--nash-conv", is_flag=True,
               help="Bucket strategies: also the exact NashConv before and after quantization "
                    "(streamed best response in the full game: reduced decks only).")

@@ -547,7 +547,8 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
                    "full game streamed board by board, split by flop (strategies of --engine "
                    "sampled; chosen by itself for their files)  [default: tree]")
 @click.option("--buckets", "bucket_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="streamed: the bucket file, if it moved since the solve (its digest must match).")
+              help="streamed: the bucket file, if it is not beside the strategy under its recorded "
+                   "name (its digest must match).")
 @click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
               help="streamed: a Dask LocalCluster of this many worker processes (0: this process).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
