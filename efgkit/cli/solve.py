@@ -266,8 +266,9 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
                    "perfect-recall buckets, a lower bound otherwise; the solver's own convergence).")
 @click.option("--time", "time_limit", type=click.FloatRange(min=0, min_open=True), default=None,
               metavar="SECONDS",
-              help="Stop after SECONDS of solving (at the end of the chunk running then; --iterations "
-                   "is then the most it runs), evaluate and write everything at the iteration reached.")
+              help="Stop after SECONDS of solving, counted after the first iteration (which compiles "
+                   "the kernels on a first run), at the end of the chunk running then (--iterations "
+                   "is then the most it runs); evaluate and write everything at the iteration reached.")
 @with_options(STATE_OPTIONS)
 @json_option
 @click.pass_context

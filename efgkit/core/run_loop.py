@@ -83,7 +83,8 @@ def run_iterations(solver, iterations: int, *, every: int | None = None,
                    after_chunk: Callable[[], None] | None = None,
                    clock: Callable[[], float] = time.monotonic) -> RunEnd:
     """Run ``solver.iterate`` up to iteration ``iterations``, or until ``time_limit`` seconds
-    of this call have passed (checked after each chunk).
+    have passed after the first chunk (checked after each chunk; the first chunk, one
+    iteration, compiles the kernels on a first run and is not counted).
 
     ``evaluate()`` (which appends to ``history``) runs at every multiple of ``every``, at
     ``iterations`` itself and where the time budget stops the run, so an evaluation history
@@ -96,7 +97,7 @@ def run_iterations(solver, iterations: int, *, every: int | None = None,
         raise ParameterError(f"the time budget must be > 0 seconds, got {time_limit}")
     history = [] if history is None else history
     evaluating = every is not None and evaluate is not None
-    deadline = None if time_limit is None else clock() + time_limit
+    deadline = None
     out_of_time = False
     chunk = 1
     with tqdm(total=iterations, initial=solver.iteration, unit="it", desc=description, file=sys.stderr,
@@ -115,6 +116,8 @@ def run_iterations(solver, iterations: int, *, every: int | None = None,
             if time.perf_counter() - started < SLOW_CHUNK_SECONDS:
                 chunk *= 2
             bar.update(step)
+            if deadline is None and time_limit is not None:
+                deadline = clock() + time_limit
             out_of_time = deadline is not None and clock() >= deadline and solver.iteration < iterations
             last = solver.iteration == iterations or out_of_time
             if evaluating and (solver.iteration % every == 0 or last):
