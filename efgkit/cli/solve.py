@@ -181,7 +181,6 @@ def _run_iterative(solver, evaluator: BestResponse | None, iterations: int, ever
 
     run_iterations(solver, iterations, every=every, evaluate=None if evaluator is None else evaluate,
                    history=history, checkpoints=checkpoints, time_limit=time_limit, progress=show_progress())
-    final = [evaluation for evaluation in final if history and history[-1]["iteration"] == solver.iteration]
     return history, (final[0] if final else None)
 
 

@@ -21,9 +21,7 @@ from efgkit.storage.checkpoint import SampledCheckpoints, resume_sampled, write_
 
 def evaluation_lines(spec: str, game: LimitPoker, evaluation: Evaluation) -> tuple[dict, list[str]]:
     """JSON fields and text lines of an evaluation, with mbb/g where the game has a big blind."""
-    data = {"nash_conv": evaluation.nash_conv, "exploitability": evaluation.exploitability,
-            "best_response_values": list(evaluation.best_response_values),
-            "game_value": evaluation.game_value}
+    data = evaluation.to_dict()
     lines = [f"NashConv {evaluation.nash_conv:.6e}  (NashConv/2, OpenSpiel's exploitability: "
              f"{evaluation.exploitability:.6e})",
              f"best-response values: player 0 {evaluation.best_response_values[0]:.9f}, "

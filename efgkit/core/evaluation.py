@@ -14,7 +14,6 @@ export) may rely on, whatever the engine under it.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -48,16 +47,9 @@ class Evaluation:
         return cls(nash_conv, nash_conv / 2.0, float(game_value), (first, second), game, exact)
 
     def to_dict(self) -> dict[str, object]:
-        """The numbers as JSON fields (``game_value`` omitted when it was not computed)."""
-        data = {"nash_conv": self.nash_conv, "exploitability": self.exploitability,
+        """The numbers as JSON fields (``game_value`` NaN when it was not computed)."""
+        return {"nash_conv": self.nash_conv, "exploitability": self.exploitability,
                 "game_value": self.game_value, "best_response_values": list(self.best_response_values)}
-        if math.isnan(self.game_value):
-            del data["game_value"]
-        return data
-
-    def mbb_per_game(self, big_blind: float) -> float:
-        """Exploitability (NashConv/2) in milli-big-blinds per game."""
-        return 1000.0 * self.exploitability / big_blind
 
 
 @runtime_checkable

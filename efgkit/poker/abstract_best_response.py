@@ -105,9 +105,8 @@ def abstract_evaluation(evaluator: StreamedEvaluator, strategy, runner: ChunkRun
     shared = runner.share(evaluator)
     found = [abstract_response(evaluator, strategy, p, runner, progress, shared) for p in (0, 1)]
     responses = tuple(max(response.value, response.own_value) for response in found)
-    nash_conv = responses[0] + responses[1]
-    return Evaluation(nash_conv, nash_conv / 2, found[0].own_value, responses, game="abstract",
-                      exact=evaluator.layout.abstraction.perfect_recall)
+    return Evaluation.of(responses, found[0].own_value, game="abstract",
+                         exact=evaluator.layout.abstraction.perfect_recall)
 
 
 def abstract_walks(evaluator: StreamedEvaluator) -> int:

@@ -32,5 +32,4 @@ def evaluate_strategy(layout: StrategyLayout, strategy: np.ndarray) -> Evaluatio
     responses = tuple(float(value_pass(view, rows, strategy, p, BEST_RESPONSE, work, unused))
                       for p in (0, 1))
     game_value = float(value_pass(view, rows, strategy, 0, EXPECTED, work, unused))
-    nash_conv = responses[0] + responses[1]
-    return Evaluation(nash_conv, nash_conv / 2, game_value, responses)
+    return Evaluation.of(responses, game_value)

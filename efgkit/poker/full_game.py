@@ -908,8 +908,7 @@ class StreamedEvaluator:
         self.paths = ["card-blind" if t in blind else "general" for t in targets]
         responses = [values[(0, BEST_RESPONSE)], values[(1, BEST_RESPONSE)]]
         value = values[(0, EXPECTED)] if game_value else float("nan")
-        nash_conv = responses[0] + responses[1]
-        return Evaluation(nash_conv, nash_conv / 2, value, (responses[0], responses[1]))
+        return Evaluation.of(responses, value)
 
     def _card_blind(self, strategy: np.ndarray, player: int, objective: int, card_blind: bool | None) -> bool:
         """Whether the value of ``player`` (``objective``) takes the card-blind walk: the

@@ -101,8 +101,7 @@ class BestResponse:
         game_value = float(self.layout.expected_values()[0])
         br0, _ = self._best_response_loaded(0)
         br1, _ = self._best_response_loaded(1)
-        nash_conv = br0 + br1
-        return Evaluation(nash_conv, nash_conv / 2.0, game_value, (br0, br1))
+        return Evaluation.of((br0, br1), game_value)
 
 
 def evaluate(strategy: Strategy) -> Evaluation:
