@@ -29,6 +29,10 @@ class FileFormatError(EfgkitError):
     """A file is missing, malformed, corrupted, of a future version, or for another game."""
 
 
+class DiskSpaceError(EfgkitError):
+    """A file efgkit writes does not fit on its disk (checked before writing, or the write failed)."""
+
+
 class ParameterError(EfgkitError, ValueError):
     """A solver or command parameter is outside its valid range."""
 

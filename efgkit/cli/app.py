@@ -11,6 +11,7 @@ al. plot) and NashConv/2 (OpenSpiel's "exploitability"), each labelled.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import json
 import os
@@ -90,6 +91,11 @@ class _EfgkitGroup(click.Group):
             fail(_usage_message(exc))
         except EfgkitError as exc:
             fail(str(exc))
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                raise
+            fail(f"the disk is full ({exc}); free space or write to another folder "
+                 f"(files that existed before the run are unchanged)")
         except click.Abort as exc:
             click.echo(f"efgkit: {exc}" if str(exc) else "efgkit: interrupted", err=True)
             sys.exit(130)

@@ -26,18 +26,12 @@ from efgkit.errors import GameDefinitionError, TreeTooLargeError
 from efgkit.games.numbering import ids_by_first_appearance
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL, Game
 from efgkit.games.tree import GameTree
-from efgkit.io.sizes import human_bytes, physical_memory, size_in_bytes
+from efgkit.io.budget import memory_budget
+from efgkit.io.sizes import human_bytes
 
 BUILD_BYTES_PER_NODE = 150
 """Peak bytes a build takes per node (poker(bets=2,raises=2,cap=6): 7.25 GB for 49.8M nodes)."""
 PROBABILITY_TOLERANCE = 1e-9
-
-
-def memory_budget() -> int:
-    """Bytes a game build may take: EFGKIT_MEMORY_BUDGET (``8GiB``) if set, else half of this
-    machine's memory."""
-    raw = os.environ.get("EFGKIT_MEMORY_BUDGET")
-    return physical_memory() // 2 if raw is None else size_in_bytes(raw, "EFGKIT_MEMORY_BUDGET")
 
 
 def node_limit_from_env() -> int:

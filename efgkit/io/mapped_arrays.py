@@ -5,7 +5,10 @@ h5py does not memory-map (h5py/h5py#1607 is open). The recipe (see
 space is allocated when it is created has a fixed byte offset in the file
 (``dataset.id.get_offset()``), and mapping those bytes gives the dataset itself.
 efgkit creates such files with every dataset of a page or more aligned to a page
-boundary. ``MappedFile`` maps them as ``numpy.memmap`` does (an ndarray over an
+boundary. A writable map first reserves its bytes on disk (``posix_fallocate``): HDF5
+allocates a dataset's space by extending the file, which leaves a hole, and a store into
+a hole on a full disk is a SIGBUS; reserved, a full disk is a DiskSpaceError before the
+run. ``MappedFile`` maps them as ``numpy.memmap`` does (an ndarray over an
 ``mmap``) but keeps the ``mmap`` objects, so their resident pages can be dropped
 (``MappedFile.release``) — how a solve keeps its resident set under a memory limit while
 its arrays are larger than it.
@@ -13,6 +16,7 @@ its arrays are larger than it.
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
 from collections.abc import Callable, Iterator
@@ -21,7 +25,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from efgkit.errors import FileFormatError
+from efgkit.errors import DiskSpaceError, FileFormatError
 
 ALIGNMENT = max(mmap.PAGESIZE, mmap.ALLOCATIONGRANULARITY)
 COPY_BYTES = 1 << 22
@@ -109,11 +113,24 @@ class MappedFile:
         access = mmap.ACCESS_WRITE if self.writable else mmap.ACCESS_READ
         if offset + nbytes > os.fstat(self._handle.fileno()).st_size:
             raise FileFormatError(f"{self.path}: file is truncated (dataset {dataset.name})")
+        if self.writable:
+            self._reserve(offset, nbytes)
         mapping = mmap.mmap(self._handle.fileno(), offset - start + nbytes, access=access,
                             offset=start)
         self._maps.append((mapping, offset - start + nbytes))
         array = np.frombuffer(mapping, dtype=dtype, count=int(dataset.size), offset=offset - start)
         return array.reshape(dataset.shape)
+
+    def _reserve(self, offset: int, nbytes: int) -> None:
+        """Allocate the file's blocks of ``nbytes`` at ``offset`` (data already there is kept)."""
+        try:
+            os.posix_fallocate(self._handle.fileno(), offset, nbytes)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                raise DiskSpaceError(f"{self.path}: no room on disk for {nbytes:,} bytes of mapped "
+                                     f"arrays ({exc.strerror}); free space or choose another folder") from exc
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL):
+                raise
 
     def release(self) -> None:
         """Drop the resident pages of every mapping (dirty pages are kept by the page cache)."""

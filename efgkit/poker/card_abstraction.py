@@ -42,6 +42,7 @@ from efgkit.abstraction.cards.holdem.features import hand_indexer
 from efgkit.abstraction.cards.holdem.isomorphism import index_hand
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import LimitPoker
+from efgkit.io.budget import check_memory
 from efgkit.poker.betting_tree import sorted_deals
 
 HOLDEM_SUITS = 4
@@ -283,10 +284,11 @@ class IsomorphicCards:
         """Each canonical (hole cards, board) class its own bucket: suit isomorphism only."""
         ranks = game.card_structure.num_ranks
         boards = [sum(game.card_structure.public_cards_per_round[:r + 1]) for r in range(game.num_rounds)]
-        tables = []
-        for cards in boards:
-            indexer = hand_indexer(cards, ranks)
-            tables.append(np.arange(indexer.round_size(indexer.num_rounds - 1), dtype=np.int64))
+        sizes = [hand_indexer(cards, ranks).round_size(hand_indexer(cards, ranks).num_rounds - 1)
+                 for cards in boards]
+        check_memory(8 * sum(sizes), f"canonical buckets of {game.spec} ({sum(sizes):,} canonical hands)",
+                     "use a bucket file (efgkit holdem-abstraction) or --buckets none")
+        tables = [np.arange(size, dtype=np.int64) for size in sizes]
         return cls(game, tables, "canonical hands (suit isomorphism)", {"kind": "canonical"})
 
     @classmethod

@@ -66,6 +66,7 @@ from efgkit.core.regret_rules import (
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.csr import offsets_of
+from efgkit.io.budget import zeros_within_budget
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
 from efgkit.poker.betting_tree import sorted_deals
 from efgkit.poker.bucket_layout import BucketLayout
@@ -538,10 +539,6 @@ def _run(view, tables, sampler, board, walk, settings, decisions, width, done, u
         _iteration(view, board, walk, settings, decisions, width, done + i + 1, state, fixed)
 
 
-def _zeros(arrays: dict[str, tuple[int, np.dtype]]) -> dict[str, np.ndarray]:
-    return {name: np.zeros(length, dtype) for name, (length, dtype) in arrays.items()}
-
-
 def _per_round(name: str, value, game) -> list[float]:
     """``value`` (None: the default; one number: every round) as one positive finite scaling
     per round of ``game``; ParameterError naming ``name`` otherwise."""
@@ -603,8 +600,15 @@ class SampledCFR(VariantSolver):
         actions = layout.num_actions
         stored = {"float64": np.float64, "float32": np.float32, "int32": np.int32}[precision]
         working = np.float64 if precision == "float64" else np.float32
-        arrays = (allocate or _zeros)({"regrets": (actions, stored), "average_accumulator": (actions, stored),
-                                       "strategy": (actions, working), "instant": (actions, working)})
+        shapes = {"regrets": (actions, stored), "average_accumulator": (actions, stored),
+                  "strategy": (actions, working), "instant": (actions, working)}
+        if allocate is None:
+            arrays = zeros_within_budget(
+                shapes, f"sampled CFR on {betting.game.spec} with {layout.abstraction.description} "
+                f"({actions:,} actions)", "choose coarser buckets, keep the arrays on disk with --mapped, "
+                "or run on a machine with more memory")
+        else:
+            arrays = allocate(shapes)
         self.regrets, self.average_accumulator = arrays["regrets"], arrays["average_accumulator"]
         self._state = RowState(self.regrets, self.average_accumulator, arrays["strategy"],
                                   arrays["instant"])

@@ -33,6 +33,7 @@ from efgkit.core.regret_rules import (
 )
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
+from efgkit.io.budget import check_memory
 from efgkit.poker.codes import BEST_RESPONSE, DEAL, FOLD, REGRETS, SHOWDOWN
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
@@ -355,6 +356,9 @@ class VectorCFR(VariantSolver):
         if self.layout.tree is not tree:
             raise ParameterError("the layout is for another public tree")
         actions = self.layout.num_actions
+        check_memory(8 * (4 * actions + 3 * tree.num_nodes * tree.num_hands + tree.num_cards),
+                     f"the public-tree engine on {tree.game.spec} ({tree.num_nodes:,} nodes x "
+                     f"{tree.num_hands:,} hands)", "solve it with --engine sampled (public chance sampling)")
         self.regrets = np.zeros(actions)
         self.average_accumulator = np.zeros(actions)
         self.strategy = np.zeros(actions)

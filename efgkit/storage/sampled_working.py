@@ -32,6 +32,7 @@ import numpy as np
 
 from efgkit.errors import FileFormatError
 from efgkit.io.atomic import atomic_output_path
+from efgkit.io.budget import check_disk_space
 from efgkit.io.mapped_arrays import MappedFile, create_contiguous, create_file, slices
 
 FORMAT = "efgkit-sampled-working"
@@ -69,7 +70,17 @@ class WorkingFile:
         self._mapped: MappedFile | None = None
 
     def allocate(self, arrays: dict[str, tuple[int, np.dtype]]) -> dict[str, np.ndarray]:
-        """Zeroed one-dimensional arrays ``{name: (length, dtype)}``, mapped from the file."""
+        """Zeroed one-dimensional arrays ``{name: (length, dtype)}``, mapped from the file
+        (checked against the disk's free space first; the file is removed if it fails)."""
+        nbytes = sum(length * np.dtype(dtype).itemsize for length, dtype in arrays.values())
+        check_disk_space(self.path, nbytes, "the working file of a --mapped solve")
+        try:
+            return self._allocate(arrays)
+        except BaseException:
+            self.remove()
+            raise
+
+    def _allocate(self, arrays: dict[str, tuple[int, np.dtype]]) -> dict[str, np.ndarray]:
         with atomic_output_path(self.path) as temporary:
             with create_file(temporary) as handle:
                 handle.attrs.update(format=FORMAT, version=VERSION)

@@ -44,6 +44,7 @@ from efgkit.abstraction.cards.holdem.feature_store import FeatureStore
 from efgkit.abstraction.cards.line_kmeans import LineEMDKMeans, histogram_cdfs, small_line_kmeans
 from efgkit.abstraction.cards.potential_aware_kmeans import PotentialAwareKMeans
 from efgkit.errors import AbstractionError, ParameterError
+from efgkit.io.budget import check_memory
 from efgkit.io.chunk_runner import ChunkRunner
 
 TURN_METHODS = ("emd", "ehs", "ehs2")
@@ -214,6 +215,24 @@ def street_features(options: AbstractionOptions, street: str, runner: ChunkRunne
     histogram_dtype = np.uint8 if counts < 1 << 8 else np.uint16
     return _rows_by_index(street, deck, orbit, chunks, results, ["histogram", "ehs", "ehs2"],
                     {"histogram": histogram_dtype, "ehs": np.float32, "ehs2": np.float32}, progress)
+
+
+def feature_bytes(options: AbstractionOptions) -> int:
+    """Bytes the largest street's feature arrays hold while they are gathered (the pipeline's
+    peak: 5.9 GB estimated for the 13-rank river, 6.2 GB measured): per canonical hand its
+    features (``street_features``, ``river_features``), an int64 weight and its uint32 copy."""
+    deck = Deck(options.num_ranks)
+    largest = 0
+    for street in ("flop", "turn", "river"):
+        board_cards = BOARD_CARDS_BY_ROUND[ROUND_NAMES.index(street)]
+        if street == "river":
+            row = 4 + 4 * options.opponent_clusters
+        else:
+            runouts = comb(deck.num_cards - board_cards - HOLE_CARDS, F.FINAL_BOARD - board_cards)
+            row = options.bins * (1 if runouts < 1 << 8 else 2) + 8
+        rows = F.hand_indexer(board_cards, deck.num_ranks).round_size(1)
+        largest = max(largest, rows * (row + 8 + 4))
+    return largest
 
 
 def compute_features(options: AbstractionOptions, store, runner: ChunkRunner,
@@ -406,6 +425,8 @@ def build_abstraction(options: AbstractionOptions, out: str | Path, *, features:
     """Features (reused from / stored in ``features`` if given), clustering, the bucket file
     ``out``; returns a summary (sizes, seconds per stage, within-cluster mean distances)."""
     deck = options.check()
+    check_memory(feature_bytes(options), f"the features of a {deck.num_ranks}-rank bucket file",
+                 "use fewer ranks (--ranks) or a machine with more memory")
     runner = runner or ChunkRunner()
     store = MemoryFeatures() if features is None else FeatureStore(
         features, num_ranks=deck.num_ranks, bins=options.bins, opponent_clusters=options.opponent_clusters,

@@ -1,0 +1,118 @@
+"""Resources: one memory budget governs every engine before it allocates, and a full disk is
+one line and exit code 2, never a signal (issue 32, findings 2 and 3)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+from efgkit.cli import main
+from efgkit.errors import DiskSpaceError, ParameterError
+from efgkit.io.budget import check_disk_space, memory_budget, zeros_within_budget
+from efgkit.io.mapped_arrays import MappedFile, create_contiguous, create_file
+
+SAMPLED = ["solve", "holdem(ranks=5)", "--engine", "sampled", "-n", "2"]
+
+
+def test_the_budget_is_the_variable_or_half_the_memory(monkeypatch):
+    monkeypatch.setenv("EFGKIT_MEMORY_BUDGET", "3MiB")
+    assert memory_budget() == 3 * 2**20
+    with pytest.raises(ParameterError, match="needs 4 MiB of memory, more than the budget of 3 MiB.*coarser"):
+        zeros_within_budget({"a": (2**19, np.float64)}, "a test", "coarser")
+    assert zeros_within_budget({"a": (2**18, np.float64)}, "a test", "")["a"].sum() == 0
+
+
+@pytest.mark.parametrize("arguments", [
+    [*SAMPLED, "--buckets", "lossless"],  # 37 TiB of arrays before this check
+    [*SAMPLED, "--buckets", "none"],
+    ["solve", "leduc", "--engine", "public-tree", "-n", "2"],
+])
+def test_every_engine_checks_the_budget_before_it_allocates(runner, monkeypatch, arguments):
+    monkeypatch.setenv("EFGKIT_MEMORY_BUDGET", "64KiB")
+    monkeypatch.setenv("EFGKIT_NODE_LIMIT", "100000")  # the GameTree the public tree is read from
+    result = runner.invoke(main, arguments)
+    assert result.exit_code == 2, result.output
+    assert "of memory, more than the budget of 64 KiB (EFGKIT_MEMORY_BUDGET" in result.output
+    assert result.output.count("efgkit: error") == 1 and "Traceback" not in result.output
+
+
+def test_canonical_tables_and_bucket_file_features_check_the_budget(monkeypatch, tmp_path):
+    from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction, feature_bytes
+    from efgkit.poker.card_abstraction import IsomorphicCards
+    from efgkit.specs import make_game
+
+    monkeypatch.setenv("EFGKIT_MEMORY_BUDGET", "1KiB")
+    with pytest.raises(ParameterError, match="canonical buckets of holdem"):
+        IsomorphicCards.canonical(make_game("holdem(ranks=5)"))
+    options = AbstractionOptions(buckets=(10, 10, 10, 10), num_ranks=5)
+    assert feature_bytes(options) > 1024
+    with pytest.raises(ParameterError, match="the features of a 5-rank bucket file"):
+        build_abstraction(options, tmp_path / "b.h5")
+    assert not (tmp_path / "b.h5").exists()
+
+
+def test_a_mapped_solve_larger_than_the_disk_is_refused_before_it_writes(runner, tmp_path, monkeypatch):
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(2**21, 2**21 - 2**16, 2**16))
+    state = tmp_path / "state.h5"
+    result = runner.invoke(main, [*SAMPLED, "--buckets", "none", "--mapped", "--state", str(state)])
+    assert result.exit_code == 2 and "KiB on disk" in result.output and "64 KiB free" in result.output
+    assert not (tmp_path / "state.h5.work").exists() and not state.exists()
+
+
+def test_a_mapped_array_is_reserved_on_disk_before_it_is_written(tmp_path, monkeypatch):
+    path = tmp_path / "w.h5"
+    with create_file(path) as handle:
+        create_contiguous(handle, "a", (4096,), np.float64)
+    import h5py
+
+    def full(fd, offset, length):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    with h5py.File(path, "r") as handle, MappedFile(path, writable=True) as mapped:
+        with pytest.raises(DiskSpaceError, match="no room on disk for 32,768 bytes"):
+            mapped.map(handle["a"])
+    with pytest.raises(DiskSpaceError, match="needs 1 TiB on disk"):
+        check_disk_space(path, 2**40, "a test")
+
+
+def _tmpfs(folder) -> bool:
+    """A 1 MiB tmpfs at ``folder`` where this process may mount one (root in a container)."""
+    if sys.platform != "linux" or shutil.which("mount") is None or os.geteuid() != 0:
+        return False
+    folder.mkdir()
+    return subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1M", "tmpfs", str(folder)],
+                          capture_output=True).returncode == 0
+
+
+def test_a_full_disk_is_one_line_not_a_signal(tmp_path):
+    """On a real full file system (where a tmpfs can be mounted): a mapped solve whose working
+    file would not fit, and a solve whose checkpoint cannot be written, end with one line."""
+    disk = tmp_path / "disk"
+    if not _tmpfs(disk):
+        pytest.skip("cannot mount a small file system here; the injected ENOSPC tests cover it")
+    try:
+        (disk / "filler").write_bytes(b"\0" * (1024 * 1024 - 64 * 1024))
+        env = {**os.environ, "COLUMNS": "200"}
+        for arguments in ([*SAMPLED, "--buckets", "none", "--mapped", "--state", str(disk / "m.h5")],
+                          ["solve", "kuhn", "-n", "10", "--state", str(disk / "k.h5")]):
+            run = subprocess.run([sys.executable, "-m", "efgkit", *arguments], capture_output=True, text=True,
+                                 env=env, timeout=300)
+            assert run.returncode == 2, (run.returncode, run.stderr[-2000:])
+            assert run.stderr.count("efgkit: error") == 1 and "disk" in run.stderr
+            assert "Traceback" not in run.stderr and not (disk / "m.h5.work").exists()
+            with open(disk / "filler", "ab") as filler:  # then a disk with no room at all
+                try:
+                    filler.write(b"\0" * 1024 * 1024)
+                except OSError:
+                    pass
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
