@@ -116,3 +116,42 @@ def test_a_full_disk_is_one_line_not_a_signal(tmp_path):
                     pass
     finally:
         subprocess.run(["umount", str(disk)], check=False)
+
+
+@pytest.mark.parametrize("address", ["tls://127.0.0.1:1", "tcp://127.0.0.1:notaport", "http://x",
+                                     "tcp://127.0.0.1:70000", "127.0.0.1"])
+def test_scheduler_addresses_are_checked_before_connecting(address):
+    from efgkit.io.chunk_runner import ChunkRunner
+
+    with pytest.raises(ParameterError, match="expected a Dask scheduler address tcp://HOST:PORT"):
+        ChunkRunner(scheduler=address)
+
+
+@pytest.mark.parametrize("answer", [None, b"\xff" * 64])
+def test_a_scheduler_that_never_answers_or_answers_garbage_is_one_line(monkeypatch, answer):
+    """A server that accepts and stays silent hung the command (still waiting after 120 s); one
+    that sent bytes made Dask try to allocate 3.07 EiB."""
+    import socket
+    import threading
+
+    from efgkit.io import chunk_runner
+
+    monkeypatch.setattr(chunk_runner, "CONNECT_DEADLINE", 3.0)
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+
+    def serve() -> None:
+        connection, _ = server.accept()
+        accepted.append(connection)
+        if answer is not None:
+            connection.sendall(answer)
+
+    threading.Thread(target=serve, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    try:
+        with pytest.raises(ParameterError, match=f"--scheduler {address}: (no answer|cannot connect)"):
+            chunk_runner.ChunkRunner(scheduler=address)
+    finally:
+        server.close()
+        for connection in accepted:
+            connection.close()

@@ -17,6 +17,7 @@ the centres and per-point state only, not the points (about 3 s per GB saved her
 from __future__ import annotations
 
 import logging
+import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -27,7 +28,47 @@ from efgkit.errors import ParameterError
 from efgkit.io.error_text import one_line
 
 CONNECT_TIMEOUT = "20s"
+CONNECT_DEADLINE = 30.0
+"""Seconds a --scheduler has to accept the connection and answer."""
 SCATTER_MIN_BYTES = 1 << 20
+
+
+def scheduler_address(text: str) -> str:
+    """``text`` as a Dask scheduler address ``tcp://host:port`` (``host:port`` taken as tcp);
+    ParameterError otherwise. Other schemes need a security or transport configuration that
+    efgkit does not take (``tls://`` wants certificates)."""
+    scheme, _, rest = text.rpartition("://")
+    host, _, port = rest.rpartition(":")
+    if scheme not in ("", "tcp") or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ParameterError(f"--scheduler {text!r}: expected a Dask scheduler address tcp://HOST:PORT "
+                             f"(a port 1-65535; tcp only)")
+    return f"tcp://{host}:{port}"
+
+
+def _connect(address: str):
+    """A dask Client of the scheduler at ``address``, or ParameterError within CONNECT_DEADLINE
+    seconds: the Client's own timeout does not cover a server that accepts the connection and
+    never answers, so the Client is made in a daemon thread that is abandoned at the deadline."""
+    from distributed import Client
+
+    made: dict = {}
+
+    def connect() -> None:
+        try:
+            made["client"] = Client(address, timeout=CONNECT_TIMEOUT)
+        except BaseException as exc:  # reported below; a stray server can make it any exception
+            made["error"] = exc
+
+    thread = threading.Thread(target=connect, name="efgkit scheduler connection", daemon=True)
+    thread.start()
+    thread.join(CONNECT_DEADLINE)
+    if thread.is_alive():
+        raise ParameterError(f"--scheduler {address}: no answer from a Dask scheduler within "
+                             f"{CONNECT_DEADLINE:.0f} s (is it a Dask scheduler, and running?)")
+    if "error" in made:
+        raise ParameterError(f"--scheduler {address}: cannot connect to a Dask scheduler there: "
+                             f"{one_line(made['error'])}") from made["error"]
+    return made["client"]
 
 
 def _read_only_owner(array: np.ndarray) -> np.ndarray | None:
@@ -54,17 +95,18 @@ class ChunkRunner:
             return
         from distributed import Client, LocalCluster
 
+        if scheduler is not None:
+            self.scheduler = scheduler_address(scheduler)
+            self._client = _connect(self.scheduler)
+            return
         try:
-            if scheduler is not None:
-                self._client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-            else:
-                self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                             dashboard_address=":0", silence_logs=logging.ERROR)
-                self._client = Client(self._cluster)
+            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                         dashboard_address=":0", silence_logs=logging.ERROR)
+            self._client = Client(self._cluster)
         except (OSError, TimeoutError, ValueError) as exc:
             self.close()
-            where = f"--scheduler {scheduler}" if scheduler else f"a LocalCluster of {workers} workers"
-            raise ParameterError(f"cannot start Dask on {where}: {one_line(exc)}") from exc
+            raise ParameterError(f"cannot start Dask on a LocalCluster of {workers} workers: "
+                                 f"{one_line(exc)}") from exc
 
     @property
     def description(self) -> str:
