@@ -99,14 +99,19 @@ def test_a_full_disk_is_one_line_not_a_signal(tmp_path):
     disk = tmp_path / "disk"
     if not _tmpfs(disk):
         pytest.skip("cannot mount a small file system here; the injected ENOSPC tests cover it")
+    def efgkit(*arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "efgkit", *arguments], capture_output=True, text=True,
+                              env={**os.environ, "COLUMNS": "200"}, timeout=300)
+
     try:
-        (disk / "filler").write_bytes(b"\0" * (1024 * 1024 - 64 * 1024))
-        env = {**os.environ, "COLUMNS": "200"}
+        state = disk / "k.h5"
+        assert efgkit("solve", "kuhn", "-n", "10", "--state", str(state)).returncode == 0
+        before = state.read_bytes()
+        (disk / "filler").write_bytes(b"\0" * (shutil.disk_usage(disk).free - 64 * 1024))
         for arguments in ([*SAMPLED, "--buckets", "none", "--mapped", "--state", str(disk / "m.h5")],
-                          ["solve", "kuhn", "-n", "10", "--state", str(disk / "k.h5")]):
-            run = subprocess.run([sys.executable, "-m", "efgkit", *arguments], capture_output=True, text=True,
-                                 env=env, timeout=300)
-            assert run.returncode == 2, (run.returncode, run.stderr[-2000:])
+                          ["solve", "kuhn", "-n", "20", "--state", str(state), "--resume"]):
+            run = efgkit(*arguments)
+            assert run.returncode == 2, (run.returncode, run.stderr[-2000:])  # 139 (SIGSEGV) or 135 before
             assert run.stderr.count("efgkit: error") == 1 and "disk" in run.stderr
             assert "Traceback" not in run.stderr and not (disk / "m.h5.work").exists()
             with open(disk / "filler", "ab") as filler:  # then a disk with no room at all
@@ -114,6 +119,7 @@ def test_a_full_disk_is_one_line_not_a_signal(tmp_path):
                     filler.write(b"\0" * 1024 * 1024)
                 except OSError:
                     pass
+        assert state.read_bytes() == before
     finally:
         subprocess.run(["umount", str(disk)], check=False)
 

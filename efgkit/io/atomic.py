@@ -15,10 +15,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from efgkit.errors import FileFormatError
+from efgkit.io.budget import check_disk_space
+
+HEADER_BYTES = 64 * 1024
+"""Room asked for beside a write's ``expected_bytes``: headers, attributes, alignment (plus
+1/64 of the data)."""
 
 
 @contextmanager
-def atomic_output_path(path: str | os.PathLike) -> Iterator[Path]:
+def atomic_output_path(path: str | os.PathLike, expected_bytes: int = 0) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success it replaces ``path``, else vanishes.
 
     The temporary file lives in the same directory so ``os.replace`` is atomic, and it is
@@ -27,12 +32,17 @@ def atomic_output_path(path: str | os.PathLike) -> Iterator[Path]:
     ``path``; the next write of the same ``path`` deletes such leftovers of dead writers.
     A target that is not a regular file (a symbolic link, device, FIFO or directory) or
     whose temporary name would be too long is refused (FileFormatError) before anything
-    is written.
+    is written. A writer that knows about how many bytes it writes says so
+    (``expected_bytes``): a disk without room for them, and for the format's headers, is a
+    DiskSpaceError before the write (HDF5 that runs out of space mid-write can leave the
+    process to die of a segmentation fault at exit).
     """
     path = Path(path)
     problem = output_problem(path)
     if problem is not None:
         raise FileFormatError(f"{path}: {problem}")
+    if expected_bytes:
+        check_disk_space(path, expected_bytes + HEADER_BYTES + expected_bytes // 64, "writing it")
     remove_stale_temporaries(path)
     temporary = _temporary_name(path)
     try:

@@ -90,8 +90,9 @@ def save_bucket_strategy(path: str | os.PathLike, layout: BucketLayout, strategy
     (``check_recorded``) is refused before anything is written."""
     check_recorded(layout.abstraction.reference)
     checked_provenance(provenance, "the provenance to write")
+    expected = 8 * int(np.size(strategy)) + sum(int(np.asarray(a).nbytes) for a in (state or {}).values())
     try:
-        with atomic_output_path(path) as temporary:
+        with atomic_output_path(path, expected) as temporary:
             with create_file(temporary) as handle:
                 stamp(handle, FORMAT, SCHEMA_VERSION)
                 handle.attrs["game"] = layout.betting.game.spec

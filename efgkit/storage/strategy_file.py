@@ -132,8 +132,11 @@ def write_strategy_file(path: str | os.PathLike, *, game_spec: str, tree_fingerp
     """
     algorithm, parameters, iterations, history = _checked_provenance(provenance)
     rng_state = _checked_rng_state(solver_state) if solver_state is not None else None
+    state_items = 0 if solver_state is None else sum(np.size(solver_state.arrays[name])
+                                                       for name in _state_arrays(solver_state))
+    expected = 4 * int(np.size(abstract_of)) + 8 * (int(np.size(probabilities)) + state_items)
     try:
-        with atomic_output_path(path) as temporary:
+        with atomic_output_path(path, expected) as temporary:
             with create_file(temporary) as handle:
                 stamp(handle, FORMAT, SCHEMA_VERSION)
                 handle.attrs["game_spec"] = game_spec
