@@ -70,6 +70,52 @@ def _solve_records(solver, evaluator, setting: str, iterations: int, extra_words
         checkpoint *= 2
 
 
+HOLDEM_ONLY = ("seconds", "eval_time", "workers", "boards")
+TREE_ONLY = ("target", "algorithm", "max_iterations", "every", "reference_iterations", "feature")
+
+
+def _check_given(ctx: click.Context, allowed: tuple[str, ...], refused: tuple[str, ...], what: str) -> None:
+    """ParameterError naming the first option of ``refused`` given on the command line."""
+    for name in refused:
+        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
+            flag = "--time" if name == "seconds" else "--" + name.replace("_", "-")
+            raise ParameterError(f"{flag} does not apply to {what}; its options: "
+                                 + ", ".join("--time" if a == "seconds" else "--" + a.replace("_", "-")
+                                             for a in allowed))
+
+
+def _build_holdem_folder(game: str, out: str | None, force: bool, buckets: str | None, seconds: float | None,
+                         eval_time: float | None, workers: int, boards: int, bits: int, seed: int,
+                         as_json: bool) -> None:
+    from efgkit.cli.holdem import bucket_counts
+    from efgkit.cli.holdem_build import build_holdem
+    from efgkit.jobs.holdem_build import HoldemBuild, default_buckets
+    from efgkit.specs import make_game
+
+    rules = make_game(game)
+    counts = default_buckets(rules.card_structure.num_ranks) if buckets is None else bucket_counts(buckets)
+    job = HoldemBuild(rules, Path("."), solve_seconds=120.0 if seconds is None else seconds,
+                      eval_seconds=300.0 if eval_time is None else eval_time, buckets=counts, bits=bits,
+                      seed=seed, workers=workers, match_boards=boards, lbr_boards=max(2, boards // 10))
+    job.check()
+    folder = _output_folder(out or f"build-{_slug(game)}", force)
+    job = HoldemBuild(**{**vars(job), "folder": folder})
+    command = " ".join(shlex.quote(str(arg)) for arg in [
+        "efgkit", "build", game, "--out", folder, "--force", "--time", job.solve_seconds, "--eval-time",
+        job.eval_seconds, "--buckets", ",".join(map(str, counts)), "--boards", boards, "--bits", bits,
+        "--seed", seed])
+    started = time.perf_counter()
+    try:
+        data, lines = build_holdem(job, as_json, show_progress(), command)
+    except KeyboardInterrupt:
+        written = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
+        raise BuildInterrupted(f"interrupted; the files already in {folder} are complete "
+                               f"({', '.join(written) or 'none'})") from None
+    data["seconds"] = time.perf_counter() - started
+    lines.append(f"done in {data['seconds']:.1f} s; report: {folder / 'report.md'}")
+    emit(as_json, data, lines)
+
+
 @main.command()
 @click.argument("game", default="leduc")
 @click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
@@ -88,17 +134,29 @@ def _solve_records(solver, evaluator, setting: str, iterations: int, extra_words
                                       "the card abstraction.")
 @click.option("--feature", type=click.Choice(FEATURES), default="hist", show_default=True,
               help="Card feature of the buckets (poker games).")
-@click.option("--buckets", default="3", show_default=True,
+@click.option("--buckets", default=None,
               help="Card buckets per round, comma-separated ('all' keeps a round; one value for "
-                   "every round); 'none' skips the card abstraction.")
+                   "every round; 'none' skips the card abstraction)  [default: 3; hold'em: four counts "
+                   "scaled to the deck, 169-1000-1000-1000 for 13 ranks]")
+@click.option("--time", "seconds", type=float, default=None, metavar="SECONDS",
+              help="hold'em: seconds of sampled CFR+  [default: 120]")
+@click.option("--eval-time", type=float, default=None, metavar="SECONDS",
+              help="hold'em: the exact full-game best response runs if its estimated cost fits, else "
+                   "local best response  [default: 300]")
+@click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="hold'em: Dask worker processes for the card buckets (0: this process).")
+@click.option("--boards", type=click.IntRange(min=20), default=2000, show_default=True,
+              help="hold'em: boards of each duplicate match; local best response plays a tenth of them.")
 @click.option("--bits", type=click.Choice(["16", "8", "4"]), default="8", show_default=True,
               help="Bits per quantized probability of the export.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the refinement's sampling and of the clustering.")
 @json_option
-def build(game: str, out: str | None, force: bool, target: float, algorithm: str,
-          max_iterations: int, every: int, reference_iterations: int, feature: str, buckets: str,
-          bits: str, seed: int, as_json: bool) -> None:
+@click.pass_context
+def build(ctx: click.Context, game: str, out: str | None, force: bool, target: float, algorithm: str,
+          max_iterations: int, every: int, reference_iterations: int, feature: str, buckets: str | None,
+          seconds: float | None, eval_time: float | None, workers: int, boards: int, bits: str, seed: int,
+          as_json: bool) -> None:
     """Build a memory-efficient abstraction of GAME (default leduc), measure memory against
     exploitability, and export the refined strategy for a small device.
 
@@ -106,6 +164,16 @@ def build(game: str, out: str | None, force: bool, target: float, algorithm: str
     report.md. NashConv is the sum of both best-response gains (NashConv/2 is OpenSpiel's
     exploitability), always exact in the full game.
     """
+    from efgkit.jobs.holdem_build import is_holdem
+    from efgkit.specs import make_game
+
+    if is_holdem(make_game(game)):
+        _check_given(ctx, HOLDEM_ONLY, TREE_ONLY, "a hold'em build (sampled CFR+ on card buckets)")
+        _build_holdem_folder(game, out, force, buckets, seconds, eval_time, workers, boards, int(bits), seed,
+                             as_json)
+        return
+    _check_given(ctx, TREE_ONLY, HOLDEM_ONLY, f"{game} (a tree build)")
+    buckets = "3" if buckets is None else buckets
     folder = _output_folder(out or f"build-{_slug(game)}", force)
     command = " ".join(shlex.quote(str(arg)) for arg in [
         "efgkit", "build", game, "--out", folder, "--force", "--target", target, "--algorithm",

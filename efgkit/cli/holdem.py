@@ -8,7 +8,7 @@ from efgkit.cli.app import check_writable, emit, json_option, main, save_figure,
 from efgkit.errors import ParameterError
 
 
-def _bucket_counts(text: str) -> tuple[int, int, int, int]:
+def bucket_counts(text: str) -> tuple[int, int, int, int]:
     try:
         counts = tuple(int(part) for part in text.split(","))
     except ValueError:
@@ -82,7 +82,7 @@ def holdem_abstraction(cards: tuple[str, ...], buckets: str, flop: str, turn: st
                                      ("preflop", "flop", "turn", "river")}
     for path in plots.values():
         check_writable(path, "--plot")
-    options = AbstractionOptions(buckets=_bucket_counts(buckets), flop=flop, turn=turn, river=river,
+    options = AbstractionOptions(buckets=bucket_counts(buckets), flop=flop, turn=turn, river=river,
                                  bins=bins, num_ranks=ranks, seed=seed)
     options.check()
     with ChunkRunner(scheduler=scheduler, workers=0 if scheduler else workers) as runner:

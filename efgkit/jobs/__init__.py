@@ -1,0 +1,1 @@
+"""Whole jobs, end to end: the hold'em main build."""

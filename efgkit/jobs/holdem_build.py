@@ -1,0 +1,267 @@
+"""The hold'em main job (``efgkit build "holdem(...)"``, docs/build.md): one command and one
+folder for a game too large for a tree.
+
+1. card buckets from the pipeline (``abstraction/cards/holdem``): hand-strength histograms
+   with exact EMD k-means on the flop and turn, OCHS on the river, the preflop's classes
+   kept; counts given, or scaled to the deck (``default_buckets``);
+2. sampled CFR+ (public chance sampling, ``poker/sampled_cfr.py``) on those buckets to a
+   time budget, evaluated exactly at 1/32, 1/16, .. 1 of it as far as half of the evaluation
+   budget pays, so the report has a convergence curve against CPU time;
+3. the final strategy measured in the real game: the exact full-game best response
+   (``StreamedEvaluator``) where its cost, estimated by timing sampled work items first,
+   fits the evaluation budget — with the abstract game's exploitability beside it — else
+   local best response, a lower bound with its interval;
+4. a duplicate match against always-call and always-raise;
+5. the strategy as a bucket-strategy file (HDF5, resumable) and a compact ``.efgs`` export
+   with its bucket tables, for a device.
+
+Each step's numbers go into the dict ``run_holdem_build`` returns; the CLI writes the report
+and the plot. Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from efgkit.core.run_loop import run_iterations
+from efgkit.errors import ParameterError
+from efgkit.games.poker import LimitPoker
+
+BUCKET_FILE, STRATEGY_FILE, EXPORT_FILE = "buckets.h5", "strategy.h5", "strategy.efgs"
+MAX_BUCKETS = 1000
+CURVE_POINTS = 6
+"""Exact evaluations of the convergence curve at most (at 1/32 .. 1 of the solve's budget)."""
+ABSTRACT_COST = 4
+"""An abstract-game evaluation's cost in exact evaluations (measured on holdem(ranks=5))."""
+UNBOUNDED = 2**62
+"""Iterations asked of the run loop when the time budget ends the run."""
+COST_SAMPLES = 3
+BASELINE_OPPONENTS = ("call", "raise")
+
+
+def default_buckets(num_ranks: int) -> tuple[int, int, int, int]:
+    """Bucket counts per street for a ``num_ranks`` deck: every preflop class, and after the
+    flop about twice the square root of the street's canonical hands, at most MAX_BUCKETS
+    (13 ranks: 169-1000-1000-1000, as the released abstractions; 5 ranks: 25-176-330-542)."""
+    from efgkit.abstraction.cards.holdem.features import hand_indexer
+
+    counts = []
+    for board_cards in (0, 3, 4, 5):
+        indexer = hand_indexer(board_cards, num_ranks)
+        canonical = indexer.round_size(indexer.num_rounds - 1)
+        counts.append(canonical if board_cards == 0 else min(MAX_BUCKETS, round(2 * math.sqrt(canonical))))
+    return tuple(counts)  # type: ignore[return-value]
+
+
+def is_holdem(game) -> bool:
+    """Whether ``game`` is hold'em-shaped (two hole cards, four suits, cards dealt one by
+    one): the games this job and the bucket pipeline serve."""
+    if not isinstance(game, LimitPoker):
+        return False
+    cards = game.card_structure
+    return (cards.num_suits == 4 and cards.private_cards_per_player == 2 and not game.deal_by_rank
+            and game.num_rounds == 4 and tuple(cards.public_cards_per_round) == (0, 3, 1, 1))
+
+
+@dataclass(frozen=True)
+class HoldemBuild:
+    """What to build (see the module docstring); ``buckets`` None scales them to the deck."""
+
+    game: LimitPoker
+    folder: Path
+    solve_seconds: float = 120.0
+    eval_seconds: float = 300.0
+    buckets: tuple[int, int, int, int] | None = None
+    bits: int = 8
+    seed: int = 0
+    workers: int = 0
+    match_boards: int = 2000
+    lbr_boards: int = 200
+
+    def check(self) -> None:
+        if not is_holdem(self.game):
+            raise ParameterError(f"{self.game.spec}: the hold'em build needs a holdem(...) game with four "
+                                 f"betting rounds")
+        if not self.solve_seconds > 0 or not self.eval_seconds > 0:
+            raise ParameterError(f"--time and --eval-time must be > 0 seconds, got {self.solve_seconds} and "
+                                 f"{self.eval_seconds}")
+        if self.buckets is not None and (len(self.buckets) != 4 or min(self.buckets) < 1):
+            raise ParameterError(f"--buckets {self.buckets}: four positive counts (preflop,flop,turn,river)")
+        if self.match_boards < 2 or self.lbr_boards < 2:
+            raise ParameterError("the match and LBR need at least 2 boards")
+
+
+def estimated_exact_seconds(evaluator, strategy: np.ndarray, seed: int) -> float:
+    """Seconds of one exact full-game evaluation (both best responses) in this process: the
+    mean time of COST_SAMPLES work items drawn at random (after one untimed item, which
+    compiles or loads the kernels), times the work items, times two players."""
+    from efgkit.poker.codes import BEST_RESPONSE
+
+    items = evaluator.work_items
+    reach = evaluator.entry_reach(strategy, 0)
+    rng = np.random.default_rng(seed)
+    evaluator.item_values(strategy, 0, BEST_RESPONSE, reach, items - 1)
+    drawn = rng.choice(items, size=min(COST_SAMPLES, items), replace=False)
+    started = time.process_time()
+    for item in drawn.tolist():
+        evaluator.item_values(strategy, 0, BEST_RESPONSE, reach, item)
+    return (time.process_time() - started) / drawn.size * items * 2
+
+
+def mbb(chips: float, game: LimitPoker) -> float:
+    """Chips per game in milli big blinds per game."""
+    return chips / max(game.blinds) * 1000
+
+
+def run_holdem_build(build: HoldemBuild, say: Callable[[str], None], progress: bool = False) -> dict:
+    """Run the job (module docstring); ``say`` hears a line as each step starts or ends."""
+    from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
+    from efgkit.io.chunk_runner import ChunkRunner
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.bucket_layout import BucketLayout
+    from efgkit.poker.card_abstraction import IsomorphicCards
+    from efgkit.poker.full_game import StreamedEvaluator
+    from efgkit.poker.sampled_cfr import SampledCFR
+    from efgkit.storage.checkpoint import write_sampled
+
+    build.check()
+    game, folder = build.game, build.folder
+    ranks = game.card_structure.num_ranks
+    buckets = build.buckets or default_buckets(ranks)
+    data: dict = {"game": game.spec, "buckets": list(buckets), "solve_seconds_budget": build.solve_seconds,
+                  "eval_seconds_budget": build.eval_seconds, "seed": build.seed, "bits": build.bits}
+
+    say(f"1/5 card buckets {'-'.join(map(str, buckets))} for the {ranks}-rank deck (EMD flop and turn, "
+        f"OCHS river)")
+    options = AbstractionOptions(buckets=buckets, num_ranks=ranks, seed=build.seed)
+    with ChunkRunner(workers=build.workers) as runner:
+        summary = build_abstraction(options, folder / BUCKET_FILE, runner=runner, progress=progress)
+    data["abstraction"] = {"seconds": summary["seconds"], "buckets": summary["buckets"],
+                           "streets": summary["streets"], "file": BUCKET_FILE}
+    layout = BucketLayout(BettingTree(game), IsomorphicCards.from_bucket_file(game, folder / BUCKET_FILE))
+    solver = SampledCFR(layout, seed=build.seed)
+    evaluator = StreamedEvaluator(layout)
+    data["rows"], data["solver_bytes"] = layout.num_rows, int(sum(solver.memory().values()))
+
+    say(f"2/5 sampled CFR+ on {layout.num_rows:,} rows for {build.solve_seconds:g} s")
+    history, cpu, cost = _solve(solver, evaluator, build, progress)
+    strategy = solver.average_strategy()
+    data.update(iterations=solver.iteration, solve_cpu_seconds=cpu, history=history,
+                estimated_exact_seconds_at_start=cost)
+    provenance = {"algorithm": "cfr+", "parameters": solver.parameters, "precision": solver.precision,
+                  "seed": build.seed}
+    write_sampled(str(folder / STRATEGY_FILE), solver, provenance, history, cpu)
+
+    say("3/5 exploitability in the real game")
+    data["evaluation"] = _evaluate(evaluator, layout, strategy, build, history, solver.iteration)
+    say("4/5 duplicate matches against " + " and ".join(f"always-{name}" for name in BASELINE_OPPONENTS))
+    data["matches"] = _matches(layout, strategy, build)
+    say(f"5/5 export ({build.bits}-bit probabilities) for a device")
+    data["export"] = _export(layout, strategy, build, evaluator, data["evaluation"]["kind"] == "exact")
+    return data
+
+
+def _solve(solver, evaluator, build: HoldemBuild, progress: bool) -> tuple[list[dict], float, float]:
+    """Iterate for the time budget (after a first, uncounted iteration that compiles or loads
+    the kernels), stopping at 1/2**k of it for the exact evaluations of the convergence
+    curve: as many of the last CURVE_POINTS stops as half of --eval-time pays for at the
+    estimated cost of one. The history, the solver's CPU seconds and that estimate."""
+    from tqdm import tqdm
+
+    started = time.process_time()
+    solver.iterate(1)
+    cost = estimated_exact_seconds(evaluator, solver.average_strategy(), build.seed)
+    points = min(CURVE_POINTS, int(build.eval_seconds / 2 // max(cost, 1e-9)))
+    stops = [build.solve_seconds / 2 ** k for k in reversed(range(max(points, 1)))]
+    history: list[dict] = []
+    cpu = time.process_time() - started
+    begun = time.monotonic()
+    with tqdm(total=round(build.solve_seconds), unit="s", desc="sampled CFR+", file=sys.stderr,
+              disable=not progress, leave=False) as bar:
+        for stop in stops:
+            remaining = begun + stop - time.monotonic()
+            started = time.process_time()
+            if remaining > 0:
+                run_iterations(solver, UNBOUNDED, time_limit=remaining)
+            cpu += time.process_time() - started
+            bar.update(min(round(stop), bar.total) - bar.n)
+            bar.set_postfix(iterations=solver.iteration)
+            if points:
+                evaluation = evaluator.evaluate(solver.average_strategy(), game_value=False)
+                history.append({"iteration": solver.iteration, "cpu_seconds": cpu,
+                                "nash_conv": evaluation.nash_conv, "exploitability_mbb_per_game":
+                                mbb(evaluation.exploitability, solver.betting.game)})
+    return history, cpu, cost
+
+
+def _evaluate(evaluator, layout, strategy: np.ndarray, build: HoldemBuild, history: list[dict],
+              iterations: int) -> dict:
+    """The exact full-game exploitability where its estimated cost fits the evaluation budget
+    (the curve's last point when it is the final strategy's), with the abstract game's beside
+    it where the budget left pays for one more walk; else LBR, a lower bound."""
+    from efgkit.poker.abstract_best_response import abstract_evaluation
+    from efgkit.poker.local_best_response import LocalBestResponse
+
+    game = layout.betting.game
+    estimate = estimated_exact_seconds(evaluator, strategy, build.seed)
+    result: dict = {"estimated_exact_seconds": estimate}
+    started = time.process_time()
+    if estimate > build.eval_seconds:
+        lbr = LocalBestResponse(layout, strategy, seed=build.seed).run(build.lbr_boards)
+        low, high = lbr.confidence_interval
+        result.update(kind="lbr", lbr_mbb_per_game=mbb(lbr.mean, game), lbr_boards=lbr.boards,
+                      lbr_ci95_mbb=[mbb(low, game), mbb(high, game)])
+    else:
+        if history and history[-1]["iteration"] == iterations:
+            nash_conv = history[-1]["nash_conv"]
+        else:
+            nash_conv = evaluator.evaluate(strategy, game_value=False).nash_conv
+        result.update(kind="exact", nash_conv=nash_conv,
+                      exploitability_mbb_per_game=mbb(nash_conv / 2, game))
+        if time.process_time() - started + ABSTRACT_COST * estimate <= build.eval_seconds:
+            abstract = abstract_evaluation(evaluator, strategy)
+            result.update(abstract_exploitability_mbb_per_game=mbb(abstract.exploitability, game),
+                          abstract_exact=abstract.exact)
+    result["seconds"] = time.process_time() - started
+    return result
+
+
+def _matches(layout, strategy: np.ndarray, build: HoldemBuild) -> dict:
+    from efgkit.poker.match import HeadToHead, baseline
+
+    game = layout.betting.game
+    matches = {}
+    for name in BASELINE_OPPONENTS:
+        opponent_layout, opponent = baseline(layout.betting, name)
+        match = HeadToHead(layout, strategy, opponent_layout, opponent, seed=build.seed)
+        estimate = match.run(build.match_boards)
+        low, high = estimate.confidence_interval
+        matches[name] = {"mbb_per_game": mbb(estimate.mean, game), "boards": estimate.boards,
+                         "ci95_mbb": [mbb(low, game), mbb(high, game)], "every_board": estimate.exact}
+    return matches
+
+
+def _export(layout, strategy: np.ndarray, build: HoldemBuild, evaluator, exact: bool) -> dict:
+    """The compact file and its bucket tables; what the device plays measured exactly too
+    where the exact evaluation ran."""
+    from efgkit.storage.compact_holdem import export_bucket_strategy
+
+    exported = export_bucket_strategy(layout, strategy, build.folder / EXPORT_FILE, bits=build.bits)
+    result = {"file": EXPORT_FILE, "bytes": exported.bytes, "index_bytes": exported.index_bytes,
+              "card_table_bytes": exported.card_table_bytes,
+              "bucket_tables_file": exported.bucket_tables_path and Path(exported.bucket_tables_path).name,
+              "bucket_tables_bytes": exported.bucket_tables_bytes,
+              "total_bytes": exported.bytes + (exported.bucket_tables_bytes if exported.bucket_tables_path
+                                               else 0),
+              "max_abs_error": exported.max_abs_error}
+    if exact:
+        played = evaluator.evaluate(exported.dequantized(), game_value=False)
+        result["exploitability_mbb_per_game"] = mbb(played.exploitability, layout.betting.game)
+    return result
