@@ -51,7 +51,7 @@ def test_play_reports_matches_in_mbb_per_game(strategy_file, runner, json_output
     (["evaluate", GAME, "{file}", "--lbr", "1"], "--lbr 1"),
     (["evaluate", GAME, "{file}", "--lbr", "many"], "--lbr many"),
     (["evaluate", GAME, "{file}", "--lbr", "5", "--lbr-actions", "c/c/c"], "LBR actions"),
-    (["evaluate", GAME, "{file}", "--lbr", "5", "--engine", "streamed"], "no --engine"),
+    (["evaluate", GAME, "{file}", "--lbr", "5", "--engine", "streamed"], "--lbr goes with --engine lbr"),
     (["evaluate", "holdem(ranks=4,rounds=2)", "{file}", "--lbr", "5"], "is for"),
     (["play", "{file}", "-g", GAME], "pass --against"),
     (["play", "{file}", "-g", GAME, "--against", "bluff"], "--against bluff"),

@@ -173,10 +173,10 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
 
     started_at = solver.iteration
     try:
-        run_iterations(solver, run.iterations, every=run.every, evaluate=evaluate, history=history,
-                       checkpoints=checkpoints, time_limit=run.time_limit, progress=show_progress(),
-                       description=f"{run.algorithm} (public chance sampling)",
-                       after_chunk=working.release if working is not None else None)
+        end = run_iterations(solver, run.iterations, every=run.every, evaluate=evaluate, history=history,
+                             checkpoints=checkpoints, time_limit=run.time_limit, progress=show_progress(),
+                             description=f"{run.algorithm} (public chance sampling)",
+                             after_chunk=working.release if working is not None else None)
     except KeyboardInterrupt:
         if run.out is not None:
             write_sampled(run.out, solver, provenance, history, solve_seconds())
@@ -207,12 +207,11 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
             "state_storage": "mapped" if working else "memory",
             "resumed_from_iteration": resumed_from,
             "checkpoints_written": checkpoints.written if checkpoints else 0}
-    stopped_early = solver.iteration < run.iterations
     if run.time_limit is not None:
-        data["stopped_by_time"] = stopped_early
+        data["stopped_by_time"] = end.out_of_time
     lines = [f"{run.algorithm} with public chance sampling on {game.spec}: {solver.iteration:,} iterations "
              f"in {seconds:.2f} s" + (f" (resumed at iteration {resumed_from:,})" if resumed_from else "")
-             + (f" (stopped by --time {run.time_limit:g} s)" if stopped_early else ""),
+             + (f" (stopped by --time {run.time_limit:g} s)" if end.out_of_time else ""),
              f"abstraction: {layout.abstraction.description}; {layout.num_rows:,} rows, "
              f"{layout.num_actions:,} actions",
              f"{run.precision} regrets and averages: solver state {memory['state']:,} bytes, working arrays "
