@@ -38,7 +38,7 @@ COMMANDS = {
     "solve": ("efgkit.cli.solve", "Solve GAME (default: leduc with CFR+) and report NashConv over "
                                   "iterations."),
     "evaluate": ("efgkit.cli.solve", "Exact NashConv, best-response values and game value of a stored "
-                                     "strategy for GAME."),
+                                     "strategy (for GAME, by default the game the file records)."),
     "refine": ("efgkit.cli.refine", "Refine an imperfect-recall abstraction of GAME until NashConv <= "
                                     "TARGET."),
     "tradeoff": ("efgkit.cli.refine", "Memory against exploitability: run refinements of GAME and record "

@@ -21,6 +21,7 @@ from efgkit.cli.app import (
 )
 from efgkit.cli.big_blinds import big_blind_fields
 from efgkit.cli.engine_options import Engine, describe_engines, flag_of, given_options
+from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.core.regret_rules import SCHEDULED, VARIANT_PARAMETERS
 from efgkit.core.run_loop import RunEnd, run_iterations
 from efgkit.errors import EfgkitError, ParameterError
@@ -523,8 +524,7 @@ BUCKET_ENGINES = ("streamed", "lbr")
 
 
 @main.command()
-@click.argument("game")
-@click.argument("strategy_file", metavar="STRATEGY.h5", type=click.Path(exists=True, dir_okay=False))
+@game_then_file("STRATEGY.h5")
 @click.option("--engine", type=click.Choice(tuple(EVALUATE_ENGINES)), default=None,
               help="[default: lbr with --lbr, streamed for a bucket strategy, else tree]")
 @click.option("--buckets", "bucket_file", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -553,11 +553,12 @@ BUCKET_ENGINES = ("streamed", "lbr")
               help="The boards and completions drawn.")
 @json_option
 @click.pass_context
-def evaluate(ctx: click.Context, game: str, strategy_file: str, engine: str | None, bucket_file: str | None,
+def evaluate(ctx: click.Context, game_and_file: GameAndFile, engine: str | None, bucket_file: str | None,
              workers: int, scheduler: str | None, game_value: bool, abstract_game: bool,
              lbr_boards: str | None, rollouts: int, preflop_rollouts: int, lbr_actions: str, seed: int,
              as_json: bool) -> None:
-    """Exact NashConv, best-response values and game value of a stored strategy for GAME.
+    """Exact NashConv, best-response values and game value of a stored strategy (for GAME,
+    by default the game the file records).
 
     With --lbr, a strategy on a card abstraction gets its local best response instead: a
     lower bound on exploitability in mbb/g with a 95% confidence interval. With
@@ -566,6 +567,8 @@ def evaluate(ctx: click.Context, game: str, strategy_file: str, engine: str | No
     """
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file
 
+    game, strategy_file = game_and_file
+    game = game or recorded_game(strategy_file)
     bucket_strategy = is_bucket_strategy_file(strategy_file)
     engine = engine or ("lbr" if lbr_boards is not None else "streamed" if bucket_strategy else "tree")
     EVALUATE_ENGINES[engine].check(ctx, EVALUATE_ENGINES)
