@@ -12,14 +12,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import click
-from click.core import ParameterSource
 
+from efgkit.cli.app import given_options
 from efgkit.errors import ParameterError
-
-
-def given_options(ctx: click.Context) -> set[str]:
-    """The names of the parameters given on the command line (not left at their defaults)."""
-    return {name for name in ctx.params if ctx.get_parameter_source(name) is not ParameterSource.DEFAULT}
 
 
 def flag_of(ctx: click.Context, name: str) -> str:

@@ -11,25 +11,28 @@ import click
 from efgkit.cli.app import (
     Interrupted,
     build_game,
+    check_state_file,
     check_writable,
+    checkpoints_line,
     emit,
+    given_options,
     interruption_note,
     json_option,
     main,
     show_progress,
     size_lines,
 )
-from efgkit.cli.big_blinds import big_blind_fields
-from efgkit.cli.engine_options import Engine, describe_engines, flag_of, given_options
+from efgkit.cli.big_blinds import big_blind_fields, evaluation_report, rules_of
+from efgkit.cli.engine_options import Engine, describe_engines, flag_of
 from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.core.regret_rules import SCHEDULED, VARIANT_PARAMETERS
 from efgkit.core.run_loop import RunEnd, run_iterations
-from efgkit.errors import EfgkitError, ParameterError
+from efgkit.errors import ParameterError
 from efgkit.io.lock import exclusive_lock
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import BestResponse, Evaluation, FictitiousPlay, SequenceFormLP
 from efgkit.solvers.cfr import SOLVER_CLASSES
-from efgkit.specs import canonical_spec, load_game, make_game
+from efgkit.specs import canonical_spec, load_game
 from efgkit.storage.checkpoint import Checkpoints
 from efgkit.storage.disk_solve import (
     DiskSolver,
@@ -42,17 +45,6 @@ from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 ITERATIVE_SOLVERS = {**SOLVER_CLASSES, "fp": FictitiousPlay}
 ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
-
-
-def _mbb_fields(spec: str, exploitability: float) -> tuple[dict, list[str]]:
-    """mbb/g of a poker game's exploitability (``big_blinds.big_blind_fields``); none for other games."""
-    try:
-        game = make_game(spec)
-    except EfgkitError:  # a game loaded from a file or OpenSpiel: no blinds to count in
-        return {}, []
-    return big_blind_fields(game, exploitability)
-
-
 SAMPLED_PRECISIONS = ("float64", "float32", "int32")
 """sampled_cfr.PRECISIONS, spelled out so that the command line does not import the poker engine."""
 CFR_VARIANTS = tuple(SOLVER_CLASSES)
@@ -126,22 +118,6 @@ def _scalings(flag: str, text: str, precision: str | None) -> float | list[float
         raise ParameterError(f"{flag} takes numbers separated by commas, e.g. 16,16,0.5,0.5; "
                              f"got {text!r}") from None
     return values[0] if len(values) == 1 else values
-
-
-def check_state_options(ctx: click.Context, algorithm: str, state: str | None, resume: bool) -> None:
-    """Refuse checkpoint options that cannot apply, before any work is done."""
-    if state is None:
-        needing = [name for name in ("checkpoint_every", "checkpoint_seconds", "resume", "mapped")
-                   if name in given_options(ctx)]
-        if needing:
-            raise ParameterError(f"{flag_of(ctx, needing[0])} needs --state FILE.h5 (the checkpoint file)")
-        return
-    if algorithm not in SOLVER_CLASSES:
-        raise ParameterError(f"--state applies to {', '.join(SOLVER_CLASSES)} (the CFR variants: "
-                             f"solvers with a state to checkpoint), not {algorithm}")
-    check_writable(state, "--state")
-    if Path(state).exists() and not resume:
-        raise ParameterError(f"--state {state} exists; pass --resume to continue it or remove it")
 
 
 def _recorded_parameters(algorithm: str, solver) -> dict[str, object]:
@@ -298,7 +274,10 @@ def solve(ctx: click.Context, game: str, engine: str | None, algorithm: str, ite
                                "gamma_start": gamma_start, "horizon": horizon})
     if plot is not None and iterations == 0:
         raise ParameterError("--plot needs --iterations >= 1")
-    check_state_options(ctx, algorithm, state, resume)
+    check_state_file(ctx, state, resume)
+    if state is not None and algorithm not in SOLVER_CLASSES:
+        raise ParameterError(f"--state applies to {', '.join(SOLVER_CLASSES)} (the CFR variants: "
+                             f"solvers with a state to checkpoint), not {algorithm}")
     memory_limit = None if memory_limit is None else parse_size(memory_limit)
     check_writable(out, "--out")
     check_writable(plot, "--plot")
@@ -433,7 +412,7 @@ def solve(ctx: click.Context, game: str, engine: str | None, algorithm: str, ite
         f"game value (player 0's expected payoff under the "
         f"{'LP' if algorithm == 'lp' else 'final average'} profile): {evaluation.game_value:.9f}",
     ]
-    fields, more = _mbb_fields(tree.spec, evaluation.exploitability)
+    fields, more = big_blind_fields(rules_of(tree.spec), evaluation.exploitability)
     data.update(fields)
     lines[2:2] = more
     if lp_value is not None:
@@ -443,9 +422,7 @@ def solve(ctx: click.Context, game: str, engine: str | None, algorithm: str, ite
                         f"abstract infosets of {sizes['infosets']:,} (NashConv measured in the full game)")
     lines += [f"strategy written to {out}"] if out else []
     lines += [f"plot written to {plot}"] if plot else []
-    lines += [f"solver state written to {state} ({checkpoints.written} checkpoint"
-              f"{'s' * (checkpoints.written != 1)} in {checkpoints.seconds_writing:.2f} s)"
-              ] if checkpoints else []
+    lines += [checkpoints_line(state, checkpoints)] if checkpoints else []
     emit(as_json, data, lines)
 
 
@@ -497,8 +474,7 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
         f"{data['peak_rss_bytes'] / 2**20:,.1f} MiB, "
         f"{'under' if data['peak_rss_bytes'] <= memory_limit else 'OVER'} the limit of "
         f"{memory_limit / 2**20:,.1f} MiB",
-        f"solver state written to {state} ({checkpoints.written} checkpoint"
-        f"{'s' * (checkpoints.written != 1)}); NashConv: efgkit evaluate {spec} {state}",
+        f"{checkpoints_line(state, checkpoints)}; NashConv: efgkit evaluate {state}",
     ]
     if compiled:
         lines.insert(1, f"compiled in a child process (its peak RSS "
@@ -599,23 +575,13 @@ def evaluate(ctx: click.Context, game_and_file: GameAndFile, engine: str | None,
     else:
         evaluation = BestResponse(strategy.infoset_map).evaluate(strategy)
     seconds = time.perf_counter() - started
-    data = {
-        "game": tree.spec, "engine": engine, **evaluation.to_dict(), "seconds": seconds,
-        "algorithm": provenance["algorithm"], "iterations": provenance["iterations"],
-        "abstract_infosets": strategy.infoset_map.num_abstract,
-    }
-    br0, br1 = evaluation.best_response_values
-    lines = [
-        f"{strategy_file}: {provenance['algorithm']} strategy for {tree.spec} after "
-        f"{provenance['iterations']} iterations, {strategy.infoset_map.num_abstract:,} "
-        f"abstract infosets",
-        f"NashConv {evaluation.nash_conv:.6e}  (NashConv/2, OpenSpiel's exploitability: "
-        f"{evaluation.exploitability:.6e})",
-        f"best-response values: player 0 {br0:.9f}, player 1 {br1:.9f}",
-        f"game value (player 0): {evaluation.game_value:.9f}",
-    ]
-    fields, more = _mbb_fields(tree.spec, evaluation.exploitability)
-    data.update(fields)
-    lines[3:3] = more
-    emit(as_json, data, lines)
+    fields, lines = evaluation_report(rules_of(tree.spec), evaluation)
+    data = {"game": tree.spec, "engine": engine, **fields, "seconds": seconds,
+            "algorithm": provenance["algorithm"], "iterations": provenance["iterations"],
+            "abstract_infosets": strategy.infoset_map.num_abstract}
+    emit(as_json, data, [f"{strategy_file}: {provenance['algorithm']} strategy for {tree.spec} after "
+                         f"{provenance['iterations']} iterations, {strategy.infoset_map.num_abstract:,} "
+                         f"abstract infosets", *lines])
+
+
 describe_engines(evaluate, EVALUATE_ENGINES)
