@@ -101,6 +101,7 @@ def _burch_blueprint(tree, iterations: int = 2000):
 
 # --------------------------------------------------------------------------- parts
 def run_coin(quick: bool) -> list[dict]:
+    from efgkit.cli.resolve import GADGET_SOLVERS
     from efgkit.resolve import Resolver, subgame_at
     from efgkit.solvers import Strategy, evaluate
     from efgkit.specs import load_game
@@ -112,7 +113,7 @@ def run_coin(quick: bool) -> list[dict]:
                                                              evaluate(trunk))}]
     for solver, iterations in (("lp", 1), ("cfr+", 200 if quick else 10_000)):
         for technique in ("unsafe", "resolve", "maxmargin", "reach-maxmargin"):
-            result = Resolver(trunk, gadget=technique, solver=solver, iterations=iterations,
+            result = Resolver(trunk, gadget=technique, solver=GADGET_SOLVERS[solver], iterations=iterations,
                               players=(1,)).resolve([subgame])
             rows.append({"technique": technique, "solver": solver if solver == "lp" else f"cfr+ {iterations}",
                          **_coin_row(result.strategy.probabilities_of("P1 played"), result.after)})
@@ -128,6 +129,7 @@ def _coin_row(guess: dict, evaluation) -> dict:
 
 
 def run_burch(quick: bool) -> list[dict]:
+    from efgkit.cli.resolve import GADGET_SOLVERS
     from efgkit.resolve import Resolver, round_subgames
     from efgkit.specs import load_game
 
@@ -140,9 +142,9 @@ def run_burch(quick: bool) -> list[dict]:
     for solver, iterations in ({"cfr": 50} if quick else BURCH_ITERATIONS).items():
         checkpoints = [c for c in CHECKPOINTS if c < iterations]
         for label, gadget, constraints, p, split, bound in configs:
-            result = Resolver(blueprint, gadget=gadget, constraints=constraints, solver=solver,
-                              iterations=iterations, p=p, split_gifts=split, gift_bound=bound,
-                              checkpoints=checkpoints).resolve(subgames)
+            result = Resolver(blueprint, gadget=gadget, constraints=constraints,
+                              solver=GADGET_SOLVERS[solver], iterations=iterations, p=p, split_gifts=split,
+                              gift_bound=bound, checkpoints=checkpoints).resolve(subgames)
             rows.append({"label": label, "gadget": gadget, "constraints": constraints, "p": p,
                          "split_gifts": split, "gift_bound": bound, "solver": solver,
                          "blueprint": result.before.exploitability,
@@ -176,7 +178,7 @@ def run_large(quick: bool) -> list[dict]:
                "blueprint_seconds": time.perf_counter() - started,
                "exploitability": {"Trunk Strategy": trunk}, "curves": {}, "seconds": {}}
         for label, gadget, constraints, split, bound in LARGE_TECHNIQUES:
-            result = Resolver(blueprint, gadget=gadget, constraints=constraints, solver="cfr+",
+            result = Resolver(blueprint, gadget=gadget, constraints=constraints,
                               iterations=iterations, split_gifts=split, gift_bound=bound,
                               checkpoints=[c for c in (100,) if c < iterations]).resolve(subgames)
             row["exploitability"][label] = result.after.exploitability
@@ -189,8 +191,9 @@ def run_large(quick: bool) -> list[dict]:
 
 
 def run_continual(quick: bool) -> list[dict]:
+    from efgkit.cli.resolve import GADGET_SOLVERS
     from efgkit.maps.infoset_map import InfosetMap
-    from efgkit.resolve.continual import ContinualResolver
+    from efgkit.resolve import ContinualResolver, SequenceFormSolver
     from efgkit.solvers import CFRPlusSolver, evaluate
     from efgkit.specs import load_game
 
@@ -202,7 +205,7 @@ def run_continual(quick: bool) -> list[dict]:
         initials["Burch's abstract blueprint (0.382)"] = _burch_blueprint(tree)
     rows = []
     for initial, blueprint in initials.items():
-        exact = ContinualResolver(blueprint, solver="lp").run()
+        exact = ContinualResolver(blueprint, solver=SequenceFormSolver).run()
         rows.append({"game": spec, "initial": initial,
                      "initial_exploitability": evaluate(blueprint).exploitability, "solver": "lp",
                      "values": "br", "curve": [[None, exact.evaluation.exploitability]],
@@ -211,7 +214,8 @@ def run_continual(quick: bool) -> list[dict]:
             for values in ("br",) if quick else ("br", "selfplay"):
                 curve, seconds = [], []
                 for n in (10, 100) if quick else CONTINUAL_ITERATIONS:
-                    result = ContinualResolver(blueprint, solver=solver, iterations=n, values=values).run()
+                    result = ContinualResolver(blueprint, solver=GADGET_SOLVERS[solver], iterations=n,
+                                               values=values).run()
                     curve.append([n, result.evaluation.exploitability])
                     seconds.append(result.seconds)
                 rows.append({"game": spec, "initial": initial, "solver": solver, "values": values,
@@ -230,9 +234,9 @@ def run_speed(quick: bool) -> list[dict]:
     blueprint = _burch_blueprint(tree, 300 if quick else 2000)
     subgames = round_subgames(tree, 2)
     iterations = 100 if quick else 2000
-    Resolver(blueprint, solver="cfr+", iterations=10).resolve(subgames[:1])  # compile the kernels
+    Resolver(blueprint, iterations=10).resolve(subgames[:1])  # compile the kernels (CFR+, the default)
     started = time.perf_counter()
-    result = Resolver(blueprint, gadget="resolve", solver="cfr+", iterations=iterations).resolve(subgames)
+    result = Resolver(blueprint, gadget="resolve", iterations=iterations).resolve(subgames)
     seconds = time.perf_counter() - started
     row = {"subgames": len(subgames), "players": 2, "iterations": iterations, "seconds": seconds,
            "gadget_solve_seconds": sum(r.seconds for r in result.subgames),

@@ -123,7 +123,7 @@ def _make_inputs(folder: Path, runner: CliRunner) -> dict[str, tuple[Path, list[
         "strategy file (evaluate)": (strategy, evaluate, _damage_bytes),
         "strategy file (export)": (strategy, export, _damage_bytes),
         "bucket strategy file (evaluate, streamed)": (buckets, streamed, _damage_bytes),
-        ".efgs file (play)": (compact, ["play", "{file}", "--game", "kuhn", "--against", "random",
+        ".efgs file (play)": (compact, ["play", "kuhn", "{file}", "--against", "random",
                                         "--hands", "20"], _damage_bytes),
         ".efg game (info)": (efg, ["info", "efg:{file}"], _damage_bytes),
         "ACPC game definition (info)": (acpc, ["info", "acpc:{file}"], _damage_bytes),

@@ -56,14 +56,29 @@ DROPPED = re.compile(r"seconds|per_second|rss|bytes|memory_limit|version")
 peak memory, file and array sizes, schema versions."""
 
 
+CONTINUAL = """import json, sys
+from efgkit.resolve import ContinualResolver
+from efgkit.specs import load_game
+from efgkit.storage.strategy_file import load_strategy
+blueprint, _ = load_strategy(sys.argv[1], load_game("leduc"))
+result = ContinualResolver(blueprint, iterations=int(sys.argv[3]), values=sys.argv[4]).run(
+    state=sys.argv[2], checkpoint_seconds=0.5)
+print(json.dumps({**result.to_dict(), "behavior": result.strategy.behavior().tolist()}))
+"""
+"""Continual re-solving has no command: this script runs it (defaults and names common to the
+trees compared) and prints its result and combined strategy as the run's ``--json``."""
+
+
 class Run(NamedTuple):
-    """One fingerprinted command: ``arguments`` of ``efgkit`` with ``{dir}`` the run's scratch
-    directory (shared by the runs of one tree, so later runs read earlier runs' files), and
-    the ``outputs`` it writes there that are hashed besides its ``--json`` output."""
+    """One fingerprinted command: ``arguments`` of ``efgkit`` (or of the Python ``code``) with
+    ``{dir}`` the run's scratch directory (shared by the runs of one tree, so later runs read
+    earlier runs' files), and the ``outputs`` it writes there that are hashed besides its
+    ``--json`` output."""
 
     name: str
     arguments: tuple[str, ...]
     outputs: tuple[str, ...] = ()
+    code: str = LAUNCH
 
 
 RUNS = (
@@ -80,6 +95,14 @@ RUNS = (
         ("e.h5", "e-state.h5")),
     Run("f leduc resolve of (a)", ("resolve", "leduc", "{dir}/a.h5", "-o", "{dir}/f.h5", "--json"),
         ("f.h5",)),
+    Run("f2 leduc maxmargin dcfr resolve of (a)", ("resolve", "leduc", "{dir}/a.h5", "--gadget", "maxmargin",
+                                                   "--solver", "dcfr", "-n", "300", "--player", "1",
+                                                   "-o", "{dir}/f2.h5", "--json"), ("f2.h5",)),
+    Run("f3 leduc distributional-hedge resolve of (a)",
+        ("resolve", "leduc", "{dir}/a.h5", "--gadget", "distributional-hedge", "--constraints", "selfplay",
+         "-n", "200", "-o", "{dir}/f3.h5", "--json"), ("f3.h5",)),
+    Run("f4 leduc continual re-solve of (a)", ("{dir}/a.h5", "{dir}/f4-state.h5", "100", "br"),
+        code=CONTINUAL),
     Run("g0 holdem5 bucket file", ("holdem-abstraction", "--ranks", "5", "-b", "20,50,50,50", "--seed", "0",
                                    "--workers", "0", "-o", "{dir}/buckets5.h5", "--json"), ("buckets5.h5",)),
     Run("g holdem5 sampled cfr+", ("solve", HOLDEM5, "--engine", "sampled", "--buckets", "{dir}/buckets5.h5",
@@ -292,7 +315,7 @@ def fingerprint_run(tree: Path, run: Run, directory: Path) -> dict:
     """Run ``run`` on ``tree`` in ``directory``: its component digests, their combined SHA-256,
     and wall and CPU seconds."""
     arguments = [argument.format(dir=directory) for argument in run.arguments]
-    stdout, wall, cpu = run_child(tree, ["-c", LAUNCH, *arguments])
+    stdout, wall, cpu = run_child(tree, ["-c", run.code, *arguments])
     components = {"--json": json_digest(json.loads(stdout))}
     for output in run.outputs:
         components.update(file_components(directory / output))
@@ -303,7 +326,8 @@ def fingerprint_run(tree: Path, run: Run, directory: Path) -> dict:
 def fingerprints(trees: dict[str, Path]) -> dict:
     """``fingerprint_run`` of every run of ``RUNS`` on every tree (each tree in its own
     scratch directory; the trees alternate run by run), by run name then tree label."""
-    results = {run.name: {"command": ["efgkit", *run.arguments]} for run in RUNS}
+    results = {run.name: {"command": ["efgkit" if run.code == LAUNCH else "python -c CODE", *run.arguments]}
+               for run in RUNS}
     with tempfile.TemporaryDirectory(prefix="refactor-ab-") as scratch:
         directories = {label: Path(scratch, f"tree-{index}") for index, label in enumerate(trees)}
         for directory in directories.values():

@@ -155,19 +155,25 @@ def load_game(spec: str, *, node_limit: int | None = None, progress: bool = Fals
 BUILT_FROM_FILES = ("efg:", "acpc:")
 
 
-def game_of_strategy_file(path: str | os.PathLike, *, node_limit: int | None = None) -> GameTree:
-    """Build the game a strategy file names, for commands given only the file.
+def spec_a_file_names(path: str | os.PathLike, spec: str) -> str:
+    """``spec``, recorded in the file ``path``, as the game of a command given only the file.
 
     The file is untrusted: a spec that reads a file (``efg:``, ``acpc:``) is never opened
-    on its say-so, so the user names such games with ``--game``. The tree's fingerprint
-    is checked when the strategy is loaded.
+    on its say-so, so the user names such games as the command's GAME argument.
+    """
+    if spec.startswith(BUILT_FROM_FILES):
+        raise FileFormatError(f"{path}: the strategy is for {spec!r}, a game read from a file; "
+                              f"name it yourself as GAME before the file")
+    return spec
+
+
+def game_of_strategy_file(path: str | os.PathLike, *, node_limit: int | None = None) -> GameTree:
+    """Build the game a strategy file names (``spec_a_file_names``), for commands given only
+    the file. The tree's fingerprint is checked when the strategy is loaded.
     """
     from efgkit.storage.strategy_file import stored_game
 
-    game_spec, _ = stored_game(path)
-    if game_spec.startswith(BUILT_FROM_FILES):
-        raise FileFormatError(f"{path}: the strategy is for {game_spec!r}, a game read from a file; "
-                              f"name it yourself with --game")
+    game_spec = spec_a_file_names(path, stored_game(path)[0])
     try:
         return load_game(game_spec, node_limit=node_limit)
     except EfgkitError as exc:

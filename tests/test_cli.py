@@ -194,3 +194,35 @@ def test_solve_without_arguments_is_leduc_with_cfr_plus(runner, json_output):
     data = json_output(runner.invoke(main, ["solve", "--iterations", "20", "--every", "10", "--json"]))
     assert (data["game"], data["algorithm"], data["infosets"]) == ("leduc", "cfr+", 936)
     assert data["nash_conv"] < data["history"][0]["nash_conv"]
+
+
+def test_a_file_that_records_its_game_needs_no_game_argument_and_refuses_another(runner, tmp_path,
+                                                                                 json_output):
+    """GAME comes first where a command takes it; evaluate, export and play read it from the file."""
+    strategy, compact = tmp_path / "kuhn.h5", tmp_path / "kuhn.efgs"
+    assert runner.invoke(main, ["solve", "kuhn", "-n", "10", "--out", str(strategy)]).exit_code == 0
+    named = json_output(runner.invoke(main, ["evaluate", "kuhn", str(strategy), "--json"]))
+    read = json_output(runner.invoke(main, ["evaluate", str(strategy), "--json"]))
+    assert (read["game"], read["nash_conv"]) == ("kuhn", named["nash_conv"])
+    assert runner.invoke(main, ["export", str(strategy), "-o", str(compact)]).exit_code == 0
+    played = json_output(runner.invoke(main, ["play", str(compact), "--against", "random", "-n", "10",
+                                              "--seed", "1", "--json"]))
+    assert played["game"] == "kuhn"
+    for command in (["evaluate", "leduc", str(strategy)],
+                    ["export", "leduc", str(strategy), "-o", str(compact)],
+                    ["play", "leduc", str(compact), "--against", "random"]):
+        _assert_one_line_error(runner.invoke(main, command))
+    _assert_one_line_error(runner.invoke(main, ["play", "kuhn", str(compact), "extra"]))
+
+
+def test_an_option_of_another_engine_is_refused_and_marked_in_help(runner, tmp_path):
+    result = runner.invoke(main, ["solve", "kuhn", "--engine", "public-tree", "--buckets", "none"])
+    _assert_one_line_error(result)
+    assert "--buckets goes with --engine sampled, not --engine public-tree" in result.stderr
+    strategy = tmp_path / "kuhn.h5"
+    assert runner.invoke(main, ["solve", "kuhn", "-n", "10", "--out", str(strategy)]).exit_code == 0
+    result = runner.invoke(main, ["evaluate", str(strategy), "--rollouts", "5"])
+    _assert_one_line_error(result)
+    assert "--rollouts goes with --engine lbr, not --engine tree" in result.stderr
+    help_text = " ".join(runner.invoke(main, ["solve", "--help"]).stdout.split())
+    assert "[sampled] A hold'em bucket file" in help_text

@@ -35,15 +35,15 @@ def test_lbr_from_the_command_line_bounds_the_exact_exploitability(strategy_file
 
 
 def test_play_reports_matches_in_mbb_per_game(strategy_file, runner, json_output):
-    called = json_output(runner.invoke(main, ["play", strategy_file, "-g", GAME, "--against", "call",
+    called = json_output(runner.invoke(main, ["play", GAME, strategy_file, "--against", "call",
                                               "--hands", "30", "--seed", "1", "--json"]))
     assert called["boards"] == 30
     assert called["ci95_low_mbb"] <= called["mbb_per_game"] <= called["ci95_high_mbb"]
     assert "expected_mbb_per_game" in called  # a small game: the exact value too
-    itself = json_output(runner.invoke(main, ["play", strategy_file, "-g", GAME, "--against", strategy_file,
+    itself = json_output(runner.invoke(main, ["play", GAME, strategy_file, "--against", strategy_file,
                                               "--hands", "5", "--json"]))
     assert itself["mbb_per_game"] == 0.0 and itself["expected_mbb_per_game"] == 0.0
-    text = runner.invoke(main, ["play", strategy_file, "-g", GAME, "--against", "random", "--hands", "5"])
+    text = runner.invoke(main, ["play", GAME, strategy_file, "--against", "random", "--hands", "5"])
     assert text.exit_code == 0 and "mbb/g" in text.stdout
 
 
@@ -51,12 +51,12 @@ def test_play_reports_matches_in_mbb_per_game(strategy_file, runner, json_output
     (["evaluate", GAME, "{file}", "--lbr", "1"], "--lbr 1"),
     (["evaluate", GAME, "{file}", "--lbr", "many"], "--lbr many"),
     (["evaluate", GAME, "{file}", "--lbr", "5", "--lbr-actions", "c/c/c"], "LBR actions"),
-    (["evaluate", GAME, "{file}", "--lbr", "5", "--engine", "streamed"], "no --engine"),
+    (["evaluate", GAME, "{file}", "--lbr", "5", "--engine", "streamed"], "--lbr goes with --engine lbr"),
     (["evaluate", "holdem(ranks=4,rounds=2)", "{file}", "--lbr", "5"], "is for"),
-    (["play", "{file}", "-g", GAME], "pass --against"),
-    (["play", "{file}", "-g", GAME, "--against", "bluff"], "--against bluff"),
-    (["play", "{file}", "-g", GAME, "--against", "call", "--seat", "0"], "--seat"),
-    (["play", "{file}", "-g", "leduc", "--against", "call"], "is for"),
+    (["play", GAME, "{file}"], "pass --against"),
+    (["play", GAME, "{file}", "--against", "bluff"], "--against bluff"),
+    (["play", GAME, "{file}", "--against", "call", "--seat", "0"], "--seat"),
+    (["play", "leduc", "{file}", "--against", "call"], "is for"),
 ])
 def test_bad_lbr_and_play_requests_get_one_line(strategy_file, arguments, message, runner):
     result = runner.invoke(main, [a.format(file=strategy_file) for a in arguments])

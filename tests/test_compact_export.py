@@ -332,7 +332,7 @@ def test_a_game_spec_that_is_not_utf8_is_one_line(tmp_path, exports):
     path = _damaged(tmp_path, exports[(8, False, False)].path, change)
     with pytest.raises(CompactFormatError, match="stored game spec is not UTF-8 text"):
         CompactStrategy(str(path))
-    result = CliRunner().invoke(main, ["play", str(path), "--game", "leduc", "--against", "random",
+    result = CliRunner().invoke(main, ["play", "leduc", str(path), "--against", "random",
                                        "-n", "2"])
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1, result.exception
 
@@ -830,7 +830,7 @@ def test_export_stores_the_card_abstraction_the_strategy_was_solved_on(tmp_path,
     assert reports["auto"]["key_map"] == "cards" and reports["explicit"]["key_map"] == "explicit"
     assert reports["auto"]["bytes"] < reports["explicit"]["bytes"] / 2
     assert reports["auto"]["nash_conv_after"] == reports["explicit"]["nash_conv_after"]
-    played = runner.invoke(main, ["play", "auto.efgs", "--game", "leduc", "--against",
+    played = runner.invoke(main, ["play", "leduc", "auto.efgs", "--against",
                                   "explicit.efgs", "-n", "200", "--json"])
     assert played.exit_code == 0, played.stderr
     assert json.loads(played.stdout)["expected_payoff"] == pytest.approx(0.0, abs=1e-12)

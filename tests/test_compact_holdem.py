@@ -429,7 +429,7 @@ def test_bad_bucket_strategy_exports_are_one_line_exit_2(tmp_path, runner, strat
 
 
 def test_export_never_reads_a_game_file_the_strategy_file_names(tmp_path, runner, strategy_file):
-    """The strategy file is untrusted: a game read from a file (acpc:, efg:) is named with --game."""
+    """The strategy file is untrusted: a game read from a file (acpc:, efg:) is named as GAME."""
     import h5py
 
     copy = tmp_path / "strategy.h5"
@@ -437,7 +437,7 @@ def test_export_never_reads_a_game_file_the_strategy_file_names(tmp_path, runner
     with h5py.File(copy, "r+") as handle:
         handle.attrs["game"] = f"acpc:{tmp_path / 'elsewhere.game'}"
     result = runner.invoke(main, ["export", str(copy), "--out", str(tmp_path / "s.efgs")])
-    assert result.exit_code == 2 and "name it yourself with --game" in result.stderr
+    assert result.exit_code == 2 and "name it yourself as GAME" in result.stderr
     assert not (tmp_path / "s.efgs").exists()
 
 

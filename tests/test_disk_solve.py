@@ -164,8 +164,9 @@ def test_cli_solve_on_disk_resumes_to_the_in_memory_result(tmp_path):
 
 @pytest.mark.parametrize("arguments, message", [
     (["--memory-limit", "1GiB"], "needs --state"),
-    (["--state", "{tmp}/s.h5", "--memory-limit", "1GiB", "--out", "{tmp}/o.h5"], "--out does not"),
-    (["--state", "{tmp}/s.h5", "--memory-limit", "1GiB", "-k", "5"], "--every does not"),
+    (["--state", "{tmp}/s.h5", "--memory-limit", "1GiB", "--out", "{tmp}/o.h5"],
+     "--out goes with --engine tree|public-tree|sampled, not --engine disk"),
+    (["--state", "{tmp}/s.h5", "--memory-limit", "1GiB", "-k", "5"], "--every goes with"),
     (["--state", "{tmp}/s.h5", "--memory-limit", "lots"], "expected a size"),
 ])
 def test_cli_refuses_what_a_solve_on_disk_cannot_do(tmp_path, arguments, message):

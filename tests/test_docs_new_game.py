@@ -50,7 +50,7 @@ def test_snippets_print_what_the_page_shows(tmp_path, monkeypatch, runner):
             continue
         if "CompactStrategy" in body:
             for command in (["refine", "efg:patrol.efg", "--target", "0.01", "--out", "patrol-refined.h5"],
-                            ["export", "patrol-refined.h5", "--game", "efg:patrol.efg", "-o", "patrol16.efgs",
+                            ["export", "efg:patrol.efg", "patrol-refined.h5", "-o", "patrol16.efgs",
                              "--bits", "16"]):
                 assert runner.invoke(main, command).exit_code == 0
         shown = blocks[index + 1][1]

@@ -82,7 +82,7 @@ def test_an_equilibrium_never_loses_against_any_pure_strategy(kuhn):
 
 
 def test_cli_match_reports_mean_interval_and_exact_value(leduc_file):
-    result = CliRunner().invoke(main, ["play", str(leduc_file), "--game", "leduc", "--against",
+    result = CliRunner().invoke(main, ["play", "leduc", str(leduc_file), "--against",
                                        "random", "--hands", "2000", "--seed", "5", "--json"])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
@@ -91,7 +91,7 @@ def test_cli_match_reports_mean_interval_and_exact_value(leduc_file):
 
 
 def test_cli_self_match_samples_around_zero(leduc_file):
-    result = CliRunner().invoke(main, ["play", str(leduc_file), "--game", "leduc", "--against",
+    result = CliRunner().invoke(main, ["play", "leduc", str(leduc_file), "--against",
                                        str(leduc_file), "--hands", "2000", "--seed", "3", "--json"])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
@@ -100,7 +100,7 @@ def test_cli_self_match_samples_around_zero(leduc_file):
 
 def test_cli_interactive_play_reads_actions_until_the_hands_are_done(leduc_file):
     answers = "\n".join(["nonsense", "9"] + ["1"] * 40) + "\n"
-    result = CliRunner().invoke(main, ["play", str(leduc_file), "--game", "leduc", "--hands", "3",
+    result = CliRunner().invoke(main, ["play", "leduc", str(leduc_file), "--hands", "3",
                                        "--seed", "2", "--json"], input=answers)
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
@@ -110,14 +110,14 @@ def test_cli_interactive_play_reads_actions_until_the_hands_are_done(leduc_file)
 
 
 def test_cli_interactive_play_stops_on_quit(leduc_file):
-    result = CliRunner().invoke(main, ["play", str(leduc_file), "--game", "leduc", "--seat", "0"],
+    result = CliRunner().invoke(main, ["play", "leduc", str(leduc_file), "--seat", "0"],
                                 input="q\n")
     assert result.exit_code == 0, result.stderr
     assert "0 hands" in result.stdout
 
 
 def test_cli_refuses_a_strategy_for_another_game(leduc_file):
-    result = CliRunner().invoke(main, ["play", str(leduc_file), "--game", "kuhn", "--hands", "1"])
+    result = CliRunner().invoke(main, ["play", "kuhn", str(leduc_file), "--hands", "1"])
     assert result.exit_code == 2
     assert result.stderr.strip() == (f"efgkit: error: {leduc_file}: strategy is for game 'leduc', "
                                      f"not 'kuhn'")
@@ -139,7 +139,7 @@ def test_play_refuses_a_file_whose_payload_was_damaged(leduc_file, tmp_path):
     data = bytearray(leduc_file.read_bytes())
     data[-5] ^= 0x01  # a bit of the payload, not the header
     damaged.write_bytes(bytes(data))
-    result = CliRunner().invoke(main, ["play", str(damaged), "--game", "leduc", "--against", "random",
+    result = CliRunner().invoke(main, ["play", "leduc", str(damaged), "--against", "random",
                                        "--hands", "10"])
     assert result.exit_code == 2
     assert result.stderr.startswith("efgkit: error: ") and len(result.stderr.strip().splitlines()) == 1

@@ -152,7 +152,7 @@ def test_a_fifo_game_file_never_hangs(runner, tmp_path):
 @pytest.mark.parametrize("name, command", [
     ("s.h5", ["evaluate", "kuhn", "{input}"]),
     ("s.h5", ["export", "{input}", "-o", "{folder}/s.efgs"]),
-    ("s.efgs", ["play", "{input}", "--game", "kuhn", "--against", "random", "-n", "2"]),
+    ("s.efgs", ["play", "kuhn", "{input}", "--against", "random", "-n", "2"]),
     ("t.npz", ["convert", "{input}", "{folder}/k.efg"]),
     ("a.h5", ["refine", "leduc", "--initial", "{input}", "--max-iterations", "2"]),
 ])

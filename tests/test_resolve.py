@@ -13,6 +13,7 @@ from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve import (
     BlueprintValues,
     Resolver,
+    SequenceFormSolver,
     Subgame,
     SubgameError,
     coinflip_gadget,
@@ -23,7 +24,7 @@ from efgkit.resolve import (
     splice,
     subgame_at,
 )
-from efgkit.solvers import BestResponse, CFRPlusSolver, SequenceFormLP, Strategy
+from efgkit.solvers import BestResponse, CFRPlusSolver, CFRSolver, SequenceFormLP, Strategy
 from efgkit.specs import load_game
 from efgkit.storage.strategy_file import load_strategy, save_strategy
 
@@ -53,7 +54,7 @@ def burch_blueprint(leduc):
 
 def _coin_toss_resolve(coin_toss, gadget):
     _, trunk = coin_toss
-    result = Resolver(trunk, gadget=gadget, solver="cfr+", iterations=4000, players=(1,)).resolve(
+    result = Resolver(trunk, gadget=gadget, solver=CFRPlusSolver, iterations=4000, players=(1,)).resolve(
         [subgame_at(trunk.tree, "played")])
     return result.strategy.probabilities_of("P1 played"), result.after
 
@@ -97,7 +98,7 @@ def test_coin_toss_unsafe_always_guesses_heads_and_is_exploited(coin_toss):
 
 def test_coin_toss_coinflip_with_p_one_is_unsafe_resolving(coin_toss):
     _, trunk = coin_toss
-    result = Resolver(trunk, gadget="coinflip", p=1.0, solver="lp", players=(1,)).resolve(
+    result = Resolver(trunk, gadget="coinflip", p=1.0, solver=SequenceFormSolver, players=(1,)).resolve(
         [subgame_at(trunk.tree, "played")])
     assert result.strategy.probabilities_of("P1 played")["heads"] == pytest.approx(1.0)
 
@@ -156,7 +157,7 @@ def test_splicing_the_blueprint_back_reproduces_its_nash_conv_exactly(leduc, bur
 
 @pytest.mark.parametrize("gadget", ["resolve", "maxmargin", "reach-maxmargin"])
 def test_safe_gadgets_do_not_raise_burchs_leduc_exploitability(leduc, burch_blueprint, gadget):
-    result = Resolver(burch_blueprint, gadget=gadget, solver="cfr+", iterations=1000).resolve(
+    result = Resolver(burch_blueprint, gadget=gadget, solver=CFRPlusSolver, iterations=1000).resolve(
         round_subgames(leduc, 2))
     assert result.before.exploitability == pytest.approx(0.3823, abs=5e-4)
     assert result.after.nash_conv < result.before.nash_conv - 0.1
@@ -165,7 +166,7 @@ def test_safe_gadgets_do_not_raise_burchs_leduc_exploitability(leduc, burch_blue
 def test_self_play_constraints_beat_best_response_constraints_on_leduc(leduc, burch_blueprint):
     """Burch §5.4.2: 0.143 chips/game with self-play values instead of 0.288 with BR values."""
     subgames = round_subgames(leduc, 2)
-    results = {kind: Resolver(burch_blueprint, constraints=kind, solver="cfr", iterations=2000,
+    results = {kind: Resolver(burch_blueprint, constraints=kind, solver=CFRSolver, iterations=2000,
                               checkpoints=[200]).resolve(subgames) for kind in ("br", "selfplay")}
     br = [e.exploitability for _, e in results["br"].history]
     selfplay = [e.exploitability for _, e in results["selfplay"].history]
@@ -176,7 +177,7 @@ def test_self_play_constraints_beat_best_response_constraints_on_leduc(leduc, bu
 
 def test_resolving_a_near_nash_leduc_profile_keeps_it_near_nash(leduc):
     blueprint = CFRPlusSolver(leduc).iterate(1000).average_strategy()
-    result = Resolver(blueprint, gadget="resolve", solver="cfr+", iterations=1000).resolve(
+    result = Resolver(blueprint, gadget="resolve", solver=CFRPlusSolver, iterations=1000).resolve(
         round_subgames(leduc, 2))
     assert result.before.nash_conv < 1e-3
     assert result.after.nash_conv < result.before.nash_conv + 5e-3
@@ -191,7 +192,8 @@ def test_safe_gadgets_never_raise_exploitability_on_random_games(seed):
     blueprint = Strategy.from_behavior(tree, random_behavior(tree, np.random.default_rng(seed)))
     for gadget, constraints in (("resolve", "br"), ("maxmargin", "br"), ("reach-maxmargin", "br"),
                                 ("resolve", "deepstack")):
-        result = Resolver(blueprint, gadget=gadget, constraints=constraints, solver="lp").resolve(subgames)
+        result = Resolver(blueprint, gadget=gadget, constraints=constraints,
+                          solver=SequenceFormSolver).resolve(subgames)
         for player in (0, 1):
             # Each re-solver's own exploitability (its opponent's best response) cannot grow.
             assert (result.after.best_response_values[1 - player]
@@ -211,7 +213,7 @@ def test_unsafe_resolving_can_raise_exploitability_on_random_games():
         if not subgames:
             continue
         blueprint = Strategy.from_behavior(tree, random_behavior(tree, np.random.default_rng(seed)))
-        result = Resolver(blueprint, gadget="unsafe", solver="lp").resolve(subgames)
+        result = Resolver(blueprint, gadget="unsafe", solver=SequenceFormSolver).resolve(subgames)
         raised += result.after.nash_conv > result.before.nash_conv + 1e-6
     assert raised > 0
 

@@ -11,7 +11,7 @@ from efgkit.abstraction.cards.clustering import cluster_cards
 from efgkit.errors import ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.resolve.continual import ContinualResolver, PublicTree
+from efgkit.resolve import ContinualResolver, PublicStateTree, SequenceFormSolver
 from efgkit.solvers import CFRPlusSolver, SequenceFormLP, Strategy, evaluate
 from efgkit.specs import load_game
 
@@ -27,7 +27,7 @@ def leduc_equilibrium(leduc):
 
 
 def test_leduc_public_tree_has_the_betting_structure(leduc):
-    public = PublicTree.of(leduc)
+    public = PublicStateTree.of(leduc)
     start = int(leduc.node_public_state[np.flatnonzero(leduc.node_kind < CHANCE)[0]])
     assert leduc.public_state_keys[start] == "board=- bets=-"
     assert public.actor[start] == 0 and public.entered_by[start] == CHANCE
@@ -43,7 +43,7 @@ def test_leduc_public_tree_has_the_betting_structure(leduc):
 
 def test_continual_resolving_with_exact_gadgets_keeps_kuhns_equilibrium_exact():
     tree = load_game("kuhn")
-    result = ContinualResolver(SequenceFormLP(tree).solve().strategy, solver="lp").run()
+    result = ContinualResolver(SequenceFormLP(tree).solve().strategy, solver=SequenceFormSolver).run()
     assert result.resolves == 4
     assert result.evaluation.nash_conv == pytest.approx(0.0, abs=1e-9)
     assert result.evaluation.game_value == pytest.approx(-1 / 18, abs=1e-9)
@@ -55,20 +55,20 @@ def test_continual_resolving_with_exact_gadgets_is_no_more_exploitable_than_its_
         leduc, "perfect")
     blueprint = CFRPlusSolver(infoset_map).iterate(500).average_strategy()
     before = evaluate(blueprint)
-    after = ContinualResolver(blueprint, solver="lp").run().evaluation
+    after = ContinualResolver(blueprint, solver=SequenceFormSolver).run().evaluation
     for player in (0, 1):
         assert after.best_response_values[player] <= before.best_response_values[player] + 1e-8
 
 
 def test_continual_resolving_on_leduc_converges_with_the_gadget_iterations(leduc, leduc_equilibrium):
-    results = {n: ContinualResolver(leduc_equilibrium, solver="cfr+", iterations=n).run() for n in (10, 300)}
-    decision_states = int(np.sum(PublicTree.of(leduc).actor < CHANCE))
+    results = {n: ContinualResolver(leduc_equilibrium, iterations=n).run() for n in (10, 300)}
+    decision_states = int(np.sum(PublicStateTree.of(leduc).actor < CHANCE))
     assert results[10].resolves == results[300].resolves == decision_states
     assert results[300].evaluation.exploitability < 0.01 < results[10].evaluation.exploitability
 
 
 def test_self_play_values_also_converge_on_leduc(leduc, leduc_equilibrium):
-    result = ContinualResolver(leduc_equilibrium, solver="cfr+", iterations=300, values="selfplay").run()
+    result = ContinualResolver(leduc_equilibrium, iterations=300, values="selfplay").run()
     assert result.evaluation.exploitability < 0.02
 
 
@@ -79,7 +79,7 @@ def test_exact_continual_resolving_never_raises_exploitability_on_random_games(s
     assume(tree.num_infosets > 0)  # chance alone: refused (tested below)
     blueprint = Strategy.from_behavior(tree, random_behavior(tree, np.random.default_rng(seed)))
     before = evaluate(blueprint)
-    after = ContinualResolver(blueprint, solver="lp").run().evaluation
+    after = ContinualResolver(blueprint, solver=SequenceFormSolver).run().evaluation
     for player in (0, 1):
         assert after.best_response_values[player] <= before.best_response_values[player] + 1e-7
 
@@ -101,8 +101,8 @@ def test_continual_resolver_refuses_a_game_without_decisions():
 def test_an_interrupted_continual_run_resumes_to_the_same_strategy(leduc, leduc_equilibrium, tmp_path,
                                                                    interrupt_after):
     state = tmp_path / "continual.h5"
-    straight = ContinualResolver(leduc_equilibrium, solver="cfr+", iterations=20).run()
-    interrupted = ContinualResolver(leduc_equilibrium, solver="cfr+", iterations=20)
+    straight = ContinualResolver(leduc_equilibrium, iterations=20).run()
+    interrupted = ContinualResolver(leduc_equilibrium, iterations=20)
     original, calls = interrupted._resolve, []
 
     def failing(*arguments):
@@ -113,7 +113,7 @@ def test_an_interrupted_continual_run_resumes_to_the_same_strategy(leduc, leduc_
 
     interrupted._resolve = failing
     with pytest.raises(KeyboardInterrupt):
-        interrupted.run(state=str(state), checkpoint_seconds=0.0)
-    resumed = ContinualResolver(leduc_equilibrium, solver="cfr+", iterations=20).run(state=str(state))
+        interrupted.run(state=str(state), checkpoint_seconds=1e-9)
+    resumed = ContinualResolver(leduc_equilibrium, iterations=20).run(state=str(state))
     assert np.array_equal(resumed.strategy.probabilities, straight.strategy.probabilities)
     assert resumed.resolves == straight.resolves and resumed.evaluation == straight.evaluation

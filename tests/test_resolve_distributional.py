@@ -18,6 +18,7 @@ from efgkit.resolve import (
     BlueprintValues,
     DistributionalSolver,
     Resolver,
+    SequenceFormSolver,
     distributional_gadget,
     distributional_spread,
     follow_probability,
@@ -211,7 +212,7 @@ def test_distributional_parameters_give_clear_errors(coin_toss_constraints, burc
     with pytest.raises(ParameterError, match="rule"):
         DistributionalSolver(gadget, np.zeros(2), rule="softmax")
     with pytest.raises(ParameterError, match="CFR iterations"):
-        Resolver(burch_blueprint, gadget="distributional", solver="lp")
+        Resolver(burch_blueprint, gadget="distributional", solver=SequenceFormSolver)
     with pytest.raises(ParameterError, match="spread"):
         Resolver(burch_blueprint, gadget="distributional-hedge", spread=-1.0)
 

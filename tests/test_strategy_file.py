@@ -65,7 +65,7 @@ def test_game_read_from_a_file_is_never_built_on_the_files_say_so(tmp_path, kuhn
     with h5py.File(path, "r+") as handle:
         handle.attrs["game_spec"] = "acpc:/etc/shadow"
         handle.attrs["content_sha256"] = manifest_digest(handle)
-    with pytest.raises(FileFormatError, match="name it yourself with --game"):
+    with pytest.raises(FileFormatError, match="name it yourself as GAME"):
         game_of_strategy_file(path)
 
 

@@ -39,7 +39,7 @@ COMMANDS = {
     "solve": ("efgkit.cli.solve", "Solve GAME (default: leduc with CFR+) and report NashConv over "
                                   "iterations."),
     "evaluate": ("efgkit.cli.solve", "Exact NashConv, best-response values and game value of a stored "
-                                     "strategy for GAME."),
+                                     "strategy (for GAME, by default the game the file records)."),
     "refine": ("efgkit.cli.refine", "Refine an imperfect-recall abstraction of GAME until NashConv <= "
                                     "TARGET."),
     "tradeoff": ("efgkit.cli.refine", "Memory against exploitability: run refinements of GAME and record "
@@ -199,8 +199,36 @@ def main() -> None:
     A GAME is a spec in OpenSpiel's style: leduc, kuhn(cards=4), poker(bets=2,raises=2,cap=4),
     goofspiel(cards=5), pursuit(moves=5), an alias (P224, GS6, GP5, ...),
     openspiel:<name>(params), a Gambit file efg:PATH or an ACPC game definition acpc:PATH.
-    `efgkit games` lists them.
+    `efgkit games` lists them. GAME is a command's first argument; a command whose input file
+    records its game (evaluate, export, play) reads it from there when GAME is left out.
     """
+
+
+def given_options(ctx: click.Context) -> set[str]:
+    """The names of the parameters given on the command line (not left at their defaults)."""
+    return {name for name in ctx.params
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT}
+
+
+def check_state_file(ctx: click.Context, state: str | None, resume: bool) -> None:
+    """Refuse checkpoint options without ``--state``, an unwritable ``--state`` and an existing
+    one without ``--resume``, before any work is done."""
+    if state is None:
+        needing = [name for name in ("checkpoint_every", "checkpoint_seconds", "resume", "mapped")
+                   if name in given_options(ctx)]
+        if needing:
+            raise ParameterError(f"--{needing[0].replace('_', '-')} needs --state FILE.h5 (where "
+                                 f"checkpoints go)")
+        return
+    check_writable(state, "--state")
+    if Path(state).exists() and not resume:
+        raise ParameterError(f"--state {state} exists; pass --resume to continue it or remove it")
+
+
+def checkpoints_line(state: str, checkpoints) -> str:
+    """Where a run's solver state went: ``state`` and its ``checkpoints`` (a CheckpointSchedule)."""
+    return (f"solver state written to {state} ({checkpoints.written} checkpoint"
+            f"{'s' * (checkpoints.written != 1)} in {checkpoints.seconds_writing:.2f} s)")
 
 
 def check_writable(path: str | None, option: str) -> None:

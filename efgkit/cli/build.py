@@ -369,8 +369,8 @@ def _write_report(path: Path, game: str, data: dict, rows: list[dict], command: 
         f"{data['export_bytes']:,} | {data['nash_conv_exported']:.4e} |",
         "",
         f"The .efgs file is {data['export_to_state_ratio']:.2f} times the abstract solver "
-        f"state. Play it with `efgkit play {path.parent / 'strategy.efgs'} --game "
-        f"{shlex.quote(data['game'])}`; read it on a device with "
+        f"state. Play it with `efgkit play {shlex.quote(data['game'])} "
+        f"{path.parent / 'strategy.efgs'}`; read it on a device with "
         f"`efgkit/storage/compact_reader.py` or the C99 reader (docs/compact-format.md).",
         "",
         "## Reproduce",

@@ -11,6 +11,7 @@ import click
 from tqdm import tqdm
 
 from efgkit.cli.app import build_game, check_writable, emit, json_option, main, show_progress
+from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.error_text import one_line
@@ -39,7 +40,7 @@ def _output_format(out: str, output_format: str | None) -> str:
 
 
 @main.command()
-@click.argument("strategy_file", metavar="STRATEGY.h5", type=click.Path(exists=True, dir_okay=False))
+@game_then_file("STRATEGY.h5")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
               help="Output file: .efgs (compact), .json, or any name with --format.")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
@@ -88,16 +89,16 @@ def _output_format(out: str, output_format: str | None) -> str:
 @click.option("--nash-conv", is_flag=True,
               help="Bucket strategies: also the exact NashConv before and after quantization "
                    "(streamed best response in the full game: reduced decks only).")
-@click.option("--game", "-g", "game", default=None,
-              help="The strategy's game [default: the built-in game the file names; a game read "
-                   "from a file (efg:, acpc:) must be given here].")
 @json_option
 @click.pass_context
-def export(ctx: click.Context, strategy_file: str, out: str, output_format: str | None, bits: str,
+def export(ctx: click.Context, game_and_file: GameAndFile, out: str, output_format: str | None, bits: str,
            prune_unreachable: bool, with_keys: bool, check_bits: int, rounding: str,
            key_map: str, card_abstraction_file: str | None, bucket_tables: str,
-           bucket_file: str | None, nash_conv: bool, game: str | None, as_json: bool) -> None:
+           bucket_file: str | None, nash_conv: bool, as_json: bool) -> None:
     """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
+
+    GAME is the strategy's game, by default the built-in game the file names (a game read
+    from a file, efg: or acpc:, must be given).
 
     An abstract strategy keeps its abstraction: each abstract row is stored once. Reports
     the file's size, bytes per infoset and the NashConv of the strategy before and after
@@ -110,6 +111,7 @@ def export(ctx: click.Context, strategy_file: str, out: str, output_format: str 
     """
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file
 
+    game, strategy_file = game_and_file
     output_format = _output_format(out, output_format)
     bucket_only = [f"--{name.replace('_', '-')}" for name in ("bucket_tables", "nash_conv")
                    if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
@@ -224,7 +226,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
             game = str(handle.attrs.get("game", ""))
         if game.startswith(BUILT_FROM_FILES):  # the file is untrusted: it does not pick a file to read
             raise ParameterError(f"{strategy_file}: the strategy is for {game!r}, a game read from a "
-                                 f"file; name it yourself with --game")
+                                 f"file; name it yourself as GAME before the file")
     layout, strategy, provenance, _ = load_bucket_strategy(strategy_file, poker_game(game),
                                                            bucket_file)
     with tqdm(total=len(EXPORT_STAGES), unit="step", desc="exporting", file=sys.stderr,
@@ -355,9 +357,7 @@ def _play_interactively(tree: GameTree, bot: CompactPolicy, hands: int | None, s
 
 
 @main.command()
-@click.argument("strategy_file", metavar="STRATEGY.efgs|STRATEGY.h5",
-                type=click.Path(exists=True, dir_okay=False))
-@click.option("--game", "-g", "game", required=True, help="The game the strategy was exported for.")
+@game_then_file("STRATEGY.efgs|STRATEGY.h5")
 @click.option("--against", default=None, metavar="random|OTHER.efgs|call|raise|fold|OTHER.h5",
               help="Play N hands against uniform random or another compact strategy and report "
                    "the mean payoff; without it, you play against the strategy at the terminal. A bucket "
@@ -371,15 +371,19 @@ def _play_interactively(tree: GameTree, bot: CompactPolicy, hands: int | None, s
               help="Your seat when playing interactively  [default: alternate]")
 @click.option("--seed", type=int, default=None, help="Random seed (cards and mixed actions).")
 @json_option
-def play(strategy_file: str, game: str, against: str | None, hands: int | None, seat: int | None,
+def play(game_and_file: GameAndFile, against: str | None, hands: int | None, seat: int | None,
          seed: int | None, as_json: bool) -> None:
     """Play STRATEGY.efgs: against you at the terminal, or N hands --against random|OTHER.efgs.
 
     Seats alternate. A match reports the strategy's mean payoff per hand with its 95%
     confidence interval and the exact expected payoff the mean estimates. STRATEGY.h5, a
-    strategy on a card abstraction, plays duplicate matches reported in mbb/g.
+    strategy on a card abstraction, plays duplicate matches reported in mbb/g. GAME is the
+    game the strategy was made for, by default the one the file records.
     """
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file
+
+    game, strategy_file = game_and_file
+    game = game or recorded_game(strategy_file)
 
     if is_bucket_strategy_file(strategy_file):
         from efgkit.cli.bucket_play import play_bucket_strategies

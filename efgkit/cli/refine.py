@@ -12,8 +12,10 @@ from tqdm import tqdm
 
 from efgkit.cli.app import (
     build_game,
+    check_state_file,
     check_writable,
     emit,
+    given_options,
     json_option,
     main,
     save_figure,
@@ -57,8 +59,7 @@ def _make_refiner(tree: GameTree, algorithm: str, initial: InfosetMap, kb: int, 
 def _refinement_parameters(ctx: click.Context, algorithm: str, kb: int, kh: int, delay: int,
                            seed: int) -> dict[str, object]:
     if algorithm == "fpira":
-        given = [f"--{name}" for name in ("kb", "kh", "delay", "seed")
-                 if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+        given = [f"--{name}" for name in ("kb", "kh", "delay", "seed") if name in given_options(ctx)]
         if given:
             raise ParameterError(f"{', '.join(given)} apply to --algorithm cfr+ira only")
         return {}
@@ -168,7 +169,7 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
     parameters = _refinement_parameters(ctx, algorithm, kb, kh, delay, seed)
     check_writable(out, "--out")
     check_writable(plot, "--plot")
-    _check_refinement_state(state, checkpoint_every, checkpoint_seconds, resume)
+    check_state_file(ctx, state, resume)
     if state is not None:
         ctx.with_resource(exclusive_lock(state))
     tree, build_seconds = build_game(game)
@@ -244,20 +245,6 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
     lines += [f"refinement state written to {state} ({checkpoints.written} checkpoints)"] if state else []
     lines += [f"plot written to {plot}"] if plot else []
     emit(as_json, data, lines)
-
-
-def _check_refinement_state(state: str | None, every: int | None, seconds: float | None,
-                            resume: bool) -> None:
-    """Refuse checkpoint options that cannot apply, before any work."""
-    if state is None:
-        given = [name for name, value in (("--checkpoint-every", every), ("--checkpoint-seconds", seconds),
-                                          ("--resume", resume)) if value]
-        if given:
-            raise ParameterError(f"{given[0]} needs --state FILE.h5 (where checkpoints go)")
-        return
-    check_writable(state, "--state")
-    if Path(state).exists() and not resume:
-        raise ParameterError(f"--state {state} exists; pass --resume to continue it or remove it")
 
 
 def _write_refinement_plot(path: str, spec: str, algorithm: str, history, infosets: int) -> None:

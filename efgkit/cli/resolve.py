@@ -9,8 +9,11 @@ from tqdm import tqdm
 
 from efgkit.cli.app import build_game, check_writable, emit, json_option, main, save_figure, show_progress
 from efgkit.errors import ParameterError
-from efgkit.resolve import GADGETS, GIFT_BOUNDS, SOLVERS, Resolver, round_subgames, subgame_at
+from efgkit.resolve import GADGETS, GIFT_BOUNDS, Resolver, SequenceFormSolver, round_subgames, subgame_at
+from efgkit.solvers.cfr import CFRPlusSolver, CFRSolver, DCFRSolver
 from efgkit.storage.strategy_file import load_strategy, save_strategy
+
+GADGET_SOLVERS = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "lp": SequenceFormSolver}
 
 PLOT_CHECKPOINTS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
 
@@ -47,7 +50,7 @@ def plot_checkpoints(iterations: int) -> list[int]:
 @click.option("--subgame", "subgame_key", default=None,
               help="Re-solve only the subgame at this public state (key as in the game's public "
                    "states, e.g. 'board=Qs bets=cc/' in Leduc).")
-@click.option("--solver", "-s", type=click.Choice(list(SOLVERS)), default="cfr+", show_default=True,
+@click.option("--solver", "-s", type=click.Choice(list(GADGET_SOLVERS)), default="cfr+", show_default=True,
               help="Solver of every gadget (lp: an exact equilibrium; small games).")
 @click.option("--iterations", "-n", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Solver iterations per gadget.")
@@ -99,7 +102,7 @@ def resolve(game: str, blueprint_file: str, gadget: str, p: float, spread: float
     total = len(subgames) * (1 if gadget == "unsafe" else len(players))
     with tqdm(total=total, unit="gadget", desc="re-solving", file=sys.stderr,
               disable=not show_progress(), leave=False) as bar:
-        result = Resolver(blueprint, gadget=gadget, constraints=constraints, solver=solver,
+        result = Resolver(blueprint, gadget=gadget, constraints=constraints, solver=GADGET_SOLVERS[solver],
                           iterations=iterations, p=p, split_gifts=split_gifts, gift_bound=gift_bound,
                           spread=spread, checkpoints=checkpoints,
                           players=players, progress=lambda done, _: bar.update(done - bar.n)

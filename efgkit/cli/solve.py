@@ -11,24 +11,28 @@ import click
 from efgkit.cli.app import (
     Interrupted,
     build_game,
+    check_state_file,
     check_writable,
+    checkpoints_line,
     emit,
+    given_options,
     interruption_note,
     json_option,
     main,
     show_progress,
     size_lines,
-    with_options,
 )
-from efgkit.cli.big_blinds import big_blind_fields
+from efgkit.cli.big_blinds import big_blind_fields, evaluation_report, rules_of
+from efgkit.cli.engine_options import Engine, describe_engines, flag_of
+from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.core.regret_rules import SCHEDULED, VARIANT_PARAMETERS
-from efgkit.core.run_loop import run_iterations
-from efgkit.errors import EfgkitError, ParameterError
+from efgkit.core.run_loop import RunEnd, run_iterations
+from efgkit.errors import ParameterError
 from efgkit.io.lock import exclusive_lock
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import BestResponse, Evaluation, FictitiousPlay, SequenceFormLP
 from efgkit.solvers.cfr import SOLVER_CLASSES
-from efgkit.specs import canonical_spec, load_game, make_game
+from efgkit.specs import canonical_spec, load_game
 from efgkit.storage.checkpoint import Checkpoints
 from efgkit.storage.disk_solve import (
     DiskSolver,
@@ -41,21 +45,29 @@ from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 ITERATIVE_SOLVERS = {**SOLVER_CLASSES, "fp": FictitiousPlay}
 ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
-
-
-def _mbb_fields(spec: str, exploitability: float) -> tuple[dict, list[str]]:
-    """mbb/g of a poker game's exploitability (``big_blinds.big_blind_fields``); none for other games."""
-    try:
-        game = make_game(spec)
-    except EfgkitError:  # a game loaded from a file or OpenSpiel: no blinds to count in
-        return {}, []
-    return big_blind_fields(game, exploitability)
-
-
-ENGINES = ("tree", "public-tree", "sampled")
-EVALUATION_ENGINES = ("tree", "public-tree", "streamed")
 SAMPLED_PRECISIONS = ("float64", "float32", "int32")
 """sampled_cfr.PRECISIONS, spelled out so that the command line does not import the poker engine."""
+CFR_VARIANTS = tuple(SOLVER_CLASSES)
+IN_MEMORY = frozenset({"every", "out", "plot", "abstraction_file"})
+SOLVE_ENGINES = {engine.name: engine for engine in (
+    Engine("tree", "the compiled GameTree, every algorithm", IN_MEMORY),
+    Engine("public-tree", "the poker engine (betting x boards, hands as vectors) for limit-poker "
+                          "games; the same iterates, checkpoints and strategy files", IN_MEMORY,
+           algorithms=CFR_VARIANTS),
+    Engine("disk", "the GameTree with every solver array on disk (chosen by --memory-limit)",
+           frozenset({"memory_limit"}), needs=("memory_limit", "state"), algorithms=CFR_VARIANTS,
+           refusal_note=": a solve on disk runs the full game and evaluates nothing during the run "
+                        "(the --state file is a strategy file for efgkit evaluate)"),
+    Engine("sampled", "CFR with public chance sampling on the card abstraction --buckets, nothing "
+                      "built (full hold'em)",
+           IN_MEMORY - {"abstraction_file"} | {"buckets", "seed", "precision", "regret_scaling",
+                                                "average_scaling", "mapped", "final_nash_conv",
+                                                "lbr_boards", "abstract_game"},
+           needs=("buckets",), algorithms=CFR_VARIANTS),
+)}
+"""The engines of ``efgkit solve`` and the options each takes (``engine_options``)."""
+LP_REFUSES = ("iterations", "every", "time_limit", "plot", "abstraction_file")
+"""Options of the iterative algorithms, refused by the LP, which solves the full game exactly."""
 
 
 def _defaults(name: str) -> str:
@@ -65,21 +77,19 @@ def _defaults(name: str) -> str:
 
 
 def _solver_options(ctx: click.Context, algorithm: str, iterations: int,
-                    given_options: dict[str, float | None]) -> dict[str, float]:
+                    parameters: dict[str, float | None]) -> dict[str, float]:
     """Keyword arguments for the solver; options that do not apply to ``algorithm`` are errors."""
-    def given(name: str) -> bool:
-        return ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
-
     if algorithm == "lp":
-        extra = [f"--{name}" for name in ("iterations", "every") if given(name)]
-        if extra:
-            raise ParameterError(f"--algorithm lp solves exactly and takes no {' or '.join(extra)}")
+        refused = [name for name in LP_REFUSES if name in given_options(ctx)]
+        if refused:
+            raise ParameterError(f"--algorithm lp solves the full game exactly and takes no "
+                                 f"{flag_of(ctx, refused[0])}")
     applicable = VARIANT_PARAMETERS.get(algorithm, {})
-    options = {name: value for name, value in given_options.items() if value is not None}
+    options = {name: value for name, value in parameters.items() if value is not None}
     for name in options:
-        flag = "--" + name.replace("_", "-")
+        flag = flag_of(ctx, name)
         if name not in applicable:
-            owners = [v for v, parameters in VARIANT_PARAMETERS.items() if name in parameters]
+            owners = [variant for variant, names in VARIANT_PARAMETERS.items() if name in names]
             raise ParameterError(f"{flag} applies to --algorithm {', '.join(owners)} only")
         if not math.isfinite(options[name]):
             raise ParameterError(f"{flag} must be a finite number, got {options[name]}")
@@ -110,46 +120,6 @@ def _scalings(flag: str, text: str, precision: str | None) -> float | list[float
     return values[0] if len(values) == 1 else values
 
 
-STATE_OPTIONS = (
-    click.option("--state", type=click.Path(dir_okay=False), default=None, metavar="FILE.h5",
-                 help="Checkpoint file (a strategy file with the solver state; a bucket-strategy "
-                      "file for --engine sampled): written atomically at every checkpoint and at "
-                      "the end (the CFR variants)."),
-    click.option("--checkpoint-every", type=click.IntRange(min=1), default=None, metavar="K",
-                 help="Checkpoint every K iterations (needs --state)."),
-    click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
-                 metavar="S", help="Checkpoint every S seconds of wall time (needs --state)."),
-    click.option("--resume", is_flag=True,
-                 help="Continue from the --state checkpoint, bit-identical to an uninterrupted "
-                      "run (from iteration 0 if no checkpoint was written yet)."),
-    click.option("--memory-limit", metavar="SIZE", default=None,
-                 help="Keep every solver array on disk (FILE.h5.work beside --state, "
-                      "memory-mapped; the game is compiled in a child process) and the resident "
-                      "memory under SIZE, e.g. 1GiB. NashConv is not evaluated during such a "
-                      "run: evaluate the --state file afterwards."),
-)
-
-
-def check_state_options(algorithm: str, state: str | None, checkpoint_every: int | None,
-                        checkpoint_seconds: float | None, resume: bool,
-                        memory_limit: str | None) -> None:
-    """Refuse checkpoint options that cannot apply, before any work is done."""
-    if state is None:
-        given = [name for name, value in (("--checkpoint-every", checkpoint_every),
-                                          ("--checkpoint-seconds", checkpoint_seconds),
-                                          ("--resume", resume), ("--memory-limit", memory_limit))
-                 if value]
-        if given:
-            raise ParameterError(f"{given[0]} needs --state FILE.h5 (where checkpoints go)")
-        return
-    if algorithm not in SOLVER_CLASSES:
-        raise ParameterError(f"--state applies to {', '.join(SOLVER_CLASSES)} (the CFR variants: "
-                             f"solvers with a state to checkpoint), not {algorithm}")
-    check_writable(state, "--state")
-    if Path(state).exists() and not resume:
-        raise ParameterError(f"--state {state} exists; pass --resume to continue it or remove it")
-
-
 def _recorded_parameters(algorithm: str, solver) -> dict[str, object]:
     """The parameters a solver actually ran with (defaults included), for provenance."""
     if solver is None:
@@ -159,16 +129,15 @@ def _recorded_parameters(algorithm: str, solver) -> dict[str, object]:
     return recorded
 
 
-def _run_iterative(solver, evaluator: BestResponse | None, iterations: int, every: int | None,
-                   report, history: list[dict] | None = None, checkpoints: Checkpoints | None = None,
-                   time_limit: float | None = None) -> tuple[list[dict], Evaluation | None]:
+def _run_iterative(solver, evaluator: BestResponse, iterations: int, every: int, report,
+                   history: list[dict] | None, checkpoints: Checkpoints | None,
+                   time_limit: float | None) -> tuple[list[dict], Evaluation | None, RunEnd]:
     """Iterate to ``iterations`` (``core.run_loop.run_iterations``), evaluating the average
     strategy every ``every`` iterations and at the last one.
 
-    ``history`` continues a resumed run's; ``checkpoints`` are written when due; without
-    an ``evaluator`` nothing is evaluated; ``time_limit`` seconds stop the run early (the
-    solver's ``iteration`` says where). Returns the NashConv history and the evaluation at the
-    last iteration run if one was made here.
+    ``history`` continues a resumed run's; ``checkpoints`` are written when due;
+    ``time_limit`` seconds stop the run early. Returns the NashConv history, the evaluation at
+    the last iteration run if one was made here, and how the run ended.
     """
     history = [] if history is None else history
     final: list[Evaluation] = []
@@ -179,9 +148,9 @@ def _run_iterative(solver, evaluator: BestResponse | None, iterations: int, ever
         report(solver.iteration, evaluation.nash_conv)
         final[:] = [evaluation]
 
-    run_iterations(solver, iterations, every=every, evaluate=None if evaluator is None else evaluate,
-                   history=history, checkpoints=checkpoints, time_limit=time_limit, progress=show_progress())
-    return history, (final[0] if final else None)
+    end = run_iterations(solver, iterations, every=every, evaluate=evaluate, history=history,
+                         checkpoints=checkpoints, time_limit=time_limit, progress=show_progress())
+    return history, (final[0] if final else None), end
 
 
 def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | None) -> Interrupted:
@@ -196,6 +165,8 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
 
 @main.command()
 @click.argument("game", default="leduc")
+@click.option("--engine", type=click.Choice(tuple(SOLVE_ENGINES)), default=None,
+              help="[default: tree, or disk with --memory-limit]")
 @click.option("--algorithm", "-a", type=click.Choice(ALGORITHMS), default="cfr+", show_default=True,
               help="cfr, cfr+ (alternating, linear averaging), dcfr, lcfr (linear CFR), dcfr+, "
                    "pcfr+ (predictive CFR+), pdcfr+ (predictive discounted CFR+), hs-dcfr and hs-pcfr+ "
@@ -203,9 +174,6 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
                    "fictitious play) or lp (exact sequence-form LP); docs/conventions.md.")
 @click.option("--iterations", "-n", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Iterations of the iterative algorithms.")
-@click.option("--every", "--evaluate-every", "-k", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Evaluate NashConv of the average strategy every K iterations (--engine sampled: "
-                   "only when given, exactly in the full game, streamed).")
 @click.option("--delay", "-d", type=click.IntRange(min=0), default=None,
               help="CFR+ averaging delay: iteration t has weight max(t - D, 0)  "
                    f"[default: {VARIANT_PARAMETERS['cfr+']['delay']}]")
@@ -220,28 +188,46 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
                    f"paper; >= 5)  [default: {VARIANT_PARAMETERS['hs-dcfr']['gamma_start']:g}]")
 @click.option("--horizon", type=int, default=None,
               help="n, the iterations hs-dcfr's and hs-pcfr+'s schedule spans  [default: --iterations]")
+@click.option("--time", "time_limit", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS",
+              help="Stop after SECONDS of solving, counted after the first iteration (which compiles "
+                   "the kernels on a first run), at the end of the chunk running then (--iterations "
+                   "is then the most it runs); evaluate and write everything at the iteration reached.")
+@click.option("--every", "--evaluate-every", "-k", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Evaluate NashConv of the average strategy every K iterations (sampled: only when "
+                   "given, exactly in the full game, streamed).")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the final strategy to this HDF5 strategy file.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
-              help="Write a log-log PNG of NashConv against iterations (--engine sampled: mbb/g "
-                   "where the game has blinds, from the --every evaluations).")
+              help="Write a log-log PNG of NashConv against iterations (sampled: mbb/g where the game "
+                   "has blinds, from the --every evaluations).")
 @click.option("--abstraction", "abstraction_file", metavar="ABS.h5",
               type=click.Path(exists=True, dir_okay=False), default=None,
               help="Solve on this card abstraction (efgkit cards --out); NashConv is still exact "
                    "in the full game.")
-@click.option("--engine", type=click.Choice(ENGINES), default="tree", show_default=True,
-              help="tree: the compiled GameTree; public-tree: the poker engine (betting x boards, "
-                   "hands as vectors) for limit-poker games, every CFR variant; the same "
-                   "iterates, checkpoints and strategy files. sampled: CFR with public chance "
-                   "sampling on the card abstraction --buckets, nothing built (full hold'em).")
+@click.option("--state", type=click.Path(dir_okay=False), default=None, metavar="FILE.h5",
+              help="Checkpoint file (a strategy file with the solver state; a bucket-strategy file "
+                   "for sampled): written atomically at every checkpoint and at the end (the CFR "
+                   "variants).")
+@click.option("--checkpoint-every", type=click.IntRange(min=1), default=None, metavar="K",
+              help="Checkpoint every K iterations (needs --state).")
+@click.option("--checkpoint-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="S", help="Checkpoint every S seconds of wall time (needs --state).")
+@click.option("--resume", is_flag=True,
+              help="Continue from the --state checkpoint, bit-identical to an uninterrupted run (from "
+                   "iteration 0 if no checkpoint was written yet).")
+@click.option("--memory-limit", metavar="SIZE", default=None,
+              help="Keep every solver array on disk (FILE.h5.work beside --state, memory-mapped; the "
+                   "game is compiled in a child process) and the resident memory under SIZE, e.g. "
+                   "1GiB. NashConv is not evaluated during such a run: evaluate the --state file "
+                   "afterwards.")
 @click.option("--buckets", default=None, metavar="BUCKETS.h5|canonical|none|lossless",
-              help="--engine sampled: a hold'em bucket file (efgkit holdem-abstraction), canonical "
-                   "(suit isomorphism only), none (one bucket per round) or lossless.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="--engine sampled: the seed of the boards sampled.")
+              help="A hold'em bucket file (efgkit holdem-abstraction), canonical (suit isomorphism "
+                   "only), none (one bucket per round) or lossless.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The seed of the boards sampled.")
 @click.option("--precision", type=click.Choice(SAMPLED_PRECISIONS), default=None,
-              help="--engine sampled: regrets and averages as float64, float32, or int32 scaled as in the "
-                   "released HULHE CFR+ code (cfr+ only)  [default: float64]")
+              help="Regrets and averages as float64, float32, or int32 scaled as in the released "
+                   "HULHE CFR+ code (cfr+ only)  [default: float64]")
 @click.option("--regret-scaling", default=None, metavar="S[,S...]",
               help="--precision int32: regret units per chip, one per betting round (or one for all), "
                    "e.g. 16,16,0.5,0.5 as the HULHE run  [default: 16]")
@@ -249,115 +235,74 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
               help="--precision int32: average-strategy units per chip and iteration, one per betting "
                    "round (or one for all), e.g. 16,16,1,1  [default: 16]")
 @click.option("--mapped", is_flag=True,
-              help="--engine sampled: keep the regrets, averages and working arrays memory-mapped in "
-                   "FILE.h5.work beside --state (abstractions larger than RAM comfortably holds); "
-                   "checkpoints copy them into --state atomically.")
+              help="Keep the regrets, averages and working arrays memory-mapped in FILE.h5.work beside "
+                   "--state (abstractions larger than RAM comfortably holds); checkpoints copy them "
+                   "into --state atomically.")
 @click.option("--nash-conv", "final_nash_conv", is_flag=True,
-              help="--engine sampled: evaluate the result exactly in the full game (streamed, split "
-                   "by flop; hours for 52-card hold'em).")
+              help="Evaluate the result exactly in the full game (streamed, split by flop; hours for "
+                   "52-card hold'em).")
 @click.option("--lbr", "lbr_boards", type=click.IntRange(min=2), default=None, metavar="BOARDS",
-              help="--engine sampled: evaluate (every K iterations and at the end) by local best response "
-                   "over BOARDS sampled boards, a lower bound on exploitability in minutes, instead of the "
-                   "exact best response (52-card hold'em).")
+              help="Evaluate (every K iterations and at the end) by local best response over BOARDS "
+                   "sampled boards, a lower bound on exploitability in minutes, instead of the exact "
+                   "best response (52-card hold'em).")
 @click.option("--abstract-game", is_flag=True,
-              help="--engine sampled: evaluate (every K iterations and at the end) in the abstract game "
-                   "instead of the full game: a responder that sees only the buckets (exact with "
-                   "perfect-recall buckets, a lower bound otherwise; the solver's own convergence).")
-@click.option("--time", "time_limit", type=click.FloatRange(min=0, min_open=True), default=None,
-              metavar="SECONDS",
-              help="Stop after SECONDS of solving, counted after the first iteration (which compiles "
-                   "the kernels on a first run), at the end of the chunk running then (--iterations "
-                   "is then the most it runs); evaluate and write everything at the iteration reached.")
-@with_options(STATE_OPTIONS)
+              help="Evaluate (every K iterations and at the end) in the abstract game instead of the "
+                   "full game: a responder that sees only the buckets (exact with perfect-recall "
+                   "buckets, a lower bound otherwise; the solver's own convergence).")
 @json_option
 @click.pass_context
-def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every: int,
+def solve(ctx: click.Context, game: str, engine: str | None, algorithm: str, iterations: int,
           delay: int | None, alpha: float | None, beta: float | None, gamma: float | None,
-          gamma_start: float | None, horizon: int | None, out: str | None, plot: str | None,
-          abstraction_file: str | None, engine: str, buckets: str | None, seed: int,
-          precision: str | None, regret_scaling: str | None, average_scaling: str | None,
-          mapped: bool, final_nash_conv: bool, lbr_boards: int | None, abstract_game: bool, state: str | None,
-          time_limit: float | None, checkpoint_every: int | None, checkpoint_seconds: float | None,
-          resume: bool, memory_limit: str | None, as_json: bool) -> None:
+          gamma_start: float | None, horizon: int | None, time_limit: float | None, every: int,
+          out: str | None, plot: str | None, abstraction_file: str | None, state: str | None,
+          checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
+          memory_limit: str | None, buckets: str | None, seed: int, precision: str | None,
+          regret_scaling: str | None, average_scaling: str | None, mapped: bool, final_nash_conv: bool,
+          lbr_boards: int | None, abstract_game: bool, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
 
     Prints the game's sizes, NashConv (and NashConv/2, OpenSpiel's exploitability) of the
     average strategy every K iterations, and the final game value for player 0. With
-    --abstraction the solver's regrets and strategy live on the abstract infosets.
+    --abstraction the solver's regrets and strategy live on the abstract infosets. An option
+    marked [ENGINES] goes with those engines only.
     """
+    engine = engine or ("disk" if memory_limit is not None else "tree")
+    SOLVE_ENGINES[engine].check(ctx, SOLVE_ENGINES, algorithm)
+    given = given_options(ctx)
     options = _solver_options(ctx, algorithm, iterations,
                               {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
                                "gamma_start": gamma_start, "horizon": horizon})
-    sampled_only = [flag for flag, given in (("--buckets", buckets is not None),
-                                             ("--nash-conv", final_nash_conv),
-                                             ("--lbr", lbr_boards is not None),
-                                             ("--abstract-game", abstract_game),
-                                             ("--precision", precision is not None),
-                                             ("--regret-scaling", regret_scaling is not None),
-                                             ("--average-scaling", average_scaling is not None),
-                                             ("--mapped", mapped)) if given]
-    if engine != "sampled" and sampled_only:
-        raise ParameterError(f"{sampled_only[0]} goes with --engine sampled")
+    if plot is not None and iterations == 0:
+        raise ParameterError("--plot needs --iterations >= 1")
+    check_state_file(ctx, state, resume)
+    if state is not None and algorithm not in SOLVER_CLASSES:
+        raise ParameterError(f"--state applies to {', '.join(SOLVER_CLASSES)} (the CFR variants: "
+                             f"solvers with a state to checkpoint), not {algorithm}")
+    memory_limit = None if memory_limit is None else parse_size(memory_limit)
+    check_writable(out, "--out")
+    check_writable(plot, "--plot")
+    final_evaluation = bool(given & {"final_nash_conv", "lbr_boards", "abstract_game"})
+    for name, text in (("regret_scaling", regret_scaling), ("average_scaling", average_scaling)):
+        if text is not None:
+            options[name] = _scalings(flag_of(ctx, name), text, precision)
+    if engine == "sampled" and plot is not None and not (final_evaluation or "every" in given):
+        raise ParameterError("--plot draws the evaluations: give --every K, --nash-conv, --lbr or "
+                             "--abstract-game")
+    if abstract_game and lbr_boards is not None:
+        raise ParameterError("--abstract-game and --lbr are two evaluations: choose one")
+    if state is not None:
+        ctx.with_resource(exclusive_lock(state))  # held until the command ends
+    if engine == "disk":
+        solve_on_disk(game, algorithm, options, iterations, state, checkpoint_every,
+                      checkpoint_seconds, resume, memory_limit, as_json, time_limit)
+        return
     if engine == "sampled":
-        refused = [flag for flag, given in (("--abstraction", abstraction_file),
-                                            ("--memory-limit", memory_limit)) if given]
-        if refused or algorithm not in SOLVER_CLASSES:
-            raise ParameterError(f"--engine sampled runs {', '.join(SOLVER_CLASSES)} on --buckets "
-                                 f"without {refused[0] if refused else '--algorithm ' + algorithm}")
-        if buckets is None:
-            raise ParameterError("--engine sampled needs --buckets BUCKETS.h5|canonical|none|lossless")
-        for flag, text in (("--regret-scaling", regret_scaling), ("--average-scaling", average_scaling)):
-            if text is not None:
-                options[flag[2:].replace("-", "_")] = _scalings(flag, text, precision)
-        every_given = ctx.get_parameter_source("every") is not click.core.ParameterSource.DEFAULT
-        if plot is not None and not (every_given or final_nash_conv or lbr_boards or abstract_game):
-            raise ParameterError("--plot draws the evaluations: give --every K, --nash-conv, --lbr or "
-                                 "--abstract-game")
-        if abstract_game and lbr_boards is not None:
-            raise ParameterError("--abstract-game and --lbr are two evaluations: choose one")
-        for path, flag in ((out, "--out"), (plot, "--plot")):
-            check_writable(path, flag)
-        check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume, memory_limit)
-        if mapped and state is None:
-            raise ParameterError("--mapped needs --state FILE.h5 (its working file lies beside it)")
-        if state is not None:
-            ctx.with_resource(exclusive_lock(state))
         from efgkit.cli.streamed import SampledRun, solve_sampled
 
         solve_sampled(SampledRun(game, algorithm, options, iterations, buckets, seed, precision or "float64",
-                                 every if every_given else None,
-                                 final_nash_conv or lbr_boards is not None or abstract_game,
-                                 lbr_boards, out, plot, state, checkpoint_every, checkpoint_seconds, resume,
-                                 mapped, abstract_game, time_limit), as_json)
-        return
-    if time_limit is not None and algorithm == "lp":
-        raise ParameterError("--time stops an iterative algorithm; the LP runs to its optimum")
-    if plot is not None and (algorithm == "lp" or iterations == 0):
-        raise ParameterError("--plot needs an iterative algorithm and --iterations >= 1")
-    if abstraction_file is not None and algorithm == "lp":
-        raise ParameterError("--algorithm lp solves the full game only; drop --abstraction")
-    check_writable(out, "--out")
-    check_writable(plot, "--plot")
-    check_state_options(algorithm, state, checkpoint_every, checkpoint_seconds, resume,
-                        memory_limit)
-    if state is not None:
-        ctx.with_resource(exclusive_lock(state))  # held until the command ends
-    if engine == "public-tree" and (algorithm not in SOLVER_CLASSES or memory_limit is not None):
-        raise ParameterError(f"--engine public-tree runs {', '.join(SOLVER_CLASSES)} in memory (no "
-                             f"--memory-limit)")
-    if memory_limit is not None and algorithm not in SOLVER_CLASSES:
-        raise ParameterError(f"--memory-limit runs {', '.join(SOLVER_CLASSES)} on disk, not {algorithm}")
-    if memory_limit is not None:
-        refused = [f"--{name}" for name, value in (("out", out), ("plot", plot),
-                                                   ("abstraction", abstraction_file)) if value]
-        refused += ["--every"] if ctx.get_parameter_source("every") is not \
-            click.core.ParameterSource.DEFAULT else []
-        if refused:
-            raise ParameterError(f"{refused[0]} does not go with --memory-limit: a solve on disk "
-                                 f"runs the full game and evaluates nothing during the run (the "
-                                 f"--state file is a strategy file for efgkit evaluate)")
-        solve_on_disk(game, algorithm, options, iterations, state, checkpoint_every,
-                      checkpoint_seconds, resume, parse_size(memory_limit), as_json, time_limit)
+                                 every if "every" in given else None, final_evaluation, lbr_boards, out,
+                                 plot, state, checkpoint_every, checkpoint_seconds, resume, mapped,
+                                 abstract_game, time_limit), as_json)
         return
 
     tree, build_seconds = build_game(game)
@@ -390,7 +335,7 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
 
     started = time.perf_counter()
     lp_value = solver = checkpoints = resumed_from = evaluation = None
-    stopped_early = False
+    out_of_time = False
     if algorithm == "lp":
         if show_progress():
             click.echo("solving the sequence-form LP with HiGHS (no progress to show)", err=True)
@@ -412,13 +357,12 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                 if not as_json:
                     click.echo(f"resumed from {state} at iteration {resumed_from}")
         try:
-            history, evaluation = _run_iterative(solver, evaluator, iterations, every, report, history,
-                                                 checkpoints, time_limit)
+            history, evaluation, end = _run_iterative(solver, evaluator, iterations, every, report,
+                                                      history, checkpoints, time_limit)
         except KeyboardInterrupt:
             raise _keep_interrupted_run(solver, algorithm, out, state) from None
         strategy = solver.average_strategy()
-        stopped_early = solver.iteration < iterations
-        iterations = solver.iteration
+        iterations, out_of_time = end
     seconds = time.perf_counter() - started
     parameters = _recorded_parameters(algorithm, solver)
     if evaluation is None:  # the lp, or a run resumed at its last iteration
@@ -455,20 +399,20 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
     if lp_value is not None:
         data["lp_value"] = lp_value
     if time_limit is not None:
-        data["stopped_by_time"] = stopped_early
+        data["stopped_by_time"] = out_of_time
     if checkpoints is not None:
         data.update(state=state, resumed_from_iteration=resumed_from,
                     checkpoints_written=checkpoints.written)
     lines = [
         f"{algorithm}: solved in {seconds:.2f} s" if algorithm == "lp" else
         f"{algorithm}: {iterations} iterations in {seconds:.2f} s"
-        + (f" (stopped by --time {time_limit:g} s)" if stopped_early else ""),
+        + (f" (stopped by --time {time_limit:g} s)" if out_of_time else ""),
         f"NashConv {evaluation.nash_conv:.6e}  (NashConv/2, OpenSpiel's exploitability: "
         f"{evaluation.exploitability:.6e})",
         f"game value (player 0's expected payoff under the "
         f"{'LP' if algorithm == 'lp' else 'final average'} profile): {evaluation.game_value:.9f}",
     ]
-    fields, more = _mbb_fields(tree.spec, evaluation.exploitability)
+    fields, more = big_blind_fields(rules_of(tree.spec), evaluation.exploitability)
     data.update(fields)
     lines[2:2] = more
     if lp_value is not None:
@@ -478,10 +422,11 @@ def solve(ctx: click.Context, game: str, algorithm: str, iterations: int, every:
                         f"abstract infosets of {sizes['infosets']:,} (NashConv measured in the full game)")
     lines += [f"strategy written to {out}"] if out else []
     lines += [f"plot written to {plot}"] if plot else []
-    lines += [f"solver state written to {state} ({checkpoints.written} checkpoint"
-              f"{'s' * (checkpoints.written != 1)} in {checkpoints.seconds_writing:.2f} s)"
-              ] if checkpoints else []
+    lines += [checkpoints_line(state, checkpoints)] if checkpoints else []
     emit(as_json, data, lines)
+
+
+describe_engines(solve, SOLVE_ENGINES)
 
 
 def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, state: str,
@@ -500,14 +445,14 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
     checkpoints = Checkpoints(state, algorithm=algorithm,
                               parameters=_recorded_parameters(algorithm, solver),
                               every=checkpoint_every, seconds=checkpoint_seconds)
-    history = resumed_from = None
+    history, resumed_from = [], None
     if resume and Path(state).exists():
         history = checkpoints.resume(solver, iterations)
         resumed_from = solver.iteration
     started = time.perf_counter()
-    history, _ = _run_iterative(solver, None, iterations, None, None, history, checkpoints, time_limit)
+    iterations, out_of_time = run_iterations(solver, iterations, history=history, checkpoints=checkpoints,
+                                             time_limit=time_limit, progress=show_progress())
     seconds = time.perf_counter() - started
-    stopped_early, iterations = solver.iteration < iterations, solver.iteration
     checkpoints.write(solver, history)
     solver.close()
     data = {
@@ -521,7 +466,7 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
         **{key: solver.sizes[key] for key in ("histories", "infosets", "infoset_actions")},
     }
     if time_limit is not None:
-        data["stopped_by_time"] = stopped_early
+        data["stopped_by_time"] = out_of_time
     lines = [
         f"{algorithm} on {spec} with its arrays on disk: {iterations} iterations in "
         f"{seconds:.2f} s" + (f" (resumed at iteration {resumed_from})" if resumed_from else ""),
@@ -529,8 +474,7 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
         f"{data['peak_rss_bytes'] / 2**20:,.1f} MiB, "
         f"{'under' if data['peak_rss_bytes'] <= memory_limit else 'OVER'} the limit of "
         f"{memory_limit / 2**20:,.1f} MiB",
-        f"solver state written to {state} ({checkpoints.written} checkpoint"
-        f"{'s' * (checkpoints.written != 1)}); NashConv: efgkit evaluate {spec} {state}",
+        f"{checkpoints_line(state, checkpoints)}; NashConv: efgkit evaluate {state}",
     ]
     if compiled:
         lines.insert(1, f"compiled in a child process (its peak RSS "
@@ -539,78 +483,88 @@ def solve_on_disk(game: str, algorithm: str, options: dict, iterations: int, sta
 
 
 # --------------------------------------------------------------------------- evaluate
+EVALUATE_ENGINES = {engine.name: engine for engine in (
+    Engine("tree", "the GameTree"),
+    Engine("public-tree", "the poker engine's public tree"),
+    Engine("streamed", "the full game streamed board by board, split by flop (strategies of solve "
+                       "--engine sampled)", frozenset({"bucket_file", "workers", "scheduler", "game_value",
+                                                      "abstract_game"})),
+    Engine("lbr", "local best response, a lower bound on exploitability in minutes even for hold'em "
+                  "(strategies of solve --engine sampled; chosen by --lbr)",
+           frozenset({"lbr_boards", "bucket_file", "rollouts", "preflop_rollouts", "lbr_actions", "seed"}),
+           needs=("lbr_boards",)),
+)}
+"""The engines of ``efgkit evaluate`` and the options each takes (``engine_options``)."""
+BUCKET_ENGINES = ("streamed", "lbr")
+"""The engines that evaluate bucket strategies (efgkit solve --engine sampled), and only those."""
+
+
 @main.command()
-@click.argument("game")
-@click.argument("strategy_file", metavar="STRATEGY.h5", type=click.Path(exists=True, dir_okay=False))
-@click.option("--engine", type=click.Choice(EVALUATION_ENGINES), default=None,
-              help="tree: the GameTree; public-tree: the poker engine's public tree; streamed: the "
-                   "full game streamed board by board, split by flop (strategies of --engine "
-                   "sampled; chosen by itself for their files)  [default: tree]")
+@game_then_file("STRATEGY.h5")
+@click.option("--engine", type=click.Choice(tuple(EVALUATE_ENGINES)), default=None,
+              help="[default: lbr with --lbr, streamed for a bucket strategy, else tree]")
 @click.option("--buckets", "bucket_file", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="streamed: the bucket file, if it is not beside the strategy under its recorded "
-                   "name (its digest must match).")
+              help="The bucket file, if it is not beside the strategy under its recorded name (its "
+                   "digest must match).")
 @click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
-              help="streamed: a Dask LocalCluster of this many worker processes (0: this process).")
+              help="A Dask LocalCluster of this many worker processes (0: this process).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="streamed: a running Dask scheduler (tcp://host:8786) to run the flops on.")
+              help="A running Dask scheduler (tcp://host:8786) to run the flops on.")
 @click.option("--game-value/--no-game-value", default=True, show_default=True,
-              help="streamed: also compute player 0's expected value (one more walk).")
+              help="Also compute player 0's expected value (one more walk).")
 @click.option("--abstract-game", is_flag=True,
-              help="streamed: the best response in the abstract game instead of the full game's: a "
-                   "responder that sees only the buckets (exact with perfect-recall buckets, a lower "
-                   "bound with imperfect recall; one walk per depth of the responder's decisions).")
+              help="The best response in the abstract game instead of the full game's: a responder "
+                   "that sees only the buckets (exact with perfect-recall buckets, a lower bound with "
+                   "imperfect recall; one walk per depth of the responder's decisions).")
 @click.option("--lbr", "lbr_boards", default=None, metavar="BOARDS|all",
-              help="Instead of the exact evaluation, local best response (a lower bound on exploitability, "
-                   "in minutes even for hold'em) over BOARDS sampled boards, or every board.")
+              help="Local best response over BOARDS sampled boards, or every board.")
 @click.option("--rollouts", type=click.IntRange(min=1), default=100, show_default=True,
-              help="--lbr: board completions per equity after the first deal.")
+              help="Board completions per equity after the first deal.")
 @click.option("--preflop-rollouts", type=click.IntRange(min=1), default=2000, show_default=True,
-              help="--lbr: board completions per equity before the first deal (computed once).")
+              help="Board completions per equity before the first deal (computed once).")
 @click.option("--lbr-actions", default="fcr", show_default=True, metavar="SETS",
-              help="--lbr: the actions LBR considers (f fold, c check/call, r bet/raise), for every round or "
+              help="The actions LBR considers (f fold, c check/call, r bet/raise), for every round or "
                    "per round separated by '/', as in the paper (c/c/fcr/fcr: no raises before the turn).")
 @click.option("--seed", type=int, default=0, show_default=True,
-              help="--lbr: the boards and completions drawn.")
+              help="The boards and completions drawn.")
 @json_option
-def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str | None, workers: int,
-             scheduler: str | None, game_value: bool, abstract_game: bool, lbr_boards: str | None,
-             rollouts: int, preflop_rollouts: int, lbr_actions: str, seed: int, as_json: bool) -> None:
-    """Exact NashConv, best-response values and game value of a stored strategy for GAME.
+@click.pass_context
+def evaluate(ctx: click.Context, game_and_file: GameAndFile, engine: str | None, bucket_file: str | None,
+             workers: int, scheduler: str | None, game_value: bool, abstract_game: bool,
+             lbr_boards: str | None, rollouts: int, preflop_rollouts: int, lbr_actions: str, seed: int,
+             as_json: bool) -> None:
+    """Exact NashConv, best-response values and game value of a stored strategy (for GAME,
+    by default the game the file records).
 
     With --lbr, a strategy on a card abstraction gets its local best response instead: a
     lower bound on exploitability in mbb/g with a 95% confidence interval. With
     --abstract-game, its best response in the abstract game (the responder sees the buckets
-    only) instead of the full game's.
+    only) instead of the full game's. An option marked [ENGINES] goes with those engines only.
     """
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file
 
+    game, strategy_file = game_and_file
+    game = game or recorded_game(strategy_file)
     bucket_strategy = is_bucket_strategy_file(strategy_file)
-    if lbr_boards is not None:
+    engine = engine or ("lbr" if lbr_boards is not None else "streamed" if bucket_strategy else "tree")
+    EVALUATE_ENGINES[engine].check(ctx, EVALUATE_ENGINES)
+    if (engine in BUCKET_ENGINES) != bucket_strategy:
+        raise ParameterError(f"{strategy_file}: " + (
+            "a strategy on a card abstraction (efgkit solve --engine sampled) is evaluated by --engine "
+            "streamed or lbr" if bucket_strategy else
+            f"--engine {engine} evaluates bucket strategy files (efgkit solve --engine sampled)"))
+    if engine == "lbr":
         from efgkit.cli.bucket_play import board_count, evaluate_lbr
 
-        if not bucket_strategy or engine is not None or workers or scheduler is not None or abstract_game:
-            raise ParameterError("--lbr evaluates bucket strategy files (efgkit solve --engine sampled) "
-                                 "alone: no --engine, --workers, --scheduler or --abstract-game")
         evaluate_lbr(game, strategy_file, bucket_file, board_count(lbr_boards), rollouts, preflop_rollouts,
                      lbr_actions, seed, as_json)
         return
-    if engine is None:
-        engine = "streamed" if bucket_strategy else "tree"
-    if (engine == "streamed") != bucket_strategy:
-        raise ParameterError(f"{strategy_file}: " + ("a strategy on a card abstraction (efgkit solve "
-                                                     "--engine sampled) is evaluated by --engine streamed"
-                                                     if bucket_strategy else
-                                                     "--engine streamed evaluates strategies of "
-                                                     "efgkit solve --engine sampled"))
     if engine == "streamed":
         from efgkit.cli.streamed import evaluate_streamed
 
         evaluate_streamed(game, strategy_file, bucket_file, workers, scheduler, game_value, abstract_game,
                           as_json)
         return
-    if bucket_file is not None or workers or scheduler is not None or abstract_game:
-        raise ParameterError("--buckets, --workers, --scheduler and --abstract-game go with --engine "
-                             "streamed")
     tree, _ = build_game(game)
     strategy, provenance = load_strategy(strategy_file, tree)
     started = time.perf_counter()
@@ -621,22 +575,13 @@ def evaluate(game: str, strategy_file: str, engine: str | None, bucket_file: str
     else:
         evaluation = BestResponse(strategy.infoset_map).evaluate(strategy)
     seconds = time.perf_counter() - started
-    data = {
-        "game": tree.spec, "engine": engine, **evaluation.to_dict(), "seconds": seconds,
-        "algorithm": provenance["algorithm"], "iterations": provenance["iterations"],
-        "abstract_infosets": strategy.infoset_map.num_abstract,
-    }
-    br0, br1 = evaluation.best_response_values
-    lines = [
-        f"{strategy_file}: {provenance['algorithm']} strategy for {tree.spec} after "
-        f"{provenance['iterations']} iterations, {strategy.infoset_map.num_abstract:,} "
-        f"abstract infosets",
-        f"NashConv {evaluation.nash_conv:.6e}  (NashConv/2, OpenSpiel's exploitability: "
-        f"{evaluation.exploitability:.6e})",
-        f"best-response values: player 0 {br0:.9f}, player 1 {br1:.9f}",
-        f"game value (player 0): {evaluation.game_value:.9f}",
-    ]
-    fields, more = _mbb_fields(tree.spec, evaluation.exploitability)
-    data.update(fields)
-    lines[3:3] = more
-    emit(as_json, data, lines)
+    fields, lines = evaluation_report(rules_of(tree.spec), evaluation)
+    data = {"game": tree.spec, "engine": engine, **fields, "seconds": seconds,
+            "algorithm": provenance["algorithm"], "iterations": provenance["iterations"],
+            "abstract_infosets": strategy.infoset_map.num_abstract}
+    emit(as_json, data, [f"{strategy_file}: {provenance['algorithm']} strategy for {tree.spec} after "
+                         f"{provenance['iterations']} iterations, {strategy.infoset_map.num_abstract:,} "
+                         f"abstract infosets", *lines])
+
+
+describe_engines(evaluate, EVALUATE_ENGINES)

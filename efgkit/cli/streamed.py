@@ -11,27 +11,11 @@ from typing import NamedTuple
 import click
 from tqdm import tqdm
 
-from efgkit.cli.app import Interrupted, emit, interruption_note, poker_game, show_progress
-from efgkit.cli.big_blinds import big_blind_fields
+from efgkit.cli.app import Interrupted, checkpoints_line, emit, interruption_note, poker_game, show_progress
+from efgkit.cli.big_blinds import evaluation_report
 from efgkit.core.evaluation import Evaluation
 from efgkit.core.run_loop import run_iterations
-from efgkit.games.poker import LimitPoker
 from efgkit.storage.checkpoint import SampledCheckpoints, resume_sampled, write_sampled
-
-
-def evaluation_lines(spec: str, game: LimitPoker, evaluation: Evaluation) -> tuple[dict, list[str]]:
-    """JSON fields and text lines of an evaluation, with mbb/g where the game has a big blind."""
-    data = evaluation.to_dict()
-    lines = [f"NashConv {evaluation.nash_conv:.6e}  (NashConv/2, OpenSpiel's exploitability: "
-             f"{evaluation.exploitability:.6e})",
-             f"best-response values: player 0 {evaluation.best_response_values[0]:.9f}, "
-             f"player 1 {evaluation.best_response_values[1]:.9f}"]
-    fields, more = big_blind_fields(game, evaluation.exploitability)
-    data.update(fields)
-    lines += more
-    if evaluation.game_value == evaluation.game_value:  # not NaN
-        lines.append(f"game value (player 0): {evaluation.game_value:.9f}")
-    return data, lines
 
 
 def streamed_evaluation(layout, strategy, workers: int, scheduler: str | None,
@@ -160,7 +144,7 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
         evaluation, _ = streamed_evaluation(layout, solver.average_strategy(), 0, None, game_value=False,
                                             abstract_game=run.abstract_game)
         evaluating += time.perf_counter() - started
-        fields, _ = evaluation_lines(run.spec, game, evaluation)
+        fields, _ = evaluation_report(game, evaluation)
         point[prefix + "nash_conv"] = evaluation.nash_conv
         if "exploitability_mbb_per_game" in fields:
             point[prefix + "exploitability_mbb_per_game"] = fields["exploitability_mbb_per_game"]
@@ -173,10 +157,10 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
 
     started_at = solver.iteration
     try:
-        run_iterations(solver, run.iterations, every=run.every, evaluate=evaluate, history=history,
-                       checkpoints=checkpoints, time_limit=run.time_limit, progress=show_progress(),
-                       description=f"{run.algorithm} (public chance sampling)",
-                       after_chunk=working.release if working is not None else None)
+        end = run_iterations(solver, run.iterations, every=run.every, evaluate=evaluate, history=history,
+                             checkpoints=checkpoints, time_limit=run.time_limit, progress=show_progress(),
+                             description=f"{run.algorithm} (public chance sampling)",
+                             after_chunk=working.release if working is not None else None)
     except KeyboardInterrupt:
         if run.out is not None:
             write_sampled(run.out, solver, provenance, history, solve_seconds())
@@ -207,12 +191,11 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
             "state_storage": "mapped" if working else "memory",
             "resumed_from_iteration": resumed_from,
             "checkpoints_written": checkpoints.written if checkpoints else 0}
-    stopped_early = solver.iteration < run.iterations
     if run.time_limit is not None:
-        data["stopped_by_time"] = stopped_early
+        data["stopped_by_time"] = end.out_of_time
     lines = [f"{run.algorithm} with public chance sampling on {game.spec}: {solver.iteration:,} iterations "
              f"in {seconds:.2f} s" + (f" (resumed at iteration {resumed_from:,})" if resumed_from else "")
-             + (f" (stopped by --time {run.time_limit:g} s)" if stopped_early else ""),
+             + (f" (stopped by --time {run.time_limit:g} s)" if end.out_of_time else ""),
              f"abstraction: {layout.abstraction.description}; {layout.num_rows:,} rows, "
              f"{layout.num_actions:,} actions",
              f"{run.precision} regrets and averages: solver state {memory['state']:,} bytes, working arrays "
@@ -235,8 +218,7 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
                      f"exploitability: {data[prefix + 'exploitability']:.6e})"
                      + (f"; {mbb:.3f} mbb/g" if mbb is not None else ""))
     if checkpoints is not None:
-        lines.append(f"solver state written to {run.state} ({checkpoints.written} checkpoint"
-                     f"{'s' * (checkpoints.written != 1)} in {checkpoints.seconds_writing:.2f} s)")
+        lines.append(checkpoints_line(run.state, checkpoints))
     if run.out is not None:
         data["out"] = run.out
         lines.append(f"strategy written to {run.out}; NashConv: efgkit evaluate {run.spec} {run.out}")
@@ -255,7 +237,7 @@ def evaluate_streamed(spec: str, path: str, bucket_file: str | None, workers: in
     started = time.perf_counter()
     evaluation, where = streamed_evaluation(layout, strategy, workers, scheduler, game_value, abstract_game)
     seconds = time.perf_counter() - started
-    fields, lines = evaluation_lines(spec, game, evaluation)
+    fields, lines = evaluation_report(game, evaluation)
     response = (f"best response in the abstract game ({abstract_exactness(layout)})" if abstract_game
                 else "exact best response in the full game")
     data = {"game": game.spec, "engine": "streamed",

@@ -24,16 +24,17 @@ root solve, or any strategy) at the first public state where anyone acts.
 
 The agent's choice at a public state depends only on the public path, so running the
 re-solver down every public path gives one behaviour strategy per player, the *combined
-strategy*; ``ContinualResolver.run()`` assembles both players' and evaluates it exactly
-with BestResponse. Each public state must root a subgame (closed under infosets), as in
-Leduc and Kuhn.
+strategy*. ``ContinualResolver`` is a Solver whose iterations are that walk, run by the core
+run loop (checkpoints of its ``SolverState``, a bit-identical resume); any Solver solves the
+gadgets and any Evaluator evaluates the combined strategy (engines.py). Each public state
+must root a subgame (closed under infosets), as in Leduc and Kuhn.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,26 +42,26 @@ import h5py
 import numpy as np
 
 from efgkit.core.evaluation import Evaluation
+from efgkit.core.run_loop import CheckpointSchedule, run_iterations
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
 from efgkit.io.checked_hdf5 import attribute, open_checked, read_dataset, seal, stamp, write_dataset
-from efgkit.io.metadata import checked_fields
-from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import BlueprintValues, RootConstraints
+from efgkit.resolve.engines import EvaluatorFactory, SolverFactory, check_factories
 from efgkit.resolve.gadgets import resolve_gadget
-from efgkit.resolve.resolver import SOLVERS
 from efgkit.resolve.subgame import AugmentedInfosets, Subgame, subgame_at
 from efgkit.solvers.best_response import BestResponse
-from efgkit.solvers.sequence_form_lp import SequenceFormLP
+from efgkit.solvers.cfr import CFRPlusSolver
 from efgkit.solvers.strategy import Strategy
 
 VALUE_KINDS = ("br", "selfplay")
 
 
 @dataclass(frozen=True)
-class PublicTree:
+class PublicStateTree:
     """The public states of a GameTree as a tree. Per public state (int arrays): ``parent``
     (-1 for the root's), ``entered_by`` (who acts at the parent histories: 0, 1, CHANCE; -1
     at the root), ``actor`` (who acts at the state's histories; TERMINAL if none acts);
@@ -72,7 +73,7 @@ class PublicTree:
     order: np.ndarray
 
     @classmethod
-    def of(cls, tree: GameTree) -> PublicTree:
+    def of(cls, tree: GameTree) -> PublicStateTree:
         state = tree.node_public_state.astype(np.int64)
         count = int(state.max()) + 1
         parent = np.full(count, -1, np.int64)
@@ -94,7 +95,7 @@ class PublicTree:
 
 @dataclass(frozen=True)
 class ContinualResult:
-    """The combined strategy of both continual re-solving agents, evaluated exactly."""
+    """The combined strategy of both continual re-solving agents and its evaluation."""
 
     strategy: Strategy
     evaluation: Evaluation
@@ -108,129 +109,137 @@ class ContinualResult:
 
 
 class ContinualResolver:
-    """Both players' continual re-solving agents on ``blueprint``'s game.
+    """Both players' continual re-solving agents on ``blueprint``'s game, as a Solver.
 
     ``blueprint``: gives the initial opponent values (and play at public states an agent
-    never reaches); ``solver`` in SOLVERS and ``iterations`` per re-solve; ``values`` in
-    VALUE_KINDS; ``progress(done, total)`` after each re-solve.
+    never reaches); ``solver`` builds the Solver of each re-solve gadget, run for
+    ``iterations``; ``values`` in VALUE_KINDS; ``evaluator`` builds the Evaluator of the
+    combined strategy. One iteration walks one public state below the first decision
+    (``states``) for one agent: agent 0 all, then agent 1 (``num_steps`` in all).
     """
 
-    def __init__(self, blueprint: Strategy, *, solver: str = "cfr+", iterations: int = 1000,
-                 values: str = "br", progress: Callable[[int, int], None] | None = None) -> None:
-        if solver not in SOLVERS:
-            raise ParameterError(f"solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
+    def __init__(self, blueprint: Strategy, *, solver: SolverFactory = CFRPlusSolver, iterations: int = 1000,
+                 values: str = "br", evaluator: EvaluatorFactory = BestResponse) -> None:
+        check_factories(solver, evaluator)
         if iterations < 1:
             raise ParameterError(f"iterations must be >= 1, got {iterations}")
         if values not in VALUE_KINDS:
             raise ParameterError(f"values must be one of {', '.join(VALUE_KINDS)}, got {values!r}")
         self.blueprint = blueprint
-        self.tree = blueprint.tree
+        self.tree = tree = blueprint.tree
         self.solver = solver
+        self.evaluator = evaluator
         self.iterations = int(iterations)
         self.values = values
-        self.progress = progress
-        self.public = PublicTree.of(self.tree)
-        decisions = np.flatnonzero(self.tree.node_kind < CHANCE)
+        self.public = PublicStateTree.of(tree)
+        decisions = np.flatnonzero(tree.node_kind < CHANCE)
         if decisions.size == 0:
-            raise ParameterError(f"game {self.tree.spec!r} has no decisions to re-solve")
-        self.start = int(self.tree.node_public_state[decisions[0]])
+            raise ParameterError(f"game {tree.spec!r} has no decisions to re-solve")
+        self.start = int(tree.node_public_state[decisions[0]])
+        self.states = self._states_below_start()
+        self.num_steps = 2 * self.states.shape[0]
+        self.iteration = 0
+        self._sources = (self._sources_of(0), self._sources_of(1))
         self._subgames: dict[int, Subgame] = {}
-        self._total = int(np.sum(self.public.actor[self._states_below_start()] < CHANCE))
-        self._done = 0
+        self._owner = tree.infoset_player[tree.action_infoset]
+        self._combined = blueprint.behavior().copy()
+        self._behavior = self._combined.copy()
+        self._reach = np.zeros(tree.num_nodes)
+        self._carried = _CarriedValues(tree)
+        self._resolves = np.zeros(2, np.int64)
 
-    def run(self, state: str | None = None, checkpoint_seconds: float = 60.0) -> ContinualResult:
-        """Run both agents down every public path; evaluate the combined strategy.
-
-        With ``state`` (a file path) the run checkpoints there after a re-solve once
-        ``checkpoint_seconds`` have passed since the last checkpoint, and after each agent;
-        a run started again with the same ``state`` continues from the last checkpoint and
-        ends exactly as an uninterrupted run would.
-        """
+    def run(self, state: str | os.PathLike | None = None, checkpoint_seconds: float = 60.0,
+            progress: bool = False) -> ContinualResult:
+        """Run both agents down every public path (``run_iterations``; a progress bar with
+        ``progress``) and evaluate the combined strategy. With ``state`` (a path) the run
+        checkpoints there after each agent and every ``checkpoint_seconds``; run again with
+        the same ``state`` it continues from there and ends as an uninterrupted run would."""
         began = time.perf_counter()
-        settings = {"solver": self.solver, "iterations": self.iterations, "values": self.values}
-        progress = load_progress(state, self.tree, settings) if state and Path(state).exists() else None
-        self._done = 0 if progress is None else progress.done
-        behavior = self.blueprint.behavior().copy()
-        owner = self.tree.infoset_player[self.tree.action_infoset]
-        finished: dict[int, np.ndarray] = {} if progress is None else dict(progress.finished)
-        counts = [0, 0] if progress is None else list(progress.resolves)
-        saver = None
-        if state is not None:
-            last = [time.monotonic()]
-
-            def saver(current: ContinualProgress, force: bool = False) -> None:
-                if force or time.monotonic() - last[0] >= checkpoint_seconds:
-                    save_progress(state, self.tree, settings, current)
-                    last[0] = time.monotonic()
-        for player in (0, 1):
-            if player not in finished:
-                resume = progress if progress is not None and progress.player == player else None
-                finished[player], counts[player] = self.agent_behavior(
-                    player, resume=resume, checkpoint=saver, finished=finished, counts=counts)
-            behavior[owner == player] = finished[player][owner == player]
-        strategy = Strategy.from_behavior(self.tree, behavior)
-        evaluation = BestResponse(strategy.infoset_map).evaluate(strategy)
-        return ContinualResult(strategy, evaluation, sum(counts), self.iterations,
+        checkpoints = None if state is None else ContinualCheckpoints(state, self, seconds=checkpoint_seconds)
+        if checkpoints is not None and Path(state).exists():
+            checkpoints.resume(self)
+        run_iterations(self, self.num_steps, checkpoints=checkpoints, progress=progress,
+                       description="continual re-solving")
+        strategy = self.average_strategy()
+        evaluation = self.evaluator(strategy.infoset_map).evaluate(strategy)
+        return ContinualResult(strategy, evaluation, int(self._resolves.sum()), self.iterations,
                                time.perf_counter() - began)
 
-    def agent_behavior(self, player: int, *, resume: ContinualProgress | None = None, checkpoint=None,
-                       finished: dict[int, np.ndarray] | None = None,
-                       counts: list[int] | None = None) -> tuple[np.ndarray, int]:
-        """``player``'s combined behaviour (float64 per flat action; other entries are the
-        blueprint's) and how many re-solves it took. ``resume`` continues a checkpointed
-        agent; ``checkpoint(progress, force)`` is called after each re-solve and at the end."""
-        tree, public = self.tree, self.public
-        opponent = 1 - player
-        carried = _CarriedValues(tree)
+    def iterate(self, iterations: int = 1) -> ContinualResolver:
+        """Walk ``iterations`` more public states (re-solving at the agent's decisions)."""
+        if iterations < 0 or self.iteration + iterations > self.num_steps:
+            raise ParameterError(f"{iterations} more steps for a run at {self.iteration} of {self.num_steps}")
+        per_agent = self.states.shape[0]
+        for _ in range(iterations):
+            player, position = divmod(self.iteration, per_agent)
+            if position == 0:
+                self._start_agent(player)
+            self._walk(player, int(self.states[position]))
+            if position == per_agent - 1:
+                mine = self._owner == player
+                self._combined[mine] = self._behavior[mine]
+            self.iteration += 1
+        return self
+
+    def average_strategy(self) -> Strategy:
+        """The combined strategy so far: each agent's re-solved play at the states it has
+        walked, the blueprint's elsewhere."""
+        mine = self._owner == min(self.iteration // self.states.shape[0], 1)
+        combined = self._combined.copy()
+        combined[mine] = self._behavior[mine]
+        return Strategy.from_behavior(self.tree, combined)
+
+    def current_strategy(self) -> Strategy:
+        """The combined strategy (a re-solving walk has no separate current iterate)."""
+        return self.average_strategy()
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """The walk: ``combined`` (float64 per flat action: finished agents' play, the
+        blueprint's elsewhere), the agent in progress's ``behavior`` and opponent ``reach``
+        (float64 per node), its carried values (``label`` int64 and ``carried`` float64 per
+        node, ``_CarriedValues``) and ``resolves`` (int64 per agent)."""
+        return {"combined": self._combined, "behavior": self._behavior, "reach": self._reach,
+                "label": self._carried.label, "carried": self._carried.value, "resolves": self._resolves}
+
+    def state(self) -> SolverState:
+        return SolverState(self.state_arrays(), self.iteration)
+
+    def load_state(self, state: SolverState) -> None:
+        """Continue from a ``state()`` (checked: FileFormatError if it is another run's)."""
+        if not 0 <= state.iteration <= self.num_steps:
+            raise FileFormatError(f"the continual re-solving state is at step {state.iteration}; "
+                                  f"this run has {self.num_steps}")
+        state.copy_into(self.state_arrays())
+        self.iteration = int(state.iteration)
+
+    def _start_agent(self, player: int) -> None:
+        """The agent's initial range (chance reach) and the blueprint's values at the start
+        state (and the states before its first decision)."""
         initial = BlueprintValues(self.blueprint)
-        sources = self._sources(player)
-        if resume is None:
-            behavior = self.blueprint.behavior().copy()
-            before_first = sources.get(self.start, []) if public.actor[self.start] != player else []
-            for state in [self.start, *before_first]:
-                carried.assign(self._constraints(initial, state, player))
-            reach = initial.others_reach[opponent].copy()
-            resolves, position = 0, 0
-        else:
-            behavior, reach = resume.behavior.copy(), resume.reach.copy()
-            carried.label[:], carried.values = resume.label, resume.values.tolist()
-            resolves, position = resume.resolves[player], resume.position
-        states = self._states_below_start()
+        self._behavior[:] = self.blueprint.behavior()
+        self._reach[:] = initial.others_reach[1 - player]
+        self._carried.label[:] = -1
+        acts_first = self.public.actor[self.start] == player
+        for state in [self.start, *([] if acts_first else self._sources[player].get(self.start, []))]:
+            self._carried.assign(self._constraints(initial, state, player))
 
-        def progress_at(index: int, final: bool = False) -> ContinualProgress:
-            done = dict(finished or {})
-            if final:
-                done[player] = behavior
-            total = list(counts or [0, 0])
-            total[player] = resolves
-            return ContinualProgress(player + 1 if final else player, index, total, self._done, done,
-                                     behavior, reach, carried.label, np.array(carried.values))
-
-        for index in range(position, states.shape[0]):
-            state = states[index]
-            if public.actor[state] != player:
-                continue
-            subgame = self._subgame(state)
-            root_reach = reach[subgame.root_nodes]
-            if root_reach.sum() <= 0:
-                continue  # the agent never gets here; it keeps the blueprint's play
-            solved = self._resolve(subgame, player, root_reach, *carried.at(subgame, opponent),
-                                   behavior)
-            resolves += 1
-            self._done += 1
-            if self.progress is not None:
-                self.progress(self._done, self._total)
-            at_state = tree.node_infoset[subgame.root_nodes]
-            own = np.isin(tree.action_infoset, at_state)
-            behavior[own] = solved.blueprint.behavior()[own]
-            reach[subgame.nodes] = solved.others_reach[opponent][subgame.nodes]
-            for source in sources.get(state, []):
-                carried.assign(self._constraints(solved, source, player))
-            if checkpoint is not None:
-                checkpoint(progress_at(index + 1))
-        if checkpoint is not None:
-            checkpoint(progress_at(states.shape[0], final=True), True)
-        return behavior, resolves
+    def _walk(self, player: int, state: int) -> None:
+        """At ``player``'s decision states it reaches: re-solve, play the re-solved decision,
+        and carry the range and the opponent's values on."""
+        if self.public.actor[state] != player:
+            return
+        tree, opponent = self.tree, 1 - player
+        subgame = self._subgame(state)
+        root_reach = self._reach[subgame.root_nodes]
+        if root_reach.sum() <= 0:
+            return  # the agent never gets here; it keeps the blueprint's play
+        solved = self._resolve(subgame, player, root_reach, *self._carried.at(subgame, opponent))
+        self._resolves[player] += 1
+        own = np.isin(tree.action_infoset, tree.node_infoset[subgame.root_nodes])
+        self._behavior[own] = solved.blueprint.behavior()[own]
+        self._reach[subgame.nodes] = solved.others_reach[opponent][subgame.nodes]
+        for source in self._sources[player].get(state, []):
+            self._carried.assign(self._constraints(solved, source, player))
 
     def _states_below_start(self) -> np.ndarray:
         public = self.public
@@ -241,14 +250,14 @@ class ContinualResolver:
                 below[state] = True
         return public.order[below[public.order]]
 
-    def _sources(self, player: int) -> dict[int, list[int]]:
+    def _sources_of(self, player: int) -> dict[int, list[int]]:
         """The states whose values each of ``player``'s decision states sets (the start state
         for those before its first decision): the states right after its own action and
         those after a chance event, up to its next decision."""
         public = self.public
         anchor = {self.start: self.start}
         sources: dict[int, list[int]] = {}
-        for state in self._states_below_start()[1:]:
+        for state in self.states[1:]:
             parent = int(public.parent[state])
             anchor[state] = parent if public.actor[parent] == player else anchor[parent]
             if public.actor[state] == TERMINAL:
@@ -268,19 +277,15 @@ class ContinualResolver:
         return values.constraints(self._subgame(state), player, kind)
 
     def _resolve(self, subgame: Subgame, player: int, root_reach: np.ndarray,
-                 elements: AugmentedInfosets, values: np.ndarray, behavior: np.ndarray) -> BlueprintValues:
-        """Re-solve ``subgame``; the returned BlueprintValues are of ``behavior`` with the
-        re-solved play below the state (and, for self-play values, the gadget's opponent)."""
+                 elements: AugmentedInfosets, values: np.ndarray) -> BlueprintValues:
+        """Re-solve ``subgame``; the returned BlueprintValues are of the agent's behaviour with
+        the re-solved play below the state (and, for self-play values, the gadget's opponent)."""
         opponent = 1 - player
         constraints = RootConstraints(subgame, player, elements, root_reach, values,
                                       np.ones(elements.num_elements), "continual")
         gadget = resolve_gadget(constraints)
-        if self.solver == "lp":
-            average = SequenceFormLP(gadget.tree).solve().strategy
-        else:
-            average = SOLVERS[self.solver](InfosetMap.identity(gadget.tree)).iterate(
-                self.iterations).average_strategy()
-        trial = behavior.copy()
+        average = self.solver(gadget.tree).iterate(self.iterations).average_strategy()
+        trial = self._behavior.copy()
         for who in (player, opponent) if self.values == "selfplay" else (player,):
             actions, probabilities = gadget.resolved_behavior(average, who)
             copied = actions >= 0
@@ -290,19 +295,20 @@ class ContinualResolver:
 
 class _CarriedValues:
     """The opponent's values as they flow down the public tree: each source state's roots get
-    a label per element; a later history finds its value through its nearest labelled
-    ancestor (opponent actions in between change nothing)."""
+    a label per element (numbered in the order assigned, -1: none) and its value; a later
+    history finds both at its nearest labelled ancestor (opponent actions in between change
+    nothing)."""
 
     def __init__(self, tree: GameTree) -> None:
         self.tree = tree
         self.label = np.full(tree.num_nodes, -1, np.int64)
-        self.values: list[float] = []
+        self.value = np.zeros(tree.num_nodes)
 
     def assign(self, constraints: RootConstraints) -> None:
         roots = constraints.subgame.root_nodes
-        first = len(self.values)
-        self.values.extend(constraints.values.tolist())
-        self.label[roots] = first + constraints.elements.element_of_root
+        element_of_root = constraints.elements.element_of_root
+        self.label[roots] = int(self.label.max()) + 1 + element_of_root
+        self.value[roots] = constraints.values[element_of_root]
 
     def at(self, subgame: Subgame, opponent: int) -> tuple[AugmentedInfosets, np.ndarray]:
         """The opponent's elements at ``subgame``'s roots and their carried values.
@@ -313,78 +319,52 @@ class _CarriedValues:
         and the value bounds them together.
         """
         parent = self.tree.node_parent
-        labels = np.empty(subgame.num_roots, np.int64)
+        labelled = np.empty(subgame.num_roots, np.int64)
         for i, node in enumerate(subgame.root_nodes):
             node = int(node)
             while self.label[node] < 0:
                 node = int(parent[node])
-            labels[i] = self.label[node]
-        inherited, first, element_of_root = np.unique(labels, return_index=True, return_inverse=True)
+            labelled[i] = node
+        _, first, element_of_root = np.unique(self.label[labelled], return_index=True, return_inverse=True)
         described = subgame.augmented_infosets(opponent)
         keys = tuple(described.keys[described.element_of_root[r]] for r in first)
         elements = AugmentedInfosets(opponent, element_of_root.astype(np.int32), keys)
-        return elements, np.array([self.values[int(label)] for label in inherited])
+        return elements, self.value[labelled[first]]
 
 
-@dataclass
-class ContinualProgress:
-    """Where a continual re-solving run stands: the agent in progress (``player``; 2 when both
-    are done), the next index into the public states, re-solves per agent, re-solves done,
-    the finished agents' behaviours, and the current agent's behaviour, opponent reach and
-    carried values (``label`` per node, ``values`` per label)."""
-
-    player: int
-    position: int
-    resolves: list[int]
-    done: int
-    finished: dict[int, np.ndarray]
-    behavior: np.ndarray
-    reach: np.ndarray
-    label: np.ndarray
-    values: np.ndarray
+STATE_FORMAT = "efgkit-continual-state"
+STATE_VERSION = 1
 
 
-PROGRESS_FORMAT = "efgkit-continual-progress"
-PROGRESS_VERSION = 1
-PROGRESS_NUMBERS = {"player": int, "position": int, "resolves": list, "done": int}
-"""The progress counters a state file records, by type."""
+class ContinualCheckpoints(CheckpointSchedule):
+    """A continual run's checkpoints at ``path``: its ``SolverState`` in checked HDF5 with the
+    game and the run's settings, written atomically after each agent and every ``seconds``."""
 
+    def __init__(self, path: str | os.PathLike, resolver: ContinualResolver, *, seconds: float) -> None:
+        super().__init__(every=resolver.states.shape[0], seconds=seconds)
+        self.path = path
+        solver = getattr(resolver.solver, "__qualname__", repr(resolver.solver))
+        self.settings = json.dumps({"solver": solver, "iterations": resolver.iterations,
+                                    "values": resolver.values}, sort_keys=True)
 
-def save_progress(path: str, tree: GameTree, settings: dict, progress: ContinualProgress) -> None:
-    """Write ``progress`` to ``path`` (checked HDF5, atomically)."""
-    with atomic_output_path(path) as temporary, h5py.File(temporary, "w") as handle:
-        stamp(handle, PROGRESS_FORMAT, PROGRESS_VERSION)
-        handle.attrs.update(game_spec=tree.spec, tree_fingerprint=tree.fingerprint,
-                            settings=json.dumps(settings, sort_keys=True),
-                            numbers=json.dumps({"player": progress.player, "position": progress.position,
-                                                "resolves": progress.resolves, "done": progress.done}))
-        for name in ("behavior", "reach", "label", "values"):
-            write_dataset(handle, name, getattr(progress, name), compressed=False)
-        for player, behavior in progress.finished.items():
-            write_dataset(handle, f"finished_{player}", behavior, compressed=False)
-        seal(handle)
+    def save(self, solver: ContinualResolver, history: list[dict]) -> None:
+        with atomic_output_path(self.path) as temporary, h5py.File(temporary, "w") as handle:
+            stamp(handle, STATE_FORMAT, STATE_VERSION)
+            handle.attrs.update(game_spec=solver.tree.spec, tree_fingerprint=solver.tree.fingerprint,
+                                settings=self.settings, iteration=solver.iteration)
+            for name, array in solver.state_arrays().items():
+                write_dataset(handle, name, array, compressed=False)
+            seal(handle)
 
-
-def load_progress(path: str, tree: GameTree, settings: dict) -> ContinualProgress:
-    """The progress saved at ``path``, checked against the game and the run's settings."""
-    with open_checked(path, PROGRESS_FORMAT, PROGRESS_VERSION, "continual re-solving state") as handle:
-        attrs = handle.attrs
-        if (str(attrs["game_spec"]), str(attrs["tree_fingerprint"])) != (tree.spec, tree.fingerprint):
-            raise FileFormatError(f"{path}: the re-solving state is for another game")
-        if json.loads(str(attrs["settings"])) != json.loads(json.dumps(settings, sort_keys=True)):
-            raise FileFormatError(f"{path}: the re-solving state was made with {str(attrs['settings'])}")
-        numbers = checked_fields(attribute(handle, "numbers", dict, json_text=True), PROGRESS_NUMBERS,
-                                 f"{path}: /@numbers", required=tuple(PROGRESS_NUMBERS))
-        arrays = {name: read_dataset(handle, name) for name in ("behavior", "reach", "label", "values")}
-        finished = {player: read_dataset(handle, f"finished_{player}") for player in (0, 1)
-                    if f"finished_{player}" in handle}
-    expected = {"behavior": (tree.num_infoset_actions,), "reach": (tree.num_nodes,),
-                "label": (tree.num_nodes,)}
-    for name, shape in expected.items():
-        if arrays[name].shape != shape:
-            raise FileFormatError(f"{path}: /{name} has shape {arrays[name].shape}, expected {shape}")
-    if np.any(arrays["label"] >= arrays["values"].shape[0]) or not np.all(np.isfinite(arrays["values"])):
-        raise FileFormatError(f"{path}: the carried values are damaged")
-    return ContinualProgress(int(numbers["player"]), int(numbers["position"]), list(numbers["resolves"]),
-                             int(numbers["done"]), finished, arrays["behavior"], arrays["reach"],
-                             arrays["label"].astype(np.int64), arrays["values"])
+    def resume(self, solver: ContinualResolver) -> None:
+        """Load the checkpoint into ``solver`` (FileFormatError if another game's or run's)."""
+        with open_checked(self.path, STATE_FORMAT, STATE_VERSION, "continual re-solving state") as handle:
+            attrs = handle.attrs
+            tree = solver.tree
+            if (str(attrs["game_spec"]), str(attrs["tree_fingerprint"])) != (tree.spec, tree.fingerprint):
+                raise FileFormatError(f"{self.path}: the re-solving state is for another game")
+            if str(attrs["settings"]) != self.settings:
+                raise FileFormatError(f"{self.path}: the re-solving state was made with {attrs['settings']}")
+            state = SolverState({name: read_dataset(handle, name) for name in handle},
+                                attribute(handle, "iteration", int))
+        solver.load_state(state)

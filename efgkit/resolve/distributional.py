@@ -41,17 +41,15 @@ from scipy.special import expit, ndtr
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.games.protocol import CHANCE
-from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import BlueprintValues, RootConstraints
+from efgkit.resolve.engines import SolverFactory
 from efgkit.resolve.gadgets import FOLLOW, TERMINATE, Gadget, coinflip_gadget
 from efgkit.resolve.subgame import Subgame
-from efgkit.solvers.cfr import SOLVER_CLASSES
+from efgkit.solvers.cfr import CFRPlusSolver, CFRSolver
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import bottom_up_values
 
 RULES = ("threshold", "hedge")
-ITERATIVE_SOLVERS = {name: SOLVER_CLASSES[name] for name in ("cfr", "cfr+", "dcfr")}
-"""The CFR variants re-solving offers (from the one table, ``solvers.cfr.SOLVER_CLASSES``)."""
 VARIANCE_FLOOR = 1e-12
 LOGISTIC_POINTS = np.linspace(-36.0, 36.0, 289)  # trapezoidal rule for E over a standard logistic
 LOGISTIC_WEIGHTS = 0.25 * expit(LOGISTIC_POINTS) * expit(-LOGISTIC_POINTS)
@@ -115,6 +113,14 @@ def distributional_spread(values: BlueprintValues, subgame: Subgame, player: int
     return np.abs(selfplay - best_response)
 
 
+def check_head_solver(solver: SolverFactory) -> None:
+    """ParameterError unless ``solver`` is a CFR-family class: the distributional gadget sets
+    the opponent's head play before every iteration (``CFRSolver.hold_strategy``, Theorem 4)."""
+    if not (isinstance(solver, type) and issubclass(solver, CFRSolver)):
+        raise ParameterError(f"the distributional gadget is solved by CFR iterations (Brown & Sandholm "
+                             f"Theorem 4): the solver must be a CFR-family class, got {solver!r}")
+
+
 def distributional_gadget(constraints: RootConstraints, kind: str = "distributional") -> Gadget:
     """The re-solve gadget (its terminate payoffs are the means ``alt(I)``); the distribution
     enters only through ``DistributionalSolver``'s follow probabilities."""
@@ -126,22 +132,21 @@ class DistributionalSolver:
 
     ``spread`` (float64 per element of ``gadget.constraints``, >= 0): the standard deviation
     ``s(I)`` of each alternative payoff, normalised; the means are
-    ``gadget.constraints.normalized()``. ``solver``: "cfr", "cfr+" or "dcfr"; ``nodes``: the
+    ``gadget.constraints.normalized()``. ``solver``: the CFR-family class that runs the
+    iterations (``check_head_solver``); ``nodes``: the
     Gauss-Hermite points of the Hedge integral. ``iterate(n)``, ``average_strategy()`` as for
     the CFR solvers; ``follow_probabilities_`` is the head play of the last iteration.
     """
 
     def __init__(self, gadget: Gadget, spread: np.ndarray, *, rule: str = "threshold",
-                 solver: str = "cfr+", nodes: int = 40) -> None:
+                 solver: type[CFRSolver] = CFRPlusSolver, nodes: int = 40) -> None:
         constraints = gadget.constraints
         if constraints is None or gadget.tree.node_kind[0] != CHANCE or not _is_resolve_shaped(gadget):
             raise ParameterError(f"distributional payoffs need a re-solve gadget (terminate/follow at "
                                  f"every root), got a {gadget.kind!r} gadget")
         if rule not in RULES:
             raise ParameterError(f"rule must be one of {', '.join(RULES)}, got {rule!r}")
-        if solver not in ITERATIVE_SOLVERS:
-            raise ParameterError(f"the distributional gadget is solved by CFR iterations (Theorem 4): "
-                                 f"solver must be one of {', '.join(ITERATIVE_SOLVERS)}, got {solver!r}")
+        check_head_solver(solver)
         spread = np.asarray(spread, dtype=np.float64)
         elements = constraints.elements
         if spread.shape != (elements.num_elements,) or not np.all(np.isfinite(spread)) or np.any(spread < 0):
@@ -153,7 +158,7 @@ class DistributionalSolver:
         self.gadget, self.rule, self.nodes = gadget, rule, int(nodes)
         self.means = constraints.normalized()
         self.spread = spread
-        self.solver = ITERATIVE_SOLVERS[solver](InfosetMap.identity(tree))
+        self.solver = solver(tree)
         heads = tree.node_first_child[0] + np.arange(constraints.subgame.num_roots)
         self._element = elements.element_of_root
         self._follow_child = tree.node_first_child[heads] + 1
@@ -227,12 +232,8 @@ class DistributionalSolver:
     def load_state(self, state: SolverState) -> None:
         """Continue from a ``state()``, bit-identically (checked: FileFormatError if it is
         another solver's)."""
-        state.check(self.state_arrays())
-        inner = self.solver.state_arrays()
-        self.solver.load_state(SolverState({name: state.arrays[name] for name in inner}, state.iteration))
-        self._cumulative[:], self._mean_follow[:], self._squares[:] = (
-            state.arrays["cumulative_follow"], state.arrays["mean_follow"], state.arrays["follow_squares"])
-        self.follow_probabilities_ = np.array(state.arrays["follow_probabilities"], dtype=np.float64)
+        state.copy_into(self.state_arrays())  # the CFR solver's own arrays and the head statistics
+        self.solver.load_state(SolverState(self.solver.state_arrays(), state.iteration))
         follow = self.follow_probabilities_
         self.solver.hold_strategy(self.head_infosets, np.column_stack([1.0 - follow, follow]).ravel())
 

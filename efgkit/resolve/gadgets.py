@@ -232,8 +232,6 @@ def _player0(opponent: int, value: np.ndarray | float) -> np.ndarray | float:
     return value if opponent == 0 else -value
 
 
-
-
 def extract_subgame(subgame: Subgame, root_weights: np.ndarray, player: int = 0,
                     kind: str = "extracted") -> Gadget:
     """The subgame as a GameTree: a chance node over the roots, in proportion to

@@ -4,10 +4,9 @@ Each subgame is re-solved once per player, always against the *original* bluepri
 thesis §5.4: re-solve player 0 with player 1's constraints, then player 1 with player 0's,
 and combine); the unsafe gadget, where both players are free, is solved once per subgame
 and gives both players' strategies (Burch §5.4.1; its pruning of dominated strategies is
-not implemented). The gadget is solved with CFR, CFR+ or DCFR on its own GameTree and the
-re-solver's average strategy is kept. The spliced strategy is evaluated exactly in the
-full game at every requested checkpoint (so curves at 200 and 2,000 iterations come from
-one run).
+not implemented). Each gadget GameTree is solved by a fresh Solver (engines.py) and its
+average strategy kept; the spliced strategy is evaluated by an Evaluator (exactly in the
+full game by default) at every requested checkpoint (curves from one run).
 
 Brown & Sandholm's "Estimated" technique is ``gadget="resolve", constraints="selfplay"``
 (the blueprint's own counterfactual values as alternative payoffs); Burch's self-play
@@ -27,14 +26,14 @@ import numpy as np
 
 from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError
-from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import CONSTRAINT_KINDS, BlueprintValues
 from efgkit.resolve.distributional import (
-    ITERATIVE_SOLVERS,
     DistributionalSolver,
+    check_head_solver,
     distributional_gadget,
     distributional_spread,
 )
+from efgkit.resolve.engines import EvaluatorFactory, SolverFactory, check_factories
 from efgkit.resolve.gadgets import (
     GADGETS,
     Gadget,
@@ -46,10 +45,9 @@ from efgkit.resolve.gadgets import (
 from efgkit.resolve.splice import splice
 from efgkit.resolve.subgame import Subgame, SubgameError
 from efgkit.solvers.best_response import BestResponse
-from efgkit.solvers.sequence_form_lp import SequenceFormLP
+from efgkit.solvers.cfr import CFRPlusSolver
 from efgkit.solvers.strategy import Strategy
 
-SOLVERS = {**ITERATIVE_SOLVERS, "lp": SequenceFormLP}
 GIFT_BOUNDS = ("cbv", "min-payoff")
 
 
@@ -86,25 +84,22 @@ class ResolveResult:
     seconds: float
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "nash_conv_before": self.before.nash_conv,
-            "nash_conv_after": self.after.nash_conv,
-            "exploitability_before": self.before.exploitability,
-            "exploitability_after": self.after.exploitability,
-            "history": [{"iterations": n, **e.to_dict()} for n, e in self.history],
-            "subgames": [asdict(r) for r in self.subgames],
-            "seconds": self.seconds,
-        }
+        return {"nash_conv_before": self.before.nash_conv, "nash_conv_after": self.after.nash_conv,
+                "exploitability_before": self.before.exploitability,
+                "exploitability_after": self.after.exploitability,
+                "history": [{"iterations": n, **e.to_dict()} for n, e in self.history],
+                "subgames": [asdict(r) for r in self.subgames], "seconds": self.seconds}
 
 
 class Resolver:
     """Re-solve subgames of ``blueprint`` (a Strategy of the full game, on any InfosetMap).
 
     ``gadget``: one of GADGETS; ``constraints``: "br", "selfplay" or "deepstack";
-    ``solver``: "cfr",
-    "cfr+", "dcfr" or "lp" (an exact equilibrium of each gadget, the same at every
-    checkpoint; for small gadgets and exact safety checks); ``iterations`` per gadget;
-    ``p``: the coin-flip probability;
+    ``solver``: builds the Solver of each gadget GameTree (a CFR variant's class;
+    ``SequenceFormSolver``: an exact equilibrium, the same at every checkpoint, for small
+    gadgets and exact safety checks; distributional gadgets need a CFR-family class);
+    ``evaluator``: builds the Evaluator of the blueprint's and the spliced strategies'
+    InfosetMaps; ``iterations`` per gadget; ``p``: the coin-flip probability;
     ``split_gifts``: reach-maxmargin gifts shared by reach (safe) or given whole;
     ``gift_bound``: the best alternative's value in a gift, "cbv" (the trunk's best-response
     value) or "min-payoff" (its minimum reachable payoff, Brown & Sandholm's lower bound);
@@ -115,18 +110,16 @@ class Resolver:
     """
 
     def __init__(self, blueprint: Strategy, *, gadget: str = "resolve", constraints: str = "br",
-                 solver: str = "cfr+", iterations: int = 1000, p: float = 0.5,
-                 split_gifts: bool = True, gift_bound: str = "cbv", spread: float = 1.0,
-                 checkpoints: Sequence[int] = (),
-                 players: Sequence[int] = (0, 1),
+                 solver: SolverFactory = CFRPlusSolver, evaluator: EvaluatorFactory = BestResponse,
+                 iterations: int = 1000, p: float = 0.5, split_gifts: bool = True, gift_bound: str = "cbv",
+                 spread: float = 1.0, checkpoints: Sequence[int] = (), players: Sequence[int] = (0, 1),
                  progress: Callable[[int, int], None] | None = None) -> None:
         if gadget not in GADGETS:
             raise ParameterError(f"gadget must be one of {', '.join(GADGETS)}, got {gadget!r}")
         if constraints not in CONSTRAINT_KINDS:
             raise ParameterError(f"constraints must be one of {', '.join(CONSTRAINT_KINDS)}, "
                                  f"got {constraints!r}")
-        if solver not in SOLVERS:
-            raise ParameterError(f"solver must be one of {', '.join(SOLVERS)}, got {solver!r}")
+        check_factories(solver, evaluator)
         if iterations < 1:
             raise ParameterError(f"iterations must be >= 1, got {iterations}")
         if gift_bound not in GIFT_BOUNDS:
@@ -135,10 +128,8 @@ class Resolver:
             raise ParameterError(f"the coin-flip probability p must be in [0, 1], got {p}")
         if not spread >= 0.0 or spread == float("inf"):
             raise ParameterError(f"spread must be a finite number >= 0, got {spread}")
-        if gadget.startswith("distributional") and solver not in ITERATIVE_SOLVERS:
-            raise ParameterError(f"the {gadget} gadget is solved by CFR iterations (Brown & Sandholm "
-                                 f"Theorem 4): solver must be one of {', '.join(ITERATIVE_SOLVERS)}, "
-                                 f"got {solver!r}")
+        if gadget.startswith("distributional"):
+            check_head_solver(solver)
         if any(c < 1 or c > iterations for c in checkpoints):
             raise ParameterError(f"checkpoints must lie in 1..{iterations}, got {list(checkpoints)}")
         if not players or any(q not in (0, 1) for q in players):
@@ -147,6 +138,7 @@ class Resolver:
         self.gadget = gadget
         self.constraints = constraints
         self.solver = solver
+        self.evaluator = evaluator
         self.iterations = int(iterations)
         self.p = float(p)
         self.split_gifts = split_gifts
@@ -183,29 +175,25 @@ class Resolver:
         for c in constraints:
             yield build(c) if c.total_reach > 0 else None
 
-    def _jobs(self, subgames: Sequence[Subgame]) -> Iterator[tuple[Subgame, tuple[int, ...],
-                                                                   Gadget | None]]:
-        if self.gadget == "unsafe":
-            for subgame, gadget in zip(subgames, self.gadgets(subgames, self.players[0]), strict=True):
-                yield subgame, self.players, gadget
-            return
-        for player in self.players:
-            for subgame, gadget in zip(subgames, self.gadgets(subgames, player), strict=True):
-                yield subgame, (player,), gadget
+    def _jobs(self, subgames: Sequence[Subgame]) -> Iterator[tuple[Subgame, tuple[int, ...], Gadget | None]]:
+        """(subgame, the players whose strategy its gadget gives, gadget): one unsafe gadget
+        gives both players', the others one player's each."""
+        for players in [self.players] if self.gadget == "unsafe" else [(q,) for q in self.players]:
+            for subgame, gadget in zip(subgames, self.gadgets(subgames, players[0]), strict=True):
+                yield subgame, players, gadget
 
     def resolve(self, subgames: Sequence[Subgame]) -> ResolveResult:
         """Re-solve every subgame for every player, splice, and evaluate in the full game."""
         if not subgames:
             raise ParameterError("no subgames to re-solve")
-        for subgame in subgames:
-            self.blueprint.infoset_map.check_tree(subgame.tree)
         covered = np.zeros(self.blueprint.tree.num_nodes, dtype=bool)
         for subgame in subgames:
+            self.blueprint.infoset_map.check_tree(subgame.tree)
             if np.any(covered[subgame.nodes]):
                 raise SubgameError(f"subgame {subgame.name!r} overlaps another subgame")
             covered[subgame.nodes] = True
         start = time.perf_counter()
-        before = self.values.best_response.evaluate(self.blueprint)
+        before = self.evaluator(self.blueprint.infoset_map).evaluate(self.blueprint)
         parts: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {c: [] for c in self.checkpoints}
         reports: list[SubgameReport] = []
         total = len(subgames) * (1 if self.gadget == "unsafe" else len(self.players))
@@ -214,10 +202,9 @@ class Resolver:
             if self.progress is not None:
                 self.progress(done, total)
         history = []
-        strategy = self.blueprint
         for checkpoint in self.checkpoints:
             strategy = splice(self.blueprint, parts[checkpoint])
-            history.append((checkpoint, BestResponse(strategy.infoset_map).evaluate(strategy)))
+            history.append((checkpoint, self.evaluator(strategy.infoset_map).evaluate(strategy)))
         return ResolveResult(strategy, before, history[-1][1], history, reports,
                              time.perf_counter() - start)
 
@@ -227,26 +214,21 @@ class Resolver:
         if gadget is None:
             return [SubgameReport(subgame.name, player, self.gadget, 0, float("nan"),
                                   float("nan"), True, 0.0) for player in players]
-        identity = InfosetMap.identity(gadget.tree)
-        if self.solver == "lp":
-            average = SequenceFormLP(gadget.tree).solve().strategy
-            for checkpoint in self.checkpoints:
-                parts[checkpoint].extend(gadget.resolved_behavior(average, p) for p in players)
+        if self.gadget.startswith("distributional"):
+            spread = self.spread * distributional_spread(self.values, subgame, players[0])
+            rule = "hedge" if self.gadget == "distributional-hedge" else "threshold"
+            solver = DistributionalSolver(gadget, spread, rule=rule, solver=self.solver)
         else:
-            if self.gadget.startswith("distributional"):
-                spread = self.spread * distributional_spread(self.values, subgame, players[0])
-                rule = "hedge" if self.gadget == "distributional-hedge" else "threshold"
-                solver = DistributionalSolver(gadget, spread, rule=rule, solver=self.solver)
-            else:
-                solver = SOLVERS[self.solver](identity)
-            for checkpoint in self.checkpoints:
-                solver.iterate(checkpoint - solver.iteration)
-                average = solver.average_strategy()
-                parts[checkpoint].extend(gadget.resolved_behavior(average, p) for p in players)
+            solver = self.solver(gadget.tree)
+        for checkpoint in self.checkpoints:
+            solver.iterate(checkpoint - solver.iteration)
+            average = solver.average_strategy()
+            parts[checkpoint].extend(gadget.resolved_behavior(average, p) for p in players)
         constraint_sum = (float(gadget.constraints.values.sum()) if gadget.constraints is not None
                           else float("nan"))
         seconds = time.perf_counter() - began
-        response = BestResponse(identity)
+        response = BestResponse(average.infoset_map)
         return [SubgameReport(subgame.name, player, self.gadget, gadget.tree.num_nodes,
                               constraint_sum, float(response.best_response(1 - player, average)[0]),
                               False, seconds) for player in players]
+

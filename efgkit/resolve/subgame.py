@@ -103,11 +103,6 @@ class Subgame:
     def num_roots(self) -> int:
         return int(self.root_nodes.shape[0])
 
-    def infosets(self, player: int) -> np.ndarray:
-        """Original infosets of ``player`` inside the subgame (sorted)."""
-        nodes = self.nodes[self.tree.node_kind[self.nodes] == player]
-        return np.unique(self.tree.node_infoset[nodes]).astype(np.int32)
-
     @cached_property
     def preorder(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(nodes, depth below their root, segment offsets): each root's subtree in preorder.

@@ -108,6 +108,13 @@ def save_bucket_strategy(path: str | os.PathLike, layout: BucketLayout, strategy
         raise FileFormatError(f"{path}: cannot write the {WHAT} ({one_line(exc)})") from exc
 
 
+def stored_game(path: str | os.PathLike) -> str:
+    """The game spec a bucket-strategy file names, from its checked metadata (a caller builds
+    the game itself: ``efgkit.specs.spec_a_file_names``)."""
+    with open_checked(path, FORMAT, SCHEMA_VERSION, WHAT) as handle:
+        return attribute(handle, "game", str)
+
+
 def load_bucket_strategy(path: str | os.PathLike, game: LimitPoker,
                          bucket_file=None) -> tuple[BucketLayout, np.ndarray, dict, dict[str, np.ndarray]]:
     """(layout, strategy, provenance, solver state) of a file for ``game``. Its bucket file is
