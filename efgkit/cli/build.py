@@ -22,7 +22,8 @@ from pathlib import Path
 import click
 from tqdm import tqdm
 
-from efgkit.cli.app import build_game, emit, json_option, main, show_progress, size_lines
+from efgkit.cli.app import build_game, emit, given_options, json_option, main, show_progress, size_lines
+from efgkit.cli.engine_options import flag_of
 from efgkit.errors import EfgkitError, ParameterError
 
 REFINERS = ("cfr+ira", "fpira")
@@ -76,12 +77,11 @@ TREE_ONLY = ("target", "algorithm", "max_iterations", "every", "reference_iterat
 
 def _check_given(ctx: click.Context, allowed: tuple[str, ...], refused: tuple[str, ...], what: str) -> None:
     """ParameterError naming the first option of ``refused`` given on the command line."""
+    given = given_options(ctx)
     for name in refused:
-        if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE:
-            flag = "--time" if name == "seconds" else "--" + name.replace("_", "-")
-            raise ParameterError(f"{flag} does not apply to {what}; its options: "
-                                 + ", ".join("--time" if a == "seconds" else "--" + a.replace("_", "-")
-                                             for a in allowed))
+        if name in given:
+            raise ParameterError(f"{flag_of(ctx, name)} does not apply to {what}; its options: "
+                                 + ", ".join(flag_of(ctx, a) for a in allowed))
 
 
 def _build_holdem_folder(game: str, out: str | None, force: bool, buckets: str | None, seconds: float | None,
