@@ -61,6 +61,13 @@ def test_resolve_one_subgame_with_maxmargin_gives_coin_tosss_five_eighths(runner
     assert data["num_subgames"] == 1 and data["players"] == [1]
     guess = load_strategy(out, load_game("coin_toss"))[0].probabilities_of("P1 played")
     assert (guess["heads"], guess["tails"], guess["forfeit"]) == pytest.approx((5 / 8, 3 / 8, 0), abs=1e-7)
+    # the game as every command takes it: [GAME] FILE, read from the file when left out
+    again = json_output(runner.invoke(main, ["resolve", str(coin_toss_trunk), "--subgame", "played",
+                                             "--gadget", "maxmargin", "--solver", "lp", "--player", "1",
+                                             "--out", str(tmp_path / "again.h5"), "--json"]))
+    assert again["nash_conv_after"] == data["nash_conv_after"]
+    other = runner.invoke(main, ["resolve", "kuhn", str(coin_toss_trunk), "--out", str(tmp_path / "x.h5")])
+    assert other.exit_code == 2 and "efgkit: error" in other.output
 
 
 def test_resolve_text_output_names_both_exploitabilities(runner, coin_toss_trunk, tmp_path):

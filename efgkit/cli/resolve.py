@@ -8,6 +8,7 @@ import click
 from tqdm import tqdm
 
 from efgkit.cli.app import build_game, check_writable, emit, json_option, main, save_figure, show_progress
+from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.errors import ParameterError
 from efgkit.resolve import GADGETS, GIFT_BOUNDS, Resolver, SequenceFormSolver, round_subgames, subgame_at
 from efgkit.solvers.cfr import CFRPlusSolver, CFRSolver, DCFRSolver
@@ -24,8 +25,7 @@ def plot_checkpoints(iterations: int) -> list[int]:
 
 
 @main.command()
-@click.argument("game")
-@click.argument("blueprint_file", metavar="BLUEPRINT.h5", type=click.Path(exists=True, dir_okay=False))
+@game_then_file("BLUEPRINT.h5")
 @click.option("--gadget", "-g", type=click.Choice(GADGETS), default="resolve", show_default=True,
               help="unsafe: both players free under the blueprint's reach; resolve: Burch's "
                    "terminate/follow gadget; maxmargin: maximise the minimum margin; reach-maxmargin: "
@@ -68,11 +68,12 @@ def plot_checkpoints(iterations: int) -> list[int]:
               help="Write a PNG of exploitability against gadget iterations (evaluated at "
                    "10, 20, 50, ... iterations).")
 @json_option
-def resolve(game: str, blueprint_file: str, gadget: str, p: float, spread: float, constraints: str,
+def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, constraints: str,
             round_number: int | None, subgame_key: str | None, solver: str, iterations: int,
             player: str, split_gifts: bool, gift_bound: str, out: str, plot: str | None,
             as_json: bool) -> None:
-    """Re-solve subgames of the strategy in BLUEPRINT.h5 for GAME and splice them back.
+    """Re-solve subgames of the strategy in BLUEPRINT.h5 (for GAME, default the game it
+    records) and splice them back.
 
     Every subgame is re-solved once per player against the original blueprint with the
     chosen gadget, its solution replaces the blueprint there, and the result is evaluated
@@ -80,6 +81,8 @@ def resolve(game: str, blueprint_file: str, gadget: str, p: float, spread: float
     resolve, maxmargin and reach-maxmargin (split gifts) gadgets never make the strategy
     more exploitable, up to the gadget solver's error.
     """
+    game, blueprint_file = game_and_file
+    game = game or recorded_game(blueprint_file)
     if round_number is not None and subgame_key is not None:
         raise ParameterError("give either --round or --subgame, not both")
     check_writable(out, "--out")
