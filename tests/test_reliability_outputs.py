@@ -77,6 +77,32 @@ def test_a_second_run_on_the_same_state_is_refused(runner, tmp_path):
     assert result.exit_code == 2 and "in use by another efgkit run" in result.output
     assert not state.exists()
     assert runner.invoke(main, ["solve", "kuhn", "-n", "10", "--state", str(state)]).exit_code == 0
+    assert not (tmp_path / "state.h5.lock").exists()  # a finished run leaves no lock file
+
+
+def test_a_lock_file_removed_by_a_finishing_run_is_not_locked_again(tmp_path, monkeypatch):
+    """The run that opened the lock file just before the holder removed it locks the new file."""
+    from efgkit.io import lock
+
+    state = tmp_path / "state.h5"
+    opened = []
+    real_open = open
+
+    def open_then_lose_the_race(path, mode="r", *args, **kwargs):
+        handle = real_open(path, mode, *args, **kwargs)
+        if str(path).endswith(".lock") and not opened:
+            opened.append(path)
+            os.unlink(path)  # as a finishing run does between this open and the flock
+        return handle
+
+    monkeypatch.setattr("builtins.open", open_then_lose_the_race)
+    with lock.exclusive_lock(state):
+        monkeypatch.setattr("builtins.open", real_open)
+        assert (tmp_path / "state.h5.lock").exists()
+        with pytest.raises(FileFormatError, match="in use by another efgkit run"):
+            with lock.exclusive_lock(state):
+                pass
+    assert opened and not (tmp_path / "state.h5.lock").exists()
 
 
 def test_hdf5_external_links_are_refused_before_they_are_followed(tmp_path, runner):
