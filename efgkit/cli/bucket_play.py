@@ -4,13 +4,11 @@ matches (docs/holdem.md)."""
 
 from __future__ import annotations
 
-import sys
 import time
-
-from tqdm import tqdm
 
 from efgkit.cli.app import emit, poker_game, show_progress
 from efgkit.errors import ParameterError
+from efgkit.io.progress import progress_bar
 from efgkit.poker.board_walk import Estimate
 
 EXACT_BOARDS = 5000
@@ -53,8 +51,7 @@ def lbr_fields(estimate: Estimate, big_blind: float) -> tuple[dict, str]:
 
 
 def _progress_bar(total: int, description: str):
-    return tqdm(total=total, unit="board", desc=description, file=sys.stderr, disable=not show_progress(),
-                leave=False)
+    return progress_bar(total=total, unit="board", desc=description, enabled=show_progress())
 
 
 def evaluate_lbr(spec: str, path: str, bucket_file: str | None, boards: int | None, rollouts: int,

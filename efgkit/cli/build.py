@@ -15,16 +15,15 @@ Every file is written atomically, so an interrupted build leaves only complete f
 from __future__ import annotations
 
 import shlex
-import sys
 import time
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from efgkit.cli.app import build_game, emit, given_options, json_option, main, show_progress, size_lines
 from efgkit.cli.engine_options import flag_of
 from efgkit.errors import EfgkitError, ParameterError
+from efgkit.io.progress import progress_bar
 
 REFINERS = ("cfr+ira", "fpira")
 FEATURES = ("ehs", "ehs2", "hist", "ochs", "pa")
@@ -222,9 +221,8 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
     evaluator = BestResponse(identity)
     rows: list[dict] = []
     card = _card_map(tree, feature, buckets, seed)
-    with tqdm(total=reference_iterations * (1 + (card is not None)), unit="it",
-              desc="CFR+ references", file=sys.stderr, disable=not show_progress(),
-              leave=False) as bar:
+    with progress_bar(total=reference_iterations * (1 + (card is not None)), unit="it",
+              desc="CFR+ references", enabled=show_progress()) as bar:
         if card is not None:
             card_map, table_words, card_label = card
             card_rows, _ = _solve_records(CFRPlusSolver(card_map), BestResponse(card_map),
@@ -243,8 +241,7 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
     refiner = _refiner(tree, algorithm, seed)
     label = "FPIRA" if algorithm == "fpira" else "CFR+IRA"
     best = {"nash_conv": float("inf"), "strategy": None, "memory": None, "iteration": 0}
-    with tqdm(total=max_iterations, unit="it", desc=label, file=sys.stderr,
-              disable=not show_progress(), leave=False) as bar:
+    with progress_bar(total=max_iterations, unit="it", desc=label, enabled=show_progress()) as bar:
         def keep_best(record) -> None:
             bar.update(record.iteration - bar.n)
             bar.set_postfix(nash_conv=f"{record.nash_conv:.4g}", words=record.memory_words)
@@ -270,8 +267,7 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
         "algorithm": algorithm, "parameters": {"seed": seed}, "iterations": best["iteration"],
         "nash_conv_history": [{"iteration": r.iteration, "nash_conv": r.nash_conv}
                               for r in history]})
-    with tqdm(total=EVALUATIONS, unit="evaluation", desc="rounding", file=sys.stderr,
-              disable=not show_progress(), leave=False) as bar:
+    with progress_bar(total=EVALUATIONS, unit="evaluation", desc="rounding", enabled=show_progress()) as bar:
         export = export_compact(strategy, folder / "strategy.efgs", bits=bits,
                                 progress=lambda done: bar.update(done - bar.n))
     after = evaluator.evaluate(export.dequantized).nash_conv

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import random
-import sys
 import time
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from efgkit.cli.app import build_game, check_writable, emit, json_option, main, show_progress
 from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.error_text import one_line
+from efgkit.io.progress import progress_bar
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.play.playout import CompactPolicy, UniformPolicy, expected_payoff, play_hand, play_match
 from efgkit.solvers import BestResponse
@@ -148,8 +147,8 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str, output_form
     if output_format == "efgs":
         cards = _card_abstraction(strategy_file, provenance, tree, card_abstraction_file,
                                   key_map)
-        with tqdm(total=EVALUATIONS, unit="evaluation", desc="rounding", file=sys.stderr,
-                  disable=not show_progress(), leave=False) as bar:
+        with progress_bar(total=EVALUATIONS, unit="evaluation", desc="rounding",
+                          enabled=show_progress()) as bar:
             result = export_compact(strategy, out, bits=int(bits),
                                     prune_unreachable=prune_unreachable, with_keys=with_keys,
                                     check_bits=check_bits, rounding=rounding, key_map=key_map,
@@ -229,8 +228,8 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
                                  f"file; name it yourself as GAME before the file")
     layout, strategy, provenance, _ = load_bucket_strategy(strategy_file, poker_game(game),
                                                            bucket_file)
-    with tqdm(total=len(EXPORT_STAGES), unit="step", desc="exporting", file=sys.stderr,
-              disable=not show_progress(), leave=False) as bar:
+    with progress_bar(total=len(EXPORT_STAGES), unit="step", desc="exporting",
+                      enabled=show_progress()) as bar:
         result = export_bucket_strategy(layout, strategy, out, bits=bits, check_bits=check_bits,
                                         bucket_tables=bucket_tables,
                                         progress=lambda stage: bar.set_postfix_str(stage)
@@ -405,8 +404,7 @@ def play(game_and_file: GameAndFile, against: str | None, hands: int | None, sea
         return
     opponent = UniformPolicy() if against == "random" else _open_compact(against, tree)
     hands = hands or 10000
-    with tqdm(total=hands, unit="hand", desc="playing", file=sys.stderr,
-              disable=not show_progress(), leave=False) as bar:
+    with progress_bar(total=hands, unit="hand", desc="playing", enabled=show_progress()) as bar:
         result = play_match(tree, bot, opponent, hands, seed=seed,
                             progress=lambda done: bar.update(1))
     exact = expected_payoff(tree, bot.behavior(tree), opponent.behavior(tree))

@@ -3,12 +3,10 @@ memory against exploitability."""
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 import click
-from tqdm import tqdm
 
 from efgkit.cli.app import (
     build_game,
@@ -26,6 +24,7 @@ from efgkit.cli.app import (
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.lock import exclusive_lock
+from efgkit.io.progress import progress_bar
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.storage.abstraction_file import is_card_abstraction_file, load_card_abstraction
 from efgkit.storage.strategy_file import load_strategy, save_strategy
@@ -70,8 +69,8 @@ def _run_refinement(refiner, target: float, max_iterations: int, every: int, rep
                     history=None, checkpoint=None):
     from efgkit.abstraction.refinement import run_refinement
 
-    with tqdm(total=max_iterations, initial=refiner.iteration, unit="it", desc="refining",
-              file=sys.stderr, disable=not show_progress(), leave=False) as bar:
+    with progress_bar(total=max_iterations, initial=refiner.iteration, unit="it", desc="refining",
+              enabled=show_progress()) as bar:
         def callback(record) -> None:
             bar.update(record.iteration - bar.n)
             bar.set_postfix(nash_conv=f"{record.nash_conv:.4g}",
@@ -320,7 +319,7 @@ def tradeoff(game: str, settings: str, seeds: int, target: float, max_iterations
     rows: list[dict] = []
     summary = []
     plan = [(label, kb, kh, seed) for label, kb, kh in runs for seed in range(1 if kb < 0 else seeds)]
-    with tqdm(plan, unit="run", desc="tradeoff runs", file=sys.stderr, disable=not show_progress()) as bar:
+    with progress_bar(plan, unit="run", desc="tradeoff runs", enabled=show_progress()) as bar:
         for label, kb, kh, seed in bar:
             algorithm = "fpira" if kb < 0 else "cfr+ira"
             refiner = _make_refiner(tree, algorithm, InfosetMap.coarsest(tree), kb, kh, 100, seed)

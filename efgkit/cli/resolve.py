@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
-from tqdm import tqdm
 
 from efgkit.cli.app import build_game, check_writable, emit, json_option, main, save_figure, show_progress
 from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.errors import ParameterError
+from efgkit.io.progress import progress_bar
 from efgkit.resolve import GADGETS, GIFT_BOUNDS, Resolver, SequenceFormSolver, round_subgames, subgame_at
 from efgkit.solvers.cfr import CFRPlusSolver, CFRSolver, DCFRSolver
 from efgkit.storage.strategy_file import load_strategy, save_strategy
@@ -103,8 +101,7 @@ def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, co
     players = (0, 1) if player == "both" else (int(player),)
     checkpoints = plot_checkpoints(iterations) if plot is not None and solver != "lp" else []
     total = len(subgames) * (1 if gadget == "unsafe" else len(players))
-    with tqdm(total=total, unit="gadget", desc="re-solving", file=sys.stderr,
-              disable=not show_progress(), leave=False) as bar:
+    with progress_bar(total=total, unit="gadget", desc="re-solving", enabled=show_progress()) as bar:
         result = Resolver(blueprint, gadget=gadget, constraints=constraints, solver=GADGET_SOLVERS[solver],
                           iterations=iterations, p=p, split_gifts=split_gifts, gift_bound=gift_bound,
                           spread=spread, checkpoints=checkpoints,

@@ -3,18 +3,17 @@ card abstractions without building their tree (docs/poker-engine.md, docs/holdem
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 from typing import NamedTuple
 
 import click
-from tqdm import tqdm
 
 from efgkit.cli.app import Interrupted, checkpoints_line, emit, interruption_note, poker_game, show_progress
 from efgkit.cli.big_blinds import evaluation_report
 from efgkit.core.evaluation import Evaluation
 from efgkit.core.run_loop import run_iterations
+from efgkit.io.progress import progress_bar
 from efgkit.storage.checkpoint import SampledCheckpoints, resume_sampled, write_sampled
 
 
@@ -29,8 +28,7 @@ def streamed_evaluation(layout, strategy, workers: int, scheduler: str | None,
     evaluator = StreamedEvaluator(layout)
     walks = abstract_walks(evaluator) if abstract_game else (2 + game_value) * evaluator.work_items
     with ChunkRunner(scheduler=scheduler, workers=workers) as runner, \
-            tqdm(total=walks, unit="flop", desc="best response", file=sys.stderr,
-                 disable=not show_progress(), leave=False) as bar:
+            progress_bar(total=walks, unit="flop", desc="best response", enabled=show_progress()) as bar:
         if abstract_game:
             return abstract_evaluation(evaluator, strategy, runner, bar.update), runner.description
         evaluation = evaluator.evaluate(strategy, runner=runner, game_value=game_value,

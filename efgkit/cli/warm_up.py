@@ -17,10 +17,10 @@ import tempfile
 import time
 
 import click
-from tqdm import tqdm
 
 from efgkit.cli.app import emit, json_option, main, show_progress
 from efgkit.errors import EfgkitError
+from efgkit.io.progress import progress_bar
 
 SMALL_HOLDEM = "holdem(ranks=3,rounds=2)"
 WARM_UPS = {
@@ -84,8 +84,8 @@ def _run_all(names: list[str], jobs: int, scratch: str) -> dict[str, float]:
         running[name] = (child, step, began)
 
     try:
-        with tqdm(total=len(names), unit="command", desc="compiling kernels", file=sys.stderr,
-                  disable=not show_progress()) as bar:
+        with progress_bar(total=len(names), unit="command", desc="compiling kernels",
+                          enabled=show_progress()) as bar:
             while waiting or running:
                 while waiting and len(running) < jobs:
                     start(waiting.pop(0), 0, time.perf_counter())

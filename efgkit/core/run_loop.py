@@ -18,9 +18,8 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-from tqdm import tqdm
-
 from efgkit.errors import ParameterError
+from efgkit.io.progress import progress_bar
 
 SLOW_CHUNK_SECONDS = 0.25
 """Iterations run in chunks that grow while a chunk takes less than this (progress bar pace)."""
@@ -100,8 +99,8 @@ def run_iterations(solver, iterations: int, *, every: int | None = None,
     deadline = None
     out_of_time = False
     chunk = 1
-    with tqdm(total=iterations, initial=solver.iteration, unit="it", desc=description, file=sys.stderr,
-              disable=not progress, leave=False) as bar:
+    with progress_bar(total=iterations, initial=solver.iteration, unit="it", desc=description,
+                      enabled=progress) as bar:
         while solver.iteration < iterations and not out_of_time:
             stop = iterations
             if evaluating:

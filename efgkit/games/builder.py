@@ -108,8 +108,8 @@ def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = Fa
     public_ids: dict[object, int] = {}
 
     states: list[object] = [game.initial_state()]
-    from tqdm import tqdm  # imported when a build runs: `efgkit games` lists without it
-    bar = tqdm(desc=f"building {spec}", unit=" nodes", disable=not progress, mininterval=0.5)
+    from efgkit.io.progress import progress_bar  # lazily: `efgkit games` lists without tqdm
+    bar = progress_bar(desc=f"building {spec}", unit=" nodes", enabled=progress, mininterval=0.5)
     index = 0
     while index < len(states):
         state = states[index]

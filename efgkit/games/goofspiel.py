@@ -169,8 +169,8 @@ class Goofspiel:
 
         total = num_nodes(self.cards)
         limit = checked_node_limit(self.spec, total, node_limit)
-        from tqdm import tqdm  # imported when a build runs: `efgkit games` lists without it
-        with tqdm(total=2, desc=f"building {self.spec}", disable=not progress) as bar:
+        from efgkit.io.progress import progress_bar  # lazily: `efgkit games` lists without tqdm
+        with progress_bar(total=2, desc=f"building {self.spec}", enabled=progress) as bar:
             preorder = allocate_preorder(total)
             written = emit_preorder(self.cards, preorder)
             if written != total:  # a bug, not bad input: the two counts are one rule set

@@ -261,8 +261,8 @@ class GraphPursuit:
         attacker_decisions, defender_decisions, terminals = node_counts(self.moves)
         total = attacker_decisions + defender_decisions + terminals
         limit = checked_node_limit(self.spec, total, node_limit)
-        from tqdm import tqdm  # imported when a build runs: `efgkit games` lists without it
-        with tqdm(total=2, desc=f"building {self.spec}", disable=not progress) as bar:
+        from efgkit.io.progress import progress_bar  # lazily: `efgkit games` lists without tqdm
+        with progress_bar(total=2, desc=f"building {self.spec}", enabled=progress) as bar:
             preorder = allocate_preorder(total)
             # Each decision node adds at most one row to its player's trie (plus row 0).
             trie = np.zeros((2, max(attacker_decisions, defender_decisions) + 1, 5), np.int64)

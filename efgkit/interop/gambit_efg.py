@@ -44,7 +44,6 @@ from fractions import Fraction
 from typing import NamedTuple
 
 import numpy as np
-from tqdm import tqdm
 
 import efgkit
 from efgkit.errors import FileFormatError, GameDefinitionError, TreeTooLargeError
@@ -53,6 +52,7 @@ from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
 from efgkit.io.input_files import check_input_file
+from efgkit.io.progress import progress_bar
 
 SPEC_PREFIX = "efg:"
 ZERO_SUM_TOLERANCE = 1e-9
@@ -215,8 +215,8 @@ class _EfgReader:
         self._prologue()
         lexer = self.lexer
         frames: list[_Frame] = []
-        with tqdm(total=len(lexer.text), unit="B", unit_scale=True, desc="reading .efg",
-                  disable=not self.progress, mininterval=0.5) as bar:
+        with progress_bar(total=len(lexer.text), unit="B", unit_scale=True, desc="reading .efg",
+                  enabled=self.progress, mininterval=0.5) as bar:
             while True:
                 token = lexer.next()
                 if token.kind == "end":

@@ -22,7 +22,6 @@ and the plot. Every file is written atomically.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -173,7 +172,7 @@ def _solve(solver, evaluator, build: HoldemBuild, progress: bool) -> tuple[list[
     the kernels), stopping at 1/2**k of it for the exact evaluations of the convergence
     curve: as many of the last CURVE_POINTS stops as half of --eval-time pays for at the
     estimated cost of one. The history, the solver's CPU seconds and that estimate."""
-    from tqdm import tqdm
+    from efgkit.io.progress import progress_bar
 
     started = time.process_time()
     solver.iterate(1)
@@ -183,8 +182,8 @@ def _solve(solver, evaluator, build: HoldemBuild, progress: bool) -> tuple[list[
     history: list[dict] = []
     cpu = time.process_time() - started
     begun = time.monotonic()
-    with tqdm(total=round(build.solve_seconds), unit="s", desc="sampled CFR+", file=sys.stderr,
-              disable=not progress, leave=False) as bar:
+    with progress_bar(total=round(build.solve_seconds), unit="s", desc="sampled CFR+",
+                      enabled=progress) as bar:
         for stop in stops:
             remaining = begun + stop - time.monotonic()
             started = time.process_time()

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.cluster import KMeans
-from tqdm import tqdm
 
 from efgkit.abstraction.cards.bucketing import CardAbstraction
 from efgkit.abstraction.cards.emd import bin_centers, emd_exact, line_distances
@@ -37,6 +36,7 @@ from efgkit.abstraction.cards.potential_aware import next_round_histograms
 from efgkit.abstraction.cards.situations import CardSituations
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import CardStructure
+from efgkit.io.progress import progress_bar
 
 FEATURES = ("ehs", "ehs2", "hist", "ochs", "pa")
 METHODS = ("kmeans", "percentile")
@@ -97,8 +97,7 @@ def cluster_cards(
     seeds = np.random.default_rng(random_state).integers(2**31, size=situations.num_rounds + 1)
     clusterer = _Clusterer(method, n_init)
     labels: list[np.ndarray] = [np.empty(0, np.int64)] * situations.num_rounds
-    bar = tqdm(total=situations.num_rounds, desc=f"{feature} buckets", unit="round", disable=not progress,
-               leave=False)
+    bar = progress_bar(total=situations.num_rounds, desc=f"{feature} buckets", unit="round", enabled=progress)
     if feature == "pa":
         last = situations.num_rounds - 1
         ehs = strength.expected(last)

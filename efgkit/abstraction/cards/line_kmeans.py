@@ -56,10 +56,10 @@ from collections.abc import Callable, Sequence
 
 import numba
 import numpy as np
-from tqdm import tqdm
 
 from efgkit.abstraction.cards.emd import bin_centers
 from efgkit.errors import AbstractionError
+from efgkit.io.progress import progress_bar
 
 ALGORITHMS = ("lloyd", "hamerly", "elkan")
 BOUND_MARGIN = 1e-5
@@ -494,8 +494,8 @@ class LineEMDKMeans:
         """Sculley 2010 on weighted data, updating ``centers`` in place; returns the batches run."""
         cumulative = np.cumsum(weights)
         counts = np.zeros(self.n_clusters)
-        for _ in tqdm(range(self.n_batches), desc="mini-batch k-means", unit="batch", leave=False,
-                      disable=not self.progress):
+        for _ in progress_bar(range(self.n_batches), desc="mini-batch k-means", unit="batch",
+                              enabled=self.progress):
             drawn = np.searchsorted(cumulative, rng.random(self.batch_size) * cumulative[-1], side="right")
             batch = cdfs[np.minimum(drawn, cdfs.shape[0] - 1)]
             labels, _ = assign_chunk(batch, _transposed(centers), self._gaps)
@@ -514,8 +514,8 @@ class LineEMDKMeans:
         lower = np.zeros((n, self.n_clusters), np.float32) if self.algorithm == "elkan" else np.zeros(n)
         drift = np.zeros(self.n_clusters)
         history = []
-        bar = tqdm(total=self.max_iter, desc=f"k-means ({self.algorithm})", unit="iter", leave=False,
-                   disable=not self.progress)
+        bar = progress_bar(total=self.max_iter, desc=f"k-means ({self.algorithm})", unit="iter",
+                           enabled=self.progress)
         for iteration in range(1, self.max_iter + 1):
             centers_t = _transposed(centers)
             changed, computed = self._assign(cdfs, centers_t, drift, labels, upper, lower)

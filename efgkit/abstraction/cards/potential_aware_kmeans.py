@@ -29,11 +29,11 @@ from __future__ import annotations
 import numba
 import numpy as np
 import scipy.sparse
-from tqdm import tqdm
 
 from efgkit.abstraction.cards.emd import bin_centers, nearest_order
 from efgkit.abstraction.cards.line_kmeans import histogram_cdfs, plus_plus_seeds
 from efgkit.errors import AbstractionError
+from efgkit.io.progress import progress_bar
 
 BOUND_MARGIN = 1e-6
 MASS_EPSILON = 1e-9
@@ -205,8 +205,9 @@ class PotentialAwareKMeans:
         labels = np.full(n, -1, np.int64)
         distances = np.empty(n)
         self.history_ = []
-        for iteration in tqdm(range(1, self.max_iter + 1), desc="potential-aware k-means", unit="iter",
-                              leave=False, disable=not self.progress):
+        for iteration in progress_bar(range(1, self.max_iter + 1), desc="potential-aware k-means",
+                                      unit="iter",
+                              enabled=self.progress):
             previous = labels.copy()
             computed = _assign(indptr, indices, points.data, mixtures, means,
                                np.ascontiguousarray((means @ next_cdfs).T), gaps, order, sorted_distances,

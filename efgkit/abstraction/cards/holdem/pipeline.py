@@ -35,7 +35,6 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse
-from tqdm import tqdm
 
 from efgkit.abstraction.cards.holdem import features as F
 from efgkit.abstraction.cards.holdem.bucket_file import StreetBuckets, save_buckets
@@ -46,6 +45,7 @@ from efgkit.abstraction.cards.potential_aware_kmeans import PotentialAwareKMeans
 from efgkit.errors import AbstractionError, ParameterError
 from efgkit.io.budget import check_memory
 from efgkit.io.chunk_runner import ChunkRunner
+from efgkit.io.progress import progress_bar
 
 TURN_METHODS = ("emd", "ehs", "ehs2")
 FLOP_METHODS = (*TURN_METHODS, "pa")
@@ -128,8 +128,8 @@ def _board_chunks(boards: np.ndarray, sweeps_per_board: int, sweeps_per_chunk: i
     return [slice(start, min(start + step, boards.shape[0])) for start in range(0, boards.shape[0], step)]
 
 
-def _bar(total: int, description: str, progress: bool) -> tqdm:
-    return tqdm(total=total, desc=description, unit="chunk", leave=False, disable=not progress)
+def _bar(total: int, description: str, progress: bool):
+    return progress_bar(total=total, desc=description, unit="chunk", enabled=progress)
 
 
 def _check_coverage(street: str, weight: np.ndarray, deck: Deck) -> None:
@@ -377,8 +377,8 @@ def cluster_streets(options: AbstractionOptions, store, runner: ChunkRunner,
     done: dict[str, StreetBuckets] = {}
     # One step per street, so a long clustering without its own bar (scikit-learn's river
     # k-means) still shows which street runs and for how long.
-    streets = tqdm(("preflop", "river", "turn", "flop"), desc="clustering", unit="street", leave=False,
-                   disable=not progress)
+    streets = progress_bar(("preflop", "river", "turn", "flop"), desc="clustering", unit="street",
+                           enabled=progress)
     for street in streets:
         streets.set_postfix(street=street)
         started = time.perf_counter()
