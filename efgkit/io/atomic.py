@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from efgkit.errors import FileFormatError
+from efgkit.io.error_text import one_line
 
 
 @contextmanager
@@ -48,6 +49,16 @@ def atomic_output_path(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if temporary.exists():
             temporary.unlink()
+
+
+def write_atomically(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` at ``path`` through ``atomic_output_path``; a failing write is a
+    one-line FileFormatError."""
+    try:
+        with atomic_output_path(path) as temporary:
+            temporary.write_bytes(data)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
 
 
 def _temporary_name(path: Path) -> Path:
