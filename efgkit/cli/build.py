@@ -139,10 +139,10 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
            seed: int, as_json: bool, command: str) -> tuple[dict, list[str]]:
     from efgkit.abstraction.refinement import run_refinement
     from efgkit.cli.plots import write_rows_csv, write_tradeoff_plot
+    from efgkit.exact_rounding import EVALUATIONS, round_for_exploitability
     from efgkit.maps.infoset_map import InfosetMap
     from efgkit.solvers import BestResponse, CFRPlusSolver
     from efgkit.storage.compact import export_compact
-    from efgkit.storage.quantization import EVALUATIONS
     from efgkit.storage.strategy_file import save_strategy
 
     tree, build_seconds = build_game(game)
@@ -204,8 +204,9 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
                               for r in history]})
     with tqdm(total=EVALUATIONS, unit="evaluation", desc="rounding", file=sys.stderr,
               disable=not show_progress(), leave=False) as bar:
-        export = export_compact(strategy, folder / "strategy.efgs", bits=bits,
-                                progress=lambda done: bar.update(done - bar.n))
+        rounding = round_for_exploitability(strategy, bits, tiers=True,
+                                            progress=lambda done: bar.update(done - bar.n))
+    export = export_compact(strategy, folder / "strategy.efgs", bits=bits, quantized=rounding.rows)
     after = evaluator.evaluate(export.dequantized).nash_conv
     state_bytes = 4 * memory["memory_words"]
     data = {
