@@ -53,19 +53,19 @@ from efgkit.abstraction.cards.bucketing import poker_rules  # noqa: E402
 from efgkit.abstraction.cards.clustering import cluster_cards  # noqa: E402
 from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA  # noqa: E402
 from efgkit.abstraction.refinement import run_refinement  # noqa: E402
+from efgkit.exact_rounding import (  # noqa: E402
+    TIER_FRACTIONS,
+    reach_tiers,
+    round_for_exploitability,
+    row_reach,
+    tier_bits,
+)
 from efgkit.maps.infoset_map import InfosetMap  # noqa: E402
 from efgkit.solvers import BestResponse, CFRPlusSolver  # noqa: E402
 from efgkit.specs import load_game  # noqa: E402
 from efgkit.storage.compact import export_compact  # noqa: E402
 from efgkit.storage.compact_reader import HEADER, VALUES_HEAD  # noqa: E402
-from efgkit.storage.quantization import (  # noqa: E402
-    TIER_FRACTIONS,
-    largest_remainder,
-    reach_tiers,
-    row_codes,
-    row_reach,
-    tier_bits,
-)
+from efgkit.storage.compact_writer import largest_remainder, row_codes  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "compact-format.md"
 V1_HEADER = 114
@@ -92,10 +92,11 @@ def size_row(folder: Path, spec: str, target: float, max_iterations: int) -> tup
     strategy, memory = refiner.average_strategy(), refiner.memory()
     evaluator = BestResponse(strategy.infoset_map)
     started = time.perf_counter()
-    export = export_compact(strategy, folder / "s.efgs", bits=8, evaluator=evaluator)
+    rows = round_for_exploitability(strategy, 8, tiers=True, evaluator=evaluator).rows
+    export = export_compact(strategy, folder / "s.efgs", bits=8, quantized=rows)
     seconds = time.perf_counter() - started
-    pruned = export_compact(strategy, folder / "p.efgs", bits=8, prune_unreachable=True,
-                            evaluator=evaluator)
+    pruned = export_compact(strategy, folder / "p.efgs", bits=8, quantized=rows,
+                            prune_unreachable=True)
     after = BestResponse(InfosetMap.identity(tree)).evaluate(export.dequantized).nash_conv
     state = 4 * memory["memory_words"]
     expanded = expanded_v1_bytes(tree, 8)
@@ -122,9 +123,10 @@ def quantization_row(folder: Path, label: str, spec: str, iterations: int,
     before = evaluator.evaluate(strategy).nash_conv
     cells = []
     for bits in (8, 16):
-        nearest = export_compact(strategy, folder / "n.efgs", bits=bits, rounding="nearest")
+        nearest = export_compact(strategy, folder / "n.efgs", bits=bits)
         started = time.perf_counter()
-        exact = export_compact(strategy, folder / "e.efgs", bits=bits, evaluator=evaluator)
+        exact = export_compact(strategy, folder / "e.efgs", bits=bits, quantized=round_for_exploitability(
+            strategy, bits, tiers=True, evaluator=evaluator).rows)
         seconds = time.perf_counter() - started
         for result in (nearest, exact):
             added = identity.evaluate(result.dequantized).nash_conv - before
@@ -174,8 +176,8 @@ def card_row(folder: Path, spec: str, feature: str, buckets: list[int | None], r
     infoset_map = abstraction.infoset_map(tree, recall)
     strategy = CFRPlusSolver(infoset_map).iterate(iterations).average_strategy()
     nash_conv = BestResponse(infoset_map).evaluate(strategy).nash_conv
-    keyed = export_compact(strategy, folder / "k.efgs", bits=8, rounding="nearest")
-    cards = export_compact(strategy, folder / "c.efgs", bits=8, rounding="nearest",
+    keyed = export_compact(strategy, folder / "k.efgs", bits=8)
+    cards = export_compact(strategy, folder / "c.efgs", bits=8,
                            card_abstraction=abstraction, recall=recall)
     assert cards.key_map == "cards"
     aligned = lambda n: (n + 7) // 8 * 8  # noqa: E731
@@ -314,7 +316,7 @@ def holdem_row(folder: Path, spec: str, kind: str, buckets: tuple[int, ...] | No
     python_external, c_external = (lookup_microseconds(Path(external.path), keys, tool)
                                    if has_tables else (float("nan"), float("nan")))
     dash = "-"
-    row = (spec, label, f"{inline.rows:,}", f"{inline.betting_histories:,}", f"{inline.bytes:,}",
+    row = (spec, label, f"{inline.rows:,}", f"{inline.explicit_entries:,}", f"{inline.bytes:,}",
            f"{inline.card_table_bytes:,}", f"{external.bytes:,}" if has_tables else dash,
            f"{external.bucket_tables_bytes:,}" if has_tables else dash,
            f"{python_inline:.1f}", f"{python_external:.1f}" if has_tables else dash,

@@ -40,7 +40,7 @@ from efgkit.solvers import BestResponse, CFRPlusSolver, Strategy
 from efgkit.specs import load_game
 from efgkit.storage import compact_reader
 from efgkit.storage.checkpoint import resume, write_checkpoint
-from efgkit.storage.compact import SLOTS_PER_KEY, assign_slots, export_compact, peel_order
+from efgkit.storage.compact import export_compact
 from efgkit.storage.compact_reader import (
     HEADER,
     MAGIC,
@@ -52,8 +52,8 @@ from efgkit.storage.compact_reader import (
     key_hash,
     slot_positions,
 )
+from efgkit.storage.compact_writer import SLOTS_PER_KEY, action_totals, assign_slots, peel_order, quantize
 from efgkit.storage.disk_solve import DiskSolver, build_working_file, current_rss
-from efgkit.storage.quantization import action_totals, quantize
 from efgkit.storage.strategy_file import open_strategy_file, write_strategy_file
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks-storage.md"
@@ -267,8 +267,7 @@ def export_size_rows(folder: Path, spec: str, iterations: int) -> tuple[list[tup
     for bits in (16, 8, 4):
         for prune in (False, True):
             path = folder / f"{tree.spec}-{bits}-{prune}.efgs"
-            result = export_compact(strategy, path, bits=bits, prune_unreachable=prune,
-                                    rounding="nearest")
+            result = export_compact(strategy, path, bits=bits, prune_unreachable=prune)
             rows.append((tree.spec, bits, "yes" if prune else "no", f"{result.infosets:,}",
                          f"{result.bytes:,}", f"{result.bytes_per_infoset:.2f}"))
             if bits == 8 and not prune:

@@ -5,8 +5,9 @@ slower; this script measures both for two or more source trees in one run.
 
 ``--fingerprints`` runs a fixed list of seeded ``efgkit`` commands (``RUNS``: the tree engine,
 DCFR, the public-tree engine, the disk solver, CFR+IRA refinement, re-solving, the hold'em
-bucket pipeline with the sampled solver, its streamed and LBR evaluations, the compact export)
-in each tree and hashes what they computed: every HDF5 dataset (name, dtype, shape, raw bytes),
+bucket pipeline with the sampled solver, its streamed and LBR evaluations, the compact exports of
+a tree strategy (exact rounding with tiers, nearest, a class rule, a card table) and of a bucket
+strategy) in each tree and hashes what they computed: every HDF5 dataset (name, dtype, shape, raw bytes),
 the numeric attributes and the numbers inside JSON-text attributes, the numbers of the
 command's ``--json`` output, and the bytes of any other file. Timings, memory and byte sizes,
 versions, paths and digests of the files themselves are left out (``DROPPED``): they differ
@@ -111,6 +112,22 @@ RUNS = (
                                      "--no-game-value", "--json")),
     Run("h export (a) to efgs", ("export", "{dir}/a.h5", "-o", "{dir}/h.efgs", "--json"), ("h.efgs",)),
     Run("i holdem5 LBR of (g)", ("evaluate", HOLDEM5, "{dir}/g.h5", "--lbr", "100", "--seed", "0", "--json")),
+    Run("j export (g) bucket strategy", ("export", "{dir}/g.h5", "-o", "{dir}/j.efgs", "--json"),
+        ("j.efgs",)),
+    Run("j' export (g), tables in a file", ("export", "{dir}/g.h5", "-o", "{dir}/j2.efgs", "--bits", "4",
+                                           "--bucket-tables", "{dir}/j2.efgb", "--json"),
+        ("j2.efgs", "j2.efgb")),
+    Run("k export (e) 4-bit tiers, class rule", ("export", "{dir}/e.h5", "-o", "{dir}/k.efgs", "--bits", "4",
+                                                 "--json"), ("k.efgs",)),
+    Run("l export (a) nearest, keys, pruned", ("export", "{dir}/a.h5", "-o", "{dir}/l.efgs", "--rounding",
+                                               "nearest", "--bits", "16", "--with-keys",
+                                               "--prune-unreachable", "--json"), ("l.efgs",)),
+    Run("m0 leduc card abstraction", ("cards", "leduc", "-b", "3,5", "--restarts", "2", "-o",
+                                      "{dir}/m-abs.h5", "--json"), ("m-abs.h5",)),
+    Run("m leduc cfr+ on (m0)", ("solve", "leduc", "-a", "cfr+", "-n", "200", "--abstraction",
+                                 "{dir}/m-abs.h5", "-o", "{dir}/m.h5", "--json"), ("m.h5",)),
+    Run("m' export (m) card table", ("export", "{dir}/m.h5", "-o", "{dir}/m.efgs", "--with-keys", "--json"),
+        ("m.efgs",)),
 )
 
 

@@ -22,13 +22,14 @@ from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA
 from efgkit.abstraction.refinement import run_refinement
 from efgkit.cli import main
 from efgkit.errors import ParameterError
+from efgkit.exact_rounding import round_for_exploitability, row_reach, tier_bits
 from efgkit.maps.infoset_map import InfosetMap, class_of, coarsest_classes
 from efgkit.play.playout import CompactPolicy
 from efgkit.solvers import BestResponse, CFRPlusSolver, Strategy
 from efgkit.specs import load_game
 from efgkit.storage import compact_reader
 from efgkit.storage.abstraction_file import save_card_abstraction
-from efgkit.storage.compact import export_compact, pack_rows, reachable_infosets
+from efgkit.storage.compact import export_compact, reachable_infosets
 from efgkit.storage.compact_reader import (
     HEADER,
     HEADER_CRC_OFFSET,
@@ -41,14 +42,14 @@ from efgkit.storage.compact_reader import (
     key_hash,
     row_code,
 )
-from efgkit.storage.quantization import (
+from efgkit.storage.compact_writer import (
+    CardTableUnavailable,
+    QuantizedRows,
     action_totals,
     largest_remainder,
+    pack_rows,
     quantize,
-    round_for_exploitability,
     row_codes,
-    row_reach,
-    tier_bits,
 )
 from efgkit.storage.strategy_file import load_strategy, save_strategy
 
@@ -70,8 +71,11 @@ def leduc_strategy(leduc):
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory, leduc_strategy):
     folder = tmp_path_factory.mktemp("efgs")
+    rounded = {bits: round_for_exploitability(leduc_strategy, bits, tiers=True).rows
+               for bits in {variant[0] for variant in VARIANTS}}
     return {variant: export_compact(leduc_strategy, folder / f"{variant}.efgs", bits=variant[0],
-                                    prune_unreachable=variant[1], with_keys=variant[2])
+                                    quantized=rounded[variant[0]], prune_unreachable=variant[1],
+                                    with_keys=variant[2])
             for variant in VARIANTS}
 
 
@@ -392,9 +396,9 @@ def test_a_changed_probability_is_never_returned_by_either_reader(tmp_path, ledu
 def test_an_abstract_strategy_is_stored_once_per_abstract_infoset(tmp_path, leduc):
     coarsest = InfosetMap.coarsest(leduc)
     strategy = CFRPlusSolver(coarsest).iterate(50).average_strategy()
-    export = export_compact(strategy, tmp_path / "coarsest.efgs", bits=8, rounding="nearest")
+    export = export_compact(strategy, tmp_path / "coarsest.efgs", bits=8)
     expanded = export_compact(Strategy.from_behavior(leduc, strategy.behavior()),
-                              tmp_path / "expanded.efgs", bits=8, rounding="nearest")
+                              tmp_path / "expanded.efgs", bits=8)
     assert export.rows == coarsest.num_abstract < expanded.rows == leduc.num_infosets
     assert export.bytes < expanded.bytes / 3
     with CompactStrategy(export.path) as small:
@@ -417,7 +421,7 @@ def refined(tmp_path_factory, leduc):
     strategies = {"coarsest": CFRPlusSolver(InfosetMap.coarsest(leduc)).iterate(50).average_strategy(),
                   "refined": refiner.average_strategy()}
     exports = {(name, keys): export_compact(strategy, folder / f"{name}-{keys}.efgs", bits=8,
-                                            with_keys=keys, rounding="nearest")
+                                            with_keys=keys)
                for name, strategy in strategies.items() for keys in (False, True)}
     return strategies, refiner.memory(), exports
 
@@ -449,7 +453,7 @@ def test_keys_that_follow_their_class_never_cost_an_entry_by_chance(tmp_path, le
     abstract_of[moved] = abstract_of.max() + 1 + np.arange(moved.size)
     infoset_map = InfosetMap(leduc, abstract_of)
     strategy = CFRPlusSolver(infoset_map).iterate(20).average_strategy()
-    export = export_compact(strategy, tmp_path / "moved.efgs", bits=8, rounding="nearest")
+    export = export_compact(strategy, tmp_path / "moved.efgs", bits=8)
     assert export.classes > 0 and moved.size <= export.explicit_entries <= moved.size + 2
     weights = quantize(strategy.probabilities, infoset_map.abstract_action_offset, 8)
     with CompactStrategy(export.path) as compact:
@@ -506,13 +510,14 @@ def test_exact_rounding_is_never_worse_than_the_nearest_and_keeps_pure_actions(l
     offsets = leduc.infoset_action_offset
     for bits in (8, 4):
         rounding = round_for_exploitability(leduc_strategy, bits, evaluator=evaluator)
-        total = action_totals(offsets, bits)
-        assert rounding.nash_conv == pytest.approx(evaluator.evaluate(rounding.weights / total).nash_conv)
+        total, weights = action_totals(offsets, bits), rounding.rows.weights
+        assert rounding.nash_conv == pytest.approx(evaluator.evaluate(weights / total).nash_conv)
         assert rounding.nash_conv <= rounding.nash_conv_largest_remainder
-        assert np.all(np.add.reduceat(rounding.weights, offsets[:-1]) == total[offsets[:-1]])
-        assert np.all(np.abs(rounding.weights / total - leduc_strategy.probabilities) < 1 / total)
+        assert np.all(np.add.reduceat(weights, offsets[:-1]) == total[offsets[:-1]])
+        assert np.all(np.abs(weights / total - leduc_strategy.probabilities) < 1 / total)
+        assert np.array_equal(rounding.rows.row_bits, np.full(leduc.num_infosets, bits))
         pure = np.isin(leduc_strategy.probabilities, (0.0, 1.0))
-        assert np.array_equal(rounding.weights[pure] / total[pure], leduc_strategy.probabilities[pure])
+        assert np.array_equal(weights[pure] / total[pure], leduc_strategy.probabilities[pure])
 
 
 def test_exact_rounding_ends_where_no_single_unit_move_helps(leduc, leduc_strategy):
@@ -522,7 +527,7 @@ def test_exact_rounding_ends_where_no_single_unit_move_helps(leduc, leduc_strate
     evaluator = BestResponse(leduc_strategy.infoset_map)
     rounding = round_for_exploitability(leduc_strategy, 8, evaluator=evaluator)
     assert rounding.moves > 0 and rounding.evaluations < 16384
-    weights = rounding.weights.astype(np.float64)
+    weights = rounding.rows.weights.astype(np.float64)
     offsets = leduc.infoset_action_offset
     total = action_totals(offsets, 8)
     scaled = leduc_strategy.probabilities * total
@@ -601,10 +606,10 @@ def card_exports(tmp_path_factory, leduc):
         name = f"{'-'.join(map(str, buckets))}-{recall}"
         exports = {variant: export_compact(strategy, folder / f"{name}-{variant}.efgs",
                                            bits=variant[0], prune_unreachable=variant[1],
-                                           with_keys=variant[2], rounding="nearest",
+                                           with_keys=variant[2],
                                            card_abstraction=abstraction, recall=recall)
                    for variant in CARD_VARIANTS}
-        keyed = export_compact(strategy, folder / f"{name}-keyed.efgs", rounding="nearest",
+        keyed = export_compact(strategy, folder / f"{name}-keyed.efgs",
                                key_map="explicit")
         result[(tuple(buckets), recall)] = strategy, exports, keyed
     return result
@@ -690,22 +695,46 @@ def test_a_card_table_needs_the_strategy_to_be_on_its_abstraction(tmp_path, ledu
                                                                   leduc_strategy):
     abstraction = _card_abstraction(leduc, [3, 3])
     with pytest.raises(ParameterError, match="not on this card abstraction"):
-        export_compact(leduc_strategy, tmp_path / "x.efgs", rounding="nearest",
+        export_compact(leduc_strategy, tmp_path / "x.efgs",
                        card_abstraction=abstraction)
     with pytest.raises(ParameterError, match="needs the card abstraction"):
         export_compact(leduc_strategy, tmp_path / "x.efgs", key_map="cards")
     assert not (tmp_path / "x.efgs").exists()
 
 
+def test_a_card_table_keeps_one_tier_and_auto_falls_back_to_keys(tmp_path, leduc):
+    """Rows in tiers (as the exact rounding may give them) cannot go into a card table's
+    blocks: ``cards`` refuses them, ``auto`` writes the keyed file, which reads every row
+    in its own tier."""
+    abstraction = _card_abstraction(leduc, [3, 3])
+    strategy = CFRPlusSolver(abstraction.infoset_map(leduc)).iterate(30).average_strategy()
+    infoset_map = strategy.infoset_map
+    offsets = infoset_map.abstract_action_offset
+    row_bits = np.full(infoset_map.num_abstract, 8)
+    row_bits[0], row_bits[1:3] = 16, 4
+    tiered = QuantizedRows(quantize(strategy.probabilities, offsets, row_bits), row_bits)
+    with pytest.raises(CardTableUnavailable, match="one tier"):
+        export_compact(strategy, tmp_path / "cards.efgs", quantized=tiered,
+                       card_abstraction=abstraction, key_map="cards")
+    export = export_compact(strategy, tmp_path / "auto.efgs", quantized=tiered,
+                            card_abstraction=abstraction)
+    assert export.key_map in ("class", "explicit") and export.tier_rows == (1, row_bits.size - 3, 2)
+    with compact_reader.CompactStrategy(export.path) as compact:
+        for infoset in range(leduc.num_infosets):
+            row = infoset_map.abstract_of[infoset]
+            assert compact.quantized(leduc.infoset_keys[infoset], class_of(leduc, infoset)) == tuple(
+                tiered.weights[offsets[row]:offsets[row + 1]].tolist())
+
+
 def test_a_game_whose_keys_show_ranks_only_keeps_its_keys_unless_cards_are_asked_for(tmp_path):
     tree = load_game("P111")
     abstraction = _card_abstraction(tree, [2, 3])
     strategy = CFRPlusSolver(abstraction.infoset_map(tree)).iterate(5).average_strategy()
-    export = export_compact(strategy, tmp_path / "p.efgs", rounding="nearest",
+    export = export_compact(strategy, tmp_path / "p.efgs",
                             card_abstraction=abstraction)
     assert export.key_map in ("class", "explicit")
     with pytest.raises(ParameterError, match="cannot read the cards"):
-        export_compact(strategy, tmp_path / "q.efgs", rounding="nearest",
+        export_compact(strategy, tmp_path / "q.efgs",
                        card_abstraction=abstraction, key_map="cards")
 
 

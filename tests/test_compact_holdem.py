@@ -36,7 +36,7 @@ from efgkit.storage.compact_holdem import (
     planned_bytes,
 )
 from efgkit.storage.compact_reader import CanonicalIndex, CompactFormatError, CompactStrategy
-from efgkit.storage.quantization import row_codes
+from efgkit.storage.compact_writer import row_codes
 
 C_SOURCES = Path(compact_reader.__file__).parent / "efgs_c"
 STREETS = ("preflop", "flop", "turn", "river")

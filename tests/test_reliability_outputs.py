@@ -4,13 +4,14 @@ non-finite checkpoints refused."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from efgkit.cli import main
 from efgkit.errors import FileFormatError
-from efgkit.io.atomic import atomic_output_path, output_problem
+from efgkit.io.atomic import atomic_output_path, output_problem, write_atomically
 
 
 def test_symlinks_and_non_regular_targets_are_never_replaced(tmp_path):
@@ -46,6 +47,24 @@ def test_temporaries_of_dead_writers_are_removed_by_the_next_write(tmp_path):
     with atomic_output_path(target) as temporary:
         temporary.write_text("done")
     assert target.read_text() == "done" and not stale.exists()
+
+
+def test_a_failed_write_is_one_line_and_keeps_the_old_file(tmp_path, monkeypatch):
+    """write_atomically (the compact exports', the policy tables'): the new bytes replace
+    the file, and a write that fails leaves the old file and no temporary behind."""
+    target = tmp_path / "out.efgs"
+    write_atomically(target, b"old")
+    write_atomically(target, b"new")
+
+    def disk_full(self, data):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_bytes", disk_full)
+    with pytest.raises(FileFormatError, match="out.efgs: cannot write .*No space left") as raised:
+        write_atomically(target, b"newer")
+    monkeypatch.undo()
+    assert "\n" not in str(raised.value)
+    assert target.read_bytes() == b"new" and [path.name for path in tmp_path.iterdir()] == ["out.efgs"]
 
 
 def test_a_checkpoint_with_non_finite_regrets_is_refused(runner, tmp_path):

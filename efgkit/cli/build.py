@@ -206,10 +206,10 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
            seed: int, as_json: bool, command: str) -> tuple[dict, list[str]]:
     from efgkit.abstraction.refinement import run_refinement
     from efgkit.cli.plots import write_rows_csv, write_tradeoff_plot
+    from efgkit.exact_rounding import EVALUATIONS, round_for_exploitability
     from efgkit.maps.infoset_map import InfosetMap
     from efgkit.solvers import BestResponse, CFRPlusSolver
     from efgkit.storage.compact import export_compact
-    from efgkit.storage.quantization import EVALUATIONS
     from efgkit.storage.strategy_file import save_strategy
 
     tree, build_seconds = build_game(game)
@@ -268,8 +268,9 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
         "nash_conv_history": [{"iteration": r.iteration, "nash_conv": r.nash_conv}
                               for r in history]})
     with progress_bar(total=EVALUATIONS, unit="evaluation", desc="rounding", enabled=show_progress()) as bar:
-        export = export_compact(strategy, folder / "strategy.efgs", bits=bits,
-                                progress=lambda done: bar.update(done - bar.n))
+        rounding = round_for_exploitability(strategy, bits, tiers=True,
+                                            progress=lambda done: bar.update(done - bar.n))
+    export = export_compact(strategy, folder / "strategy.efgs", bits=bits, quantized=rounding.rows)
     after = evaluator.evaluate(export.dequantized).nash_conv
     state_bytes = 4 * memory["memory_words"]
     data = {

@@ -11,6 +11,7 @@ import click
 from efgkit.cli.app import build_game, check_writable, emit, json_option, main, show_progress
 from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.errors import FileFormatError, ParameterError
+from efgkit.exact_rounding import EVALUATIONS, ROUNDINGS, round_for_exploitability
 from efgkit.games.tree import GameTree
 from efgkit.io.error_text import one_line
 from efgkit.io.progress import progress_bar
@@ -18,10 +19,9 @@ from efgkit.maps.infoset_map import InfosetMap
 from efgkit.play.playout import CompactPolicy, UniformPolicy, expected_payoff, play_hand, play_match
 from efgkit.solvers import BestResponse
 from efgkit.specs import BUILT_FROM_FILES, game_of_strategy_file
-from efgkit.storage.compact import KEY_MAPS, ROUNDINGS, export_compact
+from efgkit.storage.compact import KEY_MAPS, export_compact
 from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy, row_code
 from efgkit.storage.policy_tables import json_table, openspiel_policy_table, write_json
-from efgkit.storage.quantization import EVALUATIONS
 from efgkit.storage.strategy_file import load_strategy
 
 FORMATS = ("efgs", "json", "openspiel")
@@ -147,23 +147,22 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str, output_form
     if output_format == "efgs":
         cards = _card_abstraction(strategy_file, provenance, tree, card_abstraction_file,
                                   key_map)
-        with progress_bar(total=EVALUATIONS, unit="evaluation", desc="rounding",
-                          enabled=show_progress()) as bar:
-            result = export_compact(strategy, out, bits=int(bits),
-                                    prune_unreachable=prune_unreachable, with_keys=with_keys,
-                                    check_bits=check_bits, rounding=rounding, key_map=key_map,
-                                    card_abstraction=cards and cards.card_abstraction,
-                                    recall=cards.recall if cards else "imperfect",
-                                    evaluator=evaluator,
-                                    evaluations=EVALUATIONS,
-                                    progress=lambda done: bar.update(done - bar.n))
+        card_abstraction, quantized = cards and cards.card_abstraction, None
+        if rounding == "exact":
+            with progress_bar(total=EVALUATIONS, unit="evaluation", desc="rounding",
+                              enabled=show_progress()) as bar:
+                quantized = round_for_exploitability(  # a card table's blocks keep one tier
+                    strategy, int(bits), tiers=card_abstraction is None, evaluator=evaluator,
+                    progress=lambda done: bar.update(done - bar.n)).rows
+        result = export_compact(strategy, out, bits=int(bits), quantized=quantized,
+                                prune_unreachable=prune_unreachable, with_keys=with_keys,
+                                check_bits=check_bits, key_map=key_map,
+                                card_abstraction=card_abstraction,
+                                recall=cards.recall if cards else "imperfect")
         after = BestResponse(InfosetMap.identity(tree)).evaluate(result.dequantized)
-        size, written, pruned, max_error, rows = (result.bytes, result.infosets,
-                                                  result.infosets_pruned, result.max_abs_error,
-                                                  result.rows)
-        explicit_entries, classes = result.explicit_entries, result.classes
-        used_key_map, tier_rows = result.key_map, result.tier_rows
-        quantization = int(bits)
+        size, written, pruned, rows = result.bytes, result.infosets, result.infosets_pruned, result.rows
+        max_error, quantization, tier_rows = result.max_abs_error, int(bits), result.tier_rows
+        explicit_entries, classes, used_key_map = result.explicit_entries, result.classes, result.key_map
     elif output_format == "json":
         size, written = write_json(out, json_table(strategy)), tree.num_infosets
     else:
@@ -236,7 +235,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
                                         or bar.update(1))
     data = {"out": out, "format": "efgs", "game": layout.betting.game.spec, "bits": bits,
             "bytes": result.bytes, "rows": result.rows, "key_map": "cards",
-            "betting_histories": result.betting_histories, "index_bytes": result.index_bytes,
+            "betting_histories": result.explicit_entries, "index_bytes": result.index_bytes,
             "card_table_bytes": result.card_table_bytes,
             "abstraction": layout.abstraction.description,
             "bucket_tables": result.bucket_tables_path,
@@ -244,7 +243,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
             "bucket_tables_written": result.bucket_tables_written,
             "rounding": "nearest", "max_abs_error": result.max_abs_error}
     lines = [f"wrote {out} (efgs, {bits}-bit): {result.rows:,} rows of "
-             f"{layout.abstraction.description}, {result.betting_histories:,} betting histories "
+             f"{layout.abstraction.description}, {result.explicit_entries:,} betting histories "
              f"indexed, {result.bytes:,} bytes (card table {result.card_table_bytes:,})"]
     if result.bucket_tables_path:
         lines.append(f"bucket tables in {result.bucket_tables_path} ({result.bucket_tables_bytes:,} "

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from efgkit.errors import FileFormatError
 from efgkit.io.budget import check_disk_space
+from efgkit.io.error_text import one_line
 
 HEADER_BYTES = 64 * 1024
 """Room asked for beside a write's ``expected_bytes``: headers, attributes, alignment (plus
@@ -58,6 +59,16 @@ def atomic_output_path(path: str | os.PathLike, expected_bytes: int = 0) -> Iter
     finally:
         if temporary.exists():
             temporary.unlink()
+
+
+def write_atomically(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` at ``path`` through ``atomic_output_path``; a failing write is a
+    one-line FileFormatError."""
+    try:
+        with atomic_output_path(path) as temporary:
+            temporary.write_bytes(data)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
 
 
 def _temporary_name(path: Path) -> Path:

@@ -1,11 +1,12 @@
 """Export a bucket strategy (hold'em and the rest of the limit-poker family, solved by the
 streamed engine) to the compact .efgs format, for a reader that answers "hole cards,
-board, betting sequence -> action probabilities".
+board, betting sequence -> action probabilities" (the bucket row source of
+``compact_writer``).
 
 A bucket strategy has one row per (betting decision, bucket) (``poker.bucket_layout``).
-The file stores those rows, quantized (largest remainder, ``quantization.quantize``), in
-blocks of one betting decision each, and a card table that takes a key's cards to its
-bucket (docs/compact-format.md):
+The file stores those rows, quantized (largest remainder, ``compact_writer.quantize``), in
+blocks of one betting decision each (``compact_writer.card_file``), and a card table that
+takes a key's cards to its bucket (docs/compact-format.md):
 
 * the key index holds each decision's betting history, the ACPC action string
   (``cr/cc/r``; ``-`` before any action), and gives its block's first row;
@@ -29,26 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from efgkit.errors import FileFormatError, ParameterError
+from efgkit.errors import ParameterError
 from efgkit.games.poker import Betting, LimitPoker
-from efgkit.io.atomic import atomic_output_path
-from efgkit.io.error_text import one_line
+from efgkit.io.atomic import write_atomically
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
 from efgkit.storage.bucket_strategy import betting_digest
-from efgkit.storage.compact import (
-    RoundBuckets,
-    block_groups,
-    block_slot_bits,
-    card_names,
-    card_table_bytes,
-    check_check_bits,
-    file_bytes,
-    index_bytes,
-    key_index,
-    pack_bits,
-    pack_rows,
-)
 from efgkit.storage.compact_reader import (
     ACTION_GROUP,
     BY_CANONICAL,
@@ -66,7 +53,21 @@ from efgkit.storage.compact_reader import (
     VALUES_HEAD,
     CanonicalIndex,
 )
-from efgkit.storage.quantization import action_totals, quantize
+from efgkit.storage.compact_writer import (
+    CardBlocks,
+    CardSection,
+    CompactFile,
+    RoundBuckets,
+    action_totals,
+    aligned,
+    block_slot_bits,
+    card_file,
+    card_names,
+    check_check_bits,
+    index_bytes,
+    pack_bits,
+    quantize,
+)
 
 INLINE_TABLE_BYTES = 8 << 20
 """Bucket tables up to this many bytes in all go into the compact file (``auto``)."""
@@ -74,19 +75,11 @@ TABLE_PLACES = ("auto", "inline")
 EXPORT_STAGES = ("quantized", "bucket tables", "key index", "written")
 
 
-@dataclass(eq=False)
-class BucketExport:
-    """What ``export_bucket_strategy`` wrote."""
+@dataclass(eq=False, kw_only=True)
+class BucketExport(CompactFile):
+    """What ``export_bucket_strategy`` wrote: the file (its explicit entries are the betting
+    tree's decisions), its bucket tables and the rows it plays."""
 
-    path: str
-    bytes: int
-    bits: int
-    rows: int
-    betting_histories: int
-    """Decisions of the betting tree: the keys of the index."""
-    index_bytes: int
-    card_table_bytes: int
-    """Bytes of the card table in the compact file (with any inline bucket tables)."""
     bucket_tables_path: str | None
     """The bucket-table file the compact file needs, or None (every table inline)."""
     bucket_tables_bytes: int
@@ -139,7 +132,7 @@ def bucket_table_file(rounds: list[RoundBuckets], num_ranks: int, hole_cards: in
         if not r.external:
             records.append(TABLES_ROUND.pack(hole_cards, board, 0, 0, 0, 0))
             continue
-        position = (position + 7) // 8 * 8
+        position = aligned(position)
         packed = pack_bits(r.table, r.bits)
         records.append(TABLES_ROUND.pack(hole_cards, board, r.bits, r.buckets, r.table.shape[0], position))
         tables.append((position, packed))
@@ -161,11 +154,7 @@ def _write_once(path: Path, data: bytes) -> bool:
             return False
         raise ParameterError(f"{path} exists and holds other bucket tables (compact files may "
                              f"reference it); name another bucket-table file")
-    try:
-        with atomic_output_path(path) as temporary:
-            temporary.write_bytes(data)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
+    write_atomically(path, data)
     return True
 
 
@@ -182,8 +171,8 @@ def bucket_table_file_bytes(game: LimitPoker, buckets: tuple[int, ...]) -> int:
     in round r, every round's table in the file (computed, nothing is built)."""
     position = TABLES_HEAD.size + TABLES_ROUND.size * game.num_rounds
     for r, count in enumerate(buckets[:game.num_rounds]):
-        position = (position + 7) // 8 * 8 + (canonical_table_entries(game, r)
-                                               * int(count - 1).bit_length() + 7) // 8
+        position = aligned(position) + (canonical_table_entries(game, r)
+                                        * int(count - 1).bit_length() + 7) // 8
     return position
 
 
@@ -194,7 +183,6 @@ def planned_bytes(layout: BucketLayout, *, bits: int = 8, check_bits: int = 8,
     the layout alone: what a 52-card abstraction's file will take, before its tables are
     built (docs/compact-format.md, byte layout)."""
     game = layout.betting.game
-    aligned = lambda n: (n + 7) // 8 * 8  # noqa: E731
     rows = int(layout.buckets.sum())
     _, slot_bits = block_slot_bits(rows, layout.width.max(), check_bits)
     slots = index_bytes(layout.width.shape[0], slot_bits)
@@ -221,51 +209,27 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     game, betting = layout.betting.game, layout.betting
     check_check_bits(check_bits)
     strategy = layout.checked(strategy)
-    rows = np.repeat(layout.width, layout.buckets)
-    row_offsets = np.concatenate([[0], np.cumsum(rows)])
+    row_offsets = np.concatenate([[0], np.cumsum(np.repeat(layout.width, layout.buckets))])
     weights = quantize(strategy, row_offsets, bits)
     total = action_totals(row_offsets, bits)
     progress(EXPORT_STAGES[0])
     rounds = round_buckets(game, layout.abstraction)
     tables_path, tables_data, written = _place_tables(rounds, game, path, bucket_tables)
     progress(EXPORT_STAGES[1])
-
-    block_rows, block_actions = layout.buckets, layout.width
-    first_row, first_value, groups = block_groups(block_rows, block_actions)
-    order = np.argsort(first_value, kind="stable")
-    values = np.concatenate([weights[layout.action_start[d]:layout.action_start[d + 1]]
-                             for d in order.tolist()])
-    value_rows = np.concatenate([[0], np.cumsum(np.repeat(block_actions[order], block_rows[order]))])
-    num_rows = int(block_rows.sum())
-    if num_rows >= 1 << 32:
-        raise ParameterError(f"{num_rows:,} rows: the compact format holds at most 2**32 - 1")
-    action_bits, slot_bits = block_slot_bits(num_rows, block_actions.max(), check_bits)
     keys = [game.betting_text(Betting(betting.histories[node], (0, 0), 0))
             for node in betting.decision_nodes.tolist()]
-    reference = (hashlib.sha256(tables_data).digest(), tables_path.name) if tables_path else None
     structure = game.card_structure
-    section = card_table_bytes(card_names(structure), structure.private_cards_per_player, rounds,
-                               groups=groups, action_bits=action_bits, tables_reference=reference)
-    seed, segment, table = key_index(keys, first_row << action_bits | block_actions, check_bits)
-    slots = pack_bits(table, slot_bits)
+    reference = (hashlib.sha256(tables_data).digest(), tables_path.name) if tables_path else None
+    cards = CardSection(card_names(structure), structure.private_cards_per_player, rounds,
+                        tables_reference=reference)
+    blocks = CardBlocks(keys, layout.buckets, layout.width, np.arange(row_offsets.shape[0] - 1))
+    head = dict(spec=game.spec, fingerprint=betting_digest(betting), bits=bits, flags=0, num_keys=0)
+    compact = card_file(head, weights, row_offsets, blocks, cards, check_bits)
     progress(EXPORT_STAGES[2])
-    data = file_bytes(game.spec, betting_digest(betting), bits=bits, flags=0, num_keys=0,
-                      check_bits=check_bits, seed=seed, segment=segment, slot_bits=slot_bits,
-                      slots=slots, num_explicit=len(keys),
-                      values=pack_rows(values, value_rows, bits), num_values=values.shape[0],
-                      row_offsets=None,
-                      num_rows=num_rows, keys=None, classes=np.zeros((0, 4), np.int64),
-                      cards=section)
-    try:
-        with atomic_output_path(path) as temporary:
-            temporary.write_bytes(data)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
+    compact.write(path)
     progress(EXPORT_STAGES[3])
     return BucketExport(
-        path=str(path), bytes=len(data), bits=bits, rows=num_rows, betting_histories=len(keys),
-        index_bytes=len(slots), card_table_bytes=len(section),
-        bucket_tables_path=str(tables_path) if tables_path else None,
+        **vars(compact), bucket_tables_path=str(tables_path) if tables_path else None,
         bucket_tables_bytes=len(tables_data) if tables_path else 0, bucket_tables_written=written,
         weights=weights, totals=total,
         max_abs_error=float(np.max(np.abs(weights / total - strategy), initial=0.0)))

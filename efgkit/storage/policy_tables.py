@@ -13,9 +13,7 @@ from __future__ import annotations
 import json
 import os
 
-from efgkit.errors import FileFormatError
-from efgkit.io.atomic import atomic_output_path
-from efgkit.io.error_text import one_line
+from efgkit.io.atomic import write_atomically
 from efgkit.solvers.strategy import Strategy
 
 JSON_FORMAT = "efgkit-strategy-json"
@@ -55,9 +53,5 @@ def openspiel_policy_table(strategy: Strategy, openspiel_game=None) -> dict[str,
 def write_json(path: str | os.PathLike, data: dict) -> int:
     """Write ``data`` as JSON atomically; returns the number of bytes written."""
     text = json.dumps(data, ensure_ascii=False, allow_nan=False).encode()
-    try:
-        with atomic_output_path(path) as temporary:
-            temporary.write_bytes(text)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write ({one_line(exc)})") from exc
+    write_atomically(path, text)
     return len(text)

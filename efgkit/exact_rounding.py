@@ -1,38 +1,33 @@
-"""Quantized strategies for the compact export: rows of integers summing to the row's total.
+"""The exact rounding of a compact export: the rows' tiers and units chosen by exact NashConv.
 
-A row of ``A`` actions is stored in ``A * bits`` bits as its first ``A - 1`` weights
-(``compact_reader.row_code``): its grid is ``total = 2**floor(A bits / (A - 1)) - 2``
-(at 8 bits: 65,534 for two actions, 4,094 for three, 1,022 for four), not ``2**bits - 1``,
-because a row whose sum is fixed has only ``A - 1`` free weights. ``row_codes`` gives
-every row's field width and total. ``tier_bits`` spends the bits unevenly, ``2 bits``
-per action for the rows the strategy reaches most and ``bits // 2`` for twice as many
-actions of the rows it reaches least (an opponent gains from an error only where the row
-is reached), ``bits`` on average, the share chosen by exact NashConv.
+A compact file stores a probability as whole units of its row's total, within one unit
+(``storage.compact_writer``); this module spends the bits and units where an opponent
+gains least, by exact best responses in the original game, so it is a floor above
+storage, and the exporter only writes the ``QuantizedRows`` it chose.
 
-Two roundings of a strategy's rows (one row per abstract infoset):
+``tier_bits`` spends the bits unevenly, ``2 bits`` per action for the rows the strategy
+reaches most and ``bits // 2`` for twice as many actions of the rows it reaches least (an
+opponent gains from an error only where the row is reached), ``bits`` on average, the
+share chosen by exact NashConv. ``round_for_exploitability`` keeps largest remainder's
+floors and number of units per row, but which actions get them is chosen by exact
+evaluation, in two phases.
 
-* ``quantize`` (largest remainder): floor every scaled probability, then give the missing
-  units to the largest remainders (slumbot2019's ``Quantize``; ../shared/research/
-  anchors_abstraction.md §6). Every probability moves by less than one step.
-* ``round_for_exploitability``: the same floors and the same number of units per row, but
-  which actions get them is chosen by exact evaluation, in two phases.
-
-  1. Sequential search. Rows are visited in decreasing reach (chance and both players);
-     for each row every admissible assignment is tried with the rows already visited
-     quantized and the others still exact, and the one whose profile has the smallest
-     exact NashConv stays. An opponent gains from a rounding error only where it breaks
-     the opponent's indifference, and errors of rows it cannot tell apart (Leduc's two
-     suits of a card, say) cancel when the later row rounds the other way; rounding each
-     row alone sends them all the same way.
-  2. Descent. NashConv is the sum of two best-response values, and player ``i``'s rows
-     change only the one against ``i``; so each player's rows are improved against that
-     value alone, half an evaluation per trial. A move takes a row's unit from one action
-     and gives it to another that has none (both stay within a step of the exact
-     probability). Moves are tried in the order of their first-order effect: the
-     opponent's counterfactual value of each action under (the quantized strategy, the
-     opponent's best response to it), so units first leave the actions the opponent
-     gains most from, which are the player's own worst actions. A move stays if the
-     exact best-response value decreases; sweeps repeat until one changes nothing.
+1. Sequential search. Rows are visited in decreasing reach (chance and both players);
+   for each row every admissible assignment is tried with the rows already visited
+   quantized and the others still exact, and the one whose profile has the smallest
+   exact NashConv stays. An opponent gains from a rounding error only where it breaks
+   the opponent's indifference, and errors of rows it cannot tell apart (Leduc's two
+   suits of a card, say) cancel when the later row rounds the other way; rounding each
+   row alone sends them all the same way.
+2. Descent. NashConv is the sum of two best-response values, and player ``i``'s rows
+   change only the one against ``i``; so each player's rows are improved against that
+   value alone, half an evaluation per trial. A move takes a row's unit from one action
+   and gives it to another that has none (both stay within a step of the exact
+   probability). Moves are tried in the order of their first-order effect: the
+   opponent's counterfactual value of each action under (the quantized strategy, the
+   opponent's best response to it), so units first leave the actions the opponent
+   gains most from, which are the player's own worst actions. A move stays if the
+   exact best-response value decreases; sweeps repeat until one changes nothing.
 
 Pure actions stay exact (a probability of 0 or 1 has no remainder and never gains or
 loses a unit), and mass is never moved to an action the strategy does not play. Both
@@ -57,9 +52,10 @@ from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import ProfileLayout
-from efgkit.storage.compact_reader import row_code
+from efgkit.storage.compact_writer import QuantizedRows, action_totals, quantize
 
-BITS = (16, 8, 4)
+ROUNDINGS = ("exact", "nearest")
+"""What ``efgkit export --rounding`` offers: this module's, or largest remainder."""
 REMAINDER_TOLERANCE = 1e-9
 """A scaled probability this close to an integer is that integer (no unit to give)."""
 MAX_CANDIDATES = 8
@@ -72,59 +68,13 @@ TIER_FRACTIONS = (0.0, 0.02, 0.05, 0.1, 0.2)
 """Shares of the actions ``tier_bits`` tries for the wide tier (the rows reached most)."""
 
 
-def row_codes(action_offset: np.ndarray, bits: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(field bits, total), int64 per row of the CSR ``action_offset``, at ``bits`` bits
-    per action (one for all rows, or int per row: ``tier_bits``), by
-    ``compact_reader.row_code``: a row's weights sum to its total."""
-    if np.ndim(bits) == 0 and bits not in BITS:
-        raise ParameterError(f"bits must be one of 16, 8 or 4, got {bits}")
-    counts = np.diff(action_offset)
-    widths = np.broadcast_to(np.asarray(bits, np.int64), counts.shape)
-    field_bits, totals = np.zeros(counts.shape, np.int64), np.zeros(counts.shape, np.int64)
-    for width in (np.unique(widths) if np.ndim(bits) else (bits,)):
-        rows = widths == width
-        codes = np.array([row_code(int(width), count) for count in
-                          range(int(counts.max(initial=0)) + 1)], np.int64)  # by count
-        field_bits[rows], totals[rows] = codes[counts[rows], 0], codes[counts[rows], 1]
-    return field_bits, totals
-
-
-def action_totals(action_offset: np.ndarray, bits: int | np.ndarray) -> np.ndarray:
-    """int64 per action: its row's total (``weights / action_totals`` are probabilities)."""
-    return np.repeat(row_codes(action_offset, bits)[1], np.diff(action_offset))
-
-
-def quantize(probabilities: np.ndarray, action_offset: np.ndarray, bits: int) -> np.ndarray:
-    """int64 weights per action summing to the row's total (``row_codes``) in every row,
-    by largest remainder. ``probabilities``: float64 per action, rows given by the CSR
-    ``action_offset``."""
-    return largest_remainder(probabilities, action_offset, row_codes(action_offset, bits)[1])
-
-
-def largest_remainder(probabilities: np.ndarray, action_offset: np.ndarray,
-                      total: np.ndarray) -> np.ndarray:
-    """int64 weights per action summing to ``total`` (int64 per row) in every row: the
-    floors of the scaled probabilities plus a unit for the largest remainders, ties to
-    the lower action index."""
-    scaled = np.asarray(probabilities, np.float64) * np.repeat(total, np.diff(action_offset))
-    weights = np.floor(scaled)
-    remainder = scaled - weights
-    counts = np.diff(action_offset)
-    row = np.repeat(np.arange(counts.shape[0]), counts)
-    missing = total - np.add.reduceat(weights, action_offset[:-1]) if row.size else weights
-    order = np.lexsort((np.arange(row.shape[0]), -remainder, row))
-    rank = np.empty(row.shape[0], np.int64)
-    rank[order] = np.arange(row.shape[0]) - np.repeat(action_offset[:-1], counts)
-    weights += rank < np.repeat(missing, counts)
-    return weights.astype(np.int64)
-
 
 @dataclass(eq=False)
 class Rounding:
     """What ``round_for_exploitability`` chose, with both exact NashConvs."""
 
-    weights: np.ndarray
-    """int64 per abstract infoset-action, every row summing to its total (``row_codes``)."""
+    rows: QuantizedRows
+    """The rows chosen: int64 weights per abstract infoset-action, bits per abstract row."""
     nash_conv: float
     nash_conv_largest_remainder: float
     rows_searched: int
@@ -307,28 +257,29 @@ def tier_bits(strategy: Strategy, bits: int, evaluator: BestResponse,
     for fraction in fractions:
         row_bits = reach_tiers(reach, actions, bits, fraction)
         if row_bits is not None:
-            total = row_codes(offsets, row_bits)[1]
-            weights = largest_remainder(strategy.probabilities, offsets, total)
-            tried.append((evaluator.evaluate(weights / np.repeat(total, actions)).nash_conv,
+            weights = quantize(strategy.probabilities, offsets, row_bits)
+            tried.append((evaluator.evaluate(weights / action_totals(offsets, row_bits)).nash_conv,
                           fraction, row_bits))
     return min(tried, key=lambda entry: entry[:2])[2]
 
 
-def round_for_exploitability(strategy: Strategy, bits: int | np.ndarray, *,
+def round_for_exploitability(strategy: Strategy, bits: int | np.ndarray, *, tiers: bool = False,
                              evaluations: int = EVALUATIONS,
                              evaluator: BestResponse | None = None, progress=None) -> Rounding:
     """Quantize ``strategy``'s rows by the sequential search and the descent of the module
-    docstring, at ``bits`` bits per action (int, or int per abstract row: ``tier_bits``).
-    ``evaluations`` caps the exact evaluations of both; ``evaluator`` may pass a
-    BestResponse already built for the map; ``progress(evaluations used)`` is called after
-    every searched row and every descent sweep."""
+    docstring, at ``bits`` bits per action (int, or int per abstract row), in the tiers of
+    ``tier_bits`` first if ``tiers`` (a card table keeps one tier). ``evaluations`` caps
+    the exact evaluations of both; ``evaluator`` may pass a BestResponse already built for
+    the map; ``progress(evaluations used)`` is called after every searched row and every
+    descent sweep."""
     if evaluations < 0:
         raise ParameterError(f"evaluations must be >= 0, got {evaluations}")
     infoset_map = strategy.infoset_map
     evaluator = evaluator or BestResponse(infoset_map)
     offsets = infoset_map.abstract_action_offset
+    bits = tier_bits(strategy, bits, evaluator) if tiers else bits
     total = action_totals(offsets, bits)
-    nearest = largest_remainder(strategy.probabilities, offsets, row_codes(offsets, bits)[1])
+    nearest = quantize(strategy.probabilities, offsets, bits)
     nearest_nash_conv = evaluator.evaluate(nearest / total).nash_conv
     scaled = strategy.probabilities * total
     current = strategy.probabilities.copy()
@@ -359,4 +310,6 @@ def round_for_exploitability(strategy: Strategy, bits: int | np.ndarray, *,
     searched_nash_conv = evaluator.evaluate(weights / total).nash_conv if used else nearest_nash_conv
     if searched_nash_conv > nearest_nash_conv:
         weights, searched_nash_conv = nearest, nearest_nash_conv
-    return Rounding(weights, searched_nash_conv, nearest_nash_conv, searched, used, moves)
+    row_bits = np.broadcast_to(np.asarray(bits, np.int64), (infoset_map.num_abstract,)).copy()
+    return Rounding(QuantizedRows(weights, row_bits), searched_nash_conv, nearest_nash_conv,
+                    searched, used, moves)
