@@ -38,7 +38,8 @@ MAX_BUCKETS = 1000
 CURVE_POINTS = 6
 """Exact evaluations of the convergence curve at most (at 1/32 .. 1 of the solve's budget)."""
 ABSTRACT_COST = 4
-"""An abstract-game evaluation's cost in exact evaluations (measured on holdem(ranks=5))."""
+"""An abstract-game evaluation's cost in exact evaluations, assumed: on holdem(ranks=5) with
+3.3M rows it had not finished after 125 CPU s, against 67 s for the exact one."""
 UNBOUNDED = 2**62
 """Iterations asked of the run loop when the time budget ends the run."""
 COST_SAMPLES = 3
