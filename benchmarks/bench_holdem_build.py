@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def run(game: str, seconds: float, eval_seconds: float) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "efgkit", "build", game, "--out", f"{folder}/b", "--time",
-                               str(seconds), "--eval-time", str(eval_seconds), "--json"],
+        done = subprocess.run([sys.executable, "-m", "efgkit", "build", game, "--out", f"{folder}/b",
+                               "--time", str(seconds), "--eval-time", str(eval_seconds), "--json"],
                               capture_output=True, text=True, check=True)
         data = json.loads(done.stdout)
         data["wall_seconds"] = time.perf_counter() - started
@@ -51,8 +51,9 @@ def table(data: dict) -> str:
         f"| card buckets | {data['abstraction']['seconds']:.1f} s |",
         f"| sampled CFR+ | {data['iterations']:,} iterations, {data['solve_cpu_seconds']:.1f} CPU s, "
         f"{data['rows']:,} rows |",
-        f"| exploitability | {measured}; exact evaluation estimated at {evaluation['estimated_exact_seconds']:.0f} "
-        f"CPU s, the evaluation step took {evaluation['seconds']:.0f} CPU s |",
+        f"| exploitability | {measured}; exact evaluation estimated at "
+        f"{evaluation['estimated_exact_seconds']:.0f} CPU s, the evaluation step took "
+        f"{evaluation['seconds']:.0f} CPU s |",
         f"| convergence curve | {len(data['history'])} exact points |",
         f"| matches (mbb/g) | {matches} |",
         f"| device files | {export['total_bytes']:,} bytes |",
