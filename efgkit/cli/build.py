@@ -325,17 +325,39 @@ def _card_map(tree, feature: str, buckets: str, seed: int):
     return abstraction.infoset_map(tree, "imperfect"), tables, label
 
 
+def verdict(data: dict, full_game: dict | None) -> str:
+    """Whether the refined abstraction paid off: its memory and NashConv beside full CFR+'s."""
+    saved = 1 - data["memory_words"] / data["full_game_words"]
+    head = (f"{data['algorithm']} {'reached' if data['reached'] else 'did NOT reach'} NashConv "
+            f"{data['target']:g} (best {data['nash_conv']:.3e}) with {data['memory_words']:,} words of "
+            f"solver state, {data['memory_words'] / data['full_game_words']:.0%} of full CFR+'s "
+            f"{data['full_game_words']:,}")
+    reference = "" if full_game is None else (f"; full CFR+ reached {full_game['nash_conv']:.3e} after "
+                                              f"{full_game['iteration']:,} iterations")
+    if not data["reached"] or saved <= 0:
+        why = "it saved no memory." if saved <= 0 else "it missed the target (the best strategy is exported)."
+        return head + reference + ". The abstraction did not pay off here: " + why
+    return head + reference + f". The abstraction saves {saved:.0%} of the memory at the target NashConv."
+
+
 def _write_report(path: Path, game: str, data: dict, rows: list[dict], command: str) -> None:
     from efgkit.io.atomic import atomic_output_path
 
     finals: dict[str, dict] = {}
+    best: dict[str, dict] = {}
     for row in rows:
         finals[row["setting"]] = row
-    table = ["| method | NashConv | solver memory (32-bit words) |", "|---|---:|---:|"]
-    table += [f"| {name} | {row['nash_conv']:.4e} | {row['memory_words']:,} |"
-              for name, row in finals.items()]
+        if row["setting"] not in best or row["nash_conv"] < best[row["setting"]]["nash_conv"]:
+            best[row["setting"]] = row
+    table = ["| method | final NashConv | best NashConv (iteration) | solver memory (32-bit words) |",
+             "|---|---:|---:|---:|"]
+    table += [f"| {name} | {row['nash_conv']:.4e} | {best[name]['nash_conv']:.4e} "
+              f"({best[name]['iteration']:,}) | {row['memory_words']:,} |" for name, row in finals.items()]
+    rose = [name for name, row in finals.items() if row["nash_conv"] > 1.01 * best[name]["nash_conv"]]
     text = "\n".join([
         f"# {game}: memory against exploitability",
+        "",
+        f"**Verdict.** {verdict(data, finals.get('CFR+ (full game)'))}",
         "",
         f"Game `{data['game']}`: {data['original_infosets']:,} information sets. NashConv is "
         f"the sum of both players' best-response gains, exact in the full game (NashConv/2 "
@@ -345,10 +367,14 @@ def _write_report(path: Path, game: str, data: dict, rows: list[dict], command: 
         "",
         *table,
         "",
+        *([f"The NashConv of {', '.join(rose)} rose after its best point: CFR+ on an imperfect-recall "
+           f"abstraction has no convergence guarantee, and the full-game exploitability of its average "
+           f"strategy need not fall monotonically; the best point is the one the plot's front keeps.", ""]
+          if rose else []),
         "![memory against exploitability](tradeoff.png)",
         "",
         "Every evaluation is a row of `tradeoff.csv`; the plot draws each method's Pareto "
-        "front (the least memory reached at each NashConv or better).",
+        "front (the least NashConv reached with that memory or less), memory and NashConv on log axes.",
         "",
         "## The exported strategy",
         "",

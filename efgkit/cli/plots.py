@@ -3,17 +3,16 @@ evaluations against iterations), and memory against exploitability (the CSV and 
 `efgkit tradeoff` and `efgkit build` write).
 
 In the latter each row is one evaluation of one run: a method (``setting``), a seed, the NashConv and
-the solver memory in 32-bit words. The plot draws, per method, the Pareto front of its
-points (the least memory reached at each NashConv or better), one colour per method,
-a marker on each run's final point, and NashConv 0 at the left edge of a symmetric-log
-axis instead of dropping it from a log axis.
+the solver memory in 32-bit words. The plot puts memory on a log x axis and NashConv on a
+log y axis (better downward), per method the Pareto front of its points as a staircase,
+one colour per method in every figure, a marker on each run's final point, and the
+full-game solver state as a dotted vertical line under them.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path
 
 from efgkit.cli.app import save_figure
@@ -44,9 +43,33 @@ def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]
     return front
 
 
+METHOD_COLOURS = (("CFR+IRA", "C0"), ("FPIRA", "C1"), ("CFR+ (full game)", "C2"), ("buckets", "C3"))
+"""One colour per method in every figure (matched by a part of the label); others take C4..."""
+
+
+def method_colours(labels: list[str]) -> dict[str, str]:
+    """The colour of each method label: METHOD_COLOURS where one matches, else the next free."""
+    colours, spare = {}, iter(f"C{k}" for k in range(4, 10))
+    for label in labels:
+        colours[label] = next((c for part, c in METHOD_COLOURS if part in label), None) or next(spare)
+    return colours
+
+
+def _log_ticks(axis) -> None:
+    """Readable ticks on a log axis: 1, 2 and 5 times powers of ten, as plain numbers."""
+    from matplotlib import ticker
+
+    axis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:.0e}"))
+    axis.set_minor_formatter(ticker.NullFormatter())
+
+
 def write_tradeoff_plot(path: str, title: str, rows: list[dict], reference_words: int | None,
                         option: str = "--plot") -> None:
-    """Pareto fronts of memory against NashConv per ``setting`` (see the module docstring)."""
+    """Memory (x, log) against NashConv (y, log, better downward): per ``setting`` the Pareto
+    front (the least NashConv reached with that memory or less) as a staircase, a marker at
+    each run's final point; a NashConv of 0 is drawn at the bottom edge (a tenth of the
+    least positive one) and said so in the axis label."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -55,40 +78,38 @@ def write_tradeoff_plot(path: str, title: str, rows: list[dict], reference_words
     figure, axes = plt.subplots(figsize=(6.5, 4.5))
     positive = [r["nash_conv"] for r in rows if r["nash_conv"] > 0]
     floor = min(positive, default=1.0) / 10
-    for number, label in enumerate(dict.fromkeys(r["setting"] for r in rows)):
-        color = f"C{number}"
-        mine = [r for r in rows if r["setting"] == label]
-        front = pareto_front([(r["nash_conv"], r["memory_words"]) for r in mine])
-        # The least memory at NashConv <= x, from the method's best NashConv to its worst:
-        # a staircase, memory dropping where a cheaper point becomes reachable.
-        steps_x, steps_y = [front[0][0]], [front[0][1]]
-        for nash_conv, memory in front[1:]:
-            steps_x += [nash_conv, nash_conv]
-            steps_y += [steps_y[-1], memory]
-        steps_x.append(max(r["nash_conv"] for r in mine))
-        steps_y.append(steps_y[-1])
-        axes.plot(steps_x, steps_y, color=color, label=label)
-        finals = {}
-        for r in mine:
-            finals[r["seed"]] = r
-        axes.scatter([r["nash_conv"] for r in finals.values()],
-                     [r["memory_words"] for r in finals.values()], color=color, marker="o",
-                     edgecolor="black", zorder=3)
+    labels = list(dict.fromkeys(r["setting"] for r in rows))
+    colours = method_colours(labels)
     if reference_words is not None:
-        axes.axhline(reference_words, color="black", linestyle="--", linewidth=0.8,
+        axes.axvline(reference_words, color="0.6", linestyle=":", linewidth=1.2, zorder=1,
                      label="full-game solver state")
-    axes.set_xscale("symlog", linthresh=floor)
-    worst = max(r["nash_conv"] for r in rows)
-    axes.set_xlim(2 * worst, 0)  # inverted: better to the right, NashConv 0 at the edge
-    decades = range(math.ceil(math.log10(10 * floor)), math.floor(math.log10(worst)) + 1) if (
-        worst > 0) else range(0)
-    axes.set_xticks([0.0] + [10.0 ** k for k in decades])
-    axes.set_xticklabels(["0"] + [f"1e{k}" for k in decades])
+    for label in labels:
+        mine = [r for r in rows if r["setting"] == label]
+        front = sorted(pareto_front([(max(r["nash_conv"], floor), r["memory_words"]) for r in mine]),
+                       key=lambda point: point[1])
+        steps_x, steps_y = [], []
+        for nash_conv, memory in front:  # memory increasing, NashConv decreasing
+            if steps_x:
+                steps_x.append(memory)
+                steps_y.append(steps_y[-1])
+            steps_x.append(memory)
+            steps_y.append(nash_conv)
+        steps_x.append(max(r["memory_words"] for r in mine))
+        steps_y.append(steps_y[-1])
+        axes.plot(steps_x, steps_y, color=colours[label], label=label, linewidth=1.6, zorder=2,
+                  marker="." if len(front) == 1 else None)
+        finals = {r["seed"]: r for r in mine}
+        axes.scatter([r["memory_words"] for r in finals.values()],
+                     [max(r["nash_conv"], floor) for r in finals.values()], color=colours[label],
+                     marker="o", edgecolor="black", zorder=3)
+    axes.set_xscale("log")
     axes.set_yscale("log")
-    axes.set_xlabel(f"NashConv (sum of both best-response gains; linear below {floor:.0e})")
-    axes.set_ylabel("solver memory, 32-bit words")
+    _log_ticks(axes.xaxis)
+    _log_ticks(axes.yaxis)
+    axes.set_xlabel("solver memory, 32-bit words")
+    axes.set_ylabel(f"NashConv (sum of best-response gains; 0 drawn at {floor:.0e})")
     axes.set_title(f"memory against exploitability: {title}")
-    axes.grid(True, which="both", alpha=0.3)
+    axes.grid(True, which="major", alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()
     save_figure(figure, path, option)
