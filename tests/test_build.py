@@ -107,7 +107,8 @@ def test_the_verdict_says_plainly_when_the_abstraction_did_not_pay_off():
     data = {"algorithm": "cfr+ira", "reached": True, "target": 0.05, "nash_conv": 0.04, "memory_words": 800,
             "full_game_words": 1000}
     full = {"nash_conv": 1e-3, "iteration": 1000}
-    assert "saves 20% of the memory" in verdict(data, full) and "full CFR+ reached 1.000e-03" in verdict(data, full)
+    text = verdict(data, full)
+    assert "saves 20% of the memory" in text and "full CFR+ reached 1.000e-03" in text
     assert "did not pay off here: it saved no memory" in verdict({**data, "memory_words": 1200}, full)
     assert "did NOT reach" in verdict({**data, "reached": False}, None)
     assert "missed the target" in verdict({**data, "reached": False}, None)
