@@ -70,8 +70,9 @@ def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, co
             round_number: int | None, subgame_key: str | None, solver: str, iterations: int,
             player: str, split_gifts: bool, gift_bound: str, out: str, plot: str | None,
             as_json: bool) -> None:
-    """Re-solve subgames of the strategy in BLUEPRINT.h5 (for GAME, default the game it
-    records) and splice them back.
+    """Re-solve subgames of the strategy in BLUEPRINT.h5 for GAME and splice them back.
+
+    GAME may be left out: the game BLUEPRINT.h5 records is used.
 
     Every subgame is re-solved once per player against the original blueprint with the
     chosen gadget, its solution replaces the blueprint there, and the result is evaluated
