@@ -176,8 +176,8 @@ def _check_both_readers(path, cases, c_tools):
         assert [strategy.quantized(key) for key, _ in cases] == [row for _, row in cases]
     if c_tools is None:
         return
-    result = subprocess.run([str(c_tools / "efgs_query"), str(path)], capture_output=True, text=True,
-                            check=True, input="".join(f"{key}\n" for key, _ in cases))
+    result = subprocess.run([str(c_tools / "efgs_query"), "--weights", str(path)], capture_output=True,
+                            text=True, check=True, input="".join(f"{key}\n" for key, _ in cases))
     assert result.stdout.splitlines() == [f"{key}\t{' '.join(map(str, row))}" for key, row in cases]
 
 
