@@ -39,6 +39,7 @@ from efgkit.storage.compact_reader import (
     ClassNeeded,
     CompactFormatError,
     CompactStrategy,
+    MissingCell,
     combination_rank,
     header_crc,
     key_hash,
@@ -753,6 +754,30 @@ def _set_card_byte(position, value):
         cards_at = HEADER.unpack_from(bytes(data), 0)[19]
         data[cards_at + position] = value
     return change
+
+
+def test_a_cell_without_a_row_is_a_missing_cell_in_both_readers(tmp_path, leduc, card_exports,
+                                                                 query_tool):
+    """A valid key (cards, betting) whose cell is empty (all ones: never dealt, or pruned;
+    made here by emptying one row of a copy) is a MissingCell in Python and "no row for its
+    cards" from efgs_query, which reads on."""
+    export = card_exports[((3, 3), "imperfect")][1][(8, False, False)]
+    key = leduc.infoset_keys[0]
+    with CompactStrategy(export.path) as compact:
+        _, lo, hi, _ = compact._located(key, None)
+        start = compact._values_at + compact._value_bit(lo) // 8
+    path = _damaged(tmp_path, export.path, lambda data: data.__setitem__(
+        slice(start, start + hi - lo), b"\xff" * (hi - lo)))
+    with CompactStrategy(str(path)) as compact:
+        missing = [key for key in leduc.infoset_keys if compact.row_of(key) < 0]
+        with pytest.raises(MissingCell, match="no row for these cards after bets=") as raised:
+            compact.probabilities(key)
+    assert "\n" not in str(raised.value)
+    kept = next(key for key in leduc.infoset_keys if key not in missing)
+    answers, errors, code = _query(query_tool, path, [missing[0], kept])
+    assert code == 1 and [answer.split("\t")[0] for answer in answers] == [kept]
+    assert errors == [f"efgs_query: line 1: {missing[0]}: no row for its cards after this betting "
+                      f"(a cell never dealt, or pruned)"]
 
 
 @pytest.mark.parametrize("change", [_set_card_byte(1, 63), _set_card_byte(0, 0),
