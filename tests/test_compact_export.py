@@ -35,8 +35,11 @@ from efgkit.storage.compact_reader import (
     HEADER_CRC_OFFSET,
     VALUES_HEAD,
     VERSION,
+    BettingError,
+    ClassNeeded,
     CompactFormatError,
     CompactStrategy,
+    MissingCell,
     combination_rank,
     header_crc,
     key_hash,
@@ -176,11 +179,21 @@ def test_c_key_hash_equals_the_python_one_across_block_boundaries(query_tool):
 
 # ---------------------------------------------------------------------- readers
 def _expected_rows(leduc, export):
-    """The probabilities the exporter evaluated, per infoset key."""
+    """The probabilities the exporter evaluated, per infoset key, named by the game's
+    action labels in the game's order."""
     behavior = export.dequantized.behavior()
     offsets = leduc.infoset_action_offset
-    return {key: tuple(behavior[offsets[i]:offsets[i + 1]].tolist())
+    return {key: dict(zip(leduc.infoset_actions(i), behavior[offsets[i]:offsets[i + 1]].tolist(),
+                          strict=True))
             for i, key in enumerate(leduc.infoset_keys)}
+
+
+def _query(query_tool, path, lines, *options):
+    """efgs_query's answers (stdout lines), its per-line errors (stderr lines) and exit code."""
+    result = subprocess.run([str(query_tool / "efgs_query"), *options, str(path)],
+                            input="".join(f"{line}\n" for line in lines), capture_output=True,
+                            text=True)
+    return result.stdout.splitlines(), result.stderr.splitlines(), result.returncode
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -197,9 +210,9 @@ def test_python_reader_returns_the_exported_rows_on_every_infoset(leduc, exports
                  if key in strategy}
         assert len(found) == export.infosets
         assert all(found[key] == expected[key] for key in found)  # exactly, as floats
-        assert all(sum(p) == pytest.approx(1.0) for p in map(strategy.probabilities, found))
+        assert all(sum(p.values()) == pytest.approx(1.0) for p in map(strategy.probabilities, found))
         assert "no such infoset" not in strategy
-        with pytest.raises(KeyError):
+        with pytest.raises(BettingError, match="has no betting"):
             strategy.quantized("no such infoset")
         if variant[2]:
             assert sorted(strategy.keys()) == sorted(found)
@@ -246,12 +259,13 @@ def test_c_reader_agrees_with_the_python_reader_on_every_infoset(leduc, exports,
                                                                  variant):
     path = exports[variant].path
     keys = leduc.infoset_keys + ["no such infoset", "P0 card=Js board=- bets=-x"]
-    result = subprocess.run([str(query_tool / "efgs_query"), path], input="\n".join(keys) + "\n",
-                            capture_output=True, text=True, check=True)
+    answers, errors, code = _query(query_tool, path, keys, "--weights")
     with CompactStrategy(path) as strategy:
-        expected = [f"{key}\t" + (" ".join(map(str, strategy.quantized(key))) if key in strategy
-                                  else "missing") for key in keys]
-    assert result.stdout.splitlines() == expected
+        expected = [f"{key}\t" + " ".join(map(str, strategy.quantized(key))) for key in keys
+                    if key in strategy]
+        refused = [f" line {i + 1}" for i, key in enumerate(keys) if key not in strategy]
+    assert answers == expected
+    assert code == 1 and [line.split(":")[1] for line in errors] == refused
     verified = subprocess.run([str(query_tool / "efgs_query"), "--verify", path],
                               capture_output=True, text=True)
     assert verified.stdout == "ok\n"
@@ -479,22 +493,20 @@ def test_both_readers_answer_every_infoset_of_a_class_rule_file(leduc, refined, 
             assert compact.quantized(key, class_of(leduc, infoset)) == row
             lines.append(f"{key}\t" + " ".join(map(str, class_of(leduc, infoset))))
             expected.append(f"{key}\t" + " ".join(map(str, row)))
-        foreign = ("no such infoset", (0, 0, 2))
-        lines.append(f"{foreign[0]}\t0 0 2")
-        found = compact.row_of(*foreign)
-        assert (found < 0) if keys else (found >= 0)  # without keys a class answers for any key
-        expected.append(f"{foreign[0]}\t" + ("missing" if found < 0 else " ".join(
-            map(str, compact.quantized(*foreign)))))
+        # a nonsense key, or another player's, never reads a class's row (keys stored or not)
+        foreign = [("no such infoset", (0, 0, 2)), ("P1 card=Ks board=- bets=-", (0, 0, 2)),
+                   ("P0 card=Ks board=- bets=rc", (0, 0, 2))]
+        for key, infoset_class in foreign:
+            lines.append(f"{key}\t" + " ".join(map(str, infoset_class)))
+            assert compact.row_of(key, infoset_class) < 0
         if not export.explicit_entries:
-            with pytest.raises(KeyError, match="infoset_class"):
+            with pytest.raises(ClassNeeded, match="infoset_class"):
                 compact.quantized(leduc.infoset_keys[0])
-    result = subprocess.run([str(query_tool / "efgs_query"), export.path],
-                            input="\n".join(lines) + "\n", capture_output=True, text=True,
-                            check=True)
-    assert result.stdout.splitlines() == expected
-    needs_class = subprocess.run([str(query_tool / "efgs_query"), exports[("coarsest", keys)].path],
-                                 input=leduc.infoset_keys[0] + "\n", capture_output=True, text=True)
-    assert needs_class.returncode == 2 and "give its class" in needs_class.stderr
+    answers, errors, code = _query(query_tool, export.path, lines, "--weights")
+    assert answers == expected and code == 1 and len(errors) == len(foreign)
+    answers, errors, code = _query(query_tool, exports[("coarsest", keys)].path,
+                                   [leduc.infoset_keys[0], lines[0]], "--weights")
+    assert code == 1 and len(answers) == 1 and "line 1" in errors[0] and "give its class" in errors[0]
 
 
 def test_a_class_rule_file_plays_what_was_exported(leduc, refined):
@@ -653,12 +665,11 @@ def test_both_readers_answer_every_leduc_infoset_through_the_bucket_tables(
         if variant[2]:
             assert sorted(compact.keys()) == sorted(np.array(leduc.infoset_keys)[kept])
         lines = leduc.infoset_keys + foreign
-        answers = [f"{key}\t" + (" ".join(map(str, compact.quantized(key))) if key in compact
-                                 else "missing") for key in lines]
-    result = subprocess.run([str(query_tool / "efgs_query"), export.path],
-                            input="\n".join(lines) + "\n", capture_output=True, text=True,
-                            check=True)
-    assert result.stdout.splitlines() == answers
+        answers = [f"{key}\t" + " ".join(map(str, compact.quantized(key))) for key in lines
+                   if key in compact]
+        refused = sum(key not in compact for key in lines)
+    found, errors, code = _query(query_tool, export.path, lines, "--weights")
+    assert found == answers and len(errors) == refused and code == 1
     verified = subprocess.run([str(query_tool / "efgs_query"), "--verify", export.path],
                               capture_output=True, text=True)
     assert verified.stdout == "ok\n"
@@ -743,6 +754,30 @@ def _set_card_byte(position, value):
         cards_at = HEADER.unpack_from(bytes(data), 0)[19]
         data[cards_at + position] = value
     return change
+
+
+def test_a_cell_without_a_row_is_a_missing_cell_in_both_readers(tmp_path, leduc, card_exports,
+                                                                 query_tool):
+    """A valid key (cards, betting) whose cell is empty (all ones: never dealt, or pruned;
+    made here by emptying one row of a copy) is a MissingCell in Python and "no row for its
+    cards" from efgs_query, which reads on."""
+    export = card_exports[((3, 3), "imperfect")][1][(8, False, False)]
+    key = leduc.infoset_keys[0]
+    with CompactStrategy(export.path) as compact:
+        _, lo, hi, _ = compact._located(key, None)
+        start = compact._values_at + compact._value_bit(lo) // 8
+    path = _damaged(tmp_path, export.path, lambda data: data.__setitem__(
+        slice(start, start + hi - lo), b"\xff" * (hi - lo)))
+    with CompactStrategy(str(path)) as compact:
+        missing = [key for key in leduc.infoset_keys if compact.row_of(key) < 0]
+        with pytest.raises(MissingCell, match="no row for these cards after bets=") as raised:
+            compact.probabilities(key)
+    assert "\n" not in str(raised.value)
+    kept = next(key for key in leduc.infoset_keys if key not in missing)
+    answers, errors, code = _query(query_tool, path, [missing[0], kept])
+    assert code == 1 and [answer.split("\t")[0] for answer in answers] == [kept]
+    assert errors == [f"efgs_query: line 1: {missing[0]}: no row for its cards after this betting "
+                      f"(a cell never dealt, or pruned)"]
 
 
 @pytest.mark.parametrize("change", [_set_card_byte(1, 63), _set_card_byte(0, 0),

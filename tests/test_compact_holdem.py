@@ -176,8 +176,8 @@ def _check_both_readers(path, cases, c_tools):
         assert [strategy.quantized(key) for key, _ in cases] == [row for _, row in cases]
     if c_tools is None:
         return
-    result = subprocess.run([str(c_tools / "efgs_query"), str(path)], capture_output=True, text=True,
-                            check=True, input="".join(f"{key}\n" for key, _ in cases))
+    result = subprocess.run([str(c_tools / "efgs_query"), "--weights", str(path)], capture_output=True,
+                            text=True, check=True, input="".join(f"{key}\n" for key, _ in cases))
     assert result.stdout.splitlines() == [f"{key}\t{' '.join(map(str, row))}" for key, row in cases]
 
 
@@ -519,3 +519,80 @@ def test_export_reports_the_exact_nash_conv_of_what_the_file_plays(tmp_path, run
     assert exported["nash_conv_before"] == pytest.approx(evaluated["nash_conv"], abs=1e-12)
     assert abs(exported["nash_conv_after"] - exported["nash_conv_before"]) < 1e-3
     assert exported["bucket_tables"] is None and exported["card_table_bytes"] < 100
+
+
+# ------------------------------------------------------------------ named rows and lookup errors
+def _named_rows(c_tools, path, keys):
+    """efgs_query's normalised rows: key -> {action: probability}; its stderr lines; exit code."""
+    result = subprocess.run([str(c_tools / "efgs_query"), str(path)], capture_output=True, text=True,
+                            input="".join(f"{key}\n" for key in keys))
+    rows = {}
+    for line in result.stdout.splitlines():
+        key, row = line.split("\t")
+        rows[key] = {name: float(p) for name, p in (item.split("=") for item in row.split(" "))}
+    return rows, result.stderr.splitlines(), result.returncode
+
+
+def test_both_readers_name_every_leduc_infoset_action_as_the_game_does(leduc_exports, c_tools):
+    """Every row comes back as the game's action labels, in its order, with probabilities
+    summing to 1, the same floats in both readers."""
+    _, export = leduc_exports["lossless"]
+    tree = load_game("leduc")
+    with CompactStrategy(export.path) as strategy:
+        python = {key: strategy.probabilities(key) for key in tree.infoset_keys}
+    assert all(list(python[key]) == tree.infoset_actions(i) for i, key in enumerate(tree.infoset_keys))
+    assert all(sum(row.values()) == pytest.approx(1.0, abs=1e-12) for row in python.values())
+    c_rows, errors, code = _named_rows(c_tools, export.path, tree.infoset_keys)
+    assert (c_rows, errors, code) == (python, [], 0)
+
+
+def test_holdem_rows_are_named_fold_call_raise_and_agree_in_both_readers(holdem_exports, c_tools):
+    layout, export = holdem_exports["inline"]
+    keys = [key for key, _ in _random_decisions(layout, export, 200, seed=5)]
+    with CompactStrategy(export.path) as strategy:
+        python = {key: strategy.probabilities(key) for key in keys}
+        opening = strategy.probabilities("P1 cards=AsKh board=- bets=-")
+        after_limp = strategy.probabilities("P0 cards=AsKh board=- bets=c")
+        capped = strategy.probabilities("P0 cards=AsKh board=- bets=rrr")
+    assert (list(opening), list(after_limp), list(capped)) == (
+        ["fold", "call", "raise"], ["call", "raise"], ["fold", "call"])
+    assert all(sum(row.values()) == pytest.approx(1.0, abs=1e-12) for row in python.values())
+    assert _named_rows(c_tools, export.path, keys) == (python, [], 0)
+
+
+BAD_KEYS = [  # (key, Python error, words of its message, C reason)
+    ("P1 cards=AsXx board=- bets=-", "CardError", "unknown card 'Xx' (the deck: Ts Th", "not in the deck"),
+    ("P1 cards=AsAs board=- bets=-", "CardError", "card As is dealt twice", "dealt twice"),
+    ("P1 cards=As board=- bets=-", "CardError", "1 private and 0 board cards", "wrong number of cards"),
+    ("P0 cards=AsKh board=- bets=rf", "BettingError", "the hand is over after a fold", "no decision"),
+    ("P0 cards=AsKh board=- bets=rx", "BettingError", "unknown action 'x'", "no decision"),
+    ("P0 cards=AsKh board=- bets=rc", "BettingError", "round 1 has closed", "no decision"),
+    ("P0 cards=AsKh board=- bets=c/", "BettingError", "round 1 (c) has not closed", "no decision"),
+    ("P0 cards=AsKh board=- bets=rrrr", "BettingError",
+     "not a betting history of holdem(ranks=5): after rrr the actions are fold, call", "no decision"),
+    ("P0 cards=AsKh board=-", "BettingError", "has no betting", "no decision"),
+]
+
+
+@pytest.mark.parametrize("key, error, message, reason", BAD_KEYS)
+def test_each_bad_holdem_key_is_its_own_one_line_error_in_both_readers(holdem_exports, c_tools, key, error,
+                                                                       message, reason):
+    _, export = holdem_exports["inline"]
+    with CompactStrategy(export.path) as strategy:
+        with pytest.raises(getattr(compact_reader, error)) as raised:
+            strategy.probabilities(key)
+        assert key not in strategy
+    assert isinstance(raised.value, compact_reader.KeyLookupError) and not isinstance(raised.value, KeyError)
+    assert message in str(raised.value) and "\n" not in str(raised.value)
+    rows, errors, code = _named_rows(c_tools, export.path, [key])
+    assert rows == {} and code == 1 and len(errors) == 1
+    assert errors[0].startswith(f"efgs_query: line 1: {key}: ") and reason in errors[0]
+
+
+def test_the_c_tool_reports_a_bad_line_and_reads_on(holdem_exports, c_tools):
+    _, export = holdem_exports["inline"]
+    good = "P1 cards=AsKh board=- bets=-"
+    rows, errors, code = _named_rows(c_tools, export.path, [good, "P1 cards=AsZz board=- bets=-",
+                                                            "P1 cards=AsKh\t1 0", good.replace("Kh", "Qh")])
+    assert list(rows) == [good, good.replace("Kh", "Qh")] and code == 1
+    assert [line.split(": ")[1] for line in errors] == ["line 2", "line 3"]

@@ -78,7 +78,7 @@ class CompactPolicy:
         offsets = tree.infoset_action_offset
         for infoset, key in enumerate(tree.infoset_keys):
             if self.strategy.row_of(key, class_of(tree, infoset)) >= 0:
-                row = self.strategy.probabilities(key, class_of(tree, infoset))
+                row = list(self.strategy.probabilities(key, class_of(tree, infoset)).values())
                 if len(row) != offsets[infoset + 1] - offsets[infoset]:
                     raise StrategyError(f"{self.name}: infoset {key!r} has {len(row)} actions "
                                         f"in the file, {offsets[infoset + 1] - offsets[infoset]} "

@@ -51,6 +51,7 @@ from efgkit.storage.compact_reader import (
     FLAG_PRUNED,
     MAX_SLOT_BITS,
     CardTable,
+    KeyLookupError,
 )
 from efgkit.storage.compact_writer import (
     CardBlocks,
@@ -258,11 +259,11 @@ def _card_file(head: dict, rows: QuantizedRows, infoset_map: InfosetMap, infoset
     block_cells, block_actions = [], []
     key_blocks, key_cells = np.empty(len(keys), np.int64), np.empty(len(keys), np.int64)
     for i, (infoset, key) in enumerate(zip(infosets, keys, strict=True)):
-        located = table.locate(key)
-        if located is None:
+        try:
+            betting, round_index, cell = table.locate(key)
+        except KeyLookupError as exc:
             raise CardTableUnavailable(f"the card table cannot read the cards of infoset {key!r} "
-                                       f"(keys of {tree.spec} name ranks only?)")
-        betting, round_index, cell = located
+                                       f"(keys of {tree.spec} name ranks only?): {exc}") from exc
         if betting not in blocks:
             blocks[betting] = len(block_cells)
             block_cells.append(table.block_size(round_index))

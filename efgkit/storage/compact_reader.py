@@ -6,7 +6,7 @@ documented byte by byte in docs/compact-format.md; efgkit.storage.efgs_c holds t
 reader in C99.
 
     >>> strategy = CompactStrategy("leduc.efgs")
-    >>> strategy.probabilities("P0 card=Ks board=- bets=-")    # one float per action
+    >>> strategy.probabilities("P0 card=Ks board=- bets=-")    # {"call": 0.25, "raise": 0.75}
     >>> strategy.sample("P0 card=Ks board=- bets=-", random.Random(0))   # action index
 
 A file stores each abstract infoset's row once. An original infoset reaches its row in
@@ -99,6 +99,106 @@ MASK64 = (1 << 64) - 1
 
 class CompactFormatError(ValueError):
     """The file is not a compact strategy, of another version, truncated or damaged."""
+
+
+class KeyLookupError(CompactFormatError):
+    """A key the file answers with no row; each cause is its own subclass, one line each."""
+
+
+class CardError(KeyLookupError):
+    """The key's cards: a name not in the deck, a card dealt twice, or the wrong number."""
+
+
+class BettingError(KeyLookupError):
+    """The key's betting (``bets=``) is no decision of the game: not spelled in its
+    actions, a hand already over or a round already closed, or not in the file."""
+
+
+class MissingCell(KeyLookupError):
+    """A valid key whose cell (betting history, bucket of its cards) has no row: a bucket
+    sequence never dealt, or left out by ``--prune-unreachable``."""
+
+
+class UnknownKey(KeyLookupError):
+    """A key that is not an infoset of the file (not in the game, pruned, or not of the
+    class it was given)."""
+
+
+class ClassNeeded(KeyLookupError):
+    """A key that is not an explicit entry of a file with a class rule, asked without its
+    class."""
+
+
+ACPC_ACTIONS = {"f": "fold", "c": "call", "r": "raise"}
+"""The ACPC action letters and the game's names for them ("call" also checks, "raise"
+also bets)."""
+ACPC_GAMES = ("leduc", "twocard", "holdem", "HULHE")
+KUHN_DECISIONS = {"-": 0, "p": 1, "b": 1, "pb": 2}
+"""Kuhn's betting histories before a decision, by the number of actions taken."""
+
+
+def betting_style(spec: str) -> str | None:
+    """How the game's keys spell their betting: "acpc" (the ACPC letters c, r, f, rounds
+    separated by /: Leduc, two-card poker, hold'em), "kuhn" (p, b) or None (a game whose
+    keys do not spell its actions: its actions are named by their index)."""
+    name = spec.split("(", 1)[0]
+    if name in ACPC_GAMES or spec.startswith("acpc:"):
+        return "acpc"
+    return "kuhn" if name == "kuhn" else None
+
+
+def key_fields(key: str) -> dict[str, str]:
+    """The ``name=value`` fields of an infoset key, and its player field as ``P``."""
+    fields = dict(token.split("=", 1) for token in key.split(" ") if "=" in token)
+    players = [token[1:] for token in key.split(" ") if token[:1] == "P" and token[1:].isdigit()]
+    if players:
+        fields["P"] = players[0]
+    return fields
+
+
+def betting_rounds(betting: str, style: str) -> list[str]:
+    """The actions of each round of a betting history before a decision (``-`` or empty:
+    none yet); a history that is no decision raises BettingError, saying why."""
+    if style == "kuhn":
+        if betting not in KUHN_DECISIONS:
+            raise BettingError(f"bets={betting} is no decision of Kuhn poker (one of "
+                               f"{', '.join(KUHN_DECISIONS)})")
+        return [betting.strip("-")]
+    unknown = sorted(set(betting) - set(ACPC_ACTIONS) - {"/"}) if betting != "-" else []
+    if unknown:
+        raise BettingError(f"bets={betting}: unknown action {unknown[0]!r} (c call or check, r "
+                           f"raise or bet, f fold, / between rounds, - before any action)")
+    if "f" in betting:
+        raise BettingError(f"bets={betting}: the hand is over after a fold")
+    rounds = ("" if betting == "-" else betting).split("/")
+    for number, actions in enumerate(rounds, 1):
+        closed = len(actions) >= 2 and actions[-1] == "c"
+        if number < len(rounds) and not closed:
+            raise BettingError(f"bets={betting}: round {number} ({actions or 'no action'}) has "
+                               f"not closed where a / starts the next")
+        if number == len(rounds) and closed:
+            raise BettingError(f"bets={betting}: round {number} has closed (the next round "
+                               f"starts after a /)")
+    return rounds
+
+
+def action_names(rounds: list[str], num_actions: int, style: str | None) -> tuple[str, ...] | None:
+    """The names of the ``num_actions`` actions after the betting ``rounds``
+    (``betting_rounds``), in the order of the row, or None if the betting allows no such
+    number of actions. ACPC betting: facing a bet or raise (or a blind, before any action
+    of the first round) fold, call, raise (fold, call once the round's raises are capped);
+    facing none, call (the check) and raise (the bet). Kuhn: pass, bet. Other games: the
+    action's index in the game's order."""
+    if style == "kuhn":
+        return ("pass", "bet") if num_actions == 2 else None
+    if style is None:
+        return tuple(str(action) for action in range(num_actions))
+    current = rounds[-1]
+    if num_actions == 3 and ("r" in current or rounds == [""]):
+        return ("fold", "call", "raise")
+    if num_actions == 2:
+        return ("fold", "call") if "r" in current else ("call", "raise")
+    return None
 
 
 def map_regular_file(path: str, what: str) -> mmap.mmap:
@@ -524,30 +624,42 @@ class CardTable:
             raise CompactFormatError(f"{self.path}: card table is corrupted")
         return bucket
 
-    def _card_ids(self, text: str) -> list[int] | None:
+    def _card_ids(self, text: str, field: str) -> list[int]:
+        """The card ids of the names in ``text``; a name not in the deck is a CardError."""
         width, names = self.width, self._text_names
-        if len(text) % width:
-            return None
         cards = [names.get(text[i:i + width]) for i in range(0, len(text), width)]
-        return None if None in cards else cards
+        if None in cards:
+            name = text[width * cards.index(None):][:width]
+            raise CardError(f"{field}={text}: unknown card {name!r} (the deck: "
+                            f"{' '.join(names)})")
+        return cards
 
-    def locate(self, key: str) -> tuple[str, int, int] | None:
-        """(betting history, round, cell) of an infoset key, or None if its cards or
-        betting cannot be read (not an infoset of this game). An empty ``bets=`` is read
-        as ``-`` (the ACPC string before any action)."""
-        fields = dict(token.split("=", 1) for token in key.split(" ") if "=" in token)
+    def locate(self, key: str) -> tuple[str, int, int]:
+        """(betting history, round, cell) of an infoset key. Cards the deck does not name,
+        a card dealt twice or the wrong number of cards raise CardError; a key without
+        betting or whose betting has more rounds than the game, BettingError. An empty
+        ``bets=`` is read as ``-`` (the ACPC string before any action)."""
+        fields = key_fields(key)
         private = fields.get("card", fields.get("cards"))
-        if private is None or "bets" not in fields:
-            return None
+        if "bets" not in fields:
+            raise BettingError(f"{key!r} has no betting (bets=)")
+        if private is None:
+            raise CardError(f"{key!r} names no private cards (card= or cards=)")
         betting = fields["bets"] or "-"
         round_index = betting.count("/")
+        if round_index >= len(self.board_sizes):
+            raise BettingError(f"bets={betting} has {round_index + 1} rounds; the game has "
+                               f"{len(self.board_sizes)}")
         board_text = fields.get("board", "-")
-        hand = self._card_ids(private)
-        board = self._card_ids("" if board_text == "-" else board_text.replace("/", ""))
-        if (hand is None or board is None or round_index >= len(self.board_sizes)
-                or len(hand) != self.private or len(board) != self.board_sizes[round_index]
-                or len(set(hand + board)) != len(hand) + len(board)):
-            return None
+        hand = self._card_ids(private, "card" if "card" in fields else "cards")
+        board = self._card_ids("" if board_text == "-" else board_text.replace("/", ""), "board")
+        if len(hand) != self.private or len(board) != self.board_sizes[round_index]:
+            raise CardError(f"{key!r}: {len(hand)} private and {len(board)} board cards; round "
+                            f"{round_index + 1} has {self.private} and {self.board_sizes[round_index]}")
+        if len(set(hand + board)) != len(hand) + len(board):
+            twice = next(card for card in hand + board if (hand + board).count(card) > 1)
+            name = next(text for text, card in self._text_names.items() if card == twice)
+            raise CardError(f"{key!r}: card {name} is dealt twice")
         hand.sort()
         cell = 0
         for past in range(round_index + 1) if self.perfect else (round_index,):
@@ -636,6 +748,7 @@ class CompactStrategy:
         self.check_bits, self.num_rows, self.num_values = check_bits, rows, values
         self.payload_crc, self.fingerprint = payload_crc, fingerprint.hex()
         self.spec = self._text(bytes(data[HEADER.size:header_end]), "game spec")
+        self.betting_style = betting_style(self.spec)
         self.num_explicit, self.num_classes = explicit, classes
         self._count, self._segment, self._slot_bits = keys, segment, slot_bits
         self._slots_at, self._starts_at, self._keys_at, self._classes_at = (
@@ -698,78 +811,137 @@ class CompactStrategy:
 
         ``infoset_class`` = (player, own-sequence length, number of actions) of the
         infoset; a file with a class rule (``num_classes > 0``) needs it for every key
-        that is not an explicit entry, and raises KeyError without it.
+        that is not an explicit entry, and raises ClassNeeded without it.
         """
-        if self.card_table is not None:
-            located = self._card_cell(key)
-            return -1 if located is None else located[0]
-        encoded = key.encode()
-        if self.num_explicit:
-            row = self._explicit_row(key)
-            if row >= 0 and (not self.has_keys or self._group_has(row, encoded)):
-                return row
-        if not self.num_classes:
+        try:
+            return self._located(key, infoset_class)[0]
+        except ClassNeeded:
+            raise
+        except KeyLookupError:
             return -1
-        if infoset_class is None:
-            raise KeyError(f"{key!r} is not an explicit entry of {self.path}, whose other "
-                           f"infosets follow their class: pass infoset_class=(player, "
-                           f"own-sequence length, number of actions)")
-        row = self._class_row(infoset_class)
-        if row < 0 or (self.has_keys and not self._group_has(row, encoded)):
-            return -1
-        return row
 
-    def _card_cell(self, key: str) -> tuple[int, int, int] | None:
-        """(row, first value, end value) of ``key`` in a file with a card table, or None.
-
-        The key index gives the key's betting history its block: (first row, first value,
-        number of actions); the key's cell (bucket table) picks the row in the block. A
-        row of all ones is a cell no infoset of the file has (never dealt, or pruned)."""
-        located = self.card_table.locate(key) if self.num_explicit else None
-        value = -1 if located is None else self._index_value(located[0])
-        if value < 0:
+    def _rounds(self, key: str, fields: dict[str, str]) -> list[str] | None:
+        """The rounds of the key's betting (``betting_rounds``), None for a game whose keys
+        do not spell their actions; a poker key without betting is a BettingError."""
+        if self.betting_style is None:
             return None
-        block, cell = self.card_table.block(value), located[2]
-        if block is None:
-            return None  # a foreign betting history whose fingerprint matched
+        if "bets" not in fields:
+            raise BettingError(f"{key!r} has no betting (bets=)")
+        return betting_rounds(fields["bets"] or "-", self.betting_style)
+
+    def _located(self, key: str, infoset_class: tuple[int, int, int] | None
+                 ) -> tuple[int, int, int, tuple[str, ...]]:
+        """(row, first value, end value, action names) of infoset ``key``; a key the file
+        does not answer raises the KeyLookupError of its cause. The key's betting is
+        checked before it is looked up: a nonsense key never reads a class's row."""
+        fields = key_fields(key)
+        if self.card_table is not None:
+            return self._card_cell(key, fields)
+        rounds = self._rounds(key, fields)
+        encoded = key.encode()
+        row = self._explicit_row(key) if self.num_explicit else -1
+        if row >= 0 and self.has_keys and not self._group_has(row, encoded):
+            row = -1
+        if row < 0:
+            if not self.num_classes:
+                raise UnknownKey(f"{key!r} is not an infoset of {self.path} (not in the game "
+                                 f"{self.spec}, or pruned)")
+            if infoset_class is None:
+                raise ClassNeeded(f"{key!r} is not an explicit entry of {self.path}, whose other "
+                                  f"infosets follow their class: pass infoset_class=(player, "
+                                  f"own-sequence length, number of actions)")
+            row = self._class_row(infoset_class)
+            player = fields.get("P")
+            if self.betting_style is not None and (player is None or int(player) != infoset_class[0]):
+                raise UnknownKey(f"{key!r} is not an infoset of player {infoset_class[0]}")
+            if row < 0 or (self.has_keys and not self._group_has(row, encoded)):
+                raise UnknownKey(f"{key!r} with class {tuple(infoset_class)} is not an infoset "
+                                 f"of {self.path}")
+        lo, hi = struct.unpack_from("<II", self._map, self._starts_at + 4 * row)
+        if not lo < hi <= self.num_values:
+            raise CompactFormatError(f"{self.path}: row table is corrupted")
+        names = action_names(rounds, hi - lo, self.betting_style)
+        if names is None:
+            raise UnknownKey(f"{key!r}: its betting allows no {hi - lo} actions (not an infoset "
+                             f"of {self.spec})")
+        return row, lo, hi, names
+
+    def _card_cell(self, key: str, fields: dict[str, str]) -> tuple[int, int, int, tuple[str, ...]]:
+        """(row, first value, end value, action names) of ``key`` in a file with a card
+        table: its betting is checked, its cards located (``CardTable.locate``), then the
+        key index gives the betting history its block of (first row, first value, number
+        of actions) and the key's cell picks the row in the block. A row of all ones is a
+        cell no infoset of the file has (never dealt, or pruned)."""
+        rounds = self._rounds(key, fields)
+        betting, _, cell = self.card_table.locate(key)
+        located = self._block(betting, rounds)
+        if located is None:
+            raise BettingError(self._unknown_betting(betting))
+        block, names = located
         row, lo, actions = block[0] + cell, block[1] + cell * block[2], block[2]
         if row >= self.num_rows or lo + actions > self.num_values:
-            return None  # a foreign betting history whose fingerprint matched
-        if self._weights(lo, lo + actions) is None:
+            raise BettingError(self._unknown_betting(betting))  # a foreign fingerprint matched
+        if self._weights(lo, lo + actions) is None or (
+                self.has_keys and not self._group_has(row, key.encode())):
+            raise MissingCell(f"{key!r}: no row for these cards after bets={betting} (cell "
+                              f"{cell}: never dealt, or pruned)")
+        return row, lo, lo + actions, names
+
+    def _block(self, betting: str, rounds: list[str] | None
+               ) -> tuple[tuple[int, int, int], tuple[str, ...]] | None:
+        """The block the key index gives a betting history and its actions' names, or None
+        (not in the index, or a foreign history whose fingerprint matched)."""
+        value = self._index_value(betting) if self.num_explicit else -1
+        block = None if value < 0 else self.card_table.block(value)
+        if block is None:
             return None
-        if self.has_keys and not self._group_has(row, key.encode()):
-            return None
-        return row, lo, lo + actions
+        names = action_names(rounds, block[2], self.betting_style)
+        return None if names is None else (block, names)
+
+    def _unknown_betting(self, betting: str) -> str:
+        """Why ``betting`` (legal in the letters of its game) has no block: the message
+        names the longest decision before it that the file holds, and its legal actions."""
+        for end in range(len(betting) - 1, -1, -1):
+            prefix = betting[:end] or "-"
+            try:
+                rounds = None if self.betting_style is None else betting_rounds(
+                    prefix, self.betting_style)
+            except BettingError:
+                continue
+            located = self._block(prefix, rounds)
+            if located is not None:
+                return (f"bets={betting} is not a betting history of {self.spec}: after "
+                        f"{prefix} the actions are {', '.join(located[1])}")
+        return f"bets={betting} is not a betting history of {self.spec}"
 
     def __contains__(self, key: str) -> bool:
         """Is ``key`` in the file? For a file with a class rule, only explicit entries
         can be asked this way (``row_of(key, infoset_class) >= 0`` asks for any)."""
-        return self.row_of(key) >= 0
+        try:
+            return self.row_of(key) >= 0
+        except ClassNeeded:
+            return False
 
     def quantized(self, key: str, infoset_class: tuple[int, int, int] | None = None
                   ) -> tuple[int, ...]:
         """The integer weights of the key's actions (in the game's action order), summing to
         the row's total (``row_code`` at its tier's bits per action).
 
-        Raises KeyError for an infoset not in the file (not in the game, or pruned).
-        ``infoset_class`` as in ``row_of``.
+        A key the file does not answer raises the KeyLookupError of its cause: CardError,
+        BettingError, MissingCell, UnknownKey or ClassNeeded. ``infoset_class`` as in
+        ``row_of``.
         """
-        if self.card_table is not None:
-            located = self._card_cell(key)
-            if located is None:
-                raise KeyError(key)
-            return self._checked(*located[1:])
-        row = self.row_of(key, infoset_class)
-        if row < 0:
-            raise KeyError(key)
-        return self._row(row)
+        _, lo, hi, _ = self._located(key, infoset_class)
+        return self._checked(lo, hi)
 
     def probabilities(self, key: str, infoset_class: tuple[int, int, int] | None = None
-                      ) -> tuple[float, ...]:
-        """One probability per action of the infoset ``key``: ``quantized(key) / total``."""
-        weights = self.quantized(key, infoset_class)
+                      ) -> dict[str, float]:
+        """The key's row: action name -> probability (``quantized(key) / total``), in the
+        row's order (``action_names``); errors as ``quantized``."""
+        _, lo, hi, names = self._located(key, infoset_class)
+        weights = self._checked(lo, hi)
         total = sum(weights)
-        return tuple(weight / total for weight in weights)
+        return {name: weight / total for name, weight in zip(names, weights, strict=True)}
 
     def sample(self, key: str, rng, infoset_class: tuple[int, int, int] | None = None) -> int:
         """An action index drawn with probability exactly ``quantized(key)[a] / total``.

@@ -926,13 +926,21 @@ static int64_t bucket_of(const efgs_reader *reader, unsigned round, const unsign
     return bucket < reader->buckets[round] ? (int64_t)bucket : EFGS_ERROR_CORRUPTED;
 }
 
-/* Split a key into its fields card=/cards=, board=, bets= (the last of each wins). */
-static void find_fields(const char *key, size_t length, const char *values[4], size_t lengths[4]) {
+/* Split a key into its fields card=/cards=, board=, bets= (the last of each wins) and its
+ * player's digits (P0: "0", the first such field). */
+static void find_fields(const char *key, size_t length, const char *values[5], size_t lengths[5]) {
     static const char *const names[4] = {"card", "cards", "board", "bets"};
     size_t start = 0, end, equals, k;
     while (start <= length) {
         for (end = start; end < length && key[end] != ' '; end++) continue;
         for (equals = start; equals < end && key[equals] != '='; equals++) continue;
+        if (equals == end && end > start + 1 && key[start] == 'P' && values[4] == NULL) {
+            for (k = start + 1; k < end && key[k] >= '0' && key[k] <= '9'; k++) continue;
+            if (k == end) {
+                values[4] = key + start + 1;
+                lengths[4] = end - start - 1;
+            }
+        }
         if (equals < end)
             for (k = 0; k < 4; k++)
                 if (strlen(names[k]) == equals - start && memcmp(key + start, names[k], equals - start) == 0) {
@@ -941,6 +949,98 @@ static void find_fields(const char *key, size_t length, const char *values[4], s
                 }
         start = end + 1;
     }
+}
+
+/* How the game's keys spell their betting (betting_style in compact_reader.py). */
+enum { STYLE_NONE, STYLE_ACPC, STYLE_KUHN };
+
+static int spec_is(const efgs_reader *reader, const char *name) {
+    size_t length = strlen(name);
+    return reader->spec_length >= length && memcmp(reader->spec, name, length) == 0 &&
+           (reader->spec_length == length || reader->spec[length] == '(');
+}
+
+static int betting_style(const efgs_reader *reader) {
+    if (spec_is(reader, "leduc") || spec_is(reader, "twocard") || spec_is(reader, "holdem") ||
+        spec_is(reader, "HULHE") || (reader->spec_length >= 5 && memcmp(reader->spec, "acpc:", 5) == 0))
+        return STYLE_ACPC;
+    return spec_is(reader, "kuhn") ? STYLE_KUHN : STYLE_NONE;
+}
+
+/* Is the betting a decision (betting_rounds in compact_reader.py)? EFGS_OK, with where its
+ * current round starts and whether it is the first round before any action; or
+ * EFGS_ERROR_BETTING. An empty string is "-". */
+static int check_betting(int style, const char *bets, size_t length, size_t *round_start, int *opening) {
+    size_t i, start = 0;
+    static const char *const kuhn[4] = {"-", "p", "b", "pb"};
+    if (length == 0 || (length == 1 && bets[0] == '-')) {
+        *round_start = length;
+        *opening = 1;
+        return EFGS_OK;
+    }
+    *opening = 0;
+    if (style == STYLE_KUHN) {
+        for (i = 0; i < 4; i++)
+            if (strlen(kuhn[i]) == length && memcmp(kuhn[i], bets, length) == 0) return *round_start = 0, EFGS_OK;
+        return EFGS_ERROR_BETTING;
+    }
+    for (i = 0; i <= length; i++) {
+        if (i < length && bets[i] != '/') {
+            if (bets[i] != 'c' && bets[i] != 'r') return EFGS_ERROR_BETTING; /* unknown, or a fold */
+            continue;
+        }
+        /* a round ends at i: closed (two actions or more, the last a call) iff a / follows */
+        if ((i - start >= 2 && bets[i - 1] == 'c') != (i < length)) return EFGS_ERROR_BETTING;
+        if (i < length) start = i + 1;
+    }
+    *round_start = start;
+    return EFGS_OK;
+}
+
+/* The action names after a checked betting (action_names in compact_reader.py), or
+ * EFGS_ERROR_BETTING if it allows no num_actions actions. */
+static int betting_names(int style, const char *bets, size_t length, size_t round_start, int opening,
+                         int num_actions, const char **names) {
+    static const char *const acpc[3] = {"fold", "call", "raise"};
+    int facing = memchr(bets + round_start, 'r', length - round_start) != NULL, k;
+    if (style == STYLE_KUHN) {
+        if (num_actions != 2) return EFGS_ERROR_BETTING;
+        names[0] = "pass";
+        names[1] = "bet";
+        return 2;
+    }
+    if (num_actions == 3 && (facing || opening)) {
+        for (k = 0; k < 3; k++) names[k] = acpc[k];
+        return 3;
+    }
+    if (num_actions != 2) return EFGS_ERROR_BETTING;
+    names[0] = acpc[facing ? 0 : 1];
+    names[1] = acpc[facing ? 1 : 2];
+    return 2;
+}
+
+/* The value of a key's field (player "P" or a name=value field), or NULL. */
+static const char *key_field(const char *key, size_t key_length, const char *name, size_t *value_length) {
+    const char *values[5] = {NULL, NULL, NULL, NULL, NULL};
+    size_t lengths[5] = {0, 0, 0, 0, 0};
+    find_fields(key, key_length, values, lengths);
+    if (strcmp(name, "bets") == 0) {
+        *value_length = lengths[3];
+        return values[3];
+    }
+    *value_length = lengths[4];
+    return values[4];
+}
+
+int efgs_action_names(const efgs_reader *reader, const char *key, size_t key_length,
+                      int num_actions, const char **names) {
+    int style = betting_style(reader), opening;
+    size_t length, round_start;
+    const char *bets;
+    if (style == STYLE_NONE) return 0;
+    if ((bets = key_field(key, key_length, "bets", &length)) == NULL) return EFGS_ERROR_BETTING;
+    if (check_betting(style, bets, length, &round_start, &opening) != EFGS_OK) return EFGS_ERROR_BETTING;
+    return betting_names(style, bets, length, round_start, opening, num_actions, names);
 }
 
 static int64_t index_value(const efgs_reader *reader, const char *key, size_t key_length);
@@ -961,10 +1061,10 @@ static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_c
  * A row of all ones is a cell no infoset of the file has (never dealt, or pruned). */
 static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_length,
                          uint32_t *lo, uint32_t *hi) {
-    const char *values[4] = {NULL, NULL, NULL, NULL};
-    size_t lengths[4] = {0, 0, 0, 0}, i;
+    const char *values[5] = {NULL, NULL, NULL, NULL, NULL}, *names[3];
+    size_t lengths[5] = {0, 0, 0, 0, 0}, i, round_start = 0;
     unsigned hand[MAX_CARDS], board[MAX_CARDS], round = 0, past, first_round, group;
-    int hand_count, board_count, j, k;
+    int hand_count, board_count, j, k, style = betting_style(reader), opening = 0;
     int64_t bucket, block;
     uint64_t cell = 0, row, first_row, first_value, actions, limit = (uint64_t)1 << 33;
     row_code code;
@@ -973,19 +1073,23 @@ static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_
         values[1] = values[0];
         lengths[1] = lengths[0];
     }
-    if (values[1] == NULL || values[3] == NULL) return EFGS_ERROR_NOT_FOUND;
+    if (values[3] == NULL) return EFGS_ERROR_BETTING;
+    if (style != STYLE_NONE && check_betting(style, values[3], lengths[3], &round_start, &opening) != EFGS_OK)
+        return EFGS_ERROR_BETTING;
     for (i = 0; i < lengths[3]; i++) round += values[3][i] == '/';
+    if (values[1] == NULL) return EFGS_ERROR_CARD;
+    if (round >= reader->num_card_rounds) return EFGS_ERROR_BETTING;
     hand_count = read_cards(reader, values[1], lengths[1], 0, hand);
     board_count = values[2] == NULL || (lengths[2] == 1 && values[2][0] == '-')
                       ? 0 : read_cards(reader, values[2], lengths[2], 1, board);
-    if (hand_count < 0 || board_count < 0 || round >= reader->num_card_rounds ||
+    if (hand_count < 0 || board_count < 0 ||
         (unsigned)hand_count != reader->private_cards || (unsigned)board_count != reader->board_cards[round])
-        return EFGS_ERROR_NOT_FOUND;
+        return EFGS_ERROR_CARD;
     for (j = 0; j < hand_count + board_count; j++)
         for (k = 0; k < j; k++)
             if ((j < hand_count ? hand[j] : board[j - hand_count]) ==
                 (k < hand_count ? hand[k] : board[k - hand_count]))
-                return EFGS_ERROR_NOT_FOUND;
+                return EFGS_ERROR_CARD;
     sort_cards(hand, (unsigned)hand_count);
     first_round = reader->perfect_recall ? 0u : round;
     for (past = first_round; past <= round; past++) {
@@ -997,41 +1101,61 @@ static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_
         values[3] = "-";
         lengths[3] = 1;
     }
-    if ((block = index_value(reader, values[3], lengths[3])) < 0) return block;
+    /* not in the index, or a foreign betting history whose fingerprint matched */
+    if ((block = index_value(reader, values[3], lengths[3])) < 0) return EFGS_ERROR_BETTING;
     actions = (uint64_t)block & (((uint64_t)1 << reader->card_action_bits) - 1u);
     first_row = (uint64_t)block >> reader->card_action_bits;
     for (group = 0; group < reader->num_action_groups; group++)
         if (reader->group_actions[group] == actions && first_row >= reader->group_first_row[group]) break;
-    if (group == reader->num_action_groups) return EFGS_ERROR_NOT_FOUND;
+    if (group == reader->num_action_groups) return EFGS_ERROR_BETTING;
+    if (style != STYLE_NONE && betting_names(style, values[3], lengths[3], round_start, opening,
+                                             (int)actions, names) < 0)
+        return EFGS_ERROR_BETTING;
     first_value = reader->group_first_value[group] + (first_row - reader->group_first_row[group]) * actions;
     row = first_row + cell;
     if (row >= reader->num_rows || first_value > reader->num_values ||
         cell > (reader->num_values - first_value) / actions ||
         first_value + cell * actions + actions > reader->num_values)
-        return EFGS_ERROR_NOT_FOUND; /* a foreign betting history whose fingerprint matched */
+        return EFGS_ERROR_BETTING;
     *lo = (uint32_t)(first_value + cell * actions);
     *hi = (uint32_t)(*lo + actions);
-    if ((j = row_status(reader, *lo, *hi, &code)) != EFGS_OK) return j;
+    if ((j = row_status(reader, *lo, *hi, &code)) != EFGS_OK)
+        return j == EFGS_ERROR_NOT_FOUND ? EFGS_ERROR_MISSING_CELL : j;
     if (reader->flags & FLAG_KEYS) {
         if ((j = row_has_key(reader, row, key, key_length)) < 0) return j;
-        if (!j) return EFGS_ERROR_NOT_FOUND;
+        if (!j) return EFGS_ERROR_MISSING_CELL;
     }
     return (int64_t)row;
 }
 
-/* The row of a key (and its values [lo, hi)), or a negative efgs_status. */
+/* The row of a key (and its values [lo, hi)), or a negative efgs_status. A poker key's
+ * betting is checked before it is looked up, and a key read by its class must be of the
+ * class's player and allow its number of actions: a nonsense key never reads a class's row. */
 static int64_t locate(const efgs_reader *reader, const char *key, size_t key_length,
                       const efgs_class *infoset_class, uint32_t *lo, uint32_t *hi) {
+    const char *names[3], *bets = NULL, *player;
+    size_t length = 0, player_length = 0, round_start = 0, k;
     int64_t row = EFGS_ERROR_NOT_FOUND;
-    int has;
+    int has, style = betting_style(reader), opening = 0;
+    uint64_t player_number = 0;
     if (reader->cards_offset != 0)
-        return reader->num_explicit == 0 ? EFGS_ERROR_NOT_FOUND : card_cell(reader, key, key_length, lo, hi);
+        return reader->num_explicit == 0 ? EFGS_ERROR_BETTING : card_cell(reader, key, key_length, lo, hi);
+    if (style != STYLE_NONE) {
+        if ((bets = key_field(key, key_length, "bets", &length)) == NULL ||
+            check_betting(style, bets, length, &round_start, &opening) != EFGS_OK)
+            return EFGS_ERROR_BETTING;
+    }
     if (reader->num_explicit > 0) {
         row = explicit_row(reader, key, key_length);
     }
     if (row == EFGS_ERROR_NOT_FOUND) {
         if (reader->num_classes == 0) return EFGS_ERROR_NOT_FOUND;
         if (infoset_class == NULL) return EFGS_ERROR_NEEDS_CLASS;
+        if (style != STYLE_NONE) {
+            if ((player = key_field(key, key_length, "P", &player_length)) == NULL) return EFGS_ERROR_NOT_FOUND;
+            for (k = 0; k < player_length && k < 10; k++) player_number = 10u * player_number + (uint64_t)(player[k] - '0');
+            if (player_length > 10 || player_number != infoset_class->player) return EFGS_ERROR_NOT_FOUND;
+        }
         row = class_row(reader, infoset_class);
         if (row >= 0 && (reader->flags & FLAG_KEYS)) {
             has = row_has_key(reader, (uint64_t)row, key, key_length);
@@ -1040,7 +1164,11 @@ static int64_t locate(const efgs_reader *reader, const char *key, size_t key_len
         }
     }
     if (row < 0) return row;
-    return row_bounds(reader, (uint64_t)row, lo, hi) == EFGS_OK ? row : EFGS_ERROR_CORRUPTED;
+    if (row_bounds(reader, (uint64_t)row, lo, hi) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+    if (style != STYLE_NONE &&
+        betting_names(style, bets, length, round_start, opening, (int)(*hi - *lo), names) < 0)
+        return EFGS_ERROR_NOT_FOUND;
+    return row;
 }
 
 int64_t efgs_find_in_class(const efgs_reader *reader, const char *key, size_t key_length,
@@ -1206,6 +1334,9 @@ const char *efgs_status_message(int status) {
     case EFGS_ERROR_CAPACITY: return "output array too short for the row";
     case EFGS_ERROR_NEEDS_CLASS: return "the key is not an explicit entry: give its class (player, own-sequence length, number of actions)";
     case EFGS_ERROR_TABLES: return "its bucket-table file is missing, not a regular file, not the one it was exported with (sha256 differs), or damaged";
+    case EFGS_ERROR_CARD: return "a card of the key is not in the deck, is dealt twice, or the key has the wrong number of cards";
+    case EFGS_ERROR_BETTING: return "its betting (bets=) is no decision of the game, or not in the file";
+    case EFGS_ERROR_MISSING_CELL: return "no row for its cards after this betting (a cell never dealt, or pruned)";
     default: return "unknown status";
     }
 }

@@ -62,7 +62,10 @@ enum efgs_status {
     EFGS_ERROR_NOT_FOUND = -6,   /* no such infoset key (not in the game, or pruned) */
     EFGS_ERROR_CAPACITY = -7,    /* the output array is shorter than the row */
     EFGS_ERROR_NEEDS_CLASS = -8, /* not an explicit key and no class given (file has a class rule) */
-    EFGS_ERROR_TABLES = -9       /* the bucket-table file is missing, not a regular file, another one (sha256), or damaged */
+    EFGS_ERROR_TABLES = -9,      /* the bucket-table file is missing, not a regular file, another one (sha256), or damaged */
+    EFGS_ERROR_CARD = -10,       /* the key's cards: a name not in the deck, a card twice, or the wrong number */
+    EFGS_ERROR_BETTING = -11,    /* the key's betting (bets=) is no decision of the game, or not in the file */
+    EFGS_ERROR_MISSING_CELL = -12 /* a valid key whose cell has no row (never dealt, or pruned) */
 };
 
 /* Waugh's canonical index of (hole cards, board) in a deck of 4 suits, numbered as efgkit's
@@ -168,6 +171,15 @@ int efgs_probabilities(const efgs_reader *reader, const char *key, size_t key_le
                        double *probabilities, int capacity);
 int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length,
                 uint64_t random_bits);
+/* The names of the key's num_actions actions in the row's order, static strings (docs/
+ * compact-format.md, "Action order"): for ACPC betting (Leduc, two-card poker, hold'em)
+ * facing a bet or raise, or a blind before the first round's first action, "fold" "call"
+ * "raise" ("fold" "call" once raises are capped), facing none "call" "raise"; Kuhn "pass"
+ * "bet". Returns num_actions; 0 for a game whose keys do not spell their actions (the
+ * caller names them by index); EFGS_ERROR_BETTING if the betting is no decision with
+ * num_actions actions. */
+int efgs_action_names(const efgs_reader *reader, const char *key, size_t key_length,
+                      int num_actions, const char **names);
 /* Read the whole file: payload CRC, every row's code. */
 int efgs_verify(const efgs_reader *reader);
 

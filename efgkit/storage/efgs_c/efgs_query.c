@@ -1,12 +1,20 @@
 /* efgs_query: look up infoset keys in a compact strategy with the C reader.
  *
- *   efgs_query FILE.efgs < keys          one line per key: "<key>\t<w1> <w2> ..." (quantized
- *                                        weights) or "<key>\tmissing"; an input line may
- *                                        give the infoset's class after a tab:
- *                                        "<key>\t<player> <own-sequence length> <actions>"
+ *   efgs_query FILE.efgs < keys          one line per key: "<key>\t<action>=<probability> ..."
+ *                                        (each row normalised: weight / total, the actions
+ *                                        named in the row's order, efgs_action_names; by
+ *                                        their index for games whose keys do not spell them);
+ *                                        an input line may give the infoset's class after a
+ *                                        tab: "<key>\t<player> <own-sequence length> <actions>"
+ *   efgs_query --weights FILE.efgs < keys   the quantized weights instead: "<key>\t<w1> <w2> ..."
  *   efgs_query --verify FILE.efgs        check the whole file; prints "ok" or the problem
  *   efgs_query --bench FILE.efgs R < keys   time R rounds of lookups of every key; prints
  *                                        nanoseconds per efgs_probabilities call
+ *
+ * A line the file does not answer (a card not in the deck, betting that is no decision of
+ * the game, a cell with no row, a key not in the file, a missing class) is one line on
+ * stderr, "efgs_query: line N: <key>: <reason>", and the next line is read; the exit code
+ * is then 1. A damaged file stops the tool with exit code 2.
  *
  * A strategy whose bucket tables are in a bucket-table file (.efgb) opens it beside itself
  * (the name it records); a missing or other file is one line and exit code 2.
@@ -66,6 +74,31 @@ static int bench(efgs_reader *reader, long rounds) {
     return 0;
 }
 
+/* Is a lookup status a fault of the key (reported, and the next line read)? */
+static int bad_key(int status) {
+    return status == EFGS_ERROR_NOT_FOUND || status == EFGS_ERROR_NEEDS_CLASS || status == EFGS_ERROR_CARD ||
+           status == EFGS_ERROR_BETTING || status == EFGS_ERROR_MISSING_CELL;
+}
+
+static void print_row(const efgs_reader *reader, const char *key, size_t key_length, const uint32_t *weights,
+                      int n, int raw) {
+    const char *names[MAX_ACTIONS];
+    unsigned long total = 0;
+    int k, named = raw ? 0 : efgs_action_names(reader, key, key_length, n, names);
+    for (k = 0; k < n; k++) total += weights[k];
+    printf("%s\t", key);
+    for (k = 0; k < n; k++) {
+        if (k) printf(" ");
+        if (raw)
+            printf("%lu", (unsigned long)weights[k]);
+        else if (named > 0)
+            printf("%s=%.17g", names[k], (double)weights[k] / (double)total);
+        else
+            printf("%d=%.17g", k, (double)weights[k] / (double)total);
+    }
+    printf("\n");
+}
+
 int main(int argc, char **argv) {
     efgs_reader reader;
     char line[MAX_KEY];
@@ -73,8 +106,8 @@ int main(int argc, char **argv) {
     const char *path;
     char *tab;
     efgs_class infoset_class;
-    unsigned long player, length, actions;
-    int status, n, k, has_class;
+    unsigned long player, length, actions, number = 0;
+    int status, n, has_class, raw = 0, failed = 0;
     if (argc == 3 && strcmp(argv[1], "--verify") == 0) {
         if ((status = efgs_open_file(&reader, argv[2])) != EFGS_OK) return fail(argv[2], status);
         status = efgs_verify(&reader);
@@ -89,22 +122,25 @@ int main(int argc, char **argv) {
         efgs_close(&reader);
         return status;
     }
-    if (argc != 2) {
-        fprintf(stderr, "usage: efgs_query [--verify | --bench FILE ROUNDS] FILE.efgs < keys\n");
+    if (argc == 3 && strcmp(argv[1], "--weights") == 0) raw = 1;
+    if (argc != 2 + raw) {
+        fprintf(stderr, "usage: efgs_query [--weights | --verify | --bench FILE ROUNDS] FILE.efgs < keys\n");
         return 2;
     }
-    path = argv[1];
+    path = argv[1 + raw];
     if ((status = efgs_open_file(&reader, path)) != EFGS_OK) return fail(path, status);
     while (fgets(line, sizeof line, stdin) != NULL) {
         size_t key_length = chomp(line);
+        number++;
         has_class = 0;
         if ((tab = strchr(line, '\t')) != NULL) {
             *tab = '\0';
             key_length = (size_t)(tab - line);
             if (sscanf(tab + 1, "%lu %lu %lu", &player, &length, &actions) != 3) {
-                fprintf(stderr, "efgs_query: expected <key>\\t<player> <own-sequence length> <actions>\n");
-                efgs_close(&reader);
-                return 2;
+                fprintf(stderr, "efgs_query: line %lu: %s: expected <key>\\t<player> <own-sequence length> "
+                        "<actions>\n", number, line);
+                failed = 1;
+                continue;
             }
             infoset_class.player = (uint32_t)player;
             infoset_class.own_sequence_length = (uint32_t)length;
@@ -113,18 +149,17 @@ int main(int argc, char **argv) {
         }
         n = efgs_quantized_in_class(&reader, line, key_length, has_class ? &infoset_class : NULL,
                                     weights, MAX_ACTIONS);
-        if (n == EFGS_ERROR_NOT_FOUND) {
-            printf("%s\tmissing\n", line);
+        if (bad_key(n)) {
+            fprintf(stderr, "efgs_query: line %lu: %s: %s\n", number, line, efgs_status_message(n));
+            failed = 1;
             continue;
         }
         if (n < 0) {
             efgs_close(&reader);
             return fail(path, n);
         }
-        printf("%s\t", line);
-        for (k = 0; k < n; k++) printf(k ? " %lu" : "%lu", (unsigned long)weights[k]);
-        printf("\n");
+        print_row(&reader, line, key_length, weights, n, raw);
     }
     efgs_close(&reader);
-    return 0;
+    return failed;
 }
