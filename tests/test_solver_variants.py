@@ -1,4 +1,4 @@
-"""Linear CFR, DCFR+, PCFR+, PDCFR+, HS-DCFR and HS-PCFR+: a plain reference implementation,
+"""Linear CFR, DCFR+, PCFR+, PDCFR+, HS-DCFR, HS-PCFR+ and SAPCFR+: a plain reference implementation,
 the LP value, parameter checks and bit-identical resume."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.specs import load_game
 from efgkit.storage.checkpoint import resume, write_checkpoint
 
-NEW_VARIANTS = ("lcfr", "dcfr+", "pcfr+", "pdcfr+", "hs-dcfr", "hs-pcfr+")
+NEW_VARIANTS = ("lcfr", "dcfr+", "pcfr+", "pdcfr+", "hs-dcfr", "hs-pcfr+", "sapcfr+")
 
 
 def horizon_for(variant: str, iterations: int) -> dict:
@@ -32,7 +32,8 @@ class ReferenceCFR:
     average by t^g; PCFR+ clips R + r; the predictive ones play [R d + r]^+ (d = 1 for PCFR+
     and HS-PCFR+). HS-DCFR is DCFR's regrets and HS-PCFR+ PCFR+'s, both weighting iteration
     t's average contribution by t^g, the exponents of iteration t being Zhang et al.'s eq. 4
-    over n iterations: a = 1 + 3t/n, b = -1 - 2t/n, g = g0 - 5t/n.
+    over n iterations: a = 1 + 3t/n, b = -1 - 2t/n, g = g0 - 5t/n. SAPCFR+ (Meng et al.) is
+    PCFR+ playing [R + r/(1 + a)]^+ with a = 2.
     """
 
     def __init__(self, tree, variant: str, **parameters) -> None:
@@ -57,7 +58,8 @@ class ReferenceCFR:
         part = self._slots(infoset)
         if self.variant in PREDICTIVE:
             scale = self._d(self.t) if self.variant == "pdcfr+" else 1.0
-            target = np.maximum(scale * self.regrets[part] + self.last[part], 0.0)
+            step = 1.0 / (1.0 + 2.0) if self.variant == "sapcfr+" else 1.0
+            target = np.maximum(scale * self.regrets[part] + step * self.last[part], 0.0)
         else:
             target = np.maximum(self.regrets[part], 0.0)
         total = target.sum()
@@ -114,7 +116,7 @@ class ReferenceCFR:
                         r = np.where(r > 0, r * t**alpha / (t**alpha + 1), r * t**beta / (t**beta + 1))
                     elif self.variant == "hs-pcfr+":
                         r = np.maximum(r + instant[part], 0.0)
-                    elif self.variant == "pcfr+":
+                    elif self.variant in ("pcfr+", "sapcfr+"):
                         r = np.maximum(r + instant[part], 0.0)
                     else:
                         r = np.maximum(r * self._d(t - 1) + instant[part], 0.0)
@@ -232,7 +234,7 @@ def test_discount_rule_takes_the_exponents_of_the_papers_schedule():
     assert (first.positive, first.negative) == (1.0, 1.0)  # HS-PCFR+ schedules gamma only
 
 
-@pytest.mark.parametrize("algorithm", ["pdcfr+", "lcfr", "hs-dcfr", "hs-pcfr+"])
+@pytest.mark.parametrize("algorithm", ["pdcfr+", "lcfr", "hs-dcfr", "hs-pcfr+", "sapcfr+"])
 def test_cli_runs_the_new_variants_and_refuses_foreign_options(algorithm, runner, json_output):
     from efgkit.cli import main
 

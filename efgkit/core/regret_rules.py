@@ -36,6 +36,15 @@ iteration t's regret update and average weight, and regret matching of a row of 
   literally, reproduces the paper's ordering of g0 = 30 before 15 — docs/conventions.md).
   The schedule needs n up front (``horizon``); the paper defines it for t <= n only, so
   iterating past the horizon is refused.
+* SAPCFR+ — Meng, Yang, Zhang, Ge, Gao, "Faster game solving via asymmetry of step sizes"
+  (arXiv 2503.12770; AAAI 2026): PCFR+ whose explicit (predicted) accumulated regret takes
+  the prediction with the step size 1/(1 + a) of the implicit one, a fixed at 2 ("Simple
+  APCFR+"): R^t = [R^{t-1} + r^t]^+ and the next strategy matches [R^t + m^{t+1}/(1 + a)]^+,
+  m^{t+1} = r^t. Regret matching is invariant to a positive factor, so the kernels match
+  [(1 + a) R^t + r^t]^+ (``prediction_scale`` 3), the same strategy. Only the paper's
+  abstract was at hand, with restatements of the rule (a = 2, the prediction weighted
+  1/(1 + a)), not its numbered equations; it names no averaging for SAPCFR+, and PCFR+'s
+  t^g, g = 2, is taken. APCFR+'s adaptive a^t is not implemented.
 
 For the predictive variants the current strategy is the predicted one (the "last
 iterate" their papers also report), and the last instantaneous regrets are part of a
@@ -60,19 +69,23 @@ VARIANT_PCFR_PLUS = 4
 VARIANT_PDCFR_PLUS = 5
 VARIANT_HS_DCFR = 6
 VARIANT_HS_PCFR_PLUS = 7
+VARIANT_SAPCFR_PLUS = 8
 VARIANT_CODES = {"cfr": VARIANT_CFR, "cfr+": VARIANT_CFR_PLUS, "dcfr": VARIANT_DCFR, "lcfr": VARIANT_DCFR,
                  "dcfr+": VARIANT_DCFR_PLUS, "pcfr+": VARIANT_PCFR_PLUS, "pdcfr+": VARIANT_PDCFR_PLUS,
-                 "hs-dcfr": VARIANT_HS_DCFR, "hs-pcfr+": VARIANT_HS_PCFR_PLUS}
-PREDICTIVE = ("pcfr+", "pdcfr+", "hs-pcfr+")
+                 "hs-dcfr": VARIANT_HS_DCFR, "hs-pcfr+": VARIANT_HS_PCFR_PLUS, "sapcfr+": VARIANT_SAPCFR_PLUS}
+PREDICTIVE = ("pcfr+", "pdcfr+", "hs-pcfr+", "sapcfr+")
 SCHEDULED = ("hs-dcfr", "hs-pcfr+")
 """The variants whose exponents follow a schedule over ``horizon`` iterations."""
 VARIANT_PARAMETERS = {
     "cfr": {}, "cfr+": {"delay": 0}, "dcfr": {"alpha": 1.5, "beta": 0.0, "gamma": 2.0}, "lcfr": {},
     "dcfr+": {"alpha": 1.5, "gamma": 4.0}, "pcfr+": {"gamma": 2.0}, "pdcfr+": {"alpha": 2.3, "gamma": 5.0},
     "hs-dcfr": {"gamma_start": 30.0, "horizon": None}, "hs-pcfr+": {"gamma_start": 30.0, "horizon": None},
+    "sapcfr+": {"gamma": 2.0},
 }
 """Each variant's parameters and their defaults (None: no default, the caller must give it);
 a parameter a variant does not use is refused."""
+SAPCFR_ASYMMETRY = 2.0
+"""SAPCFR+'s fixed a: the prediction's step size is 1/(1 + a) of the regrets' (Meng et al.)."""
 MIN_GAMMA_START = 5.0
 """g(t) = gamma_start - 5t/n must stay >= 0 up to the horizon (Zhang et al. Theorems 3.1, 3.2)."""
 
@@ -192,7 +205,7 @@ def discount_rule(variant, t, alpha, beta, gamma, horizon):
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def update_regret(rule, regrets, instant, average, x):
     """Action ``x``'s cumulative regret after adding ``instant[x]`` under ``rule``: plain (CFR),
-    clipped (CFR+, PCFR+, HS-PCFR+ with its average discount), discounted (DCFR, HS-DCFR, with
+    clipped (CFR+, PCFR+, SAPCFR+, HS-PCFR+ with its average discount), discounted (DCFR, HS-DCFR, with
     their average discount) or [R d(t-1) + r]^+ (DCFR+, PDCFR+). Arrays float64 (actions,)."""
     # ``if r < 0.0: r = 0.0`` is max(r, 0.0) (numba's max: the second if greater) without
     # compiling numba's max for a first run.
@@ -203,7 +216,8 @@ def update_regret(rule, regrets, instant, average, x):
             r = 0.0
     else:
         r = regrets[x] + instant[x]
-    if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS:
+    if (variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
+            or variant == VARIANT_SAPCFR_PLUS):
         if r < 0.0:
             r = 0.0
     elif variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR:
@@ -216,11 +230,12 @@ def update_regret(rule, regrets, instant, average, x):
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def average_weight(variant, t, delay, gamma, horizon):
     """Iteration ``t``'s weight in the average accumulator: CFR+'s max(t - delay, 0); t^gamma
-    for DCFR+, PCFR+ and PDCFR+; t^g(t) with the schedule's g(t) = gamma - 5t/n for HS-DCFR
+    for DCFR+, PCFR+, PDCFR+ and SAPCFR+; t^g(t) with the schedule's g(t) = gamma - 5t/n for HS-DCFR
     and HS-PCFR+; 1 for the rest (DCFR's average is discounted instead)."""
     if variant == VARIANT_CFR_PLUS:
         return float(t - delay) if t > delay else 0.0
-    if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
+    if (variant == VARIANT_DCFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS
+            or variant == VARIANT_SAPCFR_PLUS):
         return float(t) ** gamma
     if variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
         return float(t) ** (gamma - 5.0 * float(t) / horizon)
@@ -229,20 +244,24 @@ def average_weight(variant, t, delay, gamma, horizon):
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def is_predictive(variant):
-    """Whether the next strategy matches a prediction (PCFR+, PDCFR+, HS-PCFR+)."""
-    return variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
+    """Whether the next strategy matches a prediction (PCFR+, PDCFR+, HS-PCFR+, SAPCFR+)."""
+    return (variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
+            or variant == VARIANT_SAPCFR_PLUS)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def prediction_scale(variant, t, alpha):
-    """How much of the cumulative regret enters the prediction after iteration ``t``."""
-    return discount(t, alpha) if variant == VARIANT_PDCFR_PLUS else 1.0
+    """How much of the cumulative regret enters the prediction after iteration ``t``: PDCFR+'s
+    d(t); SAPCFR+'s 1 + a, its prediction's step 1/(1 + a) scaled out of the matching."""
+    if variant == VARIANT_PDCFR_PLUS:
+        return discount(t, alpha)
+    return 1.0 + SAPCFR_ASYMMETRY if variant == VARIANT_SAPCFR_PLUS else 1.0
 
 
 class Settings(NamedTuple):
     """``variant`` (``VARIANT_CODES``), CFR+'s averaging ``delay``, the discount exponents
     (DCFR's alpha, beta, gamma; DCFR+/PDCFR+'s alpha; gamma the average weight exponent of
-    DCFR+, PCFR+ and PDCFR+, the schedule's start for HS-DCFR and HS-PCFR+) and the
+    DCFR+, PCFR+, PDCFR+ and SAPCFR+, the schedule's start for HS-DCFR and HS-PCFR+) and the
     schedule's ``horizon`` (``KernelParameters``). The GameTree kernels and the poker engine
     share it."""
 

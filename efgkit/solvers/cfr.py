@@ -1,5 +1,5 @@
 """The CFR family on a GameTree and any InfosetMap: CFR, CFR+, DCFR, linear CFR, DCFR+,
-PCFR+, PDCFR+, HS-DCFR and HS-PCFR+.
+PCFR+, PDCFR+, HS-DCFR, HS-PCFR+ and SAPCFR+.
 
 The variants' regret and averaging rules, their parameters and papers are in
 ``efgkit.core.regret_rules`` (shared with every other engine); this module walks the
@@ -209,9 +209,16 @@ class HSPCFRPlusSolver(CFRSolver):
     variant = "hs-pcfr+"
 
 
+class SAPCFRPlusSolver(CFRSolver):
+    """Simple asymmetric PCFR+ (Meng et al. 2025): PCFR+ with the prediction's step size 1/3
+    of the regrets'; gamma 2."""
+
+    variant = "sapcfr+"
+
+
 SOLVER_CLASSES = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "lcfr": LinearCFRSolver,
                   "dcfr+": DCFRPlusSolver, "pcfr+": PCFRPlusSolver, "pdcfr+": PDCFRPlusSolver,
-                  "hs-dcfr": HSDCFRSolver, "hs-pcfr+": HSPCFRPlusSolver}
+                  "hs-dcfr": HSDCFRSolver, "hs-pcfr+": HSPCFRPlusSolver, "sapcfr+": SAPCFRPlusSolver}
 """The one table of CFR-family solvers by name (CLI, re-solving, benchmarks)."""
 
 
