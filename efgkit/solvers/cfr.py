@@ -214,13 +214,6 @@ class HSDCFRSolver(CFRSolver):
     variant = "hs-dcfr"
 
 
-class VADCFRSolver(CFRSolver):
-    """VAD-CFR (Li et al. 2026, Listing 5): volatility-adaptive discounts, boosted and
-    optimistic projected regrets, the average from iteration 501 on (``regret_rules``)."""
-
-    variant = "vad-cfr"
-
-
 class HSPCFRPlusSolver(CFRSolver):
     """HS-PCFR+ (Zhang et al. 2024, eq. 4): PCFR+ with the average exponent scheduled over
     ``horizon`` iterations; ``gamma_start`` 30 (HS-PCFR+(30)) or 15."""
@@ -233,6 +226,13 @@ class SAPCFRPlusSolver(CFRSolver):
     of the regrets'; gamma 2."""
 
     variant = "sapcfr+"
+
+
+class VADCFRSolver(CFRSolver):
+    """VAD-CFR (Li et al. 2026, Listing 5): volatility-adaptive discounts, boosted and
+    optimistic projected regrets, the average from iteration 501 on (``regret_rules``)."""
+
+    variant = "vad-cfr"
 
 
 SOLVER_CLASSES = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "lcfr": LinearCFRSolver,
