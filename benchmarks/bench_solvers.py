@@ -3,7 +3,8 @@ time to NashConv/2 <= 1e-3 and 1e-6, beside OpenSpiel's C++ CFR+ and LiteEFG's P
 in the same run (one core), and the published DDCFR anchors.
 
 Run ``python benchmarks/bench_solvers.py`` (writes docs/results-solvers.md and the plots in
-docs/img/) or ``--quick`` (Kuhn and Leduc, 100 iterations, writes nothing).
+docs/img/) or ``--quick`` (Kuhn and Leduc, 100 iterations, writes nothing); ``--iterations N``
+other than 10,000 prints the table of a shorter or longer run and writes nothing either.
 """
 
 from __future__ import annotations
@@ -215,10 +216,14 @@ def main() -> None:
     parser.add_argument("--games", default=None, help="comma-separated games of GAMES (default: all)")
     parser.add_argument("--peer-iterations", type=int, default=PEER_ITERATIONS,
                         help="iterations of the peers (default 1,000)")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="iterations of efgkit's variants (default 10,000; 100 with --quick); "
+                             "other than 10,000 writes nothing")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    last = 100 if args.quick else 10000
+    last = args.iterations or (100 if args.quick else 10000)
+    writes = not args.quick and last == 10000
     chosen = ("Kuhn", "Leduc") if args.quick else (args.games.split(",") if args.games else tuple(GAMES))
     unknown = [name for name in chosen if name not in GAMES]
     if unknown:
@@ -243,12 +248,12 @@ def main() -> None:
                         f"{_cell(time_to(curve, TARGETS[0]), ' s')} | "
                         f"{_cell(time_to(curve, TARGETS[1]), ' s')} | "
                         f"{PUBLISHED_1000.get(name, '') if method == 'pdcfr+' else ''} |")
-        if not args.quick:
+        if writes:
             picture = plot(name, results)
             update_section(DOCS, f"game {name}", f"### {name}\n\n" + _table(rows[first_row:])
                            + f"\n\n![{name}](img/{picture})")  # a game at a time: partial runs keep results
         print(f"{name}: done", flush=True)
-    if not args.quick:
+    if writes:
         update_section(DOCS, "measured", _intro())
     print(_table(rows))
 

@@ -39,7 +39,8 @@ def test_solver_frontier_benchmark_quick_mode_runs_every_variant():
         [sys.executable, str(ROOT / "benchmarks" / "bench_solvers.py"), "--quick"],
         capture_output=True, text=True, timeout=600, check=True,
     )
-    for variant in ("cfr+", "lcfr", "dcfr+", "pcfr+", "pdcfr+", "hs-dcfr(30)", "hs-pcfr+(15)"):
+    for variant in ("cfr+", "lcfr", "dcfr+", "pcfr+", "pdcfr+", "hs-dcfr(30)", "hs-pcfr+(15)", "sapcfr+",
+                    "vad-cfr"):
         assert f"| Leduc | {variant} |" in result.stdout
 
 

@@ -27,7 +27,7 @@ from efgkit.specs import make_game
 
 
 @pytest.mark.parametrize("spec", ["kuhn", "kuhn(cards=5)"])
-@pytest.mark.parametrize("variant", ["cfr", "cfr+", "dcfr", "pcfr+", "pdcfr+"])
+@pytest.mark.parametrize("variant", ["cfr", "cfr+", "dcfr", "pcfr+", "pdcfr+", "sapcfr+"])
 def test_without_boards_it_is_vector_cfr(spec, variant):
     """One-round games have no public chance: every iterate equals the vector engine's."""
     game = make_game(spec)

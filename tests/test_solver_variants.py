@@ -1,4 +1,4 @@
-"""Linear CFR, DCFR+, PCFR+, PDCFR+, HS-DCFR and HS-PCFR+: a plain reference implementation,
+"""Linear CFR, DCFR+, PCFR+, PDCFR+, HS-DCFR, HS-PCFR+, SAPCFR+ and VAD-CFR: a plain reference implementation,
 the LP value, parameter checks and bit-identical resume."""
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.specs import load_game
 from efgkit.storage.checkpoint import resume, write_checkpoint
 
-NEW_VARIANTS = ("lcfr", "dcfr+", "pcfr+", "pdcfr+", "hs-dcfr", "hs-pcfr+")
+NEW_VARIANTS = ("lcfr", "dcfr+", "pcfr+", "pdcfr+", "hs-dcfr", "hs-pcfr+", "sapcfr+")
+RUN_ON_TREES = (*NEW_VARIANTS, "vad-cfr")
+"""The variants checked on random games and for resume (VAD-CFR has its own reference)."""
 
 
 def horizon_for(variant: str, iterations: int) -> dict:
@@ -32,7 +34,8 @@ class ReferenceCFR:
     average by t^g; PCFR+ clips R + r; the predictive ones play [R d + r]^+ (d = 1 for PCFR+
     and HS-PCFR+). HS-DCFR is DCFR's regrets and HS-PCFR+ PCFR+'s, both weighting iteration
     t's average contribution by t^g, the exponents of iteration t being Zhang et al.'s eq. 4
-    over n iterations: a = 1 + 3t/n, b = -1 - 2t/n, g = g0 - 5t/n.
+    over n iterations: a = 1 + 3t/n, b = -1 - 2t/n, g = g0 - 5t/n. SAPCFR+ (Meng et al.) is
+    PCFR+ playing [R + r/(1 + a)]^+ with a = 2.
     """
 
     def __init__(self, tree, variant: str, **parameters) -> None:
@@ -57,7 +60,8 @@ class ReferenceCFR:
         part = self._slots(infoset)
         if self.variant in PREDICTIVE:
             scale = self._d(self.t) if self.variant == "pdcfr+" else 1.0
-            target = np.maximum(scale * self.regrets[part] + self.last[part], 0.0)
+            step = 1.0 / (1.0 + 2.0) if self.variant == "sapcfr+" else 1.0
+            target = np.maximum(scale * self.regrets[part] + step * self.last[part], 0.0)
         else:
             target = np.maximum(self.regrets[part], 0.0)
         total = target.sum()
@@ -114,7 +118,7 @@ class ReferenceCFR:
                         r = np.where(r > 0, r * t**alpha / (t**alpha + 1), r * t**beta / (t**beta + 1))
                     elif self.variant == "hs-pcfr+":
                         r = np.maximum(r + instant[part], 0.0)
-                    elif self.variant == "pcfr+":
+                    elif self.variant in ("pcfr+", "sapcfr+"):
                         r = np.maximum(r + instant[part], 0.0)
                     else:
                         r = np.maximum(r * self._d(t - 1) + instant[part], 0.0)
@@ -122,6 +126,95 @@ class ReferenceCFR:
                     self.last[part] = instant[part]
                     self._match(infoset)
         return self
+
+
+class ReferenceVADCFR(ReferenceCFR):
+    """VAD-CFR as Li et al.'s Listing 5 writes it (iteration_number = t - 1), with one
+    RegretAccumulator and one PolicyFromRegretAccumulator state per infoset, each its own EWMA;
+    the policy accumulator weighs iteration t's strategy by that iteration's regrets. The first
+    strategy is uniform (OpenSpiel's initial policy)."""
+
+    def __init__(self, tree) -> None:
+        self.regret_ewma, self.policy_ewma = {}, {}
+        super().__init__(tree, "cfr")
+
+    @staticmethod
+    def _adaptive(iteration_number, regrets, ewma):
+        """Listing 5's _calculate_adaptive_params with its defaults."""
+        t_plus_one = float(iteration_number + 1)
+        magnitude = float(np.abs(regrets).max())
+        ewma = magnitude if iteration_number == 0 else 0.1 * magnitude + 0.9 * ewma
+        volatility = min(1.0, ewma / 2.0)
+        alpha = max(0.1, 1.5 - 0.5 * volatility)
+        beta = min(alpha, -0.1 - 0.5 * volatility)
+        return (ewma, volatility, t_plus_one**alpha / (t_plus_one**alpha + 1.0),
+                t_plus_one**beta / (t_plus_one**beta + 1.0))
+
+    def _match(self, infoset) -> None:
+        part = self._slots(infoset)
+        if self.t == 0:
+            self.strategy[part] = 1.0 / self.strategy[part].size
+            return
+        iteration_number, cfr_regrets = self.t - 1, self.last[part]
+        ewma, volatility, positive, negative = self._adaptive(iteration_number, cfr_regrets,
+                                                              self.policy_ewma.get(infoset, 0.0))
+        self.policy_ewma[infoset] = ewma
+        optimism = 1.0 / (1.0 + iteration_number / 100.0) * max(0.0, 1.0 - 0.5 * volatility)
+        old = self.regrets[part]
+        boosted = np.where(cfr_regrets > 0, cfr_regrets * 1.1, cfr_regrets)
+        projected = np.where(old >= 0, positive * old, negative * old) + optimism * boosted
+        scaled = np.maximum(projected, 0.0) ** 1.5
+        self.strategy[part] = scaled / scaled.sum() if scaled.sum() > 0 else 1.0 / scaled.size
+
+    def iterate(self, iterations: int) -> ReferenceVADCFR:
+        tree = self.tree
+        for _ in range(iterations):
+            self.t += 1
+            iteration_number = self.t - 1
+            for player in (0, 1):
+                instant = np.zeros_like(self.regrets)
+                own_reach = np.zeros(tree.num_infosets)
+                self._walk(0, player, 1.0, 1.0, instant, own_reach)
+                for infoset in np.flatnonzero(tree.infoset_player == player):
+                    part = self._slots(infoset)
+                    cfr_regrets = instant[part]
+                    magnitude = float(np.abs(cfr_regrets).max())
+                    if iteration_number >= 500:
+                        gamma = min(4.0, 2.0 + 1.5 * min(1.0, magnitude / 2.0))
+                        weight = ((iteration_number + 1.0) ** gamma / (1.0 + magnitude**1.5)
+                                  * max(0.1, (1.0 + magnitude / 2.0) ** 0.5))
+                        self.average[part] += weight * own_reach[infoset] * self.strategy[part]
+                    ewma, _, positive, negative = self._adaptive(iteration_number, cfr_regrets,
+                                                                 self.regret_ewma.get(infoset, 0.0))
+                    self.regret_ewma[infoset] = ewma
+                    old = self.regrets[part]
+                    boosted = np.where(cfr_regrets > 0, cfr_regrets * 1.1, cfr_regrets)
+                    self.regrets[part] = np.maximum(-20.0, np.where(old >= 0, positive * old, negative * old)
+                                                    + boosted)
+                    self.last[part] = cfr_regrets
+                    self._match(infoset)
+        return self
+
+
+def test_vad_cfr_equals_listing_5_on_kuhn_through_the_warm_start():
+    """50 iterations compared one by one, then on to 520 so the average (from 501 on) counts."""
+    tree = load_game("kuhn")
+    solver, reference = SOLVER_CLASSES["vad-cfr"](tree), ReferenceVADCFR(tree)
+    for t in range(520):
+        solver.iterate(1)
+        reference.iterate(1)
+        if t < 50:
+            np.testing.assert_allclose(solver.regrets, reference.regrets, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(solver.current_strategy().probabilities, reference.strategy, rtol=0,
+                                       atol=1e-10)
+    np.testing.assert_allclose(solver.regrets, reference.regrets, rtol=0, atol=1e-12)
+    volatility = solver.state_arrays()["volatility"]
+    np.testing.assert_allclose(volatility, [reference.regret_ewma[i] for i in range(tree.num_infosets)],
+                               rtol=0, atol=1e-12)
+    scale = float(np.abs(reference.average).max())
+    assert scale > 0
+    np.testing.assert_allclose(solver.average_accumulator / scale, reference.average / scale, rtol=0,
+                               atol=1e-12)
 
 
 @pytest.mark.parametrize(("variant", "parameters"), [
@@ -151,7 +244,7 @@ def test_variant_equals_the_plain_reference_on_kuhn_for_50_iterations(variant, p
 @given(tree=random_trees())
 def test_every_variant_reaches_the_lp_value_on_random_games(tree):
     value = SequenceFormLP(tree).solve().game_value
-    for variant in NEW_VARIANTS:
+    for variant in RUN_ON_TREES:
         solver = SOLVER_CLASSES[variant](tree, **horizon_for(variant, 3000)).iterate(3000)
         evaluation = BestResponse(solver.infoset_map).evaluate(solver.average_strategy())
         scale = max(1.0, float(np.abs(tree.node_utility).max()))
@@ -159,16 +252,17 @@ def test_every_variant_reaches_the_lp_value_on_random_games(tree):
         assert evaluation.game_value == pytest.approx(value, abs=2e-2 * scale), variant
 
 
-@pytest.mark.parametrize("variant", NEW_VARIANTS)
+@pytest.mark.parametrize("variant", RUN_ON_TREES)
 def test_resume_from_a_checkpoint_is_bit_identical(variant, tmp_path):
     tree = load_game("leduc")
-    options = horizon_for(variant, 30)
-    straight = SOLVER_CLASSES[variant](tree, **options).iterate(30)
-    first = SOLVER_CLASSES[variant](tree, **options).iterate(17)
+    total, stop = (510, 503) if variant == "vad-cfr" else (30, 17)  # VAD-CFR averages from 501 on
+    options = horizon_for(variant, total)
+    straight = SOLVER_CLASSES[variant](tree, **options).iterate(total)
+    first = SOLVER_CLASSES[variant](tree, **options).iterate(stop)
     write_checkpoint(tmp_path / "c.h5", first, algorithm=variant, parameters={}, history=[])
     resumed = SOLVER_CLASSES[variant](tree, **options)
-    resume(tmp_path / "c.h5", resumed, algorithm=variant, parameters={}, iterations=30)
-    resumed.iterate(13)
+    resume(tmp_path / "c.h5", resumed, algorithm=variant, parameters={}, iterations=total)
+    resumed.iterate(total - stop)
     assert np.array_equal(resumed.regrets, straight.regrets)
     assert np.array_equal(resumed.average_accumulator, straight.average_accumulator)
     assert np.array_equal(resumed.current_strategy().probabilities, straight.current_strategy().probabilities)
@@ -196,6 +290,31 @@ def test_resume_from_a_checkpoint_is_bit_identical(variant, tmp_path):
 def test_bad_parameters_are_refused_by_the_library(variant, parameters, message):
     with pytest.raises(ParameterError, match=message):
         SOLVER_CLASSES[variant](load_game("kuhn"), **parameters)
+
+
+def test_vad_cfr_runs_on_the_gametree_engine_only(runner):
+    from efgkit.cli import main
+    from efgkit.poker.layout import StrategyLayout
+    from efgkit.poker.public_tree import PublicTree
+    from efgkit.poker.vector_cfr import VectorCFR
+
+    tree = load_game("kuhn")
+    public = PublicTree(tree.game)
+    with pytest.raises(ParameterError, match="vad-cfr keeps per-infoset state"):
+        VectorCFR(public, StrategyLayout.from_infoset_map(public, SOLVER_CLASSES["cfr"](tree).infoset_map),
+                  variant="vad-cfr")
+    with pytest.raises(ParameterError, match="alternating must be True"):
+        SOLVER_CLASSES["vad-cfr"](tree, alternating=False)
+    result = runner.invoke(main, ["solve", "kuhn", "--engine", "public-tree", "-a", "vad-cfr"])
+    assert result.exit_code == 2 and "run it with the GameTree solvers" in result.output, result.output
+
+
+def test_cli_runs_vad_cfr_past_its_warm_start(runner, json_output):
+    from efgkit.cli import main
+
+    data = json_output(runner.invoke(main, ["solve", "kuhn", "-a", "vad-cfr", "-n", "600", "-k", "600",
+                                            "--json"]))
+    assert data["algorithm"] == "vad-cfr" and data["nash_conv"] < 1e-3
 
 
 def test_predictive_variants_refuse_simultaneous_updates():
@@ -232,7 +351,7 @@ def test_discount_rule_takes_the_exponents_of_the_papers_schedule():
     assert (first.positive, first.negative) == (1.0, 1.0)  # HS-PCFR+ schedules gamma only
 
 
-@pytest.mark.parametrize("algorithm", ["pdcfr+", "lcfr", "hs-dcfr", "hs-pcfr+"])
+@pytest.mark.parametrize("algorithm", ["pdcfr+", "lcfr", "hs-dcfr", "hs-pcfr+", "sapcfr+"])
 def test_cli_runs_the_new_variants_and_refuses_foreign_options(algorithm, runner, json_output):
     from efgkit.cli import main
 

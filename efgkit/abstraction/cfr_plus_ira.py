@@ -94,7 +94,7 @@ class CFRPlusIRA:
         capacity = self.map.capacity_actions
         self.regrets = np.zeros(capacity)
         self.average_accumulator = np.zeros(capacity)
-        self._state = RegretState(self.regrets, self.average_accumulator, np.zeros(capacity))
+        self._state = RegretState(self.regrets, self.average_accumulator, np.zeros(capacity), np.zeros(0))
         self._own_reach = np.zeros(tree.num_infosets)
         self._settings = Settings(VARIANT_CFR_PLUS, self.delay, 0.0, 0.0, 0.0, 0)
         self._player_infosets = [tree.infosets_of(p) for p in (0, 1)]

@@ -36,6 +36,35 @@ iteration t's regret update and average weight, and regret matching of a row of 
   literally, reproduces the paper's ordering of g0 = 30 before 15 — docs/conventions.md).
   The schedule needs n up front (``horizon``); the paper defines it for t <= n only, so
   iterating past the horizon is refused.
+* SAPCFR+ — Meng, Yang, Zhang, Ge, Gao, "Faster game solving via asymmetry of step sizes"
+  (arXiv 2503.12770; AAAI 2026): PCFR+ whose explicit (predicted) accumulated regret takes
+  the prediction with the step size 1/(1 + a) of the implicit one, a fixed at 2 ("Simple
+  APCFR+"): R^t = [R^{t-1} + r^t]^+ and the next strategy matches [R^t + m^{t+1}/(1 + a)]^+,
+  m^{t+1} = r^t. Regret matching is invariant to a positive factor, so the kernels match
+  [(1 + a) R^t + r^t]^+ (``prediction_scale`` 3), the same strategy. Only the paper's
+  abstract was at hand, with restatements of the rule (a = 2, the prediction weighted
+  1/(1 + a)), not its numbered equations; it names no averaging for SAPCFR+, and PCFR+'s
+  t^g, g = 2, is taken. APCFR+'s adaptive a^t is not implemented.
+* VAD-CFR — Li, Schultz, Hennes, Lanctot, "Discovering multiagent learning algorithms with
+  large language models" (arXiv 2602.16928, 2026), the source of its Listing 5 (Appendix
+  7.1; Listing 3 in §4.2.1 is an abstraction that differs in details, Listing 5 is taken).
+  At iteration t (Listing 5's iteration_number is t - 1) and infoset I with instantaneous
+  regrets r and m = max_a |r(a)|: the volatility EWMA e = m at t = 1, else
+  0.1 m + 0.9 e_prev; v = min(1, e/2); a = max(0.1, 1.5 - 0.5 v); b = min(a, -0.1 - 0.5 v);
+  d+ = t^a/(t^a+1), d- = t^b/(t^b+1); boosted r' = 1.1 r where r > 0; then
+  R = max(-20, d R_prev + r') with d = d+ if R_prev >= 0 else d- (regrets stay signed). The
+  next strategy is proportional to max(0, d R + o r')^1.5 (uniform if all are 0), R the
+  regrets just updated, d and r' as above, the optimism o = max(0, 1 - 0.5 v)/(1 + (t-1)/100)
+  (the "consistency-enforced optimism"). Iteration t's strategy enters the average from
+  t = 501 on (iteration_number >= 500) with weight t^g (1 + m^1.5)^-1 max(0.1, (1 + m/2)^0.5)
+  times the own reach, g = min(4, 2 + 1.5 min(1, m/2)). Readings taken where the listing
+  leaves a choice: one EWMA per infoset (the listing keeps one number on each accumulator
+  object and says nothing of one object per infoset or per solver; one per solver would
+  make the rule depend on the order a traversal visits infosets), so the two objects' EWMAs
+  agree and are one state array; m and the average weight of an abstract infoset are those
+  of its summed regrets; alternating updates (CFR+, the search's seed); the average weight
+  uses r of the iteration whose strategy it averages. These rules work on whole rows and
+  keep per-infoset state: the GameTree solvers run VAD-CFR, the other engines refuse it.
 
 For the predictive variants the current strategy is the predicted one (the "last
 iterate" their papers also report), and the last instantaneous regrets are part of a
@@ -60,19 +89,34 @@ VARIANT_PCFR_PLUS = 4
 VARIANT_PDCFR_PLUS = 5
 VARIANT_HS_DCFR = 6
 VARIANT_HS_PCFR_PLUS = 7
+VARIANT_SAPCFR_PLUS = 8
+VARIANT_VAD_CFR = 9
 VARIANT_CODES = {"cfr": VARIANT_CFR, "cfr+": VARIANT_CFR_PLUS, "dcfr": VARIANT_DCFR, "lcfr": VARIANT_DCFR,
                  "dcfr+": VARIANT_DCFR_PLUS, "pcfr+": VARIANT_PCFR_PLUS, "pdcfr+": VARIANT_PDCFR_PLUS,
-                 "hs-dcfr": VARIANT_HS_DCFR, "hs-pcfr+": VARIANT_HS_PCFR_PLUS}
-PREDICTIVE = ("pcfr+", "pdcfr+", "hs-pcfr+")
+                 "hs-dcfr": VARIANT_HS_DCFR, "hs-pcfr+": VARIANT_HS_PCFR_PLUS, "sapcfr+": VARIANT_SAPCFR_PLUS,
+                 "vad-cfr": VARIANT_VAD_CFR}
+PREDICTIVE = ("pcfr+", "pdcfr+", "hs-pcfr+", "sapcfr+", "vad-cfr")
+"""The variants whose next strategy uses the last instantaneous regrets (kept in the state)."""
+ROW_RULES = ("vad-cfr",)
+"""The variants whose rules work on whole rows with per-infoset state (the GameTree solvers'
+kernels run them; an engine that does not passes ``rows=False`` to ``_configure``)."""
 SCHEDULED = ("hs-dcfr", "hs-pcfr+")
 """The variants whose exponents follow a schedule over ``horizon`` iterations."""
 VARIANT_PARAMETERS = {
     "cfr": {}, "cfr+": {"delay": 0}, "dcfr": {"alpha": 1.5, "beta": 0.0, "gamma": 2.0}, "lcfr": {},
     "dcfr+": {"alpha": 1.5, "gamma": 4.0}, "pcfr+": {"gamma": 2.0}, "pdcfr+": {"alpha": 2.3, "gamma": 5.0},
     "hs-dcfr": {"gamma_start": 30.0, "horizon": None}, "hs-pcfr+": {"gamma_start": 30.0, "horizon": None},
+    "sapcfr+": {"gamma": 2.0}, "vad-cfr": {},
 }
 """Each variant's parameters and their defaults (None: no default, the caller must give it);
 a parameter a variant does not use is refused."""
+SAPCFR_ASYMMETRY = 2.0
+"""SAPCFR+'s fixed a: the prediction's step size is 1/(1 + a) of the regrets' (Meng et al.)."""
+VAD_BOOST = 1.1
+VAD_NEGATIVE_CAP = -20.0
+VAD_WARMUP = 500
+"""VAD-CFR's constants (Li et al. Listing 5): positive instantaneous regrets' boost, the floor
+of cumulative regrets, the iterations before the average starts; the rest are inline."""
 MIN_GAMMA_START = 5.0
 """g(t) = gamma_start - 5t/n must stay >= 0 up to the horizon (Zhang et al. Theorems 3.1, 3.2)."""
 
@@ -192,7 +236,7 @@ def discount_rule(variant, t, alpha, beta, gamma, horizon):
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def update_regret(rule, regrets, instant, average, x):
     """Action ``x``'s cumulative regret after adding ``instant[x]`` under ``rule``: plain (CFR),
-    clipped (CFR+, PCFR+, HS-PCFR+ with its average discount), discounted (DCFR, HS-DCFR, with
+    clipped (CFR+, PCFR+, SAPCFR+, HS-PCFR+ with its average discount), discounted (DCFR, HS-DCFR, with
     their average discount) or [R d(t-1) + r]^+ (DCFR+, PDCFR+). Arrays float64 (actions,)."""
     # ``if r < 0.0: r = 0.0`` is max(r, 0.0) (numba's max: the second if greater) without
     # compiling numba's max for a first run.
@@ -203,7 +247,8 @@ def update_regret(rule, regrets, instant, average, x):
             r = 0.0
     else:
         r = regrets[x] + instant[x]
-    if variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS:
+    if (variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
+            or variant == VARIANT_SAPCFR_PLUS):
         if r < 0.0:
             r = 0.0
     elif variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR:
@@ -216,11 +261,12 @@ def update_regret(rule, regrets, instant, average, x):
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def average_weight(variant, t, delay, gamma, horizon):
     """Iteration ``t``'s weight in the average accumulator: CFR+'s max(t - delay, 0); t^gamma
-    for DCFR+, PCFR+ and PDCFR+; t^g(t) with the schedule's g(t) = gamma - 5t/n for HS-DCFR
+    for DCFR+, PCFR+, PDCFR+ and SAPCFR+; t^g(t) with the schedule's g(t) = gamma - 5t/n for HS-DCFR
     and HS-PCFR+; 1 for the rest (DCFR's average is discounted instead)."""
     if variant == VARIANT_CFR_PLUS:
         return float(t - delay) if t > delay else 0.0
-    if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
+    if (variant == VARIANT_DCFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS
+            or variant == VARIANT_SAPCFR_PLUS):
         return float(t) ** gamma
     if variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
         return float(t) ** (gamma - 5.0 * float(t) / horizon)
@@ -229,20 +275,24 @@ def average_weight(variant, t, delay, gamma, horizon):
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def is_predictive(variant):
-    """Whether the next strategy matches a prediction (PCFR+, PDCFR+, HS-PCFR+)."""
-    return variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
+    """Whether the next strategy matches a prediction (PCFR+, PDCFR+, HS-PCFR+, SAPCFR+)."""
+    return (variant == VARIANT_PCFR_PLUS or variant == VARIANT_PDCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
+            or variant == VARIANT_SAPCFR_PLUS)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def prediction_scale(variant, t, alpha):
-    """How much of the cumulative regret enters the prediction after iteration ``t``."""
-    return discount(t, alpha) if variant == VARIANT_PDCFR_PLUS else 1.0
+    """How much of the cumulative regret enters the prediction after iteration ``t``: PDCFR+'s
+    d(t); SAPCFR+'s 1 + a, its prediction's step 1/(1 + a) scaled out of the matching."""
+    if variant == VARIANT_PDCFR_PLUS:
+        return discount(t, alpha)
+    return 1.0 + SAPCFR_ASYMMETRY if variant == VARIANT_SAPCFR_PLUS else 1.0
 
 
 class Settings(NamedTuple):
     """``variant`` (``VARIANT_CODES``), CFR+'s averaging ``delay``, the discount exponents
     (DCFR's alpha, beta, gamma; DCFR+/PDCFR+'s alpha; gamma the average weight exponent of
-    DCFR+, PCFR+ and PDCFR+, the schedule's start for HS-DCFR and HS-PCFR+) and the
+    DCFR+, PCFR+, PDCFR+ and SAPCFR+, the schedule's start for HS-DCFR and HS-PCFR+) and the
     schedule's ``horizon`` (``KernelParameters``). The GameTree kernels and the poker engine
     share it."""
 
@@ -260,9 +310,14 @@ class VariantSolver:
     attributes (``delay``, ``alpha``, ``beta``, ``gamma``, ``horizon``; ``gamma_start`` for the
     schedule variants), which provenance records."""
 
-    def _configure(self, variant: str, given: dict[str, float | None], alternating: bool = True) -> dict:
+    def _configure(self, variant: str, given: dict[str, float | None], alternating: bool = True,
+                   rows: bool = False) -> dict:
         """Check ``given`` (None: not given) for ``variant`` and keep the kernels' Settings;
-        returns the checked parameters. A predictive variant needs alternating updates."""
+        returns the checked parameters. A predictive variant needs alternating updates; a
+        ``ROW_RULES`` variant an engine whose kernels run it (``rows``)."""
+        if variant in ROW_RULES and not rows:
+            raise ParameterError(f"{variant} keeps per-infoset state this engine's kernels do not: "
+                                 f"run it with the GameTree solvers (--engine tree)")
         parameters = checked_parameters(variant, given)
         if variant in PREDICTIVE and not alternating:
             raise ParameterError(f"{variant} predicts each player's next regrets from its last "
@@ -313,3 +368,69 @@ def clear_rows(rows, action_offset, instant):
     for j in range(rows.shape[0]):
         for x in range(action_offset[rows[j]], action_offset[rows[j] + 1]):
             instant[x] = 0.0
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def row_magnitude(lo, hi, instant):
+    """max |instant[lo:hi]|, a row's instantaneous regret magnitude (VAD-CFR's m)."""
+    magnitude = 0.0
+    for x in range(lo, hi):
+        if abs(instant[x]) > magnitude:
+            magnitude = abs(instant[x])
+    return magnitude
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def vad_discounts(t, ewma):
+    """VAD-CFR's normalised volatility v and regret discounts (d+, d-) at iteration ``t``
+    (0 before the first iteration, when there is nothing to discount)."""
+    volatility = min(1.0, ewma / 2.0)
+    if t <= 0:
+        return volatility, 0.0, 0.0
+    alpha = max(0.1, 1.5 - 0.5 * volatility)
+    beta = min(alpha, -0.1 - 0.5 * volatility)
+    ta = float(t) ** alpha
+    tb = float(t) ** beta
+    return volatility, ta / (ta + 1.0), tb / (tb + 1.0)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def vad_update_row(t, lo, hi, row, regrets, instant, ewma):
+    """VAD-CFR's regret update of the actions ``lo:hi`` of row ``row`` at iteration ``t``:
+    the row's EWMA ``ewma[row]`` takes ``instant``'s magnitude, then
+    R = max(-20, d R + boosted r). float64 arrays (actions,), ``ewma`` (rows,)."""
+    magnitude = row_magnitude(lo, hi, instant)
+    ewma[row] = magnitude if t == 1 else 0.1 * magnitude + 0.9 * ewma[row]
+    _, positive, negative = vad_discounts(t, ewma[row])
+    for x in range(lo, hi):
+        r = instant[x] * VAD_BOOST if instant[x] > 0.0 else instant[x]
+        new = (positive if regrets[x] >= 0.0 else negative) * regrets[x] + r
+        regrets[x] = new if new > VAD_NEGATIVE_CAP else VAD_NEGATIVE_CAP
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def vad_match_row(t, lo, hi, regrets, instant, ewma, strategy):
+    """VAD-CFR's strategy after iteration ``t`` for the actions ``lo:hi`` with the row's EWMA
+    ``ewma`` (float): proportional to max(0, d R + o boosted r)^1.5, uniform if none is
+    positive (so at ``t`` = 0, before any iteration)."""
+    volatility, positive, negative = vad_discounts(t, ewma)
+    optimism = max(0.0, 1.0 - 0.5 * volatility) / (1.0 + (t - 1.0) / 100.0)
+    total = 0.0
+    for x in range(lo, hi):
+        r = instant[x] * VAD_BOOST if instant[x] > 0.0 else instant[x]
+        projected = (positive if regrets[x] >= 0.0 else negative) * regrets[x] + optimism * r
+        strategy[x] = projected ** 1.5 if projected > 0.0 else 0.0
+        total += strategy[x]
+    for x in range(lo, hi):
+        strategy[x] = strategy[x] / total if total > 0.0 else 1.0 / (hi - lo)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def vad_average_weight(t, magnitude):
+    """VAD-CFR's weight of iteration ``t``'s strategy at a row with instantaneous regret
+    magnitude ``magnitude``: 0 up to the warm-up, then t^g (1 + m^1.5)^-1 max(0.1, (1 + m/2)^0.5)."""
+    if t <= VAD_WARMUP:
+        return 0.0
+    gamma = min(4.0, 2.0 + 1.5 * min(1.0, magnitude / 2.0))
+    stability = 1.0 / (1.0 + magnitude ** 1.5)
+    return float(t) ** gamma * stability * max(0.1, (1.0 + magnitude / 2.0) ** 0.5)

@@ -1,5 +1,5 @@
 """The CFR family on a GameTree and any InfosetMap: CFR, CFR+, DCFR, linear CFR, DCFR+,
-PCFR+, PDCFR+, HS-DCFR and HS-PCFR+.
+PCFR+, PDCFR+, HS-DCFR, HS-PCFR+, SAPCFR+ and VAD-CFR.
 
 The variants' regret and averaging rules, their parameters and papers are in
 ``efgkit.core.regret_rules`` (shared with every other engine); this module walks the
@@ -26,6 +26,9 @@ import numpy as np
 
 from efgkit.core.regret_rules import (
     PREDICTIVE,
+    ROW_RULES,
+    VAD_WARMUP,
+    VARIANT_VAD_CFR,
     VariantSolver,
     average_weight,
     check_iterations,
@@ -34,7 +37,11 @@ from efgkit.core.regret_rules import (
     is_predictive,
     match_rows,
     prediction_scale,
+    row_magnitude,
     update_regret,
+    vad_average_weight,
+    vad_match_row,
+    vad_update_row,
 )
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
@@ -70,7 +77,8 @@ class CFRSolver(VariantSolver):
             tree_or_map if isinstance(tree_or_map, InfosetMap) else InfosetMap.identity(tree_or_map)
         )
         self._configure(self.variant, {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
-                                       "gamma_start": gamma_start, "horizon": horizon}, alternating)
+                                       "gamma_start": gamma_start, "horizon": horizon}, alternating,
+                        rows=True)
         self.infoset_map = infoset_map
         self.alternating = alternating
         tree = infoset_map.tree
@@ -79,7 +87,8 @@ class CFRSolver(VariantSolver):
         self.regrets = np.zeros(infoset_map.num_abstract_actions)
         self.average_accumulator = np.zeros(infoset_map.num_abstract_actions)
         self._state = RegretState(self.regrets, self.average_accumulator,
-                                  np.zeros(infoset_map.num_abstract_actions))
+                                  np.zeros(infoset_map.num_abstract_actions),
+                                  np.zeros(infoset_map.num_abstract if self.variant in ROW_RULES else 0))
         self._work = CFRBuffers(self.layout.edge_prob, self.layout.values, self.layout.reach,
                                np.zeros(tree.num_infosets))
         self._view = infoset_view(tree, infoset_map)  # raises unless perfect recall
@@ -141,10 +150,13 @@ class CFRSolver(VariantSolver):
 
     def state_arrays(self) -> dict[str, np.ndarray]:
         """The arrays that, with ``iteration``, fully determine the solver's future (the
-        predictive variants add their prediction, the last instantaneous regrets)."""
+        predictive variants add their prediction, the last instantaneous regrets; VAD-CFR its
+        per-infoset volatility EWMA)."""
         arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
         if self.variant in PREDICTIVE:
             arrays["prediction"] = self._state.instant
+        if self.variant in ROW_RULES:
+            arrays["volatility"] = self._state.volatility
         return arrays
 
     def state(self) -> SolverState:
@@ -209,9 +221,24 @@ class HSPCFRPlusSolver(CFRSolver):
     variant = "hs-pcfr+"
 
 
+class SAPCFRPlusSolver(CFRSolver):
+    """Simple asymmetric PCFR+ (Meng et al. 2025): PCFR+ with the prediction's step size 1/3
+    of the regrets'; gamma 2."""
+
+    variant = "sapcfr+"
+
+
+class VADCFRSolver(CFRSolver):
+    """VAD-CFR (Li et al. 2026, Listing 5): volatility-adaptive discounts, boosted and
+    optimistic projected regrets, the average from iteration 501 on (``regret_rules``)."""
+
+    variant = "vad-cfr"
+
+
 SOLVER_CLASSES = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "lcfr": LinearCFRSolver,
                   "dcfr+": DCFRPlusSolver, "pcfr+": PCFRPlusSolver, "pdcfr+": PDCFRPlusSolver,
-                  "hs-dcfr": HSDCFRSolver, "hs-pcfr+": HSPCFRPlusSolver}
+                  "hs-dcfr": HSDCFRSolver, "hs-pcfr+": HSPCFRPlusSolver, "sapcfr+": SAPCFRPlusSolver,
+                  "vad-cfr": VADCFRSolver}
 """The one table of CFR-family solvers by name (CLI, re-solving, benchmarks)."""
 
 
@@ -226,11 +253,13 @@ class PlayerSets(NamedTuple):
 
 class RegretState(NamedTuple):
     """float64 (abstract actions,) each: cumulative ``regrets``, the ``average`` accumulator and
-    the ``instant`` regrets of each player's last update (the predictive variants' prediction)."""
+    the ``instant`` regrets of each player's last update (the predictive variants' prediction);
+    ``volatility`` float64 (abstract infosets,) VAD-CFR's EWMA, (0,) for the other variants."""
 
     regrets: np.ndarray
     average: np.ndarray
     instant: np.ndarray
+    volatility: np.ndarray
 
 
 class CFRBuffers(NamedTuple):
@@ -313,6 +342,9 @@ def accumulate_player_update(t, settings, view, infosets, abstract, state, work)
     (efgkit.storage.disk_solve does, to bound its resident memory) with the same result as
     one call.
     """
+    if settings.variant == VARIANT_VAD_CFR:
+        accumulate_vad_update(t, view, infosets, abstract, state, work)
+        return
     # Average strategy: weight * own reach of each original infoset * current strategy.
     weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
     if weight > 0.0:
@@ -334,13 +366,41 @@ def accumulate_player_update(t, settings, view, infosets, abstract, state, work)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
+def accumulate_vad_update(t, view, infosets, abstract, state, work):
+    """``accumulate_player_update`` for VAD-CFR (``regret_rules``): each original infoset's
+    strategy weighted by its own reach and by its abstract row's magnitude, from the end of the
+    warm-up on; then each abstract row's EWMA and regrets."""
+    if t > VAD_WARMUP:
+        own_infoset_reach(infosets, view, work.edge_prob, work.own_reach)
+        for j in range(infosets.shape[0]):
+            infoset = infosets[j]
+            lo = view.infoset_offset[infoset]
+            n = view.num_actions[infoset]
+            w = vad_average_weight(t, row_magnitude(lo, lo + n, state.instant)) * work.own_reach[infoset]
+            if w != 0.0:
+                for k in range(n):
+                    state.average[lo + k] += w * work.edge_prob[lo + k]
+    for j in range(abstract.shape[0]):
+        a = abstract[j]
+        vad_update_row(t, view.action_offset[a], view.action_offset[a + 1], a, state.regrets, state.instant,
+                       state.volatility)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def match_player(settings, t, matched, action_offset, state, edge_prob):
     """Regret matching (``regret_rules.match_row``) of ``matched`` (int32 abstract infosets)
     after iteration ``t``, plain or of the predictive variants' prediction. ``action_offset``
     int32 (abstract infosets + 1,); ``state`` a ``RegretState``; writes
-    ``edge_prob[:abstract actions]``."""
-    match_rows(matched, action_offset, is_predictive(settings.variant),
-               prediction_scale(settings.variant, t, settings.alpha), state.regrets, state.instant, edge_prob)
+    ``edge_prob[:abstract actions]``; VAD-CFR's rows by ``regret_rules.vad_match_row``."""
+    if settings.variant == VARIANT_VAD_CFR:
+        for j in range(matched.shape[0]):
+            a = matched[j]
+            vad_match_row(t, action_offset[a], action_offset[a + 1], state.regrets, state.instant,
+                          state.volatility[a], edge_prob)
+    else:
+        match_rows(matched, action_offset, is_predictive(settings.variant),
+                   prediction_scale(settings.variant, t, settings.alpha), state.regrets, state.instant,
+                   edge_prob)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)

@@ -326,7 +326,8 @@ class DiskSolver(VariantSolver):
     def _match(self, player: int, t: int) -> None:
         """Regret matching after iteration ``t`` (of the prediction, for the predictive variants)."""
         infosets = self._players[player]
-        state = RegretState(self.regrets, self.average_accumulator, self._arrays["action/instant"])
+        state = RegretState(self.regrets, self.average_accumulator, self._arrays["action/instant"],
+                            np.zeros(0))
         for lo, hi in self._infoset_windows[player]:
             match_player(self._settings, t, infosets[lo:hi], self._action_offset, state,
                          self._arrays["edge_prob"])
@@ -335,7 +336,7 @@ class DiskSolver(VariantSolver):
     def _update_player(self, t: int, player: int) -> None:
         a = self._arrays
         passes = NodePasses(*(a[f"internal/{name}"] for name in NodePasses._fields))
-        state = RegretState(self.regrets, self.average_accumulator, a["action/instant"])
+        state = RegretState(self.regrets, self.average_accumulator, a["action/instant"], np.zeros(0))
         work = CFRBuffers(a["edge_prob"], a["node/values"], a["node/reach"], a["infoset/own_reach"])
         # The working file's game is unabstracted: abstract infosets and actions are the tree's.
         view = InfosetView(a["infoset/parent_action"], a["action/infoset"], self._action_offset,

@@ -42,9 +42,10 @@ HISTORY_DTYPE = np.dtype([("iteration", "<i8"), ("nash_conv", "<f8")])
 PROVENANCE_KEYS = ("algorithm", "parameters", "iterations", "nash_conv_history")
 
 
-STATE_ARRAYS = ("regrets", "average_accumulator", "prediction")
-"""The solver-state arrays a strategy file holds (float64, one per abstract infoset-action),
-in this order; the prediction only for the predictive CFR variants."""
+STATE_ARRAYS = ("regrets", "average_accumulator", "prediction", "volatility")
+"""The solver-state arrays a strategy file holds (float64, one per abstract infoset-action but
+the volatility, one per abstract infoset), in this order; the prediction only for the
+predictive CFR variants, the volatility only for VAD-CFR."""
 
 
 def _checked_provenance(provenance: dict) -> tuple[str, str, int, np.ndarray]:
@@ -87,9 +88,9 @@ def _history_array(history: Sequence) -> np.ndarray:
 def _state_arrays(solver_state: SolverState) -> tuple[str, ...]:
     """The names of the state's arrays, checked against ``STATE_ARRAYS``."""
     names = tuple(solver_state.arrays)
-    if names not in (STATE_ARRAYS[:2], STATE_ARRAYS):
+    if names not in (STATE_ARRAYS[:2], STATE_ARRAYS[:3], STATE_ARRAYS):
         raise ParameterError(f"a strategy file holds the solver state {', '.join(STATE_ARRAYS[:2])} "
-                             f"(and prediction), not {', '.join(names)}")
+                             f"(and prediction, and volatility), not {', '.join(names)}")
     return names
 
 
@@ -172,8 +173,10 @@ def save_strategy(path: str | os.PathLike, strategy: Strategy, *, provenance: di
     """
     tree = strategy.tree
     if solver_state is not None:
-        expected = (strategy.infoset_map.num_abstract_actions,)
+        infoset_map = strategy.infoset_map
         for name in _state_arrays(solver_state):
+            rows = infoset_map.num_abstract if name == "volatility" else infoset_map.num_abstract_actions
+            expected = (rows,)
             if np.shape(solver_state.arrays[name]) != expected:
                 raise ParameterError(f"solver state {name} has shape "
                                      f"{np.shape(solver_state.arrays[name])}, expected {expected}")
@@ -336,9 +339,10 @@ def _load(path: str | os.PathLike, tree: GameTree,
         raise FileFormatError(f"{path}: corrupted strategy file ({one_line(exc)})") from exc
     state = raw["solver_state"]
     if state is not None:
-        like = np.broadcast_to(np.float64(0.0), (infoset_map.num_abstract_actions,))
+        per_action = np.broadcast_to(np.float64(0.0), (infoset_map.num_abstract_actions,))
+        per_infoset = np.broadcast_to(np.float64(0.0), (infoset_map.num_abstract,))
         try:
-            state.check({name: like for name in state.arrays})
+            state.check({name: per_infoset if name == "volatility" else per_action for name in state.arrays})
         except FileFormatError as exc:
             raise FileFormatError(f"{path}: {exc}; the checkpoint cannot be resumed") from exc
     return strategy, raw["provenance"], state
