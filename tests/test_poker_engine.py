@@ -19,7 +19,7 @@ from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.terminal_values import CANCELLATION, fold_values, showdown_values
-from efgkit.poker.vector_cfr import VectorCFR, one_card_fold, one_card_showdown
+from efgkit.poker.vector_cfr import VectorCFR
 from efgkit.solvers import BestResponse, Strategy
 from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.specs import load_game, make_game
@@ -194,16 +194,6 @@ def test_terminal_kernels_equal_the_quadratic_sums(data, hole, cards):
     losses = disjoint & (strength[:, None] < strength[None, :])
     np.testing.assert_allclose(out, 3.0 * wins @ reach - 2.0 * losses @ reach, rtol=0, atol=2 * tolerance)
     assert not scratch.any()
-    if hole == 1:  # the engine's one-card terminals, on row 1 of (nodes, hands) arrays
-        rows, values = np.stack([np.zeros(len(hands)), reach]), np.full((2, len(hands)), np.nan)
-        one_card_fold(rows, 1, np.int64(1) << hands[:, 0], 0, 2.0, values)
-        np.testing.assert_allclose(values[1], 2.0 * disjoint @ reach, rtol=0, atol=tolerance)
-        sorted_hands = np.concatenate([[0], order]).astype(np.int64)  # the board's range starts at 1
-        one_card_showdown(rows, 1, sorted_hands, np.concatenate([[0], strength[order]]).astype(np.int64), 1,
-                          len(hands) + 1, 3.0, 2.0, values)
-        np.testing.assert_allclose(values[1], 3.0 * wins @ reach - 2.0 * losses @ reach, rtol=0,
-                                   atol=2 * tolerance)
-        assert np.isnan(values[0]).all()
 
 
 def test_bad_parameters_are_refused_by_the_library():

@@ -49,11 +49,11 @@ node deals one player's whole hand, or one round's whole board, as a set of card
 are card combinations in lexicographic order). ``LimitPoker.card_structure``
 describes the deck and the showdown for card abstraction.
 
-``compile()`` builds the tree fast: the betting part of the public tree (the "betting
-skeleton", card independent) is walked once through the protocol methods, and a numba
-kernel (``poker_preorder``, imported only then) expands it over every deal in depth-first
-preorder; ``tree_from_preorder`` does the rest. The result is identical to
-``build_tree(game)`` (same fingerprint).
+``compile()`` builds the tree fast: the card-independent betting tree
+(``betting_tree.BettingTree``, one walk of the betting rules) behind the two hand deals is the
+"betting skeleton", and a numba kernel (``poker_preorder``, imported only then) expands it
+over every deal in depth-first preorder; ``tree_from_preorder`` does the rest. The result is
+identical to ``build_tree(game)`` (same fingerprint).
 """
 
 from __future__ import annotations
@@ -66,6 +66,15 @@ from typing import NamedTuple
 import numpy as np
 
 from efgkit.errors import GameDefinitionError, GameSpecError
+from efgkit.games.betting_tree import (
+    HAND_DEALS,
+    STATUS_ACTING,
+    STATUS_BOARD_DUE,
+    STATUS_FOLDED,
+    STATUS_SHOWDOWN,
+    Betting,
+    BettingTree,
+)
 from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
 from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
@@ -92,10 +101,6 @@ def rank_symbols(num_ranks: int, num_suits: int) -> str:
 # Betting action kinds; an action is (kind, amount in chips).
 FOLD, CHECK, CALL, BET, RAISE = range(5)
 _AGGRESSIVE = (BET, RAISE)
-
-# Where a state is in the betting: a player acts, the board card is due, or the game is over.
-_ACTING, _BOARD_DUE, _FOLDED, _SHOWDOWN = range(4)
-
 
 @dataclass(frozen=True)
 class CardStructure:
@@ -183,16 +188,6 @@ GENERIC_POKER_STYLE = ActionStyle(
     ("f", "k", "c", "b{amount}", "r{amount}"),
     "gtlibrary",
 )
-
-
-class Betting(NamedTuple):
-    """The card-independent part of a state."""
-
-    history: tuple[tuple[tuple[int, int], ...], ...]
-    """Actions (kind, amount) of each round opened so far."""
-    contribution: tuple[int, int]
-    """Chips each player has put in, ante included."""
-    status: int
 
 
 class PokerState(NamedTuple):
@@ -296,7 +291,7 @@ class LimitPoker:
 
     def folder_of(self, betting: Betting) -> int:
         """The player who folded (the last to act), or -1 when nobody has."""
-        if betting.status != _FOLDED:
+        if betting.status != STATUS_FOLDED:
             return -1
         return (self.first_player[len(betting.history) - 1] + len(betting.history[-1]) - 1) % 2
 
@@ -325,7 +320,7 @@ class LimitPoker:
         # in front of the big blind's option, or the first check).
         closes = kind in (CALL, CHECK) and bool(actions)
         if kind == FOLD:
-            return Betting(history, betting.contribution, _FOLDED)
+            return Betting(history, betting.contribution, STATUS_FOLDED)
         if kind == CALL:
             contribution[actor] = contribution[1 - actor]
         elif kind == BET:
@@ -334,13 +329,13 @@ class LimitPoker:
             contribution[actor] = contribution[1 - actor] + amount
         contribution = (contribution[0], contribution[1])
         if not closes:
-            return Betting(history, contribution, _ACTING)
+            return Betting(history, contribution, STATUS_ACTING)
         next_round = len(history)
         if next_round == self.num_rounds:
-            return Betting(history, contribution, _SHOWDOWN)
+            return Betting(history, contribution, STATUS_SHOWDOWN)
         if self.card_structure.public_cards_per_round[next_round]:
-            return Betting(history, contribution, _BOARD_DUE)
-        return Betting((*history, ()), contribution, _ACTING)
+            return Betting(history, contribution, STATUS_BOARD_DUE)
+        return Betting((*history, ()), contribution, STATUS_ACTING)
 
     def action_label(self, action: tuple[int, int]) -> str:
         kind, amount = action
@@ -357,13 +352,13 @@ class LimitPoker:
 
     # ------------------------------------------------------------------ Game protocol
     def initial_state(self) -> PokerState:
-        return PokerState((), Betting(((),), self.blinds, _ACTING))
+        return PokerState((), Betting(((),), self.blinds, STATUS_ACTING))
 
     def current_player(self, state: PokerState) -> int:
         status = state.betting.status
-        if len(state.cards) < 2 or status == _BOARD_DUE:
+        if len(state.cards) < 2 or status == STATUS_BOARD_DUE:
             return CHANCE
-        if status == _ACTING:
+        if status == STATUS_ACTING:
             return PLAYER1 if self.actor(state.betting) else PLAYER0
         return TERMINAL
 
@@ -393,8 +388,8 @@ class LimitPoker:
         if self.current_player(state) == CHANCE:
             cards = (*state.cards, self._outcome_of_name[len(state.cards)][action])
             betting = state.betting
-            if betting.status == _BOARD_DUE:
-                betting = Betting((*betting.history, ()), betting.contribution, _ACTING)
+            if betting.status == STATUS_BOARD_DUE:
+                betting = Betting((*betting.history, ()), betting.contribution, STATUS_ACTING)
             return PokerState(cards, betting)
         for candidate in self.betting_actions(state.betting):
             if self.action_label(candidate) == action:
@@ -495,7 +490,8 @@ class LimitPoker:
             skeleton = _BettingSkeleton(self)
             bar.update(1)
             preorder = allocate_preorder(total)
-            written = expand_deals(skeleton_view(skeleton), deal_tables(self), preorder)
+            view = skeleton_view(skeleton.tree, skeleton.board_radix, skeleton.num_board_codes)
+            written = expand_deals(view, deal_tables(self), preorder)
             if written != total:  # a bug, not bad input: the two counts are one rule set
                 raise RuntimeError(f"poker kernel wrote {written} nodes, num_nodes counted {total}")
             bar.update(1)
@@ -513,50 +509,22 @@ class LimitPoker:
 
 
 class _BettingSkeleton:
-    """The public tree with every chance node collapsed to one child, as flat arrays.
+    """The readable keys of the codes ``poker_preorder``'s kernel gives the nodes it expands.
 
-    Betting never depends on the cards, so the full tree is this skeleton expanded over
-    the deals. It is walked breadth-first through the game's protocol methods, following
-    the first outcome at chance nodes, and keeps one representative state per node for
-    the readable keys. Boards dealt so far are coded in mixed radix: board slot ``j``
-    contributes ``(outcome + 1) * board_radix[j]``, 0 while it is not dealt.
+    The betting skeleton is the betting ``tree`` (a ``BettingTree``, built here) behind the
+    ``HAND_DEALS``: skeleton node ``HAND_DEALS + n`` is betting node ``n``. Boards dealt so far
+    are coded in mixed radix: board slot ``j`` contributes ``(outcome + 1) * board_radix[j]``,
+    0 while it is not dealt.
     """
 
     def __init__(self, game: LimitPoker) -> None:
         self.game = game
+        self.tree = BettingTree(game)
         self.num_private = len(game.slot_outcome_cards[0])
         board_counts = [len(outcomes) + 1 for outcomes in game.slot_outcome_cards[2:]]
         self.board_radix = np.array(np.cumprod([1, *board_counts])[:-1], np.int64)
         self.board_counts = board_counts
         self.num_board_codes = int(np.prod(board_counts)) if board_counts else 1
-        states = [game.initial_state()]
-        kinds, first_child, num_children, deal_slot = [], [], [], []
-        for state in states:  # grows while it runs: breadth-first
-            player = game.current_player(state)
-            kinds.append(player)
-            first_child.append(len(states))
-            deal_slot.append(len(state.cards) if player == CHANCE else -1)
-            if player == CHANCE:
-                children = [game.apply(state, game.chance_outcomes(state)[0][0])]
-            elif player == TERMINAL:
-                children = []
-            else:
-                children = [game.apply(state, label) for label in game.legal_actions(state)]
-            num_children.append(len(children))
-            states.extend(children)
-        self.states = states
-        self.kind = np.array(kinds, np.int8)
-        self.first_child = np.array(first_child, np.int64)
-        self.num_children = np.array(num_children, np.int64)
-        self.deal_slot = np.array(deal_slot, np.int64)
-        self.boards_dealt = np.array([max(len(s.cards) - 2, 0) for s in states], np.int64)
-        self.folder = np.array([game.folder_of(s.betting) for s in states], np.int8)
-        self.contribution = np.array([s.betting.contribution for s in states], np.float64)
-        depth = np.zeros(len(states), np.int64)
-        for node in range(len(states)):
-            depth[first_child[node]:first_child[node] + num_children[node]] = depth[node] + 1
-        self.max_depth = int(depth.max())
-        self._labels: dict[int, list[str]] = {}
 
     def _boards(self, board_code: int) -> list[int]:
         boards = []
@@ -568,9 +536,9 @@ class _BettingSkeleton:
         return boards
 
     def _state_with_cards(self, skeleton_node: int, own: int, board_code: int) -> PokerState:
-        """The representative state of a skeleton node with the given cards filled in."""
+        """A state of a betting node of the skeleton with the given cards filled in."""
         cards = [own, own, *self._boards(board_code)]  # the opponent's cards never show in a key
-        return PokerState(tuple(cards), self.states[skeleton_node].betting)
+        return PokerState(tuple(cards), self.tree.bettings[skeleton_node - HAND_DEALS])
 
     def describe_infoset(self, code: int) -> str:
         skeleton_node, rest = divmod(code, self.num_private * self.num_board_codes)
@@ -579,17 +547,13 @@ class _BettingSkeleton:
 
     def action_labels_of(self, code: int) -> list[str]:
         skeleton_node = code // (self.num_private * self.num_board_codes)
-        labels = self._labels.get(skeleton_node)
-        if labels is None:
-            labels = self._labels[skeleton_node] = self.game.legal_actions(self.states[skeleton_node])
-        return labels
+        return list(self.tree.action_labels[skeleton_node - HAND_DEALS])
 
     def describe_public(self, code: int) -> str:
         skeleton_node, board_code = divmod(code, self.num_board_codes)
-        state = self.states[skeleton_node]
-        if len(state.cards) >= 2:
-            state = self._state_with_cards(skeleton_node, 0, board_code)
-        return self.game.public_state_key(state)
+        if skeleton_node < HAND_DEALS:  # a hand is being dealt: the key names the deal only
+            return self.game.public_state_key(PokerState((0,) * skeleton_node, self.tree.bettings[0]))
+        return self.game.public_state_key(self._state_with_cards(skeleton_node, 0, board_code))
 
 
 def _check_range(family: str, name: str, value: int, low: int, high: int) -> None:

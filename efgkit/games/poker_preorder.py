@@ -1,10 +1,16 @@
 """The numba kernel that expands a limit-poker betting skeleton over every deal, writing
 the tree in depth-first preorder for ``LimitPoker.compile`` (the rules are in ``poker``).
 
-Three bundles carry its input and output: ``SkeletonView`` (the card-independent betting
-tree), ``DealTables`` (what each deal slot can deal, with which probability) and
+The betting skeleton is the card-independent betting tree (``betting_tree.BettingTree``, the
+one the poker engines walk and the public tree expands) behind the two hand deals. Three
+bundles carry the kernel's input and output: ``SkeletonView`` (the skeleton's arrays),
+``DealTables`` (what each deal slot can deal, with which probability) and
 ``builder.Preorder`` (the per-node arrays ``tree_from_preorder`` takes, shared by every fast
 builder).
+
+The skeleton keeps the betting tree's node kinds (``DEAL``, ``FOLD``, ``SHOWDOWN``), which
+overlap the Game protocol's codes as numbers but not in meaning; the kernel reads them and
+writes the protocol's ``CHANCE`` and ``TERMINAL`` into the preorder.
 """
 
 from __future__ import annotations
@@ -15,17 +21,19 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from efgkit.games.betting_tree import DEAL, FOLD, HAND_DEALS, SHOWDOWN, BettingTree
 from efgkit.games.hand_ranking import showdown_values
 from efgkit.games.protocol import CHANCE, TERMINAL
 
 
 class SkeletonView(NamedTuple):
-    """The betting skeleton (``poker._BettingSkeleton``), breadth-first, per skeleton node:
-    ``kind`` int8, ``first_child``, ``num_children``, ``deal_slot`` (-1 off chance nodes) and
-    ``boards_dealt`` int64, ``folder`` int8 (-1: nobody folded), ``contribution`` float64
-    (nodes, 2); ``board_radix`` int64 (board slots,) codes the dealt boards in mixed radix,
-    ``num_board_codes`` of them; ``max_depth`` of the skeleton and the ``max_children`` of
-    any of its nodes."""
+    """The betting skeleton, breadth-first: the two hand deals, then the betting tree's
+    nodes. Per skeleton node: ``kind`` int8 (0 / 1 the player to act, ``DEAL``, ``FOLD`` or
+    ``SHOWDOWN``: the betting tree's codes), ``first_child``, ``num_children``, ``deal_slot``
+    (-1 off deal nodes) and ``boards_dealt`` int64, ``folder`` int8 (-1: nobody folded),
+    ``contribution`` float64 (nodes, 2); ``board_radix`` int64 (board slots,) codes the dealt
+    boards in mixed radix, ``num_board_codes`` of them; ``max_depth`` of the skeleton and the
+    ``max_children`` of any of its nodes."""
 
     kind: np.ndarray
     first_child: np.ndarray
@@ -68,11 +76,26 @@ class DealTables(NamedTuple):
     board_stride: np.ndarray
 
 
-def skeleton_view(skeleton) -> SkeletonView:
-    """The kernel's view of a ``poker._BettingSkeleton``."""
-    return SkeletonView(skeleton.kind, skeleton.first_child, skeleton.num_children, skeleton.deal_slot,
-                        skeleton.boards_dealt, skeleton.folder, skeleton.contribution, skeleton.board_radix,
-                        skeleton.num_board_codes, skeleton.max_depth, int(skeleton.num_children.max()))
+def skeleton_view(tree: BettingTree, board_radix: np.ndarray, num_board_codes: int) -> SkeletonView:
+    """The kernel's view of the betting ``tree`` behind the ``HAND_DEALS`` (deal slots 0 and 1),
+    boards coded by ``board_radix`` (``poker._BettingSkeleton``)."""
+    hands = np.arange(HAND_DEALS)
+    num_children = np.concatenate([np.ones(HAND_DEALS, np.int64), tree.num_children])
+    deal_slot = np.where(tree.kind == DEAL, HAND_DEALS + tree.level, -1)
+    return SkeletonView(
+        kind=np.concatenate([np.full(HAND_DEALS, DEAL), tree.kind]).astype(np.int8),
+        first_child=np.concatenate([hands + 1, tree.first_child + HAND_DEALS]).astype(np.int64),
+        num_children=num_children,
+        deal_slot=np.concatenate([hands, deal_slot]).astype(np.int64),
+        boards_dealt=np.concatenate([np.zeros(HAND_DEALS), tree.level]).astype(np.int64),
+        folder=np.concatenate([np.full(HAND_DEALS, -1), tree.folder]).astype(np.int8),
+        contribution=np.concatenate([np.repeat(tree.contribution[:1], HAND_DEALS, axis=0),
+                                     tree.contribution]),
+        board_radix=board_radix,
+        num_board_codes=num_board_codes,
+        max_depth=tree.max_depth - 1 + HAND_DEALS,  # edges on the longest path
+        max_children=int(num_children.max()),
+    )
 
 
 def deal_tables(game) -> DealTables:
@@ -129,7 +152,7 @@ class _Workspace(NamedTuple):
 def expand_deals(skeleton: SkeletonView, deals: DealTables, out) -> int:
     """Expand the betting ``skeleton`` over every deal of ``deals`` into ``out`` (a
     ``builder.Preorder``, depth-first preorder); returns the number of nodes written."""
-    showdowns = (skeleton.kind == TERMINAL) & (skeleton.folder < 0)
+    showdowns = skeleton.kind == SHOWDOWN
     if np.any(skeleton.boards_dealt[showdowns] != deals.board_stride.shape[0]):  # a bug, not bad input
         raise RuntimeError("a showdown before the last board: the showdown table has complete boards only")
     capacity = (skeleton.max_depth + 1) * max(deals.max_outcomes, skeleton.max_children) + 1
@@ -170,6 +193,14 @@ def _push_deals(deals, slot, dealt, child, depth, stack, top):
     return pushed
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _protocol_kind(kind):
+    """The Game protocol's code (PLAYER0, PLAYER1, CHANCE, TERMINAL) of a skeleton node kind."""
+    if kind == DEAL:
+        return CHANCE
+    return TERMINAL if kind == FOLD or kind == SHOWDOWN else kind
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _expand_deals(skeleton, deals, work, out):
     """Expand the betting skeleton over every deal, writing nodes in depth-first preorder.
@@ -199,12 +230,12 @@ def _expand_deals(skeleton, deals, work, out):
         children = 0
         value = 0.0
         code = -1
-        if kind == CHANCE:
+        if kind == DEAL:
             children = _push_deals(deals, skeleton.deal_slot[node], dealt, skeleton.first_child[node],
                                    depth + 1, stack, top)
-        elif kind == TERMINAL:
+        elif kind == FOLD or kind == SHOWDOWN:
             loser = skeleton.folder[node]
-            if loser < 0:  # a showdown (every board is dealt): the lower hand loses, a tie pays 0
+            if kind == SHOWDOWN:  # every board is dealt: the lower hand loses, a tie pays 0
                 hand0, hand1 = deals.showdown[dealt[0], complete], deals.showdown[dealt[1], complete]
                 loser = 1 if hand0 > hand1 else 0 if hand0 < hand1 else -1
             if loser == 0:
@@ -220,7 +251,7 @@ def _expand_deals(skeleton, deals, work, out):
                 stack.slot[at] = -1
                 stack.prob[at] = 1.0
             code = (node * deals.slot_count[0] + dealt[kind]) * skeleton.num_board_codes + board
-        out.kind[count] = kind
+        out.kind[count] = _protocol_kind(kind)
         out.depth[count] = depth
         out.num_children[count] = children
         out.chance_prob[count] = prob

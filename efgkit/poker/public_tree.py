@@ -8,13 +8,18 @@ node but an index into vectors of length ``num_hands`` (every combination of
 the board has reach 0 below that board; card removal between the two players' hands is
 handled at the terminals by inclusion-exclusion (``terminal_values.py``).
 
+The public tree is the betting tree (``efgkit.games.betting_tree``: every betting sequence
+once, no cards) expanded over the board deals: a ``DEAL`` node of the betting tree has one
+child, its public nodes have one per deal of the next round's board cards.
+
 Nodes are stored breadth first (parents before children, children contiguous) as flat
 arrays:
 
 * ``kind`` int8: 0 / 1 the player to act, ``DEAL`` a board deal, ``FOLD`` or
-  ``SHOWDOWN`` a terminal;
+  ``SHOWDOWN`` a terminal (the betting tree's codes);
 * ``first_child`` int64, ``num_children`` int32; ``betting`` int32, the node's betting
-  sequence (card independent, numbered in order of first appearance); ``round`` int8;
+  sequence (card independent): its node in ``betting_tree``, which numbers the sequences in
+  order of first appearance here too (both trees are breadth first); ``round`` int8;
 * ``board`` int32: index into ``board_cards`` / ``board_mask`` of the cards on the table;
 * ``contribution`` float64 (nodes, 2): chips each player has put in; ``folder`` int8;
 * ``chance_weight`` float64: the probability of the deal of any one pair of compatible
@@ -28,25 +33,21 @@ Memory is proportional to the public nodes times the hands, never to the histori
 from __future__ import annotations
 
 from itertools import combinations
-from math import comb
 
 import numba
 import numpy as np
 
 from efgkit.errors import GameDefinitionError
+from efgkit.games.betting_tree import HAND_DEALS
 from efgkit.games.csr import offsets_of
 from efgkit.games.hand_ranking import hand_value
-from efgkit.games.poker import Betting, LimitPoker, PokerState
-from efgkit.games.protocol import CHANCE as PROTOCOL_CHANCE
-from efgkit.games.protocol import TERMINAL as PROTOCOL_TERMINAL
-from efgkit.poker.betting_tree import card_mask, check_hole_cards, private_hands
-from efgkit.poker.codes import DEAL, FOLD, SHOWDOWN
-
-_ACTING = 0  # LimitPoker's status of a state whose player is to act
+from efgkit.games.poker import LimitPoker
+from efgkit.poker.betting_tree import BettingTree, card_mask, private_hands
+from efgkit.poker.codes import DEAL, SHOWDOWN
 
 
 class PublicTree:
-    """The whole public tree of ``game`` (every board), built by walking its betting rules.
+    """The whole public tree of ``game`` (every board): its betting tree expanded over the deals.
 
     ``game`` is a ``LimitPoker`` (kuhn, leduc, twocard, the Pbrc games, holdem, ACPC limit
     definitions). Games dealt by rank are played card by card here (the same distribution);
@@ -54,7 +55,7 @@ class PublicTree:
     """
 
     def __init__(self, game: LimitPoker, *, max_nodes: int = 5_000_000) -> None:
-        check_hole_cards(game)
+        self.betting_tree = BettingTree(game)  # refuses hands of more than two cards
         cards = game.card_structure
         self.game = game
         self.num_cards = cards.num_cards
@@ -64,7 +65,7 @@ class PublicTree:
         self._board_index: dict[tuple[int, ...], int] = {}
         self.board_cards: list[tuple[int, ...]] = []
         self.board_slots: list[tuple[int, ...]] = []  # the LimitPoker outcome of each board deal
-        self._build(game, max_nodes)
+        self._build(game, self.betting_tree, max_nodes)
         self.board_mask = np.array([card_mask(board) for board in self.board_cards], np.int64)
         self._valid_hands()
         self._showdown_order()
@@ -85,79 +86,66 @@ class PublicTree:
             self.board_slots.append(slots)
         return index
 
-    def _deals(self, game: LimitPoker, board: tuple[int, ...],
-               slot: int) -> list[tuple[tuple[int, ...], int]]:
-        """Every card-level deal of board slot ``slot`` after ``board``: (cards, outcome index)."""
-        size = game.deal_sizes[slot]
+    def _deals(self, game: LimitPoker, board: int) -> np.ndarray:
+        """The boards (ids, int64) of every card-level deal of the next board slot after board
+        ``board``, in lexicographic order of the cards dealt; registers the new ones."""
+        cards, slots = self.board_cards[board], self.board_slots[board]
+        slot = HAND_DEALS + len(slots)
         outcome_of = {combo: i for i, combo in enumerate(game.slot_outcome_cards[slot])}
         suits = game.card_structure.num_suits
-        deals = []
-        for combo in combinations([c for c in range(self.num_cards) if c not in board], size):
+        left = [c for c in range(self.num_cards) if c not in cards]
+        children = []
+        for combo in combinations(left, game.deal_sizes[slot]):
             outcome = combo[0] // suits if game.deal_by_rank else outcome_of[combo]
-            deals.append((combo, outcome))
-        return deals
+            children.append(self._board_id(cards + combo, slots + (outcome,)))
+        return np.array(children, np.int64)
 
-    def _build(self, game: LimitPoker, max_nodes: int) -> None:
-        n, k = self.num_cards, self.hole_cards
-        hole_weight = 1.0 / (comb(n, k) * comb(n - k, k))
-        betting_ids: dict[tuple, int] = {}
-        root = PokerState((0, 0), Betting(((),), game.blinds, _ACTING))
-        # queue entries: (state, board cards, board slot outcomes, chance weight)
-        queue = [(root, (), (), hole_weight)]
-        kind, first_child, num_children, betting, rounds, board = [], [], [], [], [], []
-        contribution, folder, chance_weight, labels = [], [], [], []
-        head = 0
-        while head < len(queue):
-            state, cards, slots, weight = queue[head]
-            head += 1
-            if len(queue) > max_nodes:
-                raise GameDefinitionError(f"{game.spec}: the public tree has more than {max_nodes:,} "
-                                          f"nodes; solve it with public chance sampling")
-            player = game.current_player(state)
-            history = state.betting.history
-            betting.append(betting_ids.setdefault(history, len(betting_ids)))
-            rounds.append(len(history) - 1)
-            board.append(self._board_id(cards, slots))
-            contribution.append(state.betting.contribution)
-            first_child.append(len(queue))
-            children: list = []
-            if player == PROTOCOL_CHANCE:
-                kind.append(DEAL)
-                slot = 2 + len(slots)
-                left = n - 2 * k - len(cards)
-                deal_weight = weight / comb(left, game.deal_sizes[slot])
-                for combo, outcome in self._deals(game, cards, slot):
-                    child = game.apply(state, game.slot_outcome_names[slot][outcome])
-                    children.append((child, cards + combo, slots + (outcome,), deal_weight))
-                folder.append(-1)
-                labels.append(())
-            elif player == PROTOCOL_TERMINAL:
-                fold = game.folder_of(state.betting)
-                kind.append(FOLD if fold >= 0 else SHOWDOWN)
-                folder.append(fold)
-                labels.append(())
-            else:
-                kind.append(player)
-                actions = game.legal_actions(state)
-                children = [(game.apply(state, label), cards, slots, weight) for label in actions]
-                folder.append(-1)
-                labels.append(tuple(actions))
-            num_children.append(len(children))
-            chance_weight.append(weight)
-            queue.extend(children)
-        self.kind = np.array(kind, np.int8)
-        self.first_child = np.array(first_child, np.int64)
-        self.num_children = np.array(num_children, np.int32)
-        self.betting = np.array(betting, np.int32)
-        self.round = np.array(rounds, np.int8)
-        self.board = np.array(board, np.int32)
-        self.contribution = np.array(contribution, np.float64).reshape(-1, 2)
-        self.folder = np.array(folder, np.int8)
-        self.chance_weight = np.array(chance_weight, np.float64)
-        self.action_labels = labels
-        self.betting_histories = list(betting_ids)
-        self.num_nodes = len(kind)
-        self.num_bettings = len(betting_ids)
+    def _build(self, game: LimitPoker, betting: BettingTree, max_nodes: int) -> None:
+        """The public nodes, one depth at a time: a depth's nodes in order, each one's children
+        in order, are the next depth's (breadth first). A node is a (betting node, board) pair;
+        the boards are numbered in order of first appearance."""
+        per_level = np.bincount(betting.level, minlength=betting.num_levels).tolist()
+        total = sum(count * boards for count, boards in zip(per_level, betting.board_sequences, strict=True))
+        if total > max_nodes:
+            raise GameDefinitionError(f"{game.spec}: the public tree has more than {max_nodes:,} "
+                                      f"nodes; solve it with public chance sampling")
+        deals: dict[int, np.ndarray] = {}  # per board, the boards its deal node's children hold
+        node, board = np.zeros(1, np.int64), np.array([self._board_id((), ())], np.int64)
+        nodes, boards, child_counts = [], [], []
+        while node.shape[0]:
+            kind = betting.kind[node]
+            count = np.where(kind <= 1, betting.num_children[node], 0).astype(np.int64)
+            dealing = np.flatnonzero(kind == DEAL)
+            for b in dict.fromkeys(board[dealing].tolist()):  # in order of first appearance
+                if b not in deals:
+                    deals[b] = self._deals(game, b)
+            dealt = [deals[b] for b in board[dealing].tolist()]
+            count[dealing] = [len(d) for d in dealt]
+            nodes.append(node)
+            boards.append(board)
+            child_counts.append(count)
+            parent = np.repeat(np.arange(node.shape[0]), count)  # the next depth's, in order
+            index = np.arange(parent.shape[0]) - np.repeat(np.cumsum(count) - count, count)  # among siblings
+            deal_child = kind[parent] == DEAL
+            node = betting.first_child[node[parent]] + np.where(deal_child, 0, index)
+            board = board[parent]
+            if dealt:
+                board[deal_child] = np.concatenate(dealt)
+        node, board = np.concatenate(nodes), np.concatenate(boards)
+        num_children = np.concatenate(child_counts)
+        self.kind = betting.kind[node]
+        self.first_child = (1 + np.cumsum(num_children) - num_children).astype(np.int64)
+        self.num_children = num_children.astype(np.int32)
+        self.betting = node.astype(np.int32)
+        self.round = betting.round[node]
+        self.board = board.astype(np.int32)
+        self.contribution = betting.contribution[node]
+        self.folder = betting.folder[node]
+        self.chance_weight = betting.chance_weight[betting.level[node]]
+        self.action_labels = [betting.action_labels[n] for n in node.tolist()]
+        self.betting_histories = betting.histories
+        self.num_nodes = node.shape[0]
+        self.num_bettings = betting.num_nodes
         self.decision_nodes = np.flatnonzero(self.kind <= 1).astype(np.int64)
         self.decision_index = np.full(self.num_nodes, -1, np.int64)
         self.decision_index[self.decision_nodes] = np.arange(self.decision_nodes.shape[0])

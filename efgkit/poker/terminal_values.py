@@ -36,7 +36,7 @@ def fold_payoff(contribution, node, folder, player):
     return -contribution[node, player] if folder == player else contribution[node, folder]
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
     """``out[h] = payoff * (reach of the opponent's hands compatible with h)`` for the hands
     ``valid_hands`` (int64, those sharing no card with the board); 0 for the others."""
@@ -75,7 +75,7 @@ def compatible_reach(opponent_reach, hand_cards, card_sum, total, h):
     return _cancelled(compatible, total)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
                     lose_payoff, out):
     """``out[h] = win_payoff * (compatible reach below h) - lose_payoff * (compatible reach above h)``.

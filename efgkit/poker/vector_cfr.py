@@ -34,6 +34,7 @@ from efgkit.core.regret_rules import (
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.io.budget import check_memory
+from efgkit.io.numba_private import WITHOUT_REFCOUNTS
 from efgkit.poker.codes import BEST_RESPONSE, DEAL, FOLD, REGRETS, SHOWDOWN
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
@@ -141,95 +142,45 @@ def value_pass(tree, layout, strategy, player, mode, work, instant):
     return value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 0.0, instant)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def one_card_fold(opponent, node, hand_mask, board_mask, payoff, values):
-    """``terminal_values.fold_values`` for one-card hands (Kuhn, Leduc) on row ``node`` of the
-    engine's (nodes, hands) arrays: ``values[node, h] = payoff`` x (the opponent's reach
-    ``opponent[node]`` of hands other than h) for hands off the board, 0 for the others.
-
-    The engine's terminals of one-card games hold a handful of hands, and slicing the rows
-    into arrays for ``terminal_values`` cost several times their arithmetic; hands that meet
-    the board have zero opponent reach (the chance nodes zero them)."""
-    total = 0.0
-    for h in range(values.shape[1]):
-        total += opponent[node, h]
-    for h in range(values.shape[1]):
-        values[node, h] = payoff * (total - opponent[node, h]) if (hand_mask[h] & board_mask) == 0 else 0.0
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def one_card_showdown(opponent, node, sorted_hands, strength, lo, hi, win_payoff, lose_payoff, values):
-    """``terminal_values.showdown_values`` for one-card hands on row ``node`` of the engine's
-    arrays: the board's hands are ``sorted_hands[lo:hi]``, ascending ``strength[lo:hi]``;
-    ``values[node, h] = win_payoff`` x (opponent reach strictly below h) ``- lose_payoff`` x
-    (opponent reach strictly above h), 0 for hands off the list."""
-    for h in range(values.shape[1]):
-        values[node, h] = 0.0
-    below = 0.0
-    start = lo
-    while start < hi:
-        end = start
-        group = 0.0
-        while end < hi and strength[end] == strength[start]:
-            group += opponent[node, sorted_hands[end]]
-            values[node, sorted_hands[end]] = win_payoff * below
-            end += 1
-        below += group
-        start = end
-    above = 0.0
-    end = hi
-    while end > lo:
-        start = end
-        group = 0.0
-        while start > lo and strength[start - 1] == strength[end - 1]:
-            start -= 1
-            group += opponent[node, sorted_hands[start]]
-            values[node, sorted_hands[start]] -= lose_payoff * above
-        above += group
-        end = start
-
-
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def terminal_pass(tree, player, opponent, card_sum, values):
     """``values[node, h]`` (float64 (nodes, hands)) at every fold and showdown ``node`` of
     ``tree`` (a ``TreeView``): player ``player``'s counterfactual values given the opponent's
     reach ``opponent`` (float64 (nodes, hands)); ``card_sum`` float64 (cards,) is scratch.
-    Terminals depend on the reach only, so ``value_and_average_pass`` fills them first."""
+    Terminals depend on the reach only, so ``value_and_average_pass`` fills them first.
+
+    The values are ``terminal_values``' on the node's rows and the board's ranges: its kernels
+    are inlined and the pass that inlines this one counts no references (a one-card game's
+    terminals hold a handful of hands, and counting a reference for every row and range taken
+    cost more than their arithmetic: Leduc's iterations ran 35% slower)."""
     kind, board, contribution, folder = tree.kind, tree.board, tree.contribution, tree.folder
-    chance_weight, hand_mask, board_mask = tree.chance_weight, tree.hand_mask, tree.board_mask
-    hand_cards, valid_start, valid_list = tree.hand_cards, tree.valid_start, tree.valid_list
+    chance_weight, hand_cards = tree.chance_weight, tree.hand_cards
+    valid_start, valid_list = tree.valid_start, tree.valid_list
     showdown_start, showdown_hands, showdown_strength = (tree.showdown_start, tree.showdown_hands,
                                                          tree.showdown_strength)
-    one_card = hand_cards.shape[1] == 1
     for node in range(kind.shape[0]):
         if kind[node] == FOLD:
             b = board[node]
             payoff = fold_payoff(contribution, node, folder[node], player) * chance_weight[node]
-            if one_card:
-                one_card_fold(opponent, node, hand_mask, board_mask[b], payoff, values)
-            else:
-                fold_values(opponent[node], hand_cards, valid_list[valid_start[b]:valid_start[b + 1]],
-                            card_sum, payoff, values[node])
+            fold_values(opponent[node], hand_cards, valid_list[valid_start[b]:valid_start[b + 1]], card_sum,
+                        payoff, values[node])
         elif kind[node] == SHOWDOWN:
             b = board[node]
             lo = showdown_start[b]
             hi = showdown_start[b + 1]
             w = chance_weight[node]
             win, lose = contribution[node, 1 - player] * w, contribution[node, player] * w
-            if one_card:
-                one_card_showdown(opponent, node, showdown_hands, showdown_strength, lo, hi, win, lose,
-                                  values)
-            else:
-                showdown_values(opponent[node], hand_cards, showdown_hands[lo:hi], showdown_strength[lo:hi],
-                                card_sum, win, lose, values[node])
+            showdown_values(opponent[node], hand_cards, showdown_hands[lo:hi], showdown_strength[lo:hi],
+                            card_sum, win, lose, values[node])
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, **WITHOUT_REFCOUNTS)
 def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, weight, average):
     """``value_pass`` that also adds, when ``weight`` > 0, ``weight`` x own reach x strategy of
     the player's (node, hand) pairs to ``average`` (float64 (actions,)), each original
     infoset once (``layout.slot_weight``): CFR's average-strategy step in the same sweep.
-    The terminals first (``terminal_pass``), then the other nodes bottom-up."""
+    The terminals first (``terminal_pass``), then the other nodes bottom-up. It allocates
+    nothing and counts no references (``io.numba_private.WITHOUT_REFCOUNTS``)."""
     kind, first_child, num_children = tree.kind, tree.first_child, tree.num_children
     decision_index, slot_offset, slot_weight = layout.decision_index, layout.slot_offset, layout.slot_weight
     values = work.values
