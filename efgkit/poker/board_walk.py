@@ -38,6 +38,7 @@ from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import BettingTree, card_mask, sorted_deals
 from efgkit.poker.card_abstraction import HandBuckets
 from efgkit.poker.codes import DEAL, FOLD
+from efgkit.poker.depth_first import depth_first, no_close, push_child
 from efgkit.poker.public_tree import showdown_tables
 from efgkit.poker.terminal_values import dealt_terminal_values, fold_values, showdown_values
 
@@ -254,10 +255,12 @@ def _fold_fractions(view, board, sides, walk, player, child, level, depth, range
     _compatible(weighted, board, valid, walk.card_sum, folding)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _open(view, board, sides, local, walk, player, mode, depth):
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _open(args, depth):
     """Start the node at ``depth``; True for a terminal (its values filled). At the responder's
-    node under ``LOCAL``, its hands choose their actions."""
+    node under ``LOCAL``, its hands choose their actions (``args`` as ``responder_value``
+    packs them: ``depth_first``'s visitors)."""
+    view, board, sides, local, walk, player, mode = args
     node = walk.node[depth]
     kind = view.kind[node]
     if kind > DEAL:
@@ -275,15 +278,16 @@ def _open(view, board, sides, local, walk, player, mode, depth):
 def _own_probability(view, board, sides, walk, player, mode, node, level, depth, h, a):
     """The walking ``player``'s probability of action ``a`` with hand ``h`` at decision
     ``node``: its ``walk.choice[depth, h]`` (int64 (depth, hands)) under ``LOCAL``, else its
-    strategy's (``_probability``); the bundles as in ``_next_child``."""
+    strategy's (``_probability``); the bundles as in ``responder_value``."""
     if mode == LOCAL:
         return 1.0 if walk.choice[depth, h] == a else 0.0
     return _probability(view, board, sides, player, node, level, h, a)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _next_child(view, board, sides, walk, player, mode, depth):
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _next_child(args, depth):
     """Set up the next child both players reach at ``depth + 1``; False when none is left."""
+    view, board, sides, local, walk, player, mode = args
     node = walk.node[depth]
     kind = view.kind[node]
     a = walk.cursor[depth]
@@ -299,8 +303,7 @@ def _next_child(view, board, sides, walk, player, mode, depth):
             walk.opponent[depth + 1, h] = walk.opponent[depth, h]
             own = own or walk.own[depth, h] != 0.0
             opponent = opponent or walk.opponent[depth, h] != 0.0
-        walk.cursor[depth] = 1
-        walk.node[depth + 1] = child
+        push_child(walk, depth, 0, 1, child)
         return own and opponent
     level = view.level[node]
     valid = board.valid[level, :board.valid_count[level]]
@@ -320,18 +323,14 @@ def _next_child(view, board, sides, walk, player, mode, depth):
         if own and opponent:
             break
         a += 1
-    walk.cursor[depth] = a + 1
-    if a == m:
-        return False
-    walk.action[depth] = a
-    walk.node[depth + 1] = child + a
-    return True
+    return push_child(walk, depth, a, m, child)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _gather(view, board, sides, walk, player, mode, depth):
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _gather(args, depth):
     """Add the finished child into the node at ``depth``: weighted by the responder's own
     probability of the action at its nodes, summed elsewhere."""
+    view, board, sides, local, walk, player, mode = args
     node = walk.node[depth]
     level = view.level[walk.node[depth + 1]]
     valid = board.valid[level, :board.valid_count[level]]
@@ -350,22 +349,14 @@ def _gather(view, board, sides, walk, player, mode, depth):
 def responder_value(view, board, sides, local, walk, player, mode):
     """Seat ``player``'s expected winnings on ``board`` (summed over its hands, chance
     included) against the other seat's strategy, playing its own side's strategy
-    (``STRATEGY``) or the local best response rule (``LOCAL``); explicit-stack walk."""
+    (``STRATEGY``) or the local best response rule (``LOCAL``): ``depth_first`` with this
+    module's visitors."""
     walk.node[0] = 0
     for h in board.valid[0, :board.valid_count[0]]:
         walk.own[0, h] = 1.0
         walk.opponent[0, h] = 1.0
-    depth = np.int64(0)
-    if not _open(view, board, sides, local, walk, player, mode, depth):
-        while True:
-            if _next_child(view, board, sides, walk, player, mode, depth):
-                depth += 1
-                if not _open(view, board, sides, local, walk, player, mode, depth):
-                    continue
-            elif depth == 0:
-                break
-            depth -= 1
-            _gather(view, board, sides, walk, player, mode, depth)
+    depth_first(_open, _next_child, no_close, _gather, (view, board, sides, local, walk, player, mode),
+                np.int64(0))
     return walk.values[0, :].sum()
 
 

@@ -46,6 +46,7 @@ import numpy as np
 from efgkit.games.csr import offsets_of
 from efgkit.poker.codes import BEST_RESPONSE, DEAL, EXPECTED, FOLD, SHOWDOWN
 from efgkit.poker.dealt_hands import child_key, hand_lists, keep_off_board
+from efgkit.poker.depth_first import depth_first
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values_batch
 
 
@@ -293,8 +294,10 @@ def _walk_class(view, templates, classes, work, player, objective, j, k):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def _walk_level(view, templates, tables, classes, work, player, objective, j):
-    """Every live class of level ``j`` on its board (``work.key[j]``, ``work.valid[j]``)."""
+def _walk_level(args, j):
+    """Every live class of level ``j`` on its board (``work.key[j]``, ``work.valid[j]``)
+    (``args`` as ``blind_item`` packs them: ``depth_first``'s visitors)."""
+    view, templates, tables, classes, work, player, objective = args
     _board_counts(templates, tables, work, j)
     for k in range(classes.class_start[j], classes.class_start[j + 1]):
         if classes.live[k]:
@@ -302,17 +305,24 @@ def _walk_level(view, templates, tables, classes, work, player, objective, j):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def _begin_deals(classes, work, j):
-    """Clear level ``j + 1``'s sums below board ``j`` and start at its first deal."""
+def _open_board(args, j):
+    """Start board ``j``: the last level's is walked at once (True: a leaf), any other clears
+    level ``j + 1``'s sums below it and starts at its first deal."""
+    view, templates, tables, classes, work, player, objective = args
+    if j + 1 == templates.columns.shape[0]:
+        _walk_level(args, j)
+        return True
     work.cursor[j] = 0
     for k in range(classes.class_start[j + 1], classes.class_start[j + 2]):
         work.acc[k] = 0.0
+    return False
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def _next_board(tables, classes, work, j):
+def _next_board(args, j):
     """Set up the next deal of level ``j + 1`` below board ``j`` that is walked (the canonical
     deal of its suit class, sharing no card with the board): its key and valid hands."""
+    view, templates, tables, classes, work, player, objective = args
     if classes.live_count[j + 1] == 0:
         return False
     lo = tables.deal_start[j + 1]
@@ -330,9 +340,10 @@ def _next_board(tables, classes, work, j):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def _spread(tables, classes, work, j):
+def _spread(args, j):
     """Add the live classes' values of level ``j + 1`` on its board into ``acc`` over the
     deal's suit class (every permutation of board ``j``'s group), as ``full_game._spread``."""
+    view, templates, tables, classes, work, player, objective = args
     key = work.key[j]
     weight = tables.deal_weight[work.key[j + 1]]
     count = work.valid_count[j + 1]
@@ -352,32 +363,15 @@ def _spread(tables, classes, work, j):
 def blind_item(view, templates, tables, classes, work, player, objective):
     """Relative values of every class of level 1 on the work item's first deal
     (``tables.first_mask``) into their rows of ``work.out`` (hands,): the levels below walked
-    board by board, depth first with an explicit stack (``work.cursor``)."""
-    last = templates.columns.shape[0] - 1
+    board by board, ``depth_first`` with this module's visitors (``work.cursor`` the next deal)."""
     for k in range(classes.class_start[1], classes.class_start[2]):
         work.out[k] = 0.0
     if classes.live_count[1] == 0:
         return
     work.valid_count[1] = keep_off_board(tables.hand_mask, work.valid[0], tables.first_mask[0], work.valid[1])
     work.key[1] = 1
-    j = np.int64(1)
-    if j == last:
-        _walk_level(view, templates, tables, classes, work, player, objective, j)
-        return
-    _begin_deals(classes, work, j)
-    while True:
-        if _next_board(tables, classes, work, j):
-            j += 1
-            if j < last:
-                _begin_deals(classes, work, j)
-                continue
-            _walk_level(view, templates, tables, classes, work, player, objective, j)
-        else:
-            _walk_level(view, templates, tables, classes, work, player, objective, j)
-            if j == 1:
-                break
-        j -= 1
-        _spread(tables, classes, work, j)
+    depth_first(_open_board, _next_board, _walk_level, _spread,
+                (view, templates, tables, classes, work, player, objective), np.int64(1))
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -385,7 +379,7 @@ def blind_root(view, templates, tables, classes, work, player, objective):
     """The responder's total at the root (level 0: no board), level 1's class values summed
     over the first deals already in ``work.acc``; a game without boards is walked whole."""
     work.key[0] = 0
-    _walk_level(view, templates, tables, classes, work, player, objective, np.int64(0))
+    _walk_level((view, templates, tables, classes, work, player, objective), np.int64(0))
     return work.out[0].sum()
 
 

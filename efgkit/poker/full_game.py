@@ -54,6 +54,7 @@ from efgkit.poker.betting_tree import BettingTree, card_mask
 from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.codes import ABSTRACT, BEST_RESPONSE, DEAL, EXPECTED, FOLD, SHOWDOWN
 from efgkit.poker.dealt_hands import child_key, hand_lists, keep_off_board
+from efgkit.poker.depth_first import depth_first, no_close
 from efgkit.poker.public_tree import showdown_tables
 from efgkit.poker.suits import canonical_deals, hand_permutations, renamed_deal, suit_permutations
 from efgkit.poker.terminal_values import (
@@ -265,10 +266,12 @@ def _combine(templates, work, player, objective, j, d):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _open(view, templates, tables, work, player, objective, mode, j, d, cols, reach, values):
+def _open(args, d):
     """Start template node ``work.node[j, d]``: a leaf (terminal, or a deal node: its reach
     noted in ``MODE_RECORD``, the next level's values taken in ``MODE_REPLAY``) is finished
-    and True returned; an inner node gets zero sums and its first child next."""
+    and True returned; an inner node gets zero sums and its first child next (``args`` as
+    ``_walk_block`` packs them: ``depth_first``'s visitors)."""
+    view, templates, tables, work, slab, player, objective, mode, j, cols, reach, values = args
     p = work.node[j, d]
     kind = templates.kind[p]
     valid = work.valid[j, :work.valid_count[j]]
@@ -297,10 +300,11 @@ def _open(view, templates, tables, work, player, objective, mode, j, d, cols, re
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
+def _next_child(args, d):
     """Set up the next child of template node ``work.node[j, d]`` the opponent reaches in
     some column at ``d + 1`` (node and reach slot); False when none is left (and the node's
     values zero if no child was reached)."""
+    view, templates, tables, work, slab, player, objective, mode, j, cols, reach, values = args
     p = work.node[j, d]
     m = templates.num_children[p]
     a = work.cursor[j, d]
@@ -366,11 +370,14 @@ def _add_action_values(view, templates, tables, work, p, j, a, cols, child):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _gather(view, templates, tables, work, slab, player, objective, j, d, cols, values):
-    """Add the finished child at ``d + 1`` into template node ``work.node[j, d]``: a sum at
-    the opponent's nodes; at the responder's the maximum (``BEST_RESPONSE``) or the strategy's
-    expectation (``EXPECTED``; ``ABSTRACT`` also adds the child's values into the action
-    values, ``_add_action_values``)."""
+def _gather(args, d):
+    """Add the finished child at ``d + 1`` into template node ``work.node[j, d]`` (not in
+    ``MODE_RECORD``: no values): a sum at the opponent's nodes; at the responder's the maximum
+    (``BEST_RESPONSE``) or the strategy's expectation (``EXPECTED``; ``ABSTRACT`` also adds the
+    child's values into the action values, ``_add_action_values``)."""
+    view, templates, tables, work, slab, player, objective, mode, j, cols, reach, values = args
+    if mode == MODE_RECORD:
+        return
     child_kind = templates.kind[work.node[j, d + 1]]
     terminal = child_kind == FOLD or child_kind == SHOWDOWN
     if terminal and _combine(templates, work, player, objective, j, d + 1) != WRITE:
@@ -440,8 +447,8 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
     reach entering them the rows of ``source`` (hands, columns[j]) of the board's valid hands;
     the values (``objective``, not in ``MODE_RECORD``) are left in row ``work.value_row[j, 0]``
     of the level's stack.
-    Depth first with an explicit stack; children no column of the block reaches are skipped.
-    Returns False (and walks nothing) when no reach enters the block. The per-node helpers
+    ``depth_first`` with this module's visitors; children no column of the block reaches are
+    skipped. Returns False (and walks nothing) when no reach enters the block. The visitors
     are inlined and this is compiled without reference counting (``WITHOUT_REFCOUNTS``:
     nothing is allocated, every array is the caller's): a helper call counted the
     references of the arrays of its NamedTuples, 14% of the time."""
@@ -471,19 +478,9 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
     work.slot[j, 0] = 0
     for row in range(templates.depth[j]):
         work.value_row[j, row] = row
-    d = np.int64(0)  # not a literal: numba would compile the callees again for one
-    if not _open(view, templates, tables, work, player, objective, mode, j, d, cols, reach, values):
-        while True:
-            if _next_child(templates, tables, work, slab, player, j, d, cols, reach, values):
-                d += 1
-                if not _open(view, templates, tables, work, player, objective, mode, j, d, cols, reach,
-                             values):
-                    continue
-            elif d == 0:
-                break
-            d -= 1
-            if mode != MODE_RECORD:
-                _gather(view, templates, tables, work, slab, player, objective, j, d, cols, values)
+    depth_first(_open, _next_child, no_close, _gather,
+                (view, templates, tables, work, slab, player, objective, mode, j, cols, reach, values),
+                np.int64(0))
     return True
 
 
@@ -531,9 +528,11 @@ def _deal_level(tables, work, j, mask, source, target):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def _next_deal(templates, tables, work, j):
+def _next_deal(args, j):
     """Set up the next deal of level ``j + 1`` below board ``work.key[j]`` worth walking (a
-    canonical deal of its class that leaves some reach): its key and entering reach."""
+    canonical deal of its class that leaves some reach): its key and entering reach (``args``
+    as ``_item`` packs them: ``depth_first``'s visitors)."""
+    view, templates, tables, work, slab, player, objective = args
     lo = tables.deal_start[j + 1]
     deals = tables.deal_start[j + 2] - lo
     record, _ = _bridge(templates, work, j)
@@ -549,9 +548,10 @@ def _next_deal(templates, tables, work, j):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def _spread(templates, tables, work, j):
+def _spread(args, j):
     """Add the values of level ``j + 1`` on its board into level ``j``'s ``acc``, over the
     deal's suit class: its values under every permutation of the group of board ``j``."""
+    view, templates, tables, work, slab, player, objective = args
     _, acc = _bridge(templates, work, j)
     _, values = _entry(templates, work, j + 1)
     key = work.key[j]
@@ -609,9 +609,10 @@ def _last_deals(view, templates, tables, work, slab, player, objective, j):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def _start_level(view, templates, tables, work, slab, player, objective, j):
+def _start_level(args, j):
     """Walk level ``j`` down to its deal nodes (True: it was the last level, its values are
     done), ready for the deals of level ``j + 1``."""
+    view, templates, tables, work, slab, player, objective = args
     if j + 1 == templates.columns.shape[0]:
         _walk_level(view, templates, tables, work, slab, player, objective, MODE_DESCEND, j)
         return True
@@ -624,6 +625,13 @@ def _start_level(view, templates, tables, work, slab, player, objective, j):
         _last_deals(view, templates, tables, work, slab, player, objective, j)
         work.cursor[j, 0] = tables.deal_start[j + 2] - tables.deal_start[j + 1]
     return False
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _replay_level(args, j):
+    """Walk level ``j`` again, every deal below its board in: its values from their sums."""
+    view, templates, tables, work, slab, player, objective = args
+    _walk_level(view, templates, tables, work, slab, player, objective, MODE_REPLAY, j)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -643,7 +651,8 @@ def _pre_deal(view, templates, tables, work, slab, player, objective, mode):
 def _item(view, templates, tables, work, slab, player, objective, out):
     """Values at every entry of the item's first deal into ``out`` (hands, entries), from the
     entries' reach in level 0's ``record``: each level walked once per board with every
-    entering betting sequence as a column, the deals of the next level in between."""
+    entering betting sequence as a column, the deals of the next level in between
+    (``depth_first`` over the boards)."""
     out[:] = 0.0
     j = np.int64(1)
     record, _ = _bridge(templates, work, j - 1)
@@ -651,18 +660,8 @@ def _item(view, templates, tables, work, slab, player, objective, out):
     if not _deal_level(tables, work, j, tables.first_mask[0], record, enter):
         return
     work.key[1] = 1
-    if not _start_level(view, templates, tables, work, slab, player, objective, j):
-        while True:
-            if _next_deal(templates, tables, work, j):
-                j += 1
-                if not _start_level(view, templates, tables, work, slab, player, objective, j):
-                    continue
-            else:
-                _walk_level(view, templates, tables, work, slab, player, objective, MODE_REPLAY, j)
-                if j == 1:
-                    break
-            j -= 1
-            _spread(templates, tables, work, j)
+    depth_first(_start_level, _next_deal, _replay_level, _spread,
+                (view, templates, tables, work, slab, player, objective), j)
     for h in work.valid[1, :work.valid_count[1]]:
         out[h] = result[h]
 

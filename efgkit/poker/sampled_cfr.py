@@ -73,6 +73,7 @@ from efgkit.poker.bucket_layout import BucketLayout
 from efgkit.poker.card_abstraction import hand_buckets
 from efgkit.poker.codes import DEAL, FOLD
 from efgkit.poker.dealt_hands import hand_lists, keep_off_board
+from efgkit.poker.depth_first import depth_first, push_child
 from efgkit.poker.public_tree import showdown_orders
 from efgkit.poker.terminal_values import (
     compatible_reach,
@@ -204,7 +205,7 @@ def _add_average(average, x, amount, fixed, round_):
 #   order, the rows come in order (the cache lines of large abstractions are read once) and
 #   ``_close`` updates each row once (a plain walk updates it once per hand; the later
 #   passes add 0 and match it to the same strategy).
-# The walk's per-node helpers are inlined into ``_walk_player``, which is compiled without
+# The walk's visitors are inlined into ``_walk_player``, which is compiled without
 # numba's reference counting (``io.numba_private.WITHOUT_REFCOUNTS``): the walk allocates nothing and
 # every array it sees is owned by the caller. With reference counting every helper call
 # increfs and decrefs the ~30 arrays of its four NamedTuples (Leduc ran 5.5x more iterations
@@ -212,11 +213,15 @@ def _add_average(average, x, amount, fixed, round_):
 # arrays' fields: inlined, Leduc runs 3.9x more iterations per CPU second (a node visit cost
 # 110 ns before), 52-card hold'em, whose time is in the vectors, no fewer.
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _open(view, board, walk, state, player, weight, depth, fixed):
+def _open(args, depth):
     """Start the decision or deal node at ``depth`` (a live deal node's values cleared) and,
     at the updating player's node, add its average-strategy contribution (``weight`` x own
-    reach x strategy)."""
+    reach x strategy); True for a terminal, whose values ``_gather`` adds (``args`` as
+    ``_walk_player`` packs them: ``depth_first``'s visitors)."""
+    view, board, walk, state, player, weight, fixed, rule = args
     node = walk.node[depth]
+    if view.kind[node] > DEAL:
+        return True
     level = view.level[node]
     walk.cursor[depth] = 0
     walk.started[depth] = walk.live[depth] and view.kind[node] == DEAL
@@ -235,13 +240,16 @@ def _open(view, board, walk, state, player, weight, depth, fixed):
                 row = start + board.bucket[level, h] * m
                 for a in range(m):
                     _add_average(state.average, row + a, w * state.strategy[row + a], fixed, round_)
+    return False
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
-def _next_child(view, board, walk, state, player, averaging, depth):
+def _next_child(args, depth):
     """Set up the next child worth visiting at ``depth + 1`` — one the opponent reaches, or
-    (``averaging``) a decision the updating player reaches, whose average strategy still
-    counts — with its reach; False when none is left."""
+    (averaging: ``weight`` > 0) a decision the updating player reaches, whose average strategy
+    still counts — with its reach; False when none is left."""
+    view, board, walk, state, player, weight, fixed, rule = args
+    averaging = weight > 0.0
     node = walk.node[depth]
     kind = view.kind[node]
     a = walk.cursor[depth]
@@ -258,9 +266,7 @@ def _next_child(view, board, walk, state, player, averaging, depth):
         for h in board.valid[level, :board.valid_count[level]]:
             live |= opponent[h] != 0.0
             own_live |= averaging and own[h] != 0.0
-        walk.cursor[depth] = 1
-        walk.action[depth] = 0
-        walk.node[depth + 1] = child
+        push_child(walk, depth, 0, 1, child)
         walk.live[depth + 1], walk.own_live[depth + 1] = live, own_live
         return live or own_live
     level = view.level[node]
@@ -289,11 +295,8 @@ def _next_child(view, board, walk, state, player, averaging, depth):
         if live or own_live:
             break
         a += 1
-    walk.cursor[depth] = a + 1
-    if a == m:
+    if not push_child(walk, depth, a, m, child):
         return False
-    walk.action[depth] = a
-    walk.node[depth + 1] = child + a
     walk.live[depth + 1], walk.own_live[depth + 1] = live, own_live
     return True
 
@@ -348,10 +351,14 @@ def _add_value(view, board, walk, state, own_node, first, depth, level, h, v):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
-def _gather(view, board, walk, state, player, depth):
-    """Add the finished decision or deal child at ``depth + 1`` into the node at ``depth``
-    (nothing if it never ``started``: the opponent reaches none of its hands, its values
-    are 0)."""
+def _gather(args, depth):
+    """Add the finished child at ``depth + 1`` into the node at ``depth``: a terminal's values
+    as they are computed (``_add_terminal``), a decision or deal child's (nothing if it never
+    ``started``: the opponent reaches none of its hands, its values are 0)."""
+    view, board, walk, state, player, weight, fixed, rule = args
+    if view.kind[walk.node[depth + 1]] > DEAL:
+        _add_terminal(view, board, walk, state, player, depth)
+        return
     if not walk.started[depth + 1]:
         return
     level = view.level[walk.node[depth + 1]]
@@ -365,12 +372,13 @@ def _gather(view, board, walk, state, player, depth):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
-def _close(view, board, walk, state, player, depth, fixed, rule):
+def _close(args, depth):
     """At the updating player's node: instantaneous regret = action value - node value. With
     a ``rule`` of CFR or CFR+ (``local``) the node's rows are final here: each row the board
     reaches has its regrets updated (float, or int32 scaled and rounded), its instantaneous
     regrets zeroed and its strategy matched once, after its last hand — rows the board does
     not reach keep their regrets under these two rules, so nothing else is touched."""
+    view, board, walk, state, player, weight, fixed, rule = args
     node = walk.node[depth]
     if view.kind[node] != player:
         return
@@ -419,7 +427,8 @@ def _local(rule):
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, **WITHOUT_REFCOUNTS)
 def _walk_player(view, board, walk, state, player, weight, fixed, rule):
-    """One player's update walk over the betting tree on the sampled board (explicit stack)."""
+    """One player's update walk over the betting tree on the sampled board: ``depth_first``
+    with this module's visitors."""
     walk.node[0] = 0
     walk.own_at[0] = 0
     walk.opponent_at[0] = 0
@@ -428,21 +437,8 @@ def _walk_player(view, board, walk, state, player, weight, fixed, rule):
         walk.opponent[0, h] = 1.0
     walk.live[0] = board.valid_count[0] > 0
     walk.own_live[0] = weight > 0.0 and board.valid_count[0] > 0
-    _open(view, board, walk, state, player, weight, 0, fixed)
-    depth = 0
-    while True:
-        if _next_child(view, board, walk, state, player, weight > 0.0, depth):
-            if view.kind[walk.node[depth + 1]] > DEAL:
-                _add_terminal(view, board, walk, state, player, depth)
-            else:
-                depth += 1
-                _open(view, board, walk, state, player, weight, depth, fixed)
-            continue
-        _close(view, board, walk, state, player, depth, fixed, rule)
-        if depth == 0:
-            return
-        depth -= 1
-        _gather(view, board, walk, state, player, depth)
+    depth_first(_open, _next_child, _close, _gather, (view, board, walk, state, player, weight, fixed, rule),
+                np.int64(0))
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
