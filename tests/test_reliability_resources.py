@@ -161,3 +161,19 @@ def test_a_scheduler_that_never_answers_or_answers_garbage_is_one_line(monkeypat
         server.close()
         for connection in accepted:
             connection.close()
+
+
+def test_the_streamed_best_response_checks_its_walk_buffers(monkeypatch):
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.bucket_layout import BucketLayout
+    from efgkit.poker.full_game import StreamedEvaluator
+    from efgkit.poker.named_abstractions import abstraction_named
+    from efgkit.specs import make_game
+
+    game = make_game("holdem(ranks=5)")
+    layout = BucketLayout(BettingTree(game), abstraction_named(game, "none"))
+    needed = StreamedEvaluator(layout).workspace_bytes()
+    assert needed == sum(a.nbytes for a in StreamedEvaluator(layout).workspace()[3:9])  # the float blocks
+    monkeypatch.setenv("EFGKIT_MEMORY_BUDGET", str(needed - 1))
+    with pytest.raises(ParameterError, match="a streamed best response on holdem.ranks=5. .one walk"):
+        StreamedEvaluator(layout)

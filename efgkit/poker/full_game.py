@@ -48,6 +48,7 @@ import numpy as np
 from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError, StrategyError
 from efgkit.games.csr import offsets_of
+from efgkit.io.budget import check_memory
 from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
 from efgkit.poker.betting_tree import BettingTree, card_mask
@@ -682,6 +683,8 @@ class StreamedEvaluator:
         self.templates = _templates(betting, layout)
         self.block = BLOCK
         """Columns (entering betting sequences) walked together; any width gives the same values."""
+        check_memory(self.workspace_bytes(), f"a streamed best response on {game.spec} (one walk's buffers, "
+                     f"per process)", "choose coarser buckets or a game with fewer betting sequences")
         self.paths: list[str] = []
         """The walk of each value computed since the last ``evaluate``: "card-blind" or "general"."""
         self.symmetric = layout.abstraction.suit_symmetric and not game.deal_by_rank and self.num_suits > 1
@@ -782,6 +785,12 @@ class StreamedEvaluator:
             levels.append(np.array([levels[-1][i // deals] * len(parents[i // deals][1]) * weight
                                     for i, (_, _, weight) in enumerate(level)]))
         return np.concatenate(levels)
+
+    def workspace_bytes(self) -> int:
+        """Bytes of the float64 blocks of one walk's ``workspace`` (its index arrays are small)."""
+        hands, t = self.hand_cards.shape[0], self.templates
+        widths = np.minimum(t.columns, self.block)
+        return 8 * hands * int(2 * t.columns.sum() + 2 * (t.depth * widths).sum() + 2 * t.columns[1:].sum())
 
     def workspace(self, depth: np.ndarray | None = None, target: int = 0) -> WalkBuffers:
         """The buffers of one walk (``WalkBuffers``); for an ``ABSTRACT`` walk ``depth`` is the
