@@ -14,6 +14,7 @@ Every file is written atomically, so an interrupted build leaves only complete f
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import time
 from pathlib import Path
@@ -98,21 +99,12 @@ def _build_holdem_folder(game: str, out: str | None, force: bool, buckets: str |
                       seed=seed, workers=workers, match_boards=boards, lbr_boards=max(2, boards // 10))
     job.check()
     folder = _output_folder(out or f"build-{_slug(game)}", force)
-    job = HoldemBuild(**{**vars(job), "folder": folder})
+    job = dataclasses.replace(job, folder=folder)
     command = " ".join(shlex.quote(str(arg)) for arg in [
         "efgkit", "build", game, "--out", folder, "--force", "--time", job.solve_seconds, "--eval-time",
         job.eval_seconds, "--buckets", ",".join(map(str, counts)), "--boards", boards, "--bits", bits,
         "--seed", seed])
-    started = time.perf_counter()
-    try:
-        data, lines = build_holdem(job, as_json, show_progress(), command)
-    except KeyboardInterrupt:
-        written = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
-        raise BuildInterrupted(f"interrupted; the files already in {folder} are complete "
-                               f"({', '.join(written) or 'none'})") from None
-    data["seconds"] = time.perf_counter() - started
-    lines.append(f"done in {data['seconds']:.1f} s; report: {folder / 'report.md'}")
-    emit(as_json, data, lines)
+    _run_into(folder, lambda: build_holdem(job, as_json, show_progress(), command), as_json)
 
 
 @main.command()
@@ -179,11 +171,21 @@ def build(ctx: click.Context, game: str, out: str | None, force: bool, target: f
         algorithm, "--max-iterations", max_iterations, "--every", every,
         "--reference-iterations", reference_iterations, "--feature", feature, "--buckets",
         buckets, "--bits", bits, "--seed", seed])
+    data = _run_into(folder, lambda: _build(game, folder, target, algorithm, max_iterations, every,
+                                            reference_iterations, feature, buckets, int(bits), seed,
+                                            as_json, command), as_json)
+    if not data["reached"]:
+        raise TargetNotReached(
+            f"--target {target}: NashConv not reached within --max-iterations {max_iterations} "
+            f"(best {data['nash_conv']:.4e}); the best strategy found is in {folder}")
+
+
+def _run_into(folder: Path, run, as_json: bool) -> dict:
+    """``run()`` (a build writing into ``folder``, returning its data and lines), timed and
+    printed; Ctrl-C is one line listing the files already complete."""
     started = time.perf_counter()
     try:
-        data, lines = _build(game, folder, target, algorithm, max_iterations, every,
-                             reference_iterations, feature, buckets, int(bits), seed, as_json,
-                             command)
+        data, lines = run()
     except KeyboardInterrupt:
         written = sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
         raise BuildInterrupted(f"interrupted; the files already in {folder} are complete "
@@ -191,10 +193,7 @@ def build(ctx: click.Context, game: str, out: str | None, force: bool, target: f
     data["seconds"] = time.perf_counter() - started
     lines.append(f"done in {data['seconds']:.1f} s; report: {folder / 'report.md'}")
     emit(as_json, data, lines)
-    if not data["reached"]:
-        raise TargetNotReached(
-            f"--target {target}: NashConv not reached within --max-iterations {max_iterations} "
-            f"(best {data['nash_conv']:.4e}); the best strategy found is in {folder}")
+    return data
 
 
 def _slug(game: str) -> str:
@@ -341,7 +340,7 @@ def verdict(data: dict, full_game: dict | None) -> str:
 
 
 def _write_report(path: Path, game: str, data: dict, rows: list[dict], command: str) -> None:
-    from efgkit.io.atomic import atomic_output_path
+    from efgkit.cli.plots import write_report
 
     finals: dict[str, dict] = {}
     best: dict[str, dict] = {}
@@ -396,13 +395,6 @@ def _write_report(path: Path, game: str, data: dict, rows: list[dict], command: 
         f"{path.parent / 'strategy.efgs'}`; read it on a device with "
         f"`efgkit/storage/compact_reader.py` or the C99 reader (docs/compact-format.md).",
         "",
-        "## Reproduce",
-        "",
-        "```bash",
-        command,
-        "```",
-        "",
     ])
-    with atomic_output_path(path) as temporary:
-        Path(temporary).write_text(text)
+    write_report(path, text, command)
 

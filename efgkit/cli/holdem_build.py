@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from efgkit.cli.app import save_figure
-from efgkit.io.atomic import atomic_output_path
+from efgkit.cli.plots import write_report
 from efgkit.jobs.holdem_build import (
     BASELINE_OPPONENTS,
     EXPORT_FILE,
@@ -132,12 +132,5 @@ def _write_report(path: Path, data: dict, command: str) -> None:
            f"bytes)" if export["bucket_tables_file"] else " (bucket tables inline)")
         + f"; largest rounding error of a probability {export['max_abs_error']:.2e}.",
         "",
-        "## Reproduce",
-        "",
-        "```bash",
-        command,
-        "```",
-        "",
     ])
-    with atomic_output_path(path) as temporary:
-        Path(temporary).write_text(text)
+    write_report(path, text, command)

@@ -33,6 +33,13 @@ def write_rows_csv(path: str, rows: list[dict], option: str) -> None:
         raise ParameterError(f"{option} {path}: cannot write ({exc})") from exc
 
 
+def write_report(path: Path, text: str, command: str) -> None:
+    """Write a build's ``report.md``: ``text`` (ending in a blank line) and the command that
+    reproduces it, atomically."""
+    with atomic_output_path(path) as temporary:
+        Path(temporary).write_text("\n".join([text, "## Reproduce", "", "```bash", command, "```", ""]))
+
+
 def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     """(NashConv, memory) points not dominated by one with NashConv and memory both no
     larger, sorted by increasing NashConv (memory then decreases)."""
