@@ -209,8 +209,8 @@ def holdem_layout(folder: Path, spec: str, kind: str, buckets: tuple[int, ...] |
     from efgkit.abstraction.cards.holdem.features import hand_indexer
     from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
     from efgkit.poker.betting_tree import BettingTree
-    from efgkit.poker.bucket_layout import BucketLayout
-    from efgkit.poker.card_abstraction import IsomorphicCards
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import IsomorphicCards
     from efgkit.specs import make_game
 
     game = make_game(spec)
@@ -328,7 +328,7 @@ def holdem_row(folder: Path, spec: str, kind: str, buckets: tuple[int, ...] | No
 def hulhe_row() -> tuple:
     """52-card HULHE at 169-1000-1000-1000: bytes computed from the layout, nothing built."""
     from efgkit.poker.betting_tree import BettingTree
-    from efgkit.poker.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
     from efgkit.specs import make_game
     from efgkit.storage.compact_holdem import bucket_table_file_bytes, planned_bytes
 

@@ -34,15 +34,15 @@ import numpy as np
 from markdown_sections import update_section
 
 from efgkit.io.chunk_runner import ChunkRunner
-from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards
-from efgkit.poker.card_blind import blind_classes, blind_item_values
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import CardIndependent, IsomorphicCards
 from efgkit.poker.codes import BEST_RESPONSE
-from efgkit.poker.full_game import StreamedEvaluator
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.public_tree import PublicTree
+from efgkit.poker.materialised.best_response import evaluate_strategy
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.public_tree import PublicTree
+from efgkit.poker.streamed.card_blind import blind_classes, blind_item_values
+from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.specs import make_game
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"

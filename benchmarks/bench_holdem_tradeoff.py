@@ -18,7 +18,7 @@ Families:
 * ``EMD, E[HS] river``: exact EMD k-means of strength histograms on the flop and turn;
 * ``EMD, OCHS river``: the same with OCHS on the river (Johanson et al. 2013's KE-KO);
 * ``perfect recall EMD, OCHS``: the tuple of an EMD/OCHS abstraction's buckets at every
-  round so far (``efgkit.poker.perfect_recall``), from small per-round counts;
+  round so far (``efgkit.poker.buckets.perfect_recall``), from small per-round counts;
 * ``lossless (suit isomorphism)``, with ``--lossless`` (always in the quick run): every
   canonical hand its own bucket, the reference point whose exploitability is the solver's
   error alone at this number of iterations. On the default game it has 18,038,145 actions and
@@ -144,9 +144,9 @@ def abstraction_layout(spec: str, run: Abstraction, bucket_file: Path):
     """``run``'s game, ``BucketLayout``, card abstraction and base abstraction, and the CPU
     seconds of reading its bucket tables."""
     from efgkit.poker.betting_tree import BettingTree
-    from efgkit.poker.bucket_layout import BucketLayout
-    from efgkit.poker.card_abstraction import IsomorphicCards
-    from efgkit.poker.perfect_recall import PerfectRecallCards
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+    from efgkit.poker.buckets.perfect_recall import PerfectRecallCards
     from efgkit.specs import make_game
 
     game = make_game(spec)
@@ -161,7 +161,7 @@ def abstraction_layout(spec: str, run: Abstraction, bucket_file: Path):
 def abstract_game_fields(evaluator, strategy, mbb: float) -> dict:
     """The abstract game's exploitability of ``strategy`` in mbb/g (exact with perfect-recall
     buckets, else a lower bound) and its CPU seconds."""
-    from efgkit.poker.abstract_best_response import abstract_evaluation
+    from efgkit.poker.streamed.abstract_best_response import abstract_evaluation
 
     started = time.process_time()
     abstract = abstract_evaluation(evaluator, strategy)
@@ -176,9 +176,9 @@ def solve_and_evaluate(spec: str, run: Abstraction, bucket_file: Path, iteration
     exploitability (mbb/g) at the end of each and at every checkpoint of seed 0, LBR and the
     abstract game's exploitability of seed 0's strategy (LBR over ``lbr_boards`` sampled
     boards, None: every board); sizes and CPU seconds (summed over the seeds)."""
-    from efgkit.poker.full_game import StreamedEvaluator
-    from efgkit.poker.local_best_response import LocalBestResponse
-    from efgkit.poker.sampled_cfr import SampledCFR
+    from efgkit.poker.streamed.full_game import StreamedEvaluator
+    from efgkit.poker.streamed.local_best_response import LocalBestResponse
+    from efgkit.poker.streamed.sampled_cfr import SampledCFR
 
     game, layout, cards, base, abstraction_seconds = abstraction_layout(spec, run, bucket_file)
     evaluator = StreamedEvaluator(layout)
@@ -216,8 +216,8 @@ def add_abstract_game(spec: str, run: Abstraction, bucket_file: Path, row: dict)
     """``row`` (a result line from before the abstract game's exploitability was measured)
     with it: seed 0 solved again (the same boards, so the same strategy: its exact
     exploitability must equal the recorded one) and its abstract game evaluated."""
-    from efgkit.poker.full_game import StreamedEvaluator
-    from efgkit.poker.sampled_cfr import SampledCFR
+    from efgkit.poker.streamed.full_game import StreamedEvaluator
+    from efgkit.poker.streamed.sampled_cfr import SampledCFR
 
     game, layout, _, _, _ = abstraction_layout(spec, run, bucket_file)
     evaluator = StreamedEvaluator(layout)

@@ -25,12 +25,12 @@ from pathlib import Path
 from markdown_sections import update_section
 
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import IsomorphicCards
-from efgkit.poker.full_game import StreamedEvaluator
-from efgkit.poker.local_best_response import LocalBestResponse
-from efgkit.poker.match import baseline
-from efgkit.poker.sampled_cfr import SampledCFR
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+from efgkit.poker.streamed.full_game import StreamedEvaluator
+from efgkit.poker.streamed.local_best_response import LocalBestResponse
+from efgkit.poker.streamed.match import baseline
+from efgkit.poker.streamed.sampled_cfr import SampledCFR
 from efgkit.specs import make_game
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
@@ -126,7 +126,7 @@ def main() -> None:
                   f"`python benchmarks/bench_lbr.py --boards {args.boards} --solve-seconds "
                   f"{args.solve_seconds:g} --rollouts {args.rollouts} --actions {args.actions}`: "
                   f"LBR (Lisý & Bowling 2017) plays every hand of both seats against the strategy's "
-                  f"whole range on each sampled board (`efgkit/poker/local_best_response.py`); "
+                  f"whole range on each sampled board (`efgkit/poker/streamed/local_best_response.py`); "
                   f"exact = NashConv/2 of the streamed best response. Target: a bound with a "
                   f"confidence interval for 52-card strategies in minutes.\n\n")
         update_section(DOCS, "lbr", header + table + "\n")

@@ -30,10 +30,10 @@ from bench_foundation import _rate, liteefg_cfr_plus_leduc, openspiel_cfr_plus_l
 from markdown_sections import update_section
 
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.poker.best_response import evaluate_strategy
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.public_tree import PublicTree
-from efgkit.poker.vector_cfr import VectorCFR
+from efgkit.poker.materialised.best_response import evaluate_strategy
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.public_tree import PublicTree
+from efgkit.poker.materialised.vector_cfr import VectorCFR
 from efgkit.solvers import BestResponse, CFRPlusSolver
 from efgkit.specs import load_game, make_game
 

@@ -42,10 +42,10 @@ PRECISIONS = ("float64", "float32", "int32")
 RATE = """
 import json, sys, time
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import IsomorphicCards
-from efgkit.poker.named_abstractions import abstraction_named
-from efgkit.poker.sampled_cfr import SampledCFR
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+from efgkit.poker.buckets.named_abstractions import abstraction_named
+from efgkit.poker.streamed.sampled_cfr import SampledCFR
 from efgkit.specs import make_game
 spec, buckets, seconds, precision = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 game = make_game(spec)
@@ -69,7 +69,7 @@ if hasattr(solver, "_sample_board"):  # before: numpy and the abstraction's buck
             solver._sample_board()
 else:  # in the kernel, as _run deals them
     import numba
-    from efgkit.poker.sampled_cfr import _deal, _sample_cards
+    from efgkit.poker.streamed.sampled_cfr import _deal, _sample_cards
 
     @numba.njit
     def deals(sampler, tables, board, uniforms):
@@ -105,10 +105,10 @@ def iterations_per_second(source: str, spec: str, buckets: str, seconds: float, 
 def precision_cost(spec: str, buckets: str, iterations: int) -> list[dict]:
     """NashConv after ``iterations`` of CFR+ (seed 0, the same boards) in each precision."""
     from efgkit.poker.betting_tree import BettingTree
-    from efgkit.poker.bucket_layout import BucketLayout
-    from efgkit.poker.full_game import StreamedEvaluator
-    from efgkit.poker.named_abstractions import abstraction_named
-    from efgkit.poker.sampled_cfr import SampledCFR
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.named_abstractions import abstraction_named
+    from efgkit.poker.streamed.full_game import StreamedEvaluator
+    from efgkit.poker.streamed.sampled_cfr import SampledCFR
     from efgkit.specs import make_game
 
     game = make_game(spec)

@@ -46,9 +46,9 @@ CHILD = """
 import json, sys, time
 from efgkit.storage.checkpoint import write_sampled
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import IsomorphicCards
-from efgkit.poker.sampled_cfr import SampledCFR
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+from efgkit.poker.streamed.sampled_cfr import SampledCFR
 from efgkit.specs import make_game
 from efgkit.storage.disk_solve import current_rss, peak_rss
 from efgkit.storage.sampled_working import WorkingFile

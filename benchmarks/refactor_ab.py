@@ -153,6 +153,18 @@ SPEED_CASES = (
 SPEED_CHILD = '''
 import json, sys, time
 
+def poker(name, *modules):
+    """``name`` from the first of ``modules`` (under efgkit.poker) the measured tree has: the
+    engines were grouped into packages (materialised, streamed, buckets), and naming an
+    abstraction left card_abstraction, after older trees were made."""
+    import importlib
+    for module in modules:
+        try:
+            return getattr(importlib.import_module("efgkit.poker." + module), name)
+        except ModuleNotFoundError:
+            continue
+    raise ImportError(f"no efgkit.poker module of {modules} in this tree")
+
 def leduc_tree():
     from efgkit.solvers import CFRPlusSolver
     from efgkit.specs import load_game
@@ -161,21 +173,19 @@ def leduc_tree():
 
 def leduc_public_tree():
     from efgkit.maps.infoset_map import InfosetMap
-    from efgkit.poker.solver import PublicTreeCFR
     from efgkit.specs import load_game
+    PublicTreeCFR = poker("PublicTreeCFR", "materialised.solver", "solver")
     solver = PublicTreeCFR(InfosetMap.identity(load_game("leduc")), variant="cfr+")
     return solver.iterate, 200, lambda: solver.iterate(200)
 
 def sampled(spec, cards):
     from efgkit.poker.betting_tree import BettingTree
-    from efgkit.poker.bucket_layout import BucketLayout
-    from efgkit.poker.card_abstraction import IsomorphicCards
-    try:  # the engine core moved naming an abstraction to its own module
-        from efgkit.poker.named_abstractions import abstraction_named
-    except ImportError:
-        from efgkit.poker.card_abstraction import abstraction_named
-    from efgkit.poker.sampled_cfr import SampledCFR
     from efgkit.specs import make_game
+    BucketLayout = poker("BucketLayout", "buckets.bucket_layout", "bucket_layout")
+    IsomorphicCards = poker("IsomorphicCards", "buckets.card_abstraction", "card_abstraction")
+    abstraction_named = poker("abstraction_named", "buckets.named_abstractions", "named_abstractions",
+                              "card_abstraction")
+    SampledCFR = poker("SampledCFR", "streamed.sampled_cfr", "sampled_cfr")
     game = make_game(spec)
     abstraction = (abstraction_named(game, cards) if isinstance(cards, str)
                    else IsomorphicCards.hashed(game, cards, seed=0))

@@ -7,16 +7,20 @@ import numpy as np
 import pytest
 
 from efgkit.io.chunk_runner import ChunkRunner
-from efgkit.poker.abstract_best_response import abstract_evaluation, abstract_response, responder_depths
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
+from efgkit.poker.buckets.perfect_recall import PerfectRecallCards
 from efgkit.poker.codes import ABSTRACT, EXPECTED
-from efgkit.poker.full_game import StreamedEvaluator
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.perfect_recall import PerfectRecallCards
-from efgkit.poker.public_tree import PublicTree
-from efgkit.poker.vector_cfr import reach_pass, tree_view, value_pass, workspace
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.public_tree import PublicTree
+from efgkit.poker.materialised.vector_cfr import reach_pass, tree_view, value_pass, workspace
+from efgkit.poker.streamed.abstract_best_response import (
+    abstract_evaluation,
+    abstract_response,
+    responder_depths,
+)
+from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.specs import make_game
 
 THREE_ROUNDS = "holdem(ranks=3,rounds=3,caps=1-1-1)"

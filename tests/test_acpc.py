@@ -211,7 +211,7 @@ def test_hands_of_three_hole_cards_are_refused_by_every_poker_engine(tmp_path, r
     """ACPC definitions may deal three hole cards; the poker engines' terminal kernels remove two."""
     from efgkit.cli import main
     from efgkit.poker.betting_tree import BettingTree
-    from efgkit.poker.public_tree import PublicTree
+    from efgkit.poker.materialised.public_tree import PublicTree
 
     text = with_line(with_line(LEDUC_GAMEDEF, "numHoleCards", "numHoleCards = 3"), "numRanks", "numRanks = 5")
     path = gamedef_file(tmp_path, text, "three.game")

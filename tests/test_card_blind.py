@@ -1,4 +1,4 @@
-"""The card-blind walk (efgkit/poker/card_blind.py) gives the general streamed walk's values
+"""The card-blind walk (efgkit/poker/streamed/card_blind.py) gives the general streamed walk's values
 (itself equal to the public-tree engine and the GameTree solvers, tests/test_full_game.py)
 for every strategy whose probabilities ignore the cards, and is chosen automatically."""
 
@@ -11,15 +11,15 @@ from hypothesis import strategies as st
 
 from efgkit.errors import StrategyError
 from efgkit.io.chunk_runner import ChunkRunner
-from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
-from efgkit.poker.card_blind import blind_classes, blind_entry_values, is_card_blind
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
 from efgkit.poker.codes import BEST_RESPONSE, EXPECTED
-from efgkit.poker.full_game import StreamedEvaluator
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.public_tree import PublicTree
+from efgkit.poker.materialised.best_response import evaluate_strategy
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.public_tree import PublicTree
+from efgkit.poker.streamed.card_blind import blind_classes, blind_entry_values, is_card_blind
+from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.specs import make_game
 
 

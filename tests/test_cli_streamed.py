@@ -15,9 +15,9 @@ import pytest
 
 from efgkit.cli import main
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import CardIndependent
-from efgkit.poker.full_game import StreamedEvaluator
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import CardIndependent
+from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.specs import make_game
 from efgkit.storage.bucket_strategy import load_bucket_strategy, save_bucket_strategy
 from efgkit.storage.sampled_working import WorkingFile, working_path

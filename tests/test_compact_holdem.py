@@ -21,8 +21,8 @@ from efgkit.abstraction.cards.holdem.features import hand_indexer
 from efgkit.cli import main
 from efgkit.games.poker import Betting
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import (
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import (
     CardIndependent,
     IsomorphicCards,
     LosslessCards,

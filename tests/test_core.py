@@ -14,11 +14,11 @@ from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.full_game import StreamedEvaluator
-from efgkit.poker.named_abstractions import abstraction_named
-from efgkit.poker.sampled_cfr import SampledCFR
-from efgkit.poker.solver import PublicTreeBestResponse, PublicTreeCFR
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.named_abstractions import abstraction_named
+from efgkit.poker.materialised.solver import PublicTreeBestResponse, PublicTreeCFR
+from efgkit.poker.streamed.full_game import StreamedEvaluator
+from efgkit.poker.streamed.sampled_cfr import SampledCFR
 from efgkit.solvers import BestResponse, CFRPlusSolver, PCFRPlusSolver
 from efgkit.specs import load_game, make_game
 

@@ -13,14 +13,14 @@ from hypothesis import strategies as st
 
 from efgkit.errors import AbstractionError, StrategyError
 from efgkit.io.chunk_runner import ChunkRunner
-from efgkit.poker.abstract_best_response import abstract_evaluation
-from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
-from efgkit.poker.full_game import StreamedEvaluator
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.public_tree import PublicTree
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
+from efgkit.poker.materialised.best_response import evaluate_strategy
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.public_tree import PublicTree
+from efgkit.poker.streamed.abstract_best_response import abstract_evaluation
+from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.poker.suits import canonical_deals
 from efgkit.poker.terminal_values import (
     fold_values,

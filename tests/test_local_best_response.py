@@ -7,11 +7,11 @@ import pytest
 
 from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import IsomorphicCards, LosslessCards
-from efgkit.poker.full_game import StreamedEvaluator
-from efgkit.poker.local_best_response import LocalBestResponse
-from efgkit.poker.match import baseline
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import IsomorphicCards, LosslessCards
+from efgkit.poker.streamed.full_game import StreamedEvaluator
+from efgkit.poker.streamed.local_best_response import LocalBestResponse
+from efgkit.poker.streamed.match import baseline
 from efgkit.specs import make_game
 
 ALWAYS_CALL_HULHE_MBB = 1163.476

@@ -9,11 +9,11 @@ import pytest
 from efgkit.errors import ParameterError
 from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import IsomorphicCards, LosslessCards
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import IsomorphicCards, LosslessCards
 from efgkit.poker.codes import EXPECTED
-from efgkit.poker.full_game import StreamedEvaluator
-from efgkit.poker.match import BASELINES, HeadToHead, baseline
+from efgkit.poker.streamed.full_game import StreamedEvaluator
+from efgkit.poker.streamed.match import BASELINES, HeadToHead, baseline
 from efgkit.specs import make_game
 
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import IsomorphicCards
-from efgkit.poker.full_game import StreamedEvaluator
-from efgkit.poker.perfect_recall import PerfectRecallCards
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+from efgkit.poker.buckets.perfect_recall import PerfectRecallCards
+from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.specs import make_game
 
 

@@ -52,9 +52,9 @@ def test_match_mean_agrees_with_the_exact_expected_payoff(leduc, leduc_file):
 def test_expected_payoff_equals_the_poker_engines_values_over_both_seats(leduc, seed):
     """An independent computation: the public-tree engine's game values of the two seatings."""
     from efgkit.maps.infoset_map import InfosetMap
-    from efgkit.poker.best_response import evaluate_strategy
-    from efgkit.poker.layout import StrategyLayout
-    from efgkit.poker.public_tree import PublicTree
+    from efgkit.poker.materialised.best_response import evaluate_strategy
+    from efgkit.poker.materialised.layout import StrategyLayout
+    from efgkit.poker.materialised.public_tree import PublicTree
 
     rng = np.random.default_rng(seed)
     behaviors = []

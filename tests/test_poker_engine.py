@@ -15,11 +15,11 @@ from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError, StrategyError
 from efgkit.games.poker import LEDUC_STYLE, CardStructure, LimitPoker
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.poker.best_response import evaluate_strategy
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.public_tree import PublicTree
+from efgkit.poker.materialised.best_response import evaluate_strategy
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.public_tree import PublicTree
+from efgkit.poker.materialised.vector_cfr import VectorCFR
 from efgkit.poker.terminal_values import CANCELLATION, fold_values, showdown_values
-from efgkit.poker.vector_cfr import VectorCFR
 from efgkit.solvers import BestResponse, Strategy
 from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.specs import load_game, make_game

@@ -45,7 +45,7 @@ def test_every_engine_checks_the_budget_before_it_allocates(runner, monkeypatch,
 
 def test_canonical_tables_and_bucket_file_features_check_the_budget(monkeypatch, tmp_path):
     from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction, feature_bytes
-    from efgkit.poker.card_abstraction import IsomorphicCards
+    from efgkit.poker.buckets.card_abstraction import IsomorphicCards
     from efgkit.specs import make_game
 
     monkeypatch.setenv("EFGKIT_MEMORY_BUDGET", "1KiB")
@@ -165,9 +165,9 @@ def test_a_scheduler_that_never_answers_or_answers_garbage_is_one_line(monkeypat
 
 def test_the_streamed_best_response_checks_its_walk_buffers(monkeypatch):
     from efgkit.poker.betting_tree import BettingTree
-    from efgkit.poker.bucket_layout import BucketLayout
-    from efgkit.poker.full_game import StreamedEvaluator
-    from efgkit.poker.named_abstractions import abstraction_named
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.named_abstractions import abstraction_named
+    from efgkit.poker.streamed.full_game import StreamedEvaluator
     from efgkit.specs import make_game
 
     game = make_game("holdem(ranks=5)")

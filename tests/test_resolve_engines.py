@@ -9,7 +9,7 @@ from efgkit.core.evaluation import Evaluator, Solver
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.poker.solver import PublicTreeBestResponse
+from efgkit.poker.materialised.solver import PublicTreeBestResponse
 from efgkit.resolve import (
     ContinualResolver,
     DistributionalSolver,

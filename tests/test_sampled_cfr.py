@@ -12,16 +12,16 @@ import pytest
 from efgkit.core.regret_rules import VARIANT_DCFR, discount_rule
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
-from efgkit.poker import sampled_cfr
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import IsomorphicCards, LosslessCards
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import IsomorphicCards, LosslessCards
 from efgkit.poker.codes import REGRETS
-from efgkit.poker.full_game import StreamedEvaluator
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.public_tree import PublicTree
-from efgkit.poker.sampled_cfr import SampledCFR, _sample_cards, _walk_player
-from efgkit.poker.vector_cfr import VectorCFR, reach_pass, value_pass
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.public_tree import PublicTree
+from efgkit.poker.materialised.vector_cfr import VectorCFR, reach_pass, value_pass
+from efgkit.poker.streamed import sampled_cfr
+from efgkit.poker.streamed.full_game import StreamedEvaluator
+from efgkit.poker.streamed.sampled_cfr import SampledCFR, _sample_cards, _walk_player
 from efgkit.solvers.strategy import normalize_per_infoset
 from efgkit.specs import make_game
 

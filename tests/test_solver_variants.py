@@ -294,9 +294,9 @@ def test_bad_parameters_are_refused_by_the_library(variant, parameters, message)
 
 def test_vad_cfr_runs_on_the_gametree_engine_only(runner):
     from efgkit.cli import main
-    from efgkit.poker.layout import StrategyLayout
-    from efgkit.poker.public_tree import PublicTree
-    from efgkit.poker.vector_cfr import VectorCFR
+    from efgkit.poker.materialised.layout import StrategyLayout
+    from efgkit.poker.materialised.public_tree import PublicTree
+    from efgkit.poker.materialised.vector_cfr import VectorCFR
 
     tree = load_game("kuhn")
     public = PublicTree(tree.game)

@@ -9,7 +9,7 @@ import time
 from efgkit.cli.app import emit, poker_game, show_progress
 from efgkit.errors import ParameterError
 from efgkit.io.progress import progress_bar
-from efgkit.poker.board_walk import Estimate
+from efgkit.poker.streamed.board_walk import Estimate
 
 EXACT_BOARDS = 5000
 """Games with at most this many boards also get a match's exact expected value."""
@@ -57,7 +57,7 @@ def _progress_bar(total: int, description: str):
 def evaluate_lbr(spec: str, path: str, bucket_file: str | None, boards: int | None, rollouts: int,
                  preflop_rollouts: int, actions: str, seed: int, as_json: bool) -> None:
     """Local best response against a bucket-strategy file: a lower bound on exploitability."""
-    from efgkit.poker.local_best_response import LocalBestResponse
+    from efgkit.poker.streamed.local_best_response import LocalBestResponse
     from efgkit.storage.bucket_strategy import load_bucket_strategy
 
     game = poker_game(spec)
@@ -90,7 +90,7 @@ def evaluate_lbr(spec: str, path: str, bucket_file: str | None, boards: int | No
 
 def _opponent(against: str, game, betting):
     """The layout and strategy of ``--against``: a baseline name or a bucket-strategy file."""
-    from efgkit.poker.match import BASELINES, baseline
+    from efgkit.poker.streamed.match import BASELINES, baseline
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file, load_bucket_strategy
 
     if against in BASELINES:
@@ -105,7 +105,7 @@ def _opponent(against: str, game, betting):
 def play_bucket_strategies(spec: str, path: str, against: str | None, boards: int | None, seed: int | None,
                            as_json: bool) -> None:
     """A duplicate match of a bucket-strategy file against a baseline or another file."""
-    from efgkit.poker.match import BASELINES, HeadToHead
+    from efgkit.poker.streamed.match import BASELINES, HeadToHead
     from efgkit.storage.bucket_strategy import load_bucket_strategy
 
     if against is None:

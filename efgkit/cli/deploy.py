@@ -252,7 +252,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
     lines.append(f"largest change of a probability: {result.max_abs_error:.3e} (less than "
                  f"one step of its row, at most 1/{int(result.totals.min()) if result.totals.size else 1:,})")
     if nash_conv:
-        from efgkit.poker.full_game import StreamedEvaluator
+        from efgkit.poker.streamed.full_game import StreamedEvaluator
 
         evaluator = StreamedEvaluator(layout)
         before = evaluator.evaluate(strategy, game_value=False)

@@ -318,7 +318,7 @@ def solve(ctx: click.Context, game: str, engine: str | None, algorithm: str, ite
     else:
         card_abstraction, infoset_map = None, InfosetMap.identity(tree)
     if engine == "public-tree":
-        from efgkit.poker.solver import PublicTreeBestResponse, PublicTreeCFR, public_layout
+        from efgkit.poker.materialised.solver import PublicTreeBestResponse, PublicTreeCFR, public_layout
 
         layout = public_layout(infoset_map)
         evaluator = PublicTreeBestResponse(infoset_map, layout)
@@ -570,7 +570,7 @@ def evaluate(ctx: click.Context, game_and_file: GameAndFile, engine: str | None,
     strategy, provenance = load_strategy(strategy_file, tree)
     started = time.perf_counter()
     if engine == "public-tree":
-        from efgkit.poker.solver import PublicTreeBestResponse
+        from efgkit.poker.materialised.solver import PublicTreeBestResponse
 
         evaluation = PublicTreeBestResponse(strategy.infoset_map).evaluate(strategy)
     else:

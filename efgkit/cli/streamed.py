@@ -22,8 +22,8 @@ def streamed_evaluation(layout, strategy, workers: int, scheduler: str | None,
     """Exact full-game (or ``abstract_game``: abstract-game) evaluation with a progress bar over
     the work items; where it ran."""
     from efgkit.io.chunk_runner import ChunkRunner
-    from efgkit.poker.abstract_best_response import abstract_evaluation, abstract_walks
-    from efgkit.poker.full_game import StreamedEvaluator
+    from efgkit.poker.streamed.abstract_best_response import abstract_evaluation, abstract_walks
+    from efgkit.poker.streamed.full_game import StreamedEvaluator
 
     evaluator = StreamedEvaluator(layout)
     walks = abstract_walks(evaluator) if abstract_game else (2 + game_value) * evaluator.work_items
@@ -93,9 +93,9 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
     in memory (None)."""
     from efgkit.cli.plots import write_plot
     from efgkit.poker.betting_tree import BettingTree
-    from efgkit.poker.bucket_layout import BucketLayout
-    from efgkit.poker.named_abstractions import abstraction_named
-    from efgkit.poker.sampled_cfr import SampledCFR
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.named_abstractions import abstraction_named
+    from efgkit.poker.streamed.sampled_cfr import SampledCFR
 
     game = poker_game(run.spec)
     layout = BucketLayout(BettingTree(game), abstraction_named(game, run.buckets))
@@ -120,7 +120,7 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
 
     def evaluate_lbr() -> None:
         from efgkit.cli.bucket_play import lbr_fields
-        from efgkit.poker.local_best_response import LocalBestResponse
+        from efgkit.poker.streamed.local_best_response import LocalBestResponse
 
         nonlocal evaluating
         point = {"iteration": solver.iteration, "seconds": solve_seconds()}

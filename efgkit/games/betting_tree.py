@@ -6,7 +6,7 @@ rules, here):
 
 * ``LimitPoker.compile`` (the GameTree): the betting skeleton is this tree behind the
   ``HAND_DEALS``, and ``poker_preorder``'s kernel expands every deal node over its outcomes;
-* ``efgkit.poker.public_tree.PublicTree``: the betting expanded over the board deals;
+* ``efgkit.poker.materialised.public_tree.PublicTree``: the betting expanded over the board deals;
 * the streamed poker engines (``efgkit.poker``: sampled CFR, full-game and local best
   response, the board walk, layouts) walk it as it is, one board at a time: heads-up limit
   hold'em has 17,221 betting nodes here against 7.98e11 public nodes.

@@ -4,7 +4,7 @@ folder for a game too large for a tree.
 1. card buckets from the pipeline (``abstraction/cards/holdem``): hand-strength histograms
    with exact EMD k-means on the flop and turn, OCHS on the river, the preflop's classes
    kept; counts given, or scaled to the deck (``default_buckets``);
-2. sampled CFR+ (public chance sampling, ``poker/sampled_cfr.py``) on those buckets to a
+2. sampled CFR+ (public chance sampling, ``poker/streamed/sampled_cfr.py``) on those buckets to a
    time budget, evaluated exactly at 1/32, 1/16, .. 1 of it as far as half of the evaluation
    budget pays, so the report has a convergence curve against CPU time;
 3. the final strategy measured in the real game: the exact full-game best response
@@ -125,10 +125,10 @@ def run_holdem_build(build: HoldemBuild, say: Callable[[str], None], progress: b
     from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
     from efgkit.io.chunk_runner import ChunkRunner
     from efgkit.poker.betting_tree import BettingTree
-    from efgkit.poker.bucket_layout import BucketLayout
-    from efgkit.poker.card_abstraction import IsomorphicCards
-    from efgkit.poker.full_game import StreamedEvaluator
-    from efgkit.poker.sampled_cfr import SampledCFR
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+    from efgkit.poker.streamed.full_game import StreamedEvaluator
+    from efgkit.poker.streamed.sampled_cfr import SampledCFR
     from efgkit.storage.checkpoint import write_sampled
 
     build.check()
@@ -206,8 +206,8 @@ def _evaluate(evaluator, layout, strategy: np.ndarray, build: HoldemBuild, histo
     """The exact full-game exploitability where its estimated cost fits the evaluation budget
     (the curve's last point when it is the final strategy's), with the abstract game's beside
     it where the budget left pays for one more walk; else LBR, a lower bound."""
-    from efgkit.poker.abstract_best_response import abstract_evaluation
-    from efgkit.poker.local_best_response import LocalBestResponse
+    from efgkit.poker.streamed.abstract_best_response import abstract_evaluation
+    from efgkit.poker.streamed.local_best_response import LocalBestResponse
 
     game = layout.betting.game
     estimate = estimated_exact_seconds(evaluator, strategy, build.seed)
@@ -234,7 +234,7 @@ def _evaluate(evaluator, layout, strategy: np.ndarray, build: HoldemBuild, histo
 
 
 def _matches(layout, strategy: np.ndarray, build: HoldemBuild) -> dict:
-    from efgkit.poker.match import HeadToHead, baseline
+    from efgkit.poker.streamed.match import HeadToHead, baseline
 
     game = layout.betting.game
     matches = {}

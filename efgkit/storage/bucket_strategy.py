@@ -41,8 +41,8 @@ from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import create_file
 from efgkit.io.metadata import checked, checked_fields
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.named_abstractions import abstraction_from_reference, check_recorded
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.named_abstractions import abstraction_from_reference, check_recorded
 
 FORMAT = "efgkit-bucket-strategy"
 SCHEMA_VERSION = 2

@@ -33,8 +33,8 @@ import numpy as np
 from efgkit.errors import ParameterError
 from efgkit.games.poker import Betting, LimitPoker
 from efgkit.io.atomic import write_atomically
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
 from efgkit.storage.bucket_strategy import betting_digest
 from efgkit.storage.compact_reader import (
     ACTION_GROUP,

@@ -18,7 +18,7 @@ import numpy as np
 from efgkit.errors import StrategyError
 from efgkit.games.csr import offsets_of
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.card_abstraction import HandBuckets
+from efgkit.poker.buckets.card_abstraction import HandBuckets
 
 ROW_SUM_TOLERANCE = 1e-6
 

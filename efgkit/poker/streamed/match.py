@@ -22,7 +22,9 @@ import numpy as np
 
 from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.board_walk import (
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import CardIndependent
+from efgkit.poker.streamed.board_walk import (
     STRATEGY,
     BoardDealer,
     Estimate,
@@ -32,8 +34,6 @@ from efgkit.poker.board_walk import (
     responder_value,
     seat_sides,
 )
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import CardIndependent
 
 BASELINES = ("call", "raise", "fold", "random")
 

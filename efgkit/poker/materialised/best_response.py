@@ -15,8 +15,8 @@ import numpy as np
 from efgkit.core.evaluation import Evaluation
 from efgkit.errors import StrategyError
 from efgkit.poker.codes import BEST_RESPONSE, EXPECTED
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.vector_cfr import reach_pass, tree_view, value_pass, workspace
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.vector_cfr import reach_pass, tree_view, value_pass, workspace
 
 
 def evaluate_strategy(layout: StrategyLayout, strategy: np.ndarray) -> Evaluation:

@@ -36,8 +36,8 @@ from efgkit.errors import ParameterError
 from efgkit.io.budget import check_memory
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
 from efgkit.poker.codes import BEST_RESPONSE, DEAL, FOLD, REGRETS, SHOWDOWN
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.public_tree import PublicTree
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.public_tree import PublicTree
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
 from efgkit.solvers.strategy import normalize_per_infoset
 

@@ -17,10 +17,10 @@ from efgkit.core.solver_state import SolverState
 from efgkit.errors import AbstractionError, ParameterError
 from efgkit.games.poker import LimitPoker
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.poker.best_response import evaluate_strategy
-from efgkit.poker.layout import StrategyLayout
-from efgkit.poker.public_tree import PublicTree
-from efgkit.poker.vector_cfr import VectorCFR
+from efgkit.poker.materialised.best_response import evaluate_strategy
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.public_tree import PublicTree
+from efgkit.poker.materialised.vector_cfr import VectorCFR
 from efgkit.solvers.strategy import Strategy
 
 

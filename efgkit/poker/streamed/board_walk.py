@@ -36,10 +36,10 @@ import numpy as np
 
 from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import BettingTree, card_mask, sorted_deals
-from efgkit.poker.card_abstraction import HandBuckets
+from efgkit.poker.buckets.card_abstraction import HandBuckets
 from efgkit.poker.codes import DEAL, FOLD
 from efgkit.poker.depth_first import depth_first, no_close, push_child
-from efgkit.poker.public_tree import showdown_tables
+from efgkit.poker.materialised.public_tree import showdown_tables
 from efgkit.poker.terminal_values import dealt_terminal_values, fold_values, showdown_values
 
 STRATEGY, LOCAL = 0, 1

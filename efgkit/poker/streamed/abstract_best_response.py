@@ -35,7 +35,7 @@ from efgkit.core.evaluation import Evaluation
 from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.codes import ABSTRACT, EXPECTED
-from efgkit.poker.full_game import StreamedEvaluator
+from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.solvers.best_response import TIE_TOLERANCE
 
 

@@ -69,19 +69,19 @@ from efgkit.games.csr import offsets_of
 from efgkit.io.budget import zeros_within_budget
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
 from efgkit.poker.betting_tree import sorted_deals
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.card_abstraction import hand_buckets
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.buckets.card_abstraction import hand_buckets
 from efgkit.poker.codes import DEAL, FOLD
 from efgkit.poker.dealt_hands import hand_lists, keep_off_board
 from efgkit.poker.depth_first import depth_first, push_child
-from efgkit.poker.public_tree import showdown_orders
+from efgkit.poker.materialised.public_tree import showdown_orders
+from efgkit.poker.materialised.vector_cfr import RowState, update_rows
 from efgkit.poker.terminal_values import (
     compatible_reach,
     compatible_totals,
     fold_payoff,
     sorted_showdown_values,
 )
-from efgkit.poker.vector_cfr import RowState, update_rows
 from efgkit.solvers.strategy import normalize_per_infoset
 
 PRECISIONS = ("float64", "float32", "int32")

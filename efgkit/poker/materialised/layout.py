@@ -28,8 +28,8 @@ from efgkit.errors import AbstractionError
 from efgkit.games.csr import offsets_of
 from efgkit.games.poker import Betting, PokerState
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.public_tree import PublicTree
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.materialised.public_tree import PublicTree
 
 _ACTING = 0
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import LimitPoker
 from efgkit.io.input_files import referenced_file
-from efgkit.poker.card_abstraction import CardIndependent, HandBuckets, IsomorphicCards, LosslessCards
-from efgkit.poker.perfect_recall import PerfectRecallCards
+from efgkit.poker.buckets.card_abstraction import CardIndependent, HandBuckets, IsomorphicCards, LosslessCards
+from efgkit.poker.buckets.perfect_recall import PerfectRecallCards
 
 ABSTRACTION_KINDS = ("canonical", "none", "lossless")
 """The card abstractions named by a word; anything else is a bucket file's path."""

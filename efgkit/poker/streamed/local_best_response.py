@@ -29,7 +29,9 @@ from itertools import combinations
 import numpy as np
 
 from efgkit.errors import ParameterError
-from efgkit.poker.board_walk import (
+from efgkit.poker.buckets.bucket_layout import BucketLayout
+from efgkit.poker.materialised.public_tree import showdown_tables
+from efgkit.poker.streamed.board_walk import (
     LOCAL,
     BoardDealer,
     Estimate,
@@ -39,8 +41,6 @@ from efgkit.poker.board_walk import (
     responder_value,
     seat_sides,
 )
-from efgkit.poker.bucket_layout import BucketLayout
-from efgkit.poker.public_tree import showdown_tables
 
 ACTION_KINDS = "fcr"
 

@@ -27,7 +27,7 @@ import numpy as np
 from efgkit.abstraction.cards.holdem.isomorphism import HandIndexer
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import LimitPoker
-from efgkit.poker.card_abstraction import IsomorphicCards, IsomorphicTables, _buckets_of
+from efgkit.poker.buckets.card_abstraction import IsomorphicCards, IsomorphicTables, _buckets_of
 
 
 class PerfectRecallCards:

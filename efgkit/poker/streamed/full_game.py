@@ -52,11 +52,11 @@ from efgkit.io.budget import check_memory
 from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
 from efgkit.poker.betting_tree import BettingTree, card_mask
-from efgkit.poker.bucket_layout import BucketLayout
+from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.codes import ABSTRACT, BEST_RESPONSE, DEAL, EXPECTED, FOLD, SHOWDOWN
 from efgkit.poker.dealt_hands import child_key, hand_lists, keep_off_board
 from efgkit.poker.depth_first import depth_first, no_close
-from efgkit.poker.public_tree import showdown_tables
+from efgkit.poker.materialised.public_tree import showdown_tables
 from efgkit.poker.suits import canonical_deals, hand_permutations, renamed_deal, suit_permutations
 from efgkit.poker.terminal_values import (
     ADD,
@@ -862,7 +862,7 @@ class StreamedEvaluator:
         vectors runs (``card_blind.py``; same values); ``card_blind`` False forces the
         general walk, True requires the card-blind one. ``paths`` notes which ran."""
         if self._card_blind(strategy, player, objective, card_blind):
-            from efgkit.poker.card_blind import blind_values  # card_blind imports this module
+            from efgkit.poker.streamed.card_blind import blind_values  # card_blind imports this module
 
             return blind_values(self, strategy, [(player, objective)], runner, progress, shared)[0]
         return self.walk(strategy, player, objective, runner, progress, shared)[0]
@@ -906,7 +906,7 @@ class StreamedEvaluator:
         blind = [t for t in targets if self._card_blind(strategy, *t, card_blind)]
         values = {}
         if blind:  # one pass over the first deals for all of them: their board tables built once
-            from efgkit.poker.card_blind import blind_values  # card_blind imports this module
+            from efgkit.poker.streamed.card_blind import blind_values  # card_blind imports this module
 
             found = blind_values(self, strategy, blind, runner, progress, shared)
             values = dict(zip(blind, found, strict=True))
@@ -923,7 +923,7 @@ class StreamedEvaluator:
         players it reads (the opponent; both for ``EXPECTED``) play card blind, or as
         ``card_blind`` says (True refused for a strategy that reads the cards). Noted in
         ``paths``."""
-        from efgkit.poker.card_blind import is_card_blind  # card_blind imports this module
+        from efgkit.poker.streamed.card_blind import is_card_blind  # card_blind imports this module
 
         blind = is_card_blind(self.layout, strategy, (1 - player,) if objective == BEST_RESPONSE else (0, 1))
         if card_blind and not blind:
