@@ -1,6 +1,8 @@
-"""Fixtures shared by the command-line tests."""
+"""Fixtures shared by the command-line tests, and the suite's peak-memory report."""
 
 import json
+import os
+import resource
 
 import pytest
 from click.testing import CliRunner
@@ -20,3 +22,28 @@ def json_output():
         return json.loads(result.stdout)
 
     return parse
+
+
+_PEAKS = {"self": (0, ""), "children": (0, "")}
+
+
+def pytest_runtest_teardown(item):
+    """Note the test after which this process's peak resident memory rose (for the peak
+    report of ``pytest_sessionfinish``)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    if peak > _PEAKS["self"][0]:
+        _PEAKS["self"] = (peak, item.nodeid)
+    if children > _PEAKS["children"][0]:
+        _PEAKS["children"] = (children, item.nodeid)
+
+
+def pytest_sessionfinish(session):
+    """With ``EFGKIT_TEST_PEAKS=FILE``, append this process's peak resident memory and that
+    of its largest child (each with the test that reached it) to FILE, one JSON line per
+    pytest process (each xdist worker and the controller)."""
+    target = os.environ.get("EFGKIT_TEST_PEAKS")
+    if target:
+        line = {kind: {"bytes": peak, "test": test} for kind, (peak, test) in _PEAKS.items()}
+        with open(target, "a") as handle:
+            handle.write(json.dumps(line) + "\n")
