@@ -17,8 +17,9 @@ from efgkit.errors import ParameterError
 
 def test_refine_stops_at_an_evaluation_after_its_time_and_says_so(runner, json_output, tmp_path):
     out = tmp_path / "r.h5"
-    data = json_output(runner.invoke(main, ["refine", "leduc", "--target", "0", "--max-iterations", "10000000",
-                                            "--every", "5", "--time", "0.5", "--out", str(out), "--json"]))
+    data = json_output(runner.invoke(main, ["refine", "leduc", "--target", "0", "--max-iterations",
+                                            "10000000", "--every", "5", "--time", "0.5", "--out", str(out),
+                                            "--json"]))
     assert data["stopped_by_time"] and not data["reached"] and data["time_limit"] == 0.5
     assert 0 < data["iterations"] < 10_000_000 and data["iterations"] % 5 == 0
     assert data["history"][-1]["iteration"] == data["iterations"] and out.is_file()
