@@ -115,3 +115,10 @@ def test_bad_inputs_get_one_line_naming_only_plays_options(files, runner):
         assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
         own = re.sub(r"efgkit [a-z-]+[^,;()]*", "", result.stderr)  # other commands' options
         assert set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", own)) <= options, result.stderr
+
+
+def test_a_tree_too_large_names_the_engine_and_no_option_the_command_lacks(runner):
+    result = runner.invoke(main, ["solve", "holdem(ranks=5)"])  # solve has no --node-limit
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert "--node-limit" not in result.stderr and "EFGKIT_NODE_LIMIT" in result.stderr
+    assert "--engine sampled" in result.stderr
