@@ -115,6 +115,7 @@ def write_tradeoff_plot(path: str, title: str, rows: list[dict], reference_words
     axes.set_yscale("log")
     _log_ticks(axes.xaxis)
     _log_ticks(axes.yaxis)
+    axes.tick_params(axis="x", labelrotation=30)  # within a decade matplotlib labels every 1-2-5 step
     axes.set_xlabel("solver memory, 32-bit words")
     zero = f"; 0 drawn at {floor:.0e}" if any(r[value] <= 0 for r in rows) else ""
     axes.set_ylabel(f"{value_label}{zero})")
