@@ -53,7 +53,6 @@ def test_play_reports_matches_in_mbb_per_game(strategy_file, runner, json_output
     (["evaluate", GAME, "{file}", "--lbr", "5", "--lbr-actions", "c/c/c"], "LBR actions"),
     (["evaluate", GAME, "{file}", "--lbr", "5", "--engine", "streamed"], "--lbr goes with --engine lbr"),
     (["evaluate", "holdem(ranks=4,rounds=2)", "{file}", "--lbr", "5"], "is for"),
-    (["play", GAME, "{file}"], "pass --against"),
     (["play", GAME, "{file}", "--against", "bluff"], "--against bluff"),
     (["play", GAME, "{file}", "--against", "call", "--seat", "0"], "--seat"),
     (["play", "leduc", "{file}", "--against", "call"], "is for"),

@@ -37,11 +37,14 @@ class RefinementState:
 
 
 def run_refinement(solver, target: float, *, max_iterations: int, every: int,
-                   callback=None, history: list[RefinementRecord] | None = None) -> list[RefinementRecord]:
+                   callback=None, history: list[RefinementRecord] | None = None,
+                   time_limit: float | None = None) -> list[RefinementRecord]:
     """Shared driver of FPIRA and CFR+IRA: iterate, evaluate every ``every`` iterations.
 
     ``history`` continues a resumed run: its last record is the solver's current point, so
     it is not evaluated again and the run goes on exactly as an uninterrupted one.
+    ``time_limit`` (seconds of this call, wall clock) ends the run at the first evaluation
+    point after it has passed, so the last record is always the final strategy's.
     """
     if every < 1:
         raise ParameterError(f"every must be >= 1, got {every}")
@@ -50,6 +53,7 @@ def run_refinement(solver, target: float, *, max_iterations: int, every: int,
     history = list(history or [])
     resumed = bool(history) and history[-1].iteration == solver.iteration
     iterating = history[-1].seconds if history else 0.0
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     while True:
         if resumed:
             record, resumed = history[-1], False
@@ -62,7 +66,8 @@ def run_refinement(solver, target: float, *, max_iterations: int, every: int,
             history.append(record)
             if callback is not None:
                 callback(record)
-        if record.nash_conv <= target or solver.iteration >= max_iterations:
+        if record.nash_conv <= target or solver.iteration >= max_iterations or (
+                deadline is not None and time.monotonic() >= deadline):
             return history
         start = time.perf_counter()
         solver.iterate(min(every, max_iterations - solver.iteration))

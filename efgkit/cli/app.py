@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from efgkit.errors import EfgkitError, ParameterError
+from efgkit.errors import EfgkitError, ParameterError, TreeTooLargeError
 from efgkit.io.atomic import atomic_output_path, output_problem
 
 if TYPE_CHECKING:
@@ -156,7 +156,20 @@ def build_game(spec: str, node_limit: int | None = None) -> tuple[GameTree, floa
     from efgkit.specs import load_game
 
     start = time.perf_counter()
-    tree = load_game(spec, node_limit=node_limit, progress=show_progress())
+    try:
+        tree = load_game(spec, node_limit=node_limit, progress=show_progress())
+    except TreeTooLargeError as exc:
+        from efgkit.games.poker import LimitPoker
+        from efgkit.specs import make_game
+
+        context = click.get_current_context(silent=True)
+        message = str(exc)
+        if context is not None and "node_limit" not in context.params:
+            message = message.replace("--node-limit, ", "")  # only commands with it may suggest it
+        if not spec.startswith(("efg:", "openspiel:")) and isinstance(make_game(spec), LimitPoker):
+            message += (f"; limit poker this large needs no tree: efgkit build {spec!r}, or efgkit "
+                        f"solve {spec!r} --engine sampled")
+        raise TreeTooLargeError(message) from exc
     return tree, time.perf_counter() - start
 
 

@@ -5,6 +5,9 @@ matches (docs/holdem.md)."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
+
+import click
 
 from efgkit.cli.app import emit, poker_game, show_progress
 from efgkit.errors import ParameterError
@@ -88,31 +91,48 @@ def evaluate_lbr(spec: str, path: str, bucket_file: str | None, boards: int | No
     emit(as_json, data, lines)
 
 
+def _strategy(path: str, game, option: str = "STRATEGY"):
+    """The layout and strategy of a bucket-strategy file (.h5) or a compact bucket export (.efgs)."""
+    from efgkit.storage.bucket_strategy import is_bucket_strategy_file, load_bucket_strategy
+    from efgkit.storage.compact_holdem import is_bucket_export, read_bucket_export
+
+    if is_bucket_strategy_file(path):
+        return load_bucket_strategy(path, game)[:2]
+    if not is_bucket_export(path, game):
+        raise ParameterError(f"{option} {path}: not a bucket strategy of {game.spec} (a .h5 of efgkit "
+                             f"solve --engine sampled or its .efgs export)")
+    return read_bucket_export(path, game)
+
+
 def _opponent(against: str, game, betting):
     """The layout and strategy of ``--against``: a baseline name or a bucket-strategy file."""
     from efgkit.poker.streamed.match import BASELINES, baseline
-    from efgkit.storage.bucket_strategy import is_bucket_strategy_file, load_bucket_strategy
 
     if against in BASELINES:
         return baseline(betting, against)
-    if not is_bucket_strategy_file(against):
+    if not Path(against).is_file():
         raise ParameterError(f"--against {against}: one of {', '.join(BASELINES)} or a bucket strategy file "
-                             f"(efgkit solve --engine sampled --out)")
-    layout, strategy, _, _ = load_bucket_strategy(against, game)
-    return layout, strategy
+                             f"(.h5 of efgkit solve --engine sampled, or its .efgs export)")
+    return _strategy(against, game, "--against")
 
 
-def play_bucket_strategies(spec: str, path: str, against: str | None, boards: int | None, seed: int | None,
-                           as_json: bool) -> None:
-    """A duplicate match of a bucket-strategy file against a baseline or another file."""
-    from efgkit.poker.streamed.match import BASELINES, HeadToHead
-    from efgkit.storage.bucket_strategy import load_bucket_strategy
-
-    if against is None:
-        raise ParameterError(f"{path}: a bucket strategy plays matches: pass --against "
-                             f"{'|'.join(BASELINES)}|OTHER.h5")
+def play_bucket_strategies(spec: str, path: str, against: str | None, hands: int | None, seat: int | None,
+                           seed: int | None, as_json: bool) -> None:
+    """A bucket strategy (.h5 or its .efgs export) against you at the terminal, or a duplicate
+    match against a baseline or another file."""
     game = poker_game(spec)
-    layout, strategy, _, _ = load_bucket_strategy(path, game)
+    if against is None:
+        _play_against_person(game, path, hands, seat, seed, as_json)
+        return
+    if seat is not None:
+        raise ParameterError("--seat is for interactive play; a match plays both seats")
+    _match(game, path, against, hands, seed, as_json)
+
+
+def _match(game, path: str, against: str, boards: int | None, seed: int | None, as_json: bool) -> None:
+    from efgkit.poker.streamed.match import HeadToHead
+
+    layout, strategy = _strategy(path, game)
     opponent_layout, opponent = _opponent(against, game, layout.betting)
     boards = boards or 1000
     started = time.perf_counter()
@@ -131,3 +151,97 @@ def play_bucket_strategies(spec: str, path: str, against: str | None, boards: in
         lines.append(f"exact expected value: {_text(exact, big_blind)}")
     data["seconds"] = time.perf_counter() - started
     emit(as_json, data, lines)
+
+
+def _bot(game, path: str):
+    """The strategy as a seat: a .h5 by its layout, a .efgs through its reader (by key, as a
+    device plays it: no bucket table is unpacked)."""
+    from efgkit.play.poker_hands import KeySeat, LayoutSeat
+    from efgkit.storage.bucket_strategy import is_bucket_strategy_file, load_bucket_strategy
+    from efgkit.storage.compact_holdem import is_bucket_export, open_bucket_export
+
+    if is_bucket_strategy_file(path):
+        return LayoutSeat(*load_bucket_strategy(path, game)[:2]), None
+    if not is_bucket_export(path, game):
+        raise ParameterError(f"STRATEGY {path}: not a bucket strategy of {game.spec} (a .h5 of efgkit "
+                             f"solve --engine sampled or its .efgs export)")
+    reader = open_bucket_export(path, game)
+    return KeySeat(reader, path), reader
+
+
+class _Quit(Exception):
+    """The person at the keyboard ended the session (q, or the end of the input)."""
+
+
+class _Person:
+    """A player at the terminal: sees its cards, the board and the betting, names an action
+    (its number, its name, or its first letter) on standard input."""
+
+    def __init__(self, game, err: bool) -> None:
+        self.game, self.err = game, err
+
+    def _cards(self, cards) -> str:
+        return " ".join(self.game.card_structure.card_name(card) for card in cards) or "-"
+
+    def choose(self, decision, rng) -> int:
+        labels = decision.labels
+        click.echo(f"  your cards {self._cards(decision.hand)}, board {self._cards(decision.board)}, "
+                   f"betting {decision.betting_text}; pot {sum(decision.state.betting.contribution):g}",
+                   err=self.err)
+        prompt = "  " + "  ".join(f"[{i}] {label}" for i, label in enumerate(labels))
+        while True:
+            try:
+                answer = click.prompt(prompt, err=self.err, prompt_suffix="? ").strip().lower()
+            except click.Abort:
+                raise _Quit from None
+            if answer in ("q", "quit"):
+                raise _Quit
+            chosen = [i for i, label in enumerate(labels)
+                      if answer in (str(i), label, label[:1])]
+            if len(chosen) == 1:
+                return chosen[0]
+            click.echo(f"  type 0-{len(labels) - 1}, an action's name or its first letter (q quits)",
+                       err=self.err)
+
+
+def _play_against_person(game, path: str, hands: int | None, seat: int | None, seed: int | None,
+                         as_json: bool) -> None:
+    """Hands against the strategy at the terminal, the running result in mbb/hand."""
+    import random
+
+    from efgkit.play.poker_hands import Deal, mbb, play_hand
+
+    bot, reader = _bot(game, path)
+    person, rng = _Person(game, err=as_json), random.Random(seed)
+    names = person._cards
+    total, played = 0.0, 0
+    try:
+        while hands is None or played < hands:
+            yours = played % 2 if seat is None else seat
+            click.echo(f"hand {played + 1}: you are player {yours} "
+                       f"({'big' if game.blinds[yours] >= game.blinds[1 - yours] else 'small'} blind "
+                       f"{game.blinds[yours]:g})", err=as_json)
+            deal = Deal.shuffled(game, rng)
+
+            def show(decision, action, yours=yours):
+                if decision.player != yours:
+                    click.echo(f"  the strategy: {decision.labels[action]}", err=as_json)
+
+            try:
+                record = play_hand(game, (person, bot) if yours == 0 else (bot, person), deal, rng, show)
+            except _Quit:
+                break
+            payoff = record.payoff if yours == 0 else -record.payoff
+            total, played = total + payoff, played + 1
+            shown = (f"the strategy held {names(deal.slots[1 - yours])}, board "
+                     f"{names(deal.board(len(deal.slots)))}" if record.showdown else "a fold")
+            click.echo(f"  {shown}: you {'won' if payoff > 0 else 'lost' if payoff < 0 else 'tied'} "
+                       f"{abs(payoff):g} chips; {mbb(total / played, game):+,.0f} mbb/hand over {played} "
+                       f"hand{'s' * (played != 1)}", err=as_json)
+    finally:
+        if reader is not None:
+            reader.close()
+    data = {"game": game.spec, "strategy": path, "mode": "interactive", "hands": played,
+            "total_chips": total, "mbb_per_hand": mbb(total / played, game) if played else None}
+    emit(as_json, data, [f"{played} hand{'s' * (played != 1)}, {total:+g} chips for you"
+                         + (f" ({data['mbb_per_hand']:+,.0f} mbb/hand)" if played else "")])

@@ -71,8 +71,8 @@ def _solve_records(solver, evaluator, setting: str, iterations: int, extra_words
         checkpoint *= 2
 
 
-HOLDEM_ONLY = ("seconds", "eval_time", "workers", "boards")
-TREE_ONLY = ("target", "algorithm", "max_iterations", "every", "reference_iterations", "feature")
+HOLDEM_ONLY = ("seconds", "eval_time", "workers", "boards", "sizes")
+TREE_ONLY = ("algorithm", "max_iterations", "every", "reference_iterations", "feature")
 
 
 def _check_given(ctx: click.Context, allowed: tuple[str, ...], refused: tuple[str, ...], what: str) -> None:
@@ -84,26 +84,43 @@ def _check_given(ctx: click.Context, allowed: tuple[str, ...], refused: tuple[st
                                  + ", ".join(flag_of(ctx, a) for a in allowed))
 
 
+def _sizes(text: str | None) -> tuple[int, ...]:
+    """``--sizes A,B,...``: positive bucket counts."""
+    if text is None:
+        return ()
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise ParameterError(f"--sizes {text!r}: positive bucket counts separated by commas, e.g. 10,30,100")
+    return sizes
+
+
 def _build_holdem_folder(game: str, out: str | None, force: bool, buckets: str | None, seconds: float | None,
                          eval_time: float | None, workers: int, boards: int, bits: int, seed: int,
-                         as_json: bool) -> None:
+                         target: float | None, sizes: str | None, as_json: bool) -> None:
     from efgkit.cli.holdem import bucket_counts
     from efgkit.cli.holdem_build import build_holdem
-    from efgkit.jobs.holdem_build import HoldemBuild, default_buckets
+    from efgkit.jobs.holdem_build import HoldemBuild, check_target, default_buckets
     from efgkit.specs import make_game
 
     rules = make_game(game)
     counts = default_buckets(rules.card_structure.num_ranks) if buckets is None else bucket_counts(buckets)
     job = HoldemBuild(rules, Path("."), solve_seconds=120.0 if seconds is None else seconds,
                       eval_seconds=300.0 if eval_time is None else eval_time, buckets=counts, bits=bits,
-                      seed=seed, workers=workers, match_boards=boards, lbr_boards=max(2, boards // 10))
+                      seed=seed, workers=workers, match_boards=boards, lbr_boards=max(2, boards // 10),
+                      target_mbb=target, sizes=_sizes(sizes))
     job.check()
+    if target is not None:
+        check_target(job)
     folder = _output_folder(out or f"build-{_slug(game)}", force)
     job = dataclasses.replace(job, folder=folder)
     command = " ".join(shlex.quote(str(arg)) for arg in [
         "efgkit", "build", game, "--out", folder, "--force", "--time", job.solve_seconds, "--eval-time",
         job.eval_seconds, "--buckets", ",".join(map(str, counts)), "--boards", boards, "--bits", bits,
-        "--seed", seed])
+        "--seed", seed] + (["--target", target] if target is not None else [])
+        + (["--sizes", ",".join(map(str, job.sizes))] if job.sizes else []))
     _run_into(folder, lambda: build_holdem(job, as_json, show_progress(), command), as_json)
 
 
@@ -112,8 +129,10 @@ def _build_holdem_folder(game: str, out: str | None, force: bool, buckets: str |
 @click.option("--out", "-o", type=click.Path(file_okay=False), default=None,
               help="Output folder  [default: build-<game>]")
 @click.option("--force", is_flag=True, help="Write into an output folder that is not empty.")
-@click.option("--target", type=click.FloatRange(min=0.0), default=0.05, show_default=True,
-              help="NashConv the refinement stops at.")
+@click.option("--target", type=click.FloatRange(min=0.0), default=None,
+              help="NashConv the refinement stops at  [default: 0.05]; hold'em: the exploitability in "
+                   "mbb/g at which the solve stops, checked by the exact best response at the "
+                   "convergence curve's points")
 @click.option("--algorithm", "-a", type=click.Choice(REFINERS), default="cfr+ira",
               show_default=True, help="Refinement of the coarsest abstraction.")
 @click.option("--max-iterations", type=click.IntRange(min=1), default=20_000, show_default=True,
@@ -136,6 +155,9 @@ def _build_holdem_folder(game: str, out: str | None, force: bool, buckets: str |
                    "local best response  [default: 300]")
 @click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
               help="hold'em: Dask worker processes for the card buckets (0: this process).")
+@click.option("--sizes", default=None, metavar="A,B,...",
+              help="hold'em: also solve with A, B, ... buckets on the flop, turn and river (each for --time) "
+                   "and plot memory against exploitability across the bucket counts (tradeoff.png).")
 @click.option("--boards", type=click.IntRange(min=20), default=2000, show_default=True,
               help="hold'em: boards of each duplicate match; local best response plays a tenth of them.")
 @click.option("--bits", type=click.Choice(["16", "8", "4"]), default="8", show_default=True,
@@ -146,8 +168,8 @@ def _build_holdem_folder(game: str, out: str | None, force: bool, buckets: str |
 @click.pass_context
 def build(ctx: click.Context, game: str, out: str | None, force: bool, target: float, algorithm: str,
           max_iterations: int, every: int, reference_iterations: int, feature: str, buckets: str | None,
-          seconds: float | None, eval_time: float | None, workers: int, boards: int, bits: str, seed: int,
-          as_json: bool) -> None:
+          seconds: float | None, eval_time: float | None, workers: int, sizes: str | None, boards: int,
+          bits: str, seed: int, as_json: bool) -> None:
     """Build a memory-efficient abstraction of GAME (default leduc), measure memory against
     exploitability, and export the refined strategy for a small device.
 
@@ -161,9 +183,10 @@ def build(ctx: click.Context, game: str, out: str | None, force: bool, target: f
     if is_holdem(make_game(game)):
         _check_given(ctx, HOLDEM_ONLY, TREE_ONLY, "a hold'em build (sampled CFR+ on card buckets)")
         _build_holdem_folder(game, out, force, buckets, seconds, eval_time, workers, boards, int(bits), seed,
-                             as_json)
+                             target, sizes, as_json)
         return
     _check_given(ctx, TREE_ONLY, HOLDEM_ONLY, f"{game} (a tree build)")
+    target = 0.05 if target is None else target
     buckets = "3" if buckets is None else buckets
     folder = _output_folder(out or f"build-{_slug(game)}", force)
     command = " ".join(shlex.quote(str(arg)) for arg in [

@@ -354,17 +354,41 @@ def _play_interactively(tree: GameTree, bot: CompactPolicy, hands: int | None, s
             "mean_payoff": total / played if played else None}
 
 
+def _plays_on_buckets(game: str, strategy_file: str) -> bool:
+    """Whether ``strategy_file`` is a strategy on a card abstraction of ``game``: a bucket
+    strategy (.h5) or its compact export (.efgs), played without building a GameTree."""
+    from efgkit.games.poker import LimitPoker
+    from efgkit.specs import make_game
+    from efgkit.storage.bucket_strategy import is_bucket_strategy_file
+    from efgkit.storage.compact_holdem import is_bucket_export
+
+    if is_bucket_strategy_file(strategy_file):
+        return True
+    if Path(strategy_file).suffix.lower() != ".efgs" or game.startswith(("efg:", "openspiel:")):
+        return False
+    rules = make_game(game)
+    if isinstance(rules, LimitPoker) and is_bucket_export(strategy_file, rules):
+        return True
+    recorded = recorded_game(strategy_file)
+    if recorded != game and not recorded.startswith(("efg:", "openspiel:")):
+        recorded_rules = make_game(recorded)
+        if isinstance(recorded_rules, LimitPoker) and is_bucket_export(strategy_file, recorded_rules):
+            raise FileFormatError(f"{strategy_file}: the strategy is for {recorded!r}, not {game!r}")
+    return False
+
+
 @main.command()
 @game_then_file("STRATEGY.efgs|STRATEGY.h5")
-@click.option("--against", default=None, metavar="random|OTHER.efgs|call|raise|fold|OTHER.h5",
+@click.option("--against", default=None, metavar="random|call|raise|fold|OTHER.efgs|OTHER.h5",
               help="Play N hands against uniform random or another compact strategy and report "
                    "the mean payoff; without it, you play against the strategy at the terminal. A bucket "
-                   "strategy (STRATEGY.h5 of efgkit solve --engine sampled) plays a duplicate match in "
-                   "mbb/g against always call|raise|fold, random or another bucket strategy.")
+                   "strategy (hold'em and other limit poker: STRATEGY.h5 of efgkit solve --engine sampled "
+                   "or its .efgs export) plays a duplicate match in mbb/g against always "
+                   "call|raise|fold, random or another bucket strategy.")
 @click.option("--hands", "-n", type=click.IntRange(min=1), default=None,
-              help="Hands to play  [default: 10000 with --against, until you quit otherwise]; for a "
-                   "bucket strategy the boards dealt, each played in both seats with every pair of "
-                   "hands [default: 1000]")
+              help="Hands to play  [default: 10000 with --against, until you quit otherwise]; in a "
+                   "bucket strategy's match the boards dealt, each played in both seats with every "
+                   "pair of hands [default: 1000]")
 @click.option("--seat", type=click.IntRange(0, 1), default=None,
               help="Your seat when playing interactively  [default: alternate]")
 @click.option("--seed", type=int, default=None, help="Random seed (cards and mixed actions).")
@@ -374,21 +398,23 @@ def play(game_and_file: GameAndFile, against: str | None, hands: int | None, sea
     """Play STRATEGY.efgs: against you at the terminal, or N hands --against random|OTHER.efgs.
 
     Seats alternate. A match reports the strategy's mean payoff per hand with its 95%
-    confidence interval and the exact expected payoff the mean estimates. STRATEGY.h5, a
-    strategy on a card abstraction, plays duplicate matches reported in mbb/g. GAME is the
-    game the strategy was made for, by default the one the file records.
-    """
-    from efgkit.storage.bucket_strategy import is_bucket_strategy_file
+    confidence interval and the exact expected payoff the mean estimates. GAME is the game
+    the strategy was made for, by default the one the file records.
 
+    A strategy on a card abstraction (hold'em at any deck size: STRATEGY.h5 of efgkit solve
+    --engine sampled, or its .efgs export) plays without building the game tree: at the
+    terminal it shows your cards, the board and the betting, you answer with an action's
+    number, name or first letter (q quits; moves are read from standard input, so they can
+    be piped), and the running result is in mbb/hand; against a baseline or another file it
+    plays a duplicate match in mbb/g.
+    """
     game, strategy_file = game_and_file
     game = game or recorded_game(strategy_file)
 
-    if is_bucket_strategy_file(strategy_file):
+    if _plays_on_buckets(game, strategy_file):
         from efgkit.cli.bucket_play import play_bucket_strategies
 
-        if seat is not None:
-            raise ParameterError("--seat is for interactive play of .efgs files")
-        play_bucket_strategies(game, strategy_file, against, hands, seed, as_json)
+        play_bucket_strategies(game, strategy_file, against, hands, seat, seed, as_json)
         return
     if seat is not None and against is not None:
         raise ParameterError("--seat is for interactive play; a match alternates seats")

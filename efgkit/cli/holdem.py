@@ -50,12 +50,18 @@ def bucket_counts(text: str) -> tuple[int, int, int, int]:
               help="Bucket file to write (HDF5).")
 @click.option("--plot", type=str, default=None, metavar="PNG-PREFIX",
               help="Write PREFIX-<street>.png: the bucket centroids of every street.")
+@click.option("--time", "seconds_limit", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS",
+              help="Start no street's features after this many seconds (needs --features, which keeps the "
+                   "finished streets; a run with the same file continues). If streets remain, no bucket "
+                   "file is written and the exit code is 2.")
 @click.option("--lookup", type=click.Path(dir_okay=False), default=None, metavar="BUCKETS.h5",
               help="Look up the bucket of CARDS (hole cards, then the board: AsKd 7h8h9c) in this file.")
 @json_option
 def holdem_abstraction(cards: tuple[str, ...], buckets: str, flop: str, turn: str, river: str, bins: int,
                        seed: int, ranks: int, scheduler: str | None, workers: int, features: str | None,
-                       out: str | None, plot: str | None, lookup: str | None, as_json: bool) -> None:
+                       out: str | None, plot: str | None, seconds_limit: float | None, lookup: str | None,
+                       as_json: bool) -> None:
     """Build Texas hold'em card buckets, or look one up.
 
     Building: every street's features are computed exactly over canonical (suit-isomorphic)
@@ -85,8 +91,12 @@ def holdem_abstraction(cards: tuple[str, ...], buckets: str, flop: str, turn: st
     options = AbstractionOptions(buckets=bucket_counts(buckets), flop=flop, turn=turn, river=river,
                                  bins=bins, num_ranks=ranks, seed=seed)
     options.check()
+    if seconds_limit is not None and features is None:
+        raise ParameterError("--time needs --features FILE.h5: the streets finished in time are kept there "
+                             "(a bucket file needs all four)")
     with ChunkRunner(scheduler=scheduler, workers=0 if scheduler else workers) as runner:
-        summary = build_abstraction(options, out, features=features, runner=runner, progress=show_progress())
+        summary = build_abstraction(options, out, features=features, runner=runner, progress=show_progress(),
+                                    time_limit=seconds_limit)
     if plots:
         _write_plots(out, plots)
     summary["plots"] = list(plots.values())

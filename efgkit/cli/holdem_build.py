@@ -24,6 +24,8 @@ def build_holdem(build: HoldemBuild, as_json: bool, progress: bool, command: str
     data = run_holdem_build(build, say, progress)
     if data["history"]:
         _write_convergence_plot(build.folder / "convergence.png", data)
+    if data.get("sizes"):
+        _write_sizes_plot(build.folder / "tradeoff.png", data)
     data["verdict"] = verdict(data)
     _write_report(build.folder / "report.md", data, command)
     data["files"] = sorted(path.name for path in build.folder.iterdir())
@@ -43,13 +45,65 @@ def _measured(data: dict) -> str:
             f"estimated at {evaluation['estimated_exact_seconds']:,.0f} s, over --eval-time)")
 
 
+def _target(data: dict) -> str:
+    if "target_mbb" not in data:
+        return ""
+    reached = "reached" if data["target_reached"] else "not reached"
+    return f" (--target {data['target_mbb']:g} mbb/g {reached} at the curve's exact evaluations)"
+
+
 def verdict(data: dict) -> str:
     """One line: what the device file holds, and what it costs in exploitability."""
     export = data["export"]
     matches = ", ".join(f"{data['matches'][name]['mbb_per_game']:+,.1f} mbb/g against always-{name}"
                         for name in BASELINE_OPPONENTS)
-    return (f"{data['game']}: {data['iterations']:,} iterations of sampled CFR+ on {data['rows']:,} rows; "
-            f"{_measured(data)}; {matches}; the device files take {export['total_bytes']:,} bytes")
+    return (f"{data['game']}: {data['iterations']:,} iterations of sampled CFR+ on {data['rows']:,} rows"
+            f"{_target(data)}; {_measured(data)}; {matches}; the device files take {export['total_bytes']:,} "
+            f"bytes")
+
+
+def _size_points(data: dict) -> list[dict]:
+    """This build and each --sizes run as trade-off rows: memory in 32-bit words against the
+    exploitability in mbb/g, the exact ones and the LBR lower bounds as two settings."""
+    def row(label: str, evaluation: dict, words: int) -> dict:
+        exact = evaluation["kind"] == "exact"
+        value = evaluation["exploitability_mbb_per_game"] if exact else evaluation["lbr_mbb_per_game"]
+        setting = "buckets, exact best response" if exact else "buckets, LBR (a lower bound)"
+        return {"setting": setting, "seed": label, "exploitability_mbb_per_game": value,
+                "memory_words": words}
+
+    rows = [row("this build", data["evaluation"], data["solver_bytes"] // 4)]
+    rows += [row(str(point["size"]), point["evaluation"], point["memory_words"]) for point in data["sizes"]]
+    return rows
+
+
+def _write_sizes_plot(path: Path, data: dict) -> None:
+    from efgkit.cli.plots import write_tradeoff_plot
+
+    write_tradeoff_plot(str(path), f"{data['game']}, bucket counts", _size_points(data), None, "--out",
+                        value="exploitability_mbb_per_game",
+                        value_label="exploitability, mbb/g (NashConv/2")
+
+
+def _sizes_section(data: dict) -> list[str]:
+    if not data.get("sizes"):
+        return []
+    lines = ["## Memory against exploitability across bucket counts", "",
+             "![memory against exploitability](tradeoff.png)", "",
+             "Each count is the flop, turn and river buckets (the preflop keeps its classes), solved for "
+             f"--time ({data['solve_seconds_budget']:g} s) and evaluated as above; the staircase is the "
+             "Pareto front (least exploitability at that memory or less).", "",
+             "| buckets | rows | solver memory, 32-bit words | iterations | exploitability, mbb/g |",
+             "|---|---:|---:|---:|---|"]
+    points = [("this build", data["buckets"], data["rows"], data["solver_bytes"] // 4, data["iterations"],
+               data["evaluation"])]
+    points += [(str(p["size"]), p["buckets"], p["rows"], p["memory_words"], p["iterations"], p["evaluation"])
+               for p in data["sizes"]]
+    for _, buckets, rows, words, iterations, evaluation in points:
+        value = (f"{evaluation['exploitability_mbb_per_game']:,.1f} (exact)" if evaluation["kind"] == "exact"
+                 else f"{evaluation['lbr_mbb_per_game']:,.1f} (LBR, a lower bound)")
+        lines.append(f"| {'-'.join(map(str, buckets))} | {rows:,} | {words:,} | {iterations:,} | {value} |")
+    return [*lines, ""]
 
 
 def _write_convergence_plot(path: Path, data: dict) -> None:
@@ -132,5 +186,6 @@ def _write_report(path: Path, data: dict, command: str) -> None:
            f"bytes)" if export["bucket_tables_file"] else " (bucket tables inline)")
         + f"; largest rounding error of a probability {export['max_abs_error']:.2e}.",
         "",
+        *_sizes_section(data),
     ])
     write_report(path, text, command)

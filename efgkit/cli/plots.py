@@ -72,18 +72,20 @@ def _log_ticks(axis) -> None:
 
 
 def write_tradeoff_plot(path: str, title: str, rows: list[dict], reference_words: int | None,
-                        option: str = "--plot") -> None:
-    """Memory (x, log) against NashConv (y, log, better downward): per ``setting`` the Pareto
-    front (the least NashConv reached with that memory or less) as a staircase, a marker at
-    each run's final point; a NashConv of 0 is drawn at the bottom edge (a tenth of the
-    least positive one) and said so in the axis label."""
+                        option: str = "--plot", value: str = "nash_conv",
+                        value_label: str = "NashConv (sum of best-response gains") -> None:
+    """Memory (x, log) against NashConv (y, log, better downward; or another exploitability
+    ``value`` of the rows, ``value_label`` its axis label without the closing parenthesis):
+    per ``setting`` the Pareto front (the least NashConv reached with that memory or less) as
+    a staircase, a marker at each run's final point; a NashConv of 0 is drawn at the bottom
+    edge (a tenth of the least positive one) and said so in the axis label."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, axes = plt.subplots(figsize=(6.5, 4.5))
-    positive = [r["nash_conv"] for r in rows if r["nash_conv"] > 0]
+    positive = [r[value] for r in rows if r[value] > 0]
     floor = min(positive, default=1.0) / 10
     labels = list(dict.fromkeys(r["setting"] for r in rows))
     colours = method_colours(labels)
@@ -92,7 +94,7 @@ def write_tradeoff_plot(path: str, title: str, rows: list[dict], reference_words
                      label="full-game solver state")
     for label in labels:
         mine = [r for r in rows if r["setting"] == label]
-        front = sorted(pareto_front([(max(r["nash_conv"], floor), r["memory_words"]) for r in mine]),
+        front = sorted(pareto_front([(max(r[value], floor), r["memory_words"]) for r in mine]),
                        key=lambda point: point[1])
         steps_x, steps_y = [], []
         for nash_conv, memory in front:  # memory increasing, NashConv decreasing
@@ -107,14 +109,16 @@ def write_tradeoff_plot(path: str, title: str, rows: list[dict], reference_words
                   marker="." if len(front) == 1 else None)
         finals = {r["seed"]: r for r in mine}
         axes.scatter([r["memory_words"] for r in finals.values()],
-                     [max(r["nash_conv"], floor) for r in finals.values()], color=colours[label],
+                     [max(r[value], floor) for r in finals.values()], color=colours[label],
                      marker="o", edgecolor="black", zorder=3)
     axes.set_xscale("log")
     axes.set_yscale("log")
     _log_ticks(axes.xaxis)
     _log_ticks(axes.yaxis)
+    axes.tick_params(axis="x", labelrotation=30)  # within a decade matplotlib labels every 1-2-5 step
     axes.set_xlabel("solver memory, 32-bit words")
-    axes.set_ylabel(f"NashConv (sum of best-response gains; 0 drawn at {floor:.0e})")
+    zero = f"; 0 drawn at {floor:.0e}" if any(r[value] <= 0 for r in rows) else ""
+    axes.set_ylabel(f"{value_label}{zero})")
     axes.set_title(f"memory against exploitability: {title}")
     axes.grid(True, which="major", alpha=0.3)
     axes.legend(fontsize=8)

@@ -66,7 +66,7 @@ def _refinement_parameters(ctx: click.Context, algorithm: str, kb: int, kh: int,
 
 
 def _run_refinement(refiner, target: float, max_iterations: int, every: int, report,
-                    history=None, checkpoint=None):
+                    history=None, checkpoint=None, time_limit: float | None = None):
     from efgkit.abstraction.refinement import run_refinement
 
     with progress_bar(total=max_iterations, initial=refiner.iteration, unit="it", desc="refining",
@@ -80,7 +80,7 @@ def _run_refinement(refiner, target: float, max_iterations: int, every: int, rep
                 checkpoint(record)
 
         return run_refinement(refiner, target, max_iterations=max_iterations, every=every,
-                              callback=callback, history=history)
+                              callback=callback, history=history, time_limit=time_limit)
 
 
 class _RefinementCheckpoints:
@@ -153,12 +153,16 @@ refine_options = [
               metavar="S", help="Checkpoint at the first evaluation S or more seconds after the last one.")
 @click.option("--resume", is_flag=True,
               help="Continue from the --state checkpoint, bit-identical to an uninterrupted run.")
+@click.option("--time", "seconds_limit", type=click.FloatRange(min=0, min_open=True), default=None,
+              metavar="SECONDS", help="Stop at the first evaluation after this many seconds (the result "
+                                      "and --state are written as at any other stop).")
 @json_option
 @click.pass_context
 def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int, kh: int,
            delay: int, initial: str, max_iterations: int, every: int, seed: int,
            out: str | None, plot: str | None, state: str | None, checkpoint_every: int | None,
-           checkpoint_seconds: float | None, resume: bool, as_json: bool) -> None:
+           checkpoint_seconds: float | None, resume: bool, seconds_limit: float | None,
+           as_json: bool) -> None:
     """Refine an imperfect-recall abstraction of GAME until NashConv <= TARGET.
 
     Regrets and strategies live on the abstraction; best responses are exact in the
@@ -202,7 +206,8 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
 
     started = time.perf_counter()
     history = _run_refinement(refiner, target, max_iterations, every, report, previous,
-                              None if checkpoints is None else lambda record: checkpoints(refiner, record))
+                              None if checkpoints is None else lambda record: checkpoints(refiner, record),
+                              seconds_limit)
     if checkpoints is not None:
         checkpoints(refiner, None, final=True)
     seconds = time.perf_counter() - started
@@ -228,8 +233,12 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
         "memory_words": memory["memory_words"], "map_entries": memory["map_entries"],
         "iterations": final.iteration, "seconds": seconds,
         "iterating_seconds": final.seconds, "history": records,
+        "time_limit": seconds_limit, "stopped_by_time": (
+            seconds_limit is not None and final.nash_conv > target and final.iteration < max_iterations),
     }
     verdict = "reached" if data["reached"] else "did NOT reach"
+    if data["stopped_by_time"]:
+        verdict += f" (stopped by --time {seconds_limit:g})"
     lines = [
         f"{algorithm} {verdict} NashConv {target} after {final.iteration} iterations "
         f"({seconds:.2f} s): NashConv {final.nash_conv:.4e} (NashConv/2 "

@@ -43,21 +43,27 @@ ABSTRACT_COST = 4
 UNBOUNDED = 2**62
 """Iterations asked of the run loop when the time budget ends the run."""
 COST_SAMPLES = 3
+STREETS = ("preflop", "flop", "turn", "river")
 BASELINE_OPPONENTS = ("call", "raise")
+
+
+def canonical_hands(num_ranks: int) -> tuple[int, int, int, int]:
+    """Canonical (suit-isomorphic) hands of each street of a ``num_ranks`` deck."""
+    from efgkit.abstraction.cards.holdem.features import hand_indexer
+
+    sizes = []
+    for board_cards in (0, 3, 4, 5):
+        indexer = hand_indexer(board_cards, num_ranks)
+        sizes.append(indexer.round_size(indexer.num_rounds - 1))
+    return tuple(sizes)  # type: ignore[return-value]
 
 
 def default_buckets(num_ranks: int) -> tuple[int, int, int, int]:
     """Bucket counts per street for a ``num_ranks`` deck: every preflop class, and after the
     flop about twice the square root of the street's canonical hands, at most MAX_BUCKETS
     (13 ranks: 169-1000-1000-1000, as the released abstractions; 5 ranks: 25-176-330-542)."""
-    from efgkit.abstraction.cards.holdem.features import hand_indexer
-
-    counts = []
-    for board_cards in (0, 3, 4, 5):
-        indexer = hand_indexer(board_cards, num_ranks)
-        canonical = indexer.round_size(indexer.num_rounds - 1)
-        counts.append(canonical if board_cards == 0 else min(MAX_BUCKETS, round(2 * math.sqrt(canonical))))
-    return tuple(counts)  # type: ignore[return-value]
+    preflop, *later = canonical_hands(num_ranks)
+    return (preflop, *(min(MAX_BUCKETS, round(2 * math.sqrt(canonical))) for canonical in later))
 
 
 def is_holdem(game) -> bool:
@@ -84,6 +90,10 @@ class HoldemBuild:
     workers: int = 0
     match_boards: int = 2000
     lbr_boards: int = 200
+    target_mbb: float | None = None
+    """Stop the solve at the first curve point whose exact exploitability (mbb/g) is at most this."""
+    sizes: tuple[int, ...] = ()
+    """Flop, turn and river bucket counts of the memory-against-exploitability sweep (``sweep``)."""
 
     def check(self) -> None:
         if not is_holdem(self.game):
@@ -94,6 +104,17 @@ class HoldemBuild:
                                  f"{self.eval_seconds}")
         if self.buckets is not None and (len(self.buckets) != 4 or min(self.buckets) < 1):
             raise ParameterError(f"--buckets {self.buckets}: four positive counts (preflop,flop,turn,river)")
+        hands = canonical_hands(self.game.card_structure.num_ranks)
+        for option, counts in [("--buckets", self.buckets or ())] + [("--sizes", (hands[0], n, n, n))
+                                                                     for n in self.sizes]:
+            for street, count, canonical in zip(STREETS, counts, hands, strict=False):  # --buckets may be ()
+                if not 1 <= count <= canonical:
+                    raise ParameterError(f"{option}: {count:,} {street} buckets; the {street} of "
+                                         f"{self.game.spec} has {canonical:,} canonical hands (1 to "
+                                         f"{canonical:,} buckets)")
+        if self.target_mbb is not None and not self.target_mbb > 0:
+            raise ParameterError(f"--target {self.target_mbb:g}: an exploitability in mbb/g > 0 (no finite "
+                                 f"solve reaches 0)")
         if self.match_boards < 2 or self.lbr_boards < 2:
             raise ParameterError("the match and LBR need at least 2 boards")
 
@@ -155,6 +176,9 @@ def run_holdem_build(build: HoldemBuild, say: Callable[[str], None], progress: b
     strategy = solver.average_strategy()
     data.update(iterations=solver.iteration, solve_cpu_seconds=cpu, history=history,
                 estimated_exact_seconds_at_start=cost)
+    if build.target_mbb is not None:
+        data.update(target_mbb=build.target_mbb, target_reached=bool(history) and (
+            history[-1]["exploitability_mbb_per_game"] <= build.target_mbb))
     provenance = {"algorithm": "cfr+", "parameters": solver.parameters, "precision": solver.precision,
                   "seed": build.seed}
     write_sampled(str(folder / STRATEGY_FILE), solver, provenance, history, cpu)
@@ -165,20 +189,49 @@ def run_holdem_build(build: HoldemBuild, say: Callable[[str], None], progress: b
     data["matches"] = _matches(layout, strategy, build)
     say(f"5/5 export ({build.bits}-bit probabilities) for a device")
     data["export"] = _export(layout, strategy, build, evaluator, data["evaluation"]["kind"] == "exact")
+    if build.sizes:
+        say(f"memory against exploitability: {len(build.sizes)} more bucket counts")
+        data["sizes"] = sweep(build, buckets[0], say, progress)
     return data
+
+
+def check_target(build: HoldemBuild) -> None:
+    """Refuse --target (before anything is built or written) when the exact evaluation it is
+    checked with does not fit half of --eval-time: its cost, estimated on card-independent
+    rows, depends on the boards and hands walked, hardly on the buckets."""
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import CardIndependent
+    from efgkit.poker.streamed.full_game import StreamedEvaluator
+
+    layout = BucketLayout(BettingTree(build.game), CardIndependent())
+    cost = estimated_exact_seconds(StreamedEvaluator(layout), layout.uniform(), build.seed)
+    if 2 * cost > build.eval_seconds:
+        raise ParameterError(_target_refusal(build, cost))
+
+
+def _target_refusal(build: HoldemBuild, cost: float) -> str:
+    return (f"--target {build.target_mbb:g}: the exact evaluation it is checked with is estimated at "
+            f"{cost:,.0f} CPU s, more than half of --eval-time ({build.eval_seconds:g} s); raise --eval-time "
+            f"to {2 * cost:,.0f} or more")
 
 
 def _solve(solver, evaluator, build: HoldemBuild, progress: bool) -> tuple[list[dict], float, float]:
     """Iterate for the time budget (after a first, uncounted iteration that compiles or loads
     the kernels), stopping at 1/2**k of it for the exact evaluations of the convergence
     curve: as many of the last CURVE_POINTS stops as half of --eval-time pays for at the
-    estimated cost of one. The history, the solver's CPU seconds and that estimate."""
+    estimated cost of one. With a target the solve ends at the first of them whose
+    exploitability reaches it; a target needs at least one such evaluation (else a
+    ParameterError: no lower bound or abstract-game value may stand in for it). The
+    history, the solver's CPU seconds and that estimate."""
     from efgkit.io.progress import progress_bar
 
     started = time.process_time()
     solver.iterate(1)
     cost = estimated_exact_seconds(evaluator, solver.average_strategy(), build.seed)
     points = min(CURVE_POINTS, int(build.eval_seconds / 2 // max(cost, 1e-9)))
+    if build.target_mbb is not None and not points:
+        raise ParameterError(_target_refusal(build, cost))
     stops = [build.solve_seconds / 2 ** k for k in reversed(range(max(points, 1)))]
     history: list[dict] = []
     cpu = time.process_time() - started
@@ -198,6 +251,9 @@ def _solve(solver, evaluator, build: HoldemBuild, progress: bool) -> tuple[list[
                 history.append({"iteration": solver.iteration, "cpu_seconds": cpu,
                                 "nash_conv": evaluation.nash_conv, "exploitability_mbb_per_game":
                                 mbb(evaluation.exploitability, solver.betting.game)})
+                if build.target_mbb is not None and (history[-1]["exploitability_mbb_per_game"]
+                                                     <= build.target_mbb):
+                    break
     return history, cpu, cost
 
 
@@ -265,3 +321,41 @@ def _export(layout, strategy: np.ndarray, build: HoldemBuild, evaluator, exact: 
         played = evaluator.evaluate(exported.dequantized(), game_value=False)
         result["exploitability_mbb_per_game"] = mbb(played.exploitability, layout.betting.game)
     return result
+
+
+def sweep(build: HoldemBuild, preflop: int, say: Callable[[str], None], progress: bool = False) -> list[dict]:
+    """Memory against exploitability across bucket counts: for each of ``build.sizes`` (the
+    flop, turn and river buckets; the preflop keeps ``preflop``), a bucket file in
+    ``sizes/``, sampled CFR+ for the solve budget and the evaluation of step 3 (exact where
+    its estimate fits --eval-time, else local best response, a lower bound). One dict a size:
+    buckets, rows, solver memory in bytes and 32-bit words, and the evaluation."""
+    from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
+    from efgkit.io.chunk_runner import ChunkRunner
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+    from efgkit.poker.streamed.full_game import StreamedEvaluator
+    from efgkit.poker.streamed.sampled_cfr import SampledCFR
+
+    game, points = build.game, []
+    (build.folder / "sizes").mkdir(exist_ok=True)
+    for number, size in enumerate(build.sizes, 1):
+        buckets = (preflop, size, size, size)
+        say(f"size {number}/{len(build.sizes)}: buckets {'-'.join(map(str, buckets))}")
+        path = build.folder / "sizes" / f"buckets-{size}.h5"
+        with ChunkRunner(workers=build.workers) as runner:
+            build_abstraction(AbstractionOptions(buckets=buckets, num_ranks=game.card_structure.num_ranks,
+                                                 seed=build.seed), path, runner=runner, progress=progress)
+        layout = BucketLayout(BettingTree(game), IsomorphicCards.from_bucket_file(game, path))
+        solver = SampledCFR(layout, seed=build.seed)
+        started = time.process_time()
+        solver.iterate(1)
+        run_iterations(solver, UNBOUNDED, time_limit=build.solve_seconds)
+        cpu = time.process_time() - started
+        solver_bytes = int(sum(solver.memory().values()))
+        evaluation = _evaluate(StreamedEvaluator(layout), layout, solver.average_strategy(), build, [],
+                               solver.iteration)
+        points.append({"size": size, "buckets": list(buckets), "rows": layout.num_rows,
+                       "iterations": solver.iteration, "solve_cpu_seconds": cpu, "solver_bytes": solver_bytes,
+                       "memory_words": solver_bytes // 4, "evaluation": evaluation})
+    return points

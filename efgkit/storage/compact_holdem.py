@@ -30,9 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from efgkit.errors import ParameterError
+from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.poker import Betting, LimitPoker
 from efgkit.io.atomic import write_atomically
+from efgkit.io.budget import check_memory
+from efgkit.io.error_text import one_line
+from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.buckets.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
 from efgkit.storage.bucket_strategy import betting_digest
@@ -52,6 +55,8 @@ from efgkit.storage.compact_reader import (
     TABLES_VERSION,
     VALUES_HEAD,
     CanonicalIndex,
+    CompactFormatError,
+    CompactStrategy,
 )
 from efgkit.storage.compact_writer import (
     CardBlocks,
@@ -260,4 +265,103 @@ def _place_tables(rounds: list[RoundBuckets], game: LimitPoker, path, bucket_tab
     return target, data, _write_once(target, data)
 
 
-__all__ = ["BucketExport", "bucket_table_file_bytes", "export_bucket_strategy", "planned_bytes"]
+def _unpacked(packed: tuple[object, int, int, int]) -> np.ndarray:
+    """A packed bucket table (``CardTable.packed_table``) as int64 per entry, unpacked in
+    chunks of entries that start on a byte."""
+    data, offset, entries, bits = packed
+    table = np.empty(entries, np.int64)
+    weights = np.int64(1) << np.arange(bits, dtype=np.int64)
+    chunk = 8 * (1 << 17)
+    for start in range(0, entries, chunk):
+        count = min(chunk, entries - start)
+        first = offset + start * bits // 8
+        raw = np.frombuffer(data, np.uint8, count=(count * bits + 7) // 8, offset=first)
+        stream = np.unpackbits(raw, bitorder="little")[:count * bits].reshape(count, bits)
+        table[start:start + count] = stream.astype(np.int64) @ weights
+    return table
+
+
+def _exported_abstraction(card_table, game: LimitPoker, path: str):
+    """The card abstraction a compact file's card table describes (``round_buckets`` read
+    back): card independent, lossless, or canonical tables (computed or packed)."""
+    methods = set(card_table.methods[:game.num_rounds])
+    if card_table.perfect:
+        raise ParameterError(f"{path}: a perfect-recall card table plays through its reader only")
+    if methods == {CONSTANT}:
+        return CardIndependent()
+    if methods == {LOSSLESS}:
+        return LosslessCards(game)
+    if not methods <= {CONSTANT, CANONICAL, BY_CANONICAL}:
+        raise ParameterError(f"{path}: its bucket methods cannot be read back as a card abstraction")
+    tables = []
+    for r in range(game.num_rounds):
+        size = canonical_table_entries(game, r)
+        method = card_table.methods[r]
+        check_memory(8 * size, f"round {r}'s bucket table of {path} ({size:,} canonical hands)",
+                     "play it by key at the terminal instead (efgkit play without --against)")
+        tables.append(np.zeros(size, np.int64) if method == CONSTANT else np.arange(size, dtype=np.int64)
+                      if method == CANONICAL else _unpacked(card_table.packed_table(r)))
+    return IsomorphicCards(game, tables, f"bucket tables of {path}", {"kind": "tables"})
+
+
+def is_bucket_export(path: str, game: LimitPoker) -> bool:
+    """Whether the compact file ``path`` is a bucket strategy of ``game``'s betting tree
+    (``export_bucket_strategy``): a card table and the betting tree's digest as fingerprint.
+    A file that is no compact strategy at all is a FileFormatError."""
+    try:
+        with CompactStrategy(path) as reader:
+            return reader.card_table is not None and reader.fingerprint == betting_digest(BettingTree(game))
+    except (CompactFormatError, OSError) as exc:
+        raise FileFormatError(one_line(exc)) from exc
+
+
+def open_bucket_export(path: str, game: LimitPoker) -> CompactStrategy:
+    """The reader of a compact bucket export of ``game``, verified (payload checksum) and
+    checked to be ``game``'s; anything else is one FileFormatError line."""
+    try:
+        reader = CompactStrategy(path)
+    except (CompactFormatError, OSError) as exc:
+        raise FileFormatError(one_line(exc)) from exc
+    try:
+        reader.verify()
+        if reader.spec != game.spec or reader.fingerprint != betting_digest(BettingTree(game)):
+            raise FileFormatError(f"{path}: the strategy is for {reader.spec!r}"
+                                  f"{' (another betting tree)' * (reader.spec == game.spec)}, "
+                                  f"not {game.spec!r}")
+        if reader.card_table is None:
+            raise FileFormatError(f"{path}: not a bucket strategy export (no card table)")
+    except CompactFormatError as exc:
+        reader.close()
+        raise FileFormatError(one_line(exc)) from exc
+    except FileFormatError:
+        reader.close()
+        raise
+    return reader
+
+
+def read_bucket_export(path: str, game: LimitPoker) -> tuple[BucketLayout, np.ndarray]:
+    """(layout, strategy) a compact bucket export plays: its card table as the abstraction,
+    its quantized rows as probabilities (weights over totals); a cell no infoset has (never
+    dealt) plays uniformly. Checked as ``open_bucket_export``."""
+    with open_bucket_export(path, game) as reader:
+        betting = BettingTree(game)
+        try:
+            layout = BucketLayout(betting, _exported_abstraction(reader.card_table, game, path))
+            strategy = np.empty(layout.num_actions)
+            for d, node in enumerate(betting.decision_nodes.tolist()):
+                text = game.betting_text(Betting(betting.histories[node], (0, 0), 0))
+                _, rows = reader.block_rows(text)
+                width = int(layout.width[d])
+                if len(rows) != layout.buckets[d]:
+                    raise FileFormatError(f"{path}: {len(rows)} cells at bets={text}, the abstraction "
+                                          f"has {layout.buckets[d]}")
+                block = strategy[layout.action_start[d]:layout.action_start[d + 1]].reshape(-1, width)
+                for cell, weights in enumerate(rows):
+                    block[cell] = 1.0 / width if weights is None else np.divide(weights, sum(weights))
+        except CompactFormatError as exc:
+            raise FileFormatError(one_line(exc)) from exc
+    return layout, strategy
+
+
+__all__ = ["BucketExport", "bucket_table_file_bytes", "export_bucket_strategy", "is_bucket_export",
+           "open_bucket_export", "planned_bytes", "read_bucket_export"]

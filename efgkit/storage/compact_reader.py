@@ -572,6 +572,19 @@ class CardTable:
                    else self._indexers[round_index].size)
         return (entries * self.bucket_bits[round_index] + 7) // 8
 
+    def packed_table(self, round_index: int) -> tuple[object, int, int, int] | None:
+        """(buffer, offset, entries, bits per entry) of round ``round_index``'s packed bucket
+        table (entry ``j`` at bits ``[j bits, (j + 1) bits)`` from ``offset``, least
+        significant first), or None for a round whose bucket is computed."""
+        if self.methods[round_index] not in TABLE_METHODS:
+            return None
+        data, offset = self._tables[round_index]
+        entries = (comb(self.num_cards, self.private) * comb(self.num_cards,
+                                                             self.board_sizes[round_index])
+                   if self.methods[round_index] == BY_COMBINATION
+                   else self._indexers[round_index].size)
+        return data, offset, entries, self.bucket_bits[round_index]
+
     def block_size(self, round_index: int) -> int:
         """Rows of one betting key of round ``round_index``: its possible cells."""
         if not self.perfect:
@@ -913,6 +926,23 @@ class CompactStrategy:
                 return (f"bets={betting} is not a betting history of {self.spec}: after "
                         f"{prefix} the actions are {', '.join(located[1])}")
         return f"bets={betting} is not a betting history of {self.spec}"
+
+    def block_rows(self, betting: str) -> tuple[tuple[str, ...], list[tuple[int, ...] | None]]:
+        """A card-table file's rows at the betting history ``betting`` (ACPC letters, ``-``
+        before any action): the actions' names and every cell's weights in cell order
+        (None: an empty cell, never dealt or pruned). An unknown history is a BettingError."""
+        if self.card_table is None:
+            raise CompactFormatError(f"{self.path}: has no card table (rows by betting and cards)")
+        rounds = None if self.betting_style is None else betting_rounds(betting, self.betting_style)
+        located = self._block(betting, rounds)
+        if located is None:
+            raise BettingError(self._unknown_betting(betting))
+        (first_row, first_value, actions), names = located
+        cells = self.card_table.block_size(len(rounds) - 1 if rounds else 0)
+        if first_row + cells > self.num_rows or first_value + cells * actions > self.num_values:
+            raise CompactFormatError(f"{self.path}: key index is corrupted")
+        return names, [self._weights(first_value + cell * actions, first_value + (cell + 1) * actions)
+                       for cell in range(cells)]
 
     def __contains__(self, key: str) -> bool:
         """Is ``key`` in the file? For a file with a class rule, only explicit entries

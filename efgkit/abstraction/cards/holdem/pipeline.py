@@ -42,7 +42,7 @@ from efgkit.abstraction.cards.holdem.deck import BOARD_CARDS_BY_ROUND, HOLE_CARD
 from efgkit.abstraction.cards.holdem.feature_store import FeatureStore
 from efgkit.abstraction.cards.line_kmeans import LineEMDKMeans, histogram_cdfs, small_line_kmeans
 from efgkit.abstraction.cards.potential_aware_kmeans import PotentialAwareKMeans
-from efgkit.errors import AbstractionError, ParameterError
+from efgkit.errors import AbstractionError, EfgkitError, ParameterError
 from efgkit.io.budget import check_memory
 from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.io.progress import progress_bar
@@ -235,15 +235,22 @@ def feature_bytes(options: AbstractionOptions) -> int:
     return largest
 
 
+FEATURE_ORDER = ("preflop", "river", "turn", "flop")
+"""The order streets' features are computed in (the river's opponent clusters need the preflop)."""
+
+
 def compute_features(options: AbstractionOptions, store, runner: ChunkRunner,
-                     progress: bool) -> dict[str, float]:
+                     progress: bool, deadline: float | None = None) -> dict[str, float]:
     """Compute every street missing from ``store`` (preflop, river, turn, flop), writing each as
-    it completes; returns the seconds spent per street (0 for streets already stored)."""
+    it completes; returns the seconds spent per street (0 for streets already stored). A street
+    is not started once ``time.monotonic()`` has passed ``deadline``: those are left out."""
     seconds = {}
-    for street in ("preflop", "river", "turn", "flop"):
+    for street in FEATURE_ORDER:
         if street in store.streets:
             seconds[street] = 0.0
             continue
+        if deadline is not None and time.monotonic() >= deadline:
+            break
         started = time.perf_counter()
         if street == "preflop":
             arrays = preflop_features(options, runner, progress)
@@ -420,10 +427,25 @@ def cluster_streets(options: AbstractionOptions, store, runner: ChunkRunner,
 
 
 # ---------------------------------------------------------------------------- the whole run
+class FeaturesUnfinished(EfgkitError):
+    """A time budget ran out between streets: the finished streets' features are in the
+    feature file, and no bucket file was written (it needs every street)."""
+
+
 def build_abstraction(options: AbstractionOptions, out: str | Path, *, features: str | Path | None = None,
-                      runner: ChunkRunner | None = None, progress: bool = False) -> dict:
+                      runner: ChunkRunner | None = None, progress: bool = False,
+                      time_limit: float | None = None) -> dict:
     """Features (reused from / stored in ``features`` if given), clustering, the bucket file
-    ``out``; returns a summary (sizes, seconds per stage, within-cluster mean distances)."""
+    ``out``; returns a summary (sizes, seconds per stage, within-cluster mean distances).
+
+    ``time_limit`` (seconds, needs ``features``): no street's features are started after it;
+    if streets remain, FeaturesUnfinished says which are done (kept in ``features``, so a run
+    with the same file continues) and nothing else is written. The clustering, once every
+    street's features exist, runs to the end."""
+    if time_limit is not None and features is None:
+        raise ParameterError("--time needs --features FILE.h5: the streets finished in time are kept "
+                             "there (a bucket file needs all four)")
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     deck = options.check()
     check_memory(feature_bytes(options), f"the features of a {deck.num_ranks}-rank bucket file",
                  "use fewer ranks (--ranks) or a machine with more memory")
@@ -433,7 +455,14 @@ def build_abstraction(options: AbstractionOptions, out: str | Path, *, features:
         opponent_seed=options.seed)
     reused = list(store.streets)
     started = time.perf_counter()
-    feature_seconds = compute_features(options, store, runner, progress)
+    feature_seconds = compute_features(options, store, runner, progress, deadline)
+    remaining = [street for street in FEATURE_ORDER if street not in feature_seconds]
+    if remaining:
+        done = [street for street in FEATURE_ORDER if street in feature_seconds]
+        raise FeaturesUnfinished(
+            f"--time {time_limit:g}: features of {', '.join(done) or 'no street'} done and kept in "
+            f"{features}; {', '.join(remaining)} not started; no bucket file written (it needs every "
+            f"street): run again with --features {features} to continue")
     streets = cluster_streets(options, store, runner, progress)
     parameters = dict(asdict(options), buckets=list(options.buckets))
     save_buckets(out, deck.num_ranks, streets, parameters)
