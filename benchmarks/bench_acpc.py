@@ -112,7 +112,7 @@ def match(definition, hands: int, seats, seed: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hands", type=int, default=10_000)
-    parser.add_argument("--boards", type=int, default=3000)
+    parser.add_argument("--boards", type=int, default=1000)
     parser.add_argument("--ranks", type=int, default=8)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
@@ -127,30 +127,30 @@ def main() -> None:
         export_bucket_strategy(layout, b, folder / "b.efgs", bits=8)
         save_bucket_strategy(folder / "b.h5", layout, b, {"algorithm": "random", "iterations": 0})
         definition = game_definition(game)
-        started = time.perf_counter()
-        reference = HeadToHead(layout, export_a.dequantized(), layout, b, seed=0).run(args.boards)
-        reference_seconds = time.perf_counter() - started
-        big_blind = max(game.blinds)
-        report = {"game": game.spec, "buckets": BUCKETS, "strategy_bytes": export_a.bytes,
-                  "big_blind": big_blind,
-                  "duplicate_match": {"boards": args.boards, "chips_per_hand": reference.mean,
-                                      "standard_error": reference.standard_error,
-                                      "ci95": list(reference.confidence_interval),
-                                      "seconds": reference_seconds}}
+        matches = {}
         binary = folder / "efgs_acpc"
         runs = {"efgs_acpc vs efgs_acpc": [c_bot(binary, folder / "a.efgs", 1),
                                            c_bot(binary, folder / "b.efgs", 2)],
                 "efgs_acpc vs efgkit bot (.h5)": [c_bot(binary, folder / "a.efgs", 1),
                                                   python_bot(folder / "b.h5", game, 2)]}
-        report["matches"] = {}
         for name, seats in runs.items():
-            run = match(definition, args.hands, seats, seed=7)
+            matches[name] = match(definition, args.hands, seats, seed=7)
+            print(name, json.dumps(matches[name]), flush=True)
+        started = time.perf_counter()
+        reference = HeadToHead(layout, export_a.dequantized(), layout, b, seed=0).run(args.boards)
+        reference_seconds = time.perf_counter() - started
+        report = {"game": game.spec, "buckets": BUCKETS, "strategy_bytes": export_a.bytes,
+                  "big_blind": max(game.blinds), "matches": matches,
+                  "duplicate_match": {"boards": args.boards, "chips_per_hand": reference.mean,
+                                      "standard_error": reference.standard_error,
+                                      "ci95": list(reference.confidence_interval),
+                                      "seconds": reference_seconds}}
+        for name, run in matches.items():
             difference = run["chips_per_hand"] - reference.mean
             combined = float(np.hypot(run["standard_error"], reference.standard_error))
             run["within_95"] = abs(difference) <= 1.96 * combined
             run["z"] = difference / combined
             run["protocol_ci_contains_duplicate_mean"] = abs(difference) <= run["ci95_half_width"]
-            report["matches"][name] = run
             print(name, json.dumps(run))
         print(json.dumps(report["duplicate_match"]))
     RESULTS.parent.mkdir(exist_ok=True)
