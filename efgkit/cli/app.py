@@ -53,6 +53,8 @@ COMMANDS = {
                                     "policy table)."),
     "play": ("efgkit.cli.deploy", "Play STRATEGY.efgs: against you at the terminal, or N hands --against "
                                   "random|OTHER.efgs."),
+    "bot": ("efgkit.cli.bot", "Play STRATEGY (.efgs or a bucket strategy .h5) against the ACPC dealer at "
+                              "HOST PORT."),
     "convert": ("efgkit.cli.convert", "Convert the game INPUT into OUTPUT."),
     "warm-up": ("efgkit.cli.warm_up", "Compile and cache the numba kernels of the common commands, so their "
                                       "first run is fast."),

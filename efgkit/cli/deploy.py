@@ -20,7 +20,8 @@ from efgkit.play.playout import CompactPolicy, UniformPolicy, expected_payoff, p
 from efgkit.solvers import BestResponse
 from efgkit.specs import BUILT_FROM_FILES, game_of_strategy_file
 from efgkit.storage.compact import KEY_MAPS, export_compact
-from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy, row_code
+from efgkit.storage.compact_gamedef import write_game_definition
+from efgkit.storage.compact_reader import MAGIC, CompactFormatError, CompactStrategy, row_code
 from efgkit.storage.policy_tables import json_table, openspiel_policy_table, write_json
 from efgkit.storage.strategy_file import load_strategy
 
@@ -40,8 +41,14 @@ def _output_format(out: str, output_format: str | None) -> str:
 
 @main.command()
 @game_then_file("STRATEGY.h5")
-@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Output file: .efgs (compact), .json, or any name with --format.")
+@click.option("--out", "-o", default=None, type=click.Path(dir_okay=False),
+              help="Output file: .efgs (compact), .json, or any name with --format (required "
+                   "unless STRATEGY is an .efgs file and only --gamedef is asked for).")
+@click.option("--gamedef", "gamedef_out", default=None, type=click.Path(dir_okay=False),
+              metavar="FILE",
+              help="Also write the ACPC game definition the .efgs file carries to FILE (for an "
+                   "ACPC dealer; efgs_acpc and efgkit bot read it from the .efgs). With an .efgs "
+                   "STRATEGY and no --out, write only that.")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
               help="efgs: compact binary with quantized probabilities (docs/compact-format.md); "
                    "json: {infoset key: {action: probability}} for inspection; openspiel: "
@@ -90,10 +97,10 @@ def _output_format(out: str, output_format: str | None) -> str:
                    "(streamed best response in the full game: reduced decks only).")
 @json_option
 @click.pass_context
-def export(ctx: click.Context, game_and_file: GameAndFile, out: str, output_format: str | None, bits: str,
-           prune_unreachable: bool, with_keys: bool, check_bits: int, rounding: str,
-           key_map: str, card_abstraction_file: str | None, bucket_tables: str,
-           bucket_file: str | None, nash_conv: bool, as_json: bool) -> None:
+def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, gamedef_out: str | None,
+           output_format: str | None, bits: str, prune_unreachable: bool, with_keys: bool,
+           check_bits: int, rounding: str, key_map: str, card_abstraction_file: str | None,
+           bucket_tables: str, bucket_file: str | None, nash_conv: bool, as_json: bool) -> None:
     """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
 
     GAME is the strategy's game, by default the built-in game the file names (a game read
@@ -111,7 +118,13 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str, output_form
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file
 
     game, strategy_file = game_and_file
+    if out is None:
+        _export_game_definition(strategy_file, gamedef_out, as_json)
+        return
     output_format = _output_format(out, output_format)
+    if gamedef_out is not None and output_format != "efgs":
+        raise ParameterError("--gamedef goes with --format efgs (the .efgs file carries the definition)")
+    check_writable(gamedef_out, "--gamedef")
     bucket_only = [f"--{name.replace('_', '-')}" for name in ("bucket_tables", "nash_conv")
                    if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
     bucket_only += ["--buckets"] * (bucket_file is not None)
@@ -126,6 +139,7 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str, output_form
                                  f"{tree_only[0] if tree_only else '--format ' + output_format}")
         _export_bucket_strategy(strategy_file, out, int(bits), check_bits, bucket_tables,
                                 bucket_file, nash_conv, game, as_json)
+        _also_game_definition(out, gamedef_out, as_json)
         return
     if bucket_only:
         raise ParameterError(f"{bucket_only[0]} applies to bucket strategies (efgkit solve "
@@ -203,6 +217,30 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str, output_form
                      f"largest change of a probability: {max_error:.3e} (less than one step of "
                      f"its row, at most 1/{row_code(coarsest, widest)[1]:,})")
     emit(as_json, data, lines)
+    _also_game_definition(out, gamedef_out, as_json)
+
+
+def _also_game_definition(out: str, gamedef_out: str | None, as_json: bool) -> None:
+    """After an export with --gamedef: the definition the written .efgs carries, to FILE."""
+    if gamedef_out is None:
+        return
+    write_game_definition(out, gamedef_out)
+    if not as_json:
+        click.echo(f"wrote {gamedef_out}: the ACPC game definition {out} carries")
+
+
+def _export_game_definition(strategy_file: str, gamedef_out: str | None, as_json: bool) -> None:
+    """``efgkit export FILE.efgs --gamedef OUT``: the ACPC game definition the file carries."""
+    if gamedef_out is None:
+        raise ParameterError("--out is required (or --gamedef FILE with an .efgs STRATEGY)")
+    with open(strategy_file, "rb") as handle:
+        if handle.read(len(MAGIC)) != MAGIC:
+            raise ParameterError(f"{strategy_file}: --gamedef without --out reads an .efgs file; "
+                                 f"export this strategy with --out FILE.efgs --gamedef {gamedef_out}")
+    check_writable(gamedef_out, "--gamedef")
+    text = write_game_definition(strategy_file, gamedef_out)
+    emit(as_json, {"gamedef": gamedef_out, "strategy": strategy_file, "text": text},
+         [f"wrote {gamedef_out}: the ACPC game definition of {strategy_file}"])
 
 
 def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits: int,

@@ -44,6 +44,7 @@ from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap, coarsest_classes
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import infoset_view, own_infoset_reach
+from efgkit.storage.compact_gamedef import with_game_definition
 from efgkit.storage.compact_reader import (
     BY_COMBINATION,
     CLASS_ENTRY,
@@ -186,6 +187,7 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
             if key_map == "cards":
                 raise  # with auto the keyed file stays, and the result's key_map says so
     chosen = min(candidates, key=lambda candidate: len(candidate.data))
+    chosen.data = with_game_definition(chosen.data, tree.game)
     chosen.write(path)
     played = np.where(np.repeat(kept, tree.infoset_num_actions), behavior,
                       1.0 / np.repeat(tree.infoset_num_actions, tree.infoset_num_actions))

@@ -39,6 +39,7 @@ from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.buckets.card_abstraction import CardIndependent, IsomorphicCards, LosslessCards
 from efgkit.storage.bucket_strategy import betting_digest
+from efgkit.storage.compact_gamedef import size_with_game_definition, with_game_definition
 from efgkit.storage.compact_reader import (
     ACTION_GROUP,
     BY_CANONICAL,
@@ -197,7 +198,8 @@ def planned_bytes(layout: BucketLayout, *, bits: int = 8, check_bits: int = 8,
                   + ACTION_GROUP.size * np.unique(layout.width).shape[0]
                   + len(card_names(structure)[0]) * structure.num_cards
                   + (34 + len(tables_name.encode()) if tables_name else 0))
-    return aligned(aligned(aligned(HEADER.size + len(game.spec.encode())) + slots) + values) + card_table
+    return size_with_game_definition(
+        aligned(aligned(aligned(HEADER.size + len(game.spec.encode())) + slots) + values) + card_table, game)
 
 
 def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str | os.PathLike, *,
@@ -230,6 +232,7 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     blocks = CardBlocks(keys, layout.buckets, layout.width, np.arange(row_offsets.shape[0] - 1))
     head = dict(spec=game.spec, fingerprint=betting_digest(betting), bits=bits, flags=0, num_keys=0)
     compact = card_file(head, weights, row_offsets, blocks, cards, check_bits)
+    compact.data = with_game_definition(compact.data, game)
     progress(EXPORT_STAGES[2])
     compact.write(path)
     progress(EXPORT_STAGES[3])

@@ -88,6 +88,8 @@ MAX_CARD_ROUNDS = 8
 HEADER_CRC_OFFSET = 112
 FLAG_PRUNED = 1
 FLAG_KEYS = 2
+FLAG_GAMEDEF = 4
+"""The file ends with an ACPC game definition and its u32 length (``compact_gamedef``)."""
 BITS = (4, 8, 16)
 MAX_SLOT_BITS = 56
 VERIFY_CHUNK = 1 << 24
@@ -732,6 +734,10 @@ class CompactStrategy:
                                      f"header says {size})")
         if header_crc(bytes(data[:header_end])) != stored_header_crc:
             raise CompactFormatError(f"{self.path}: header is corrupted (CRC mismatch)")
+        self.game_definition = self._game_definition(flags, header_end, size)
+        """The ACPC game definition text the file carries (``FLAG_GAMEDEF``), or None."""
+        if self.game_definition is not None:  # the sections lie before it
+            size -= 4 + len(self.game_definition.encode())
         if cards_at and (cards_at < header_end or classes or starts_at):
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
         self.card_table = CardTable(data, cards_at, size, self.path,
@@ -769,6 +775,17 @@ class CompactStrategy:
         self._payload_start = header_end
         if not cards_at and self._start(rows) != values:
             raise CompactFormatError(f"{self.path}: row table does not end at the value count")
+
+    def _game_definition(self, flags: int, header_end: int, size: int) -> str | None:
+        if not flags & FLAG_GAMEDEF:
+            return None
+        length = struct.unpack_from("<I", self._map, size - 4)[0] if size >= header_end + 4 else -1
+        if not 0 < length <= size - 4 - header_end:
+            raise CompactFormatError(f"{self.path}: game definition section is out of range")
+        try:
+            return bytes(self._map[size - 4 - length:size - 4]).decode("ascii")
+        except UnicodeDecodeError:
+            raise CompactFormatError(f"{self.path}: the game definition is not ASCII text") from None
 
     # ----------------------------------------------------------------- lookups
     def __len__(self) -> int:

@@ -24,6 +24,7 @@
 #define VALUES_HEAD_SIZE 16u
 #define MAX_SLOT_BITS 56u
 #define FLAG_KEYS 2u
+#define FLAG_GAMEDEF 4u
 #define MAX_CARDS 62u
 
 static const unsigned char MAGIC[8] = {'E', 'F', 'G', 'S', '\r', '\n', 0x1a, '\n'};
@@ -480,6 +481,7 @@ static uint64_t value_bit(const efgs_reader *reader, uint64_t j);
 int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     const unsigned char *bytes = (const unsigned char *)data;
     uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows, cards_offset;
+    size_t sections_end;
     uint32_t crc;
     unsigned block_bits = 0;
     int status;
@@ -497,6 +499,16 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
 
     reader->bits = bytes[10];
     reader->flags = bytes[11];
+    sections_end = size; /* the sections lie before a trailing game definition */
+    if (reader->flags & FLAG_GAMEDEF) {
+        uint32_t length;
+        if (size < header_end + 4u) return EFGS_ERROR_FORMAT;
+        length = read_u32(bytes + size - 4u);
+        if (length == 0u || length > size - 4u - header_end) return EFGS_ERROR_FORMAT;
+        sections_end = size - 4u - length;
+        reader->gamedef_offset = sections_end;
+        reader->gamedef_length = length;
+    }
     reader->num_infosets = read_u32(bytes + 12);
     reader->num_rows = read_u32(bytes + 16);
     reader->num_values = read_u64(bytes + 20);
@@ -511,10 +523,10 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     cards_offset = read_u64(bytes + 92);
     if (cards_offset != 0) { /* blocks of a card table: no row starts, no class rule */
         if (reader->num_classes > 0 || read_u64(bytes + 60) != 0 || cards_offset < header_end ||
-            cards_offset > size)
+            cards_offset > sections_end)
             return EFGS_ERROR_FORMAT;
         reader->cards_offset = (size_t)cards_offset;
-        if ((status = open_card_table(reader, bytes, size)) != EFGS_OK) return status;
+        if ((status = open_card_table(reader, bytes, sections_end)) != EFGS_OK) return status;
         /* an index value is (first row, actions) of a betting history's block */
         block_bits = reader->card_action_bits;
     }
@@ -525,9 +537,9 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
         (rows > 0 && bit_length(rows - 1u) > reader->slot_bits - reader->check_bits - block_bits))
         return EFGS_ERROR_FORMAT;
     slot_bytes = (3u * (uint64_t)reader->segment * reader->slot_bits + 7u) / 8u;
-    if (!inside(read_u64(bytes + 52), slot_bytes, header_end, size) ||
-        (cards_offset == 0 && !inside(read_u64(bytes + 60), 4u * (rows + 1u), header_end, size)) ||
-        !inside(read_u64(bytes + 68), VALUES_HEAD_SIZE, header_end, size))
+    if (!inside(read_u64(bytes + 52), slot_bytes, header_end, sections_end) ||
+        (cards_offset == 0 && !inside(read_u64(bytes + 60), 4u * (rows + 1u), header_end, sections_end)) ||
+        !inside(read_u64(bytes + 68), VALUES_HEAD_SIZE, header_end, sections_end))
         return EFGS_ERROR_FORMAT;
     reader->slots_offset = (size_t)read_u64(bytes + 52);
     reader->starts_offset = (size_t)read_u64(bytes + 60);
@@ -538,17 +550,17 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
         (reader->bits == 16 && reader->wide_end > 0))
         return EFGS_ERROR_FORMAT;
     value_bytes = (value_bit(reader, reader->num_values) + 7u) / 8u;
-    if (!inside(read_u64(bytes + 68) + VALUES_HEAD_SIZE, value_bytes, header_end, size))
+    if (!inside(read_u64(bytes + 68) + VALUES_HEAD_SIZE, value_bytes, header_end, sections_end))
         return EFGS_ERROR_FORMAT;
     reader->values_offset = (size_t)read_u64(bytes + 68) + VALUES_HEAD_SIZE;
     if (reader->flags & FLAG_KEYS) {
-        if (!inside(read_u64(bytes + 76), 4u * (rows + 1u) + 4u * (n + 1u), header_end, size))
+        if (!inside(read_u64(bytes + 76), 4u * (rows + 1u) + 4u * (n + 1u), header_end, sections_end))
             return EFGS_ERROR_FORMAT;
         reader->keys_offset = (size_t)read_u64(bytes + 76);
     }
     if (reader->num_classes > 0) {
         if (!inside(read_u64(bytes + 84), (uint64_t)CLASS_ENTRY_SIZE * reader->num_classes,
-                    header_end, size))
+                    header_end, sections_end))
             return EFGS_ERROR_FORMAT;
         reader->classes_offset = (size_t)read_u64(bytes + 84);
     }
@@ -1319,6 +1331,15 @@ int efgs_verify(const efgs_reader *reader) {
     }
     for (row = 0; row < reader->num_classes; row++)
         if (class_entry_row(reader, row) < 0) return EFGS_ERROR_CORRUPTED;
+    return EFGS_OK;
+}
+
+int efgs_game_definition(const efgs_reader *reader, const char **text, size_t *length) {
+    *text = NULL;
+    *length = 0;
+    if (!(reader->flags & FLAG_GAMEDEF)) return EFGS_ERROR_NOT_FOUND;
+    *text = (const char *)reader->data + reader->gamedef_offset;  /* checked when opening */
+    *length = reader->gamedef_length;
     return EFGS_OK;
 }
 

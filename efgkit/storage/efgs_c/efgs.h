@@ -133,6 +133,7 @@ typedef struct efgs_reader {
     size_t spec_length;
     const unsigned char *fingerprint;  /* 32 bytes: sha256 of the game tree */
     int mapped;                 /* 1 if efgs_open_file mapped or loaded the data */
+    size_t gamedef_offset, gamedef_length;  /* the ACPC game definition (flag 4), else 0 */
 } efgs_reader;
 
 /* Open a file already in memory (not copied: it must outlive the reader). */
@@ -180,6 +181,10 @@ int efgs_sample(const efgs_reader *reader, const char *key, size_t key_length,
  * num_actions actions. */
 int efgs_action_names(const efgs_reader *reader, const char *key, size_t key_length,
                       int num_actions, const char **names);
+/* The ACPC game definition the file carries (header flag 4: its text, then its u32 length,
+ * end the file): *text points into the file (NOT zero-terminated), *length its bytes.
+ * EFGS_ERROR_NOT_FOUND if the file carries none, EFGS_ERROR_FORMAT if it does not fit. */
+int efgs_game_definition(const efgs_reader *reader, const char **text, size_t *length);
 /* Read the whole file: payload CRC, every row's code. */
 int efgs_verify(const efgs_reader *reader);
 
