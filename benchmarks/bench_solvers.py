@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import datetime
 import io
+import json
 import os
 import time
 from pathlib import Path
@@ -27,7 +28,13 @@ from efgkit.specs import load_game
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs" / "results-solvers.md"
+CURVES = ROOT / "benchmarks" / "results" / "solvers-curves.jsonl"
+"""Every curve of every run but --quick, a line per game and method (iteration, seconds,
+NashConv/2 of the average and of the current strategy), appended."""
 IMAGES = ROOT / "docs" / "img"
+BATTLESHIP = ("battleship(board_width=2,board_height={height},ship_sizes=[2],ship_values=[2],num_shots=3,"
+              "allow_repeated_shots=False)")
+"""DDCFR's Battleship-2 and -3 (rpSebastian/DDCFR, ddcfr/game/game_config.py)."""
 GAMES = {  # name: (efgkit spec, OpenSpiel load string or None)
     "Kuhn": ("kuhn", "kuhn_poker"),
     "Leduc": ("leduc", "leduc_poker"),
@@ -35,13 +42,17 @@ GAMES = {  # name: (efgkit spec, OpenSpiel load string or None)
     "Goofspiel-4": ("openspiel:goofspiel(imp_info=True,num_cards=4,points_order=descending)",
                     "goofspiel(imp_info=True,num_cards=4,points_order=descending)"),
     "Liar's Dice 1x3": ("openspiel:liars_dice(dice_sides=3)", "liars_dice(dice_sides=3)"),
+    "Liar's Dice 1x4": ("openspiel:liars_dice(dice_sides=4)", "liars_dice(dice_sides=4)"),
     "Liar's Dice 1x6": ("openspiel:liars_dice", "liars_dice"),
+    "Battleship-2": (f"openspiel:{BATTLESHIP.format(height=2)}", BATTLESHIP.format(height=2)),
+    "Battleship-3": (f"openspiel:{BATTLESHIP.format(height=3)}", BATTLESHIP.format(height=3)),
     "GS5": ("GS5", None),
     "P222": ("P222", None),
     "GP5": ("GP5", None),
 }
 PUBLISHED_1000 = {"Kuhn": "4.0e-5", "Leduc": "1.2e-4", "Goofspiel-4": "3.8e-5", "Liar's Dice 1x3": "~1e-12",
-                  "Goofspiel-3": "~1e-12"}
+                  "Goofspiel-3": "~1e-12", "Liar's Dice 1x4": "1.7e-5", "Battleship-2": "1.4e-3",
+                  "Battleship-3": "7.6e-4"}
 """DDCFR (Xu et al., ICLR 2024), NashConv/2 after 1,000 iterations, as the issue quotes them."""
 TARGETS = (1e-3, 1e-6)
 PEER_ITERATIONS = 1000
@@ -89,15 +100,21 @@ def run_scheduled(tree, variant: str, last: int, gamma_start: float) -> dict:
     return result
 
 
-def run_variants(tree, last: int) -> dict:
-    """Every CFR variant of efgkit; the schedule variants once per start of gamma."""
+def run_variants(tree, last: int, variants=tuple(SOLVER_CLASSES)) -> dict:
+    """The CFR ``variants`` of efgkit (default: all); the schedule variants once per start of
+    gamma. Prints each variant's NashConv/2 at 100 and 1,000 as it finishes (a long run's log)."""
     results = {}
-    for variant in SOLVER_CLASSES:
+    for variant in variants:
         if variant in SCHEDULED:
             for gamma_start in GAMMA_STARTS:
                 results[f"{variant}({gamma_start:g})"] = run_scheduled(tree, variant, last, gamma_start)
         else:
             results[variant] = run_efgkit(tree, variant, last)
+        for method in [m for m in results if m.split("(")[0] == variant]:
+            _, seconds, average, _ = results[method]["curve"][-1]
+            print(f"  {method}: @100 {_cell(at_iteration(results[method], 100))} "
+                  f"@1,000 {_cell(at_iteration(results[method], 1000))} @{last} {_cell(average)} "
+                  f"({seconds:.1f} s)", flush=True)
     return results
 
 
@@ -215,13 +232,20 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="Kuhn and Leduc, 100 iterations; writes nothing")
     parser.add_argument("--games", default=None, help="comma-separated games of GAMES (default: all)")
     parser.add_argument("--peer-iterations", type=int, default=PEER_ITERATIONS,
-                        help="iterations of the peers (default 1,000)")
+                        help="iterations of the peers (default 1,000; 0 runs no peer)")
+    parser.add_argument("--variants", default=None,
+                        help=f"comma-separated variants of efgkit (default all: {', '.join(SOLVER_CLASSES)})")
+    parser.add_argument("--output", type=Path, default=DOCS,
+                        help="the results page whose game sections a 10,000-iteration run rewrites "
+                             "(default docs/results-solvers.md)")
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations of efgkit's variants (default 10,000; 100 with --quick); "
                              "other than 10,000 writes nothing")
+    parser.add_argument("--cpu", type=int, default=None,
+                        help="the one core to run on (default the first this process may use)")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0] if args.cpu is None else args.cpu})
     last = args.iterations or (100 if args.quick else 10000)
     writes = not args.quick and last == 10000
     chosen = ("Kuhn", "Leduc") if args.quick else (args.games.split(",") if args.games else tuple(GAMES))
@@ -229,17 +253,27 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown game {unknown[0]!r}; known: {', '.join(GAMES)}")
     games = {name: GAMES[name] for name in chosen}
+    variants = tuple(args.variants.split(",")) if args.variants else tuple(SOLVER_CLASSES)
+    if any(variant not in SOLVER_CLASSES for variant in variants):
+        parser.error(f"unknown variant in {args.variants!r}; known: {', '.join(SOLVER_CLASSES)}")
     rows = []
     for name, (spec, openspiel_name) in games.items():
         first_row = len(rows)
         tree = load_game(spec)
-        results = run_variants(tree, last)
-        if openspiel_name is not None and not args.quick:
+        print(f"{name}: {tree.num_infosets} infosets, {tree.num_nodes} nodes", flush=True)
+        results = run_variants(tree, last, variants)
+        if openspiel_name is not None and not args.quick and args.peer_iterations > 0:
             peer_last = min(last, args.peer_iterations)
             peers = {"OpenSpiel C++ CFR+": run_openspiel(openspiel_name, peer_last),
                      "LiteEFG PCFR+": run_liteefg(openspiel_name, "PCFR+", peer_last),
                      "LiteEFG DCFR": run_liteefg(openspiel_name, "DCFR", peer_last)}
             results.update({k: v for k, v in peers.items() if v is not None})
+        if not args.quick:
+            with CURVES.open("a") as lines:
+                for method, result in results.items():
+                    record = {"date": str(datetime.date.today()), "game": name, "method": method,
+                              "iterations": last, "curve": result["curve"], "at": result.get("at", {})}
+                    lines.write(json.dumps(record) + "\n")
         for method, result in results.items():
             curve = result["curve"]
             rows.append(f"| {name} | {method} | {_cell(at_iteration(result, 100))} | "
@@ -250,11 +284,11 @@ def main() -> None:
                         f"{PUBLISHED_1000.get(name, '') if method == 'pdcfr+' else ''} |")
         if writes:
             picture = plot(name, results)
-            update_section(DOCS, f"game {name}", f"### {name}\n\n" + _table(rows[first_row:])
+            update_section(args.output, f"game {name}", f"### {name}\n\n" + _table(rows[first_row:])
                            + f"\n\n![{name}](img/{picture})")  # a game at a time: partial runs keep results
         print(f"{name}: done", flush=True)
     if writes:
-        update_section(DOCS, "measured", _intro())
+        update_section(args.output, "measured", _intro())
     print(_table(rows))
 
 
