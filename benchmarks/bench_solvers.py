@@ -118,6 +118,48 @@ def run_variants(tree, last: int, variants=tuple(SOLVER_CLASSES)) -> dict:
     return results
 
 
+TIME_TO_VARIANTS = ("vad-cfr", "sapcfr+", "pdcfr+", "dcfr+")
+"""The variants timed to NashConv/2 1e-6 on Leduc (the best four at 10,000 iterations without a
+fixed horizon; the schedule variants need n up front and cannot run on to a target)."""
+
+
+def time_to_target(spec: str, variant: str, engine: str, target: float, step: int, limit: int) -> dict:
+    """Wall and CPU seconds of solving (evaluations excluded) until the average strategy's
+    NashConv/2 is <= ``target``, checked every ``step`` iterations up to ``limit``, on the
+    GameTree solver (``engine`` "tree") or the public-tree engine ("public-tree")."""
+    from efgkit.maps.infoset_map import InfosetMap
+    from efgkit.poker.solver import PublicTreeCFR
+
+    tree = load_game(spec)
+    infoset_map = InfosetMap.identity(tree)
+    solver = (SOLVER_CLASSES[variant](infoset_map) if engine == "tree"
+              else PublicTreeCFR(infoset_map, variant=variant))
+    responder = BestResponse(infoset_map)
+    wall = cpu = 0.0
+    value = float("inf")
+    while solver.iteration < limit:
+        started, started_cpu = time.perf_counter(), time.process_time()
+        solver.iterate(step)
+        wall += time.perf_counter() - started
+        cpu += time.process_time() - started_cpu
+        value = responder.evaluate(solver.average_strategy()).exploitability
+        if value <= target:
+            break
+    return {"variant": variant, "engine": engine, "iterations": solver.iteration, "value": value,
+            "reached": value <= target, "wall": wall, "cpu": cpu}
+
+
+def time_to_section(results: list[dict], target: float) -> str:
+    rows = [f"| {r['variant']} | {r['engine']} | {r['iterations']:,} | {r['value']:.3g} | "
+            f"{r['wall']:.2f} | {r['cpu']:.2f} |" for r in results]
+    return (f"## Time to NashConv/2 {target:g} on Leduc (measured {datetime.date.today()})\n\n"
+            "`python benchmarks/bench_solvers.py --time-to-leduc`: each variant from zero, checked every "
+            "100 iterations (the evaluation excluded from the times), one core; the iterations column is the "
+            "first checkpoint at or below the target. Wall and CPU seconds of solving only.\n\n"
+            "| variant | engine | iterations | NashConv/2 | wall s | CPU s |\n|---|---|---:|---:|---:|---:|\n"
+            + "\n".join(rows))
+
+
 def sequential_game(load_string: str):
     """The OpenSpiel game, turned sequential if simultaneous (Goofspiel), as the peers need."""
     import pyspiel
@@ -241,11 +283,22 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations of efgkit's variants (default 10,000; 100 with --quick); "
                              "other than 10,000 writes nothing")
+    parser.add_argument("--time-to-leduc", action="store_true",
+                        help=f"time {', '.join(TIME_TO_VARIANTS)} to NashConv/2 1e-6 on Leduc on both "
+                             "engines (writes its section of --output) instead of the table")
     parser.add_argument("--cpu", type=int, default=None,
                         help="the one core to run on (default the first this process may use)")
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0] if args.cpu is None else args.cpu})
+    if args.time_to_leduc:
+        timings = []
+        for variant in TIME_TO_VARIANTS:
+            for engine in ("tree", "public-tree"):
+                timings.append(time_to_target("leduc", variant, engine, TARGETS[1], 100, 40000))
+                print(timings[-1], flush=True)
+        update_section(args.output, "time-to-leduc", time_to_section(timings, TARGETS[1]))
+        return
     last = args.iterations or (100 if args.quick else 10000)
     writes = not args.quick and last == 10000
     chosen = ("Kuhn", "Leduc") if args.quick else (args.games.split(",") if args.games else tuple(GAMES))

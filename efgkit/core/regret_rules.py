@@ -42,9 +42,11 @@ iteration t's regret update and average weight, and regret matching of a row of 
   APCFR+"): R^t = [R^{t-1} + r^t]^+ and the next strategy matches [R^t + m^{t+1}/(1 + a)]^+,
   m^{t+1} = r^t. Regret matching is invariant to a positive factor, so the kernels match
   [(1 + a) R^t + r^t]^+ (``prediction_scale`` 3), the same strategy. Only the paper's
-  abstract was at hand, with restatements of the rule (a = 2, the prediction weighted
-  1/(1 + a)), not its numbered equations; it names no averaging for SAPCFR+, and PCFR+'s
-  t^g, g = 2, is taken. APCFR+'s adaptive a^t is not implemented.
+  abstract and opening were at hand, with restatements of the rule (a = 2, the prediction
+  weighted 1/(1 + a), one a per infoset), not its numbered equations; it names no averaging
+  for SAPCFR+, and PCFR+'s t^g, g = 2, is taken. APCFR+ (the adaptive a^t) is not
+  implemented: its update of a^t was not found (docs/results-solvers.md lists the searches)
+  and none is invented here.
 * VAD-CFR — Li, Schultz, Hennes, Lanctot, "Discovering multiagent learning algorithms with
   large language models" (arXiv 2602.16928, 2026), the source of its Listing 5 (Appendix
   7.1; Listing 3 in §4.2.1 is an abstraction that differs in details, Listing 5 is taken).
