@@ -72,8 +72,9 @@ def checkpoints(last: int) -> list[int]:
     return sorted(points)
 
 
-def run_efgkit(tree, variant: str, last: int, **parameters) -> dict:
-    """NashConv/2 of the average (and last) iterate at the checkpoints; solve time only."""
+def run_efgkit(tree, variant: str, last: int, log: bool = False, **parameters) -> dict:
+    """NashConv/2 of the average (and last) iterate at the checkpoints; solve time only. With
+    ``log`` each checkpoint is printed as it is reached (a run that may not finish)."""
     solver = SOLVER_CLASSES[variant](tree, **parameters)
     responder = BestResponse(solver.infoset_map)
     seconds, curve = 0.0, []
@@ -84,6 +85,8 @@ def run_efgkit(tree, variant: str, last: int, **parameters) -> dict:
         average = responder.evaluate(solver.average_strategy()).exploitability
         current = responder.evaluate(solver.current_strategy()).exploitability
         curve.append((point, seconds, average, current))
+        if log:
+            print(f"    {variant} @{point}: {average:.3g} ({seconds:.1f} s)", flush=True)
     return {"curve": curve}
 
 
@@ -100,7 +103,7 @@ def run_scheduled(tree, variant: str, last: int, gamma_start: float) -> dict:
     return result
 
 
-def run_variants(tree, last: int, variants=tuple(SOLVER_CLASSES)) -> dict:
+def run_variants(tree, last: int, variants=tuple(SOLVER_CLASSES), log: bool = False) -> dict:
     """The CFR ``variants`` of efgkit (default: all); the schedule variants once per start of
     gamma. Prints each variant's NashConv/2 at 100 and 1,000 as it finishes (a long run's log)."""
     results = {}
@@ -109,13 +112,57 @@ def run_variants(tree, last: int, variants=tuple(SOLVER_CLASSES)) -> dict:
             for gamma_start in GAMMA_STARTS:
                 results[f"{variant}({gamma_start:g})"] = run_scheduled(tree, variant, last, gamma_start)
         else:
-            results[variant] = run_efgkit(tree, variant, last)
+            results[variant] = run_efgkit(tree, variant, last, log)
         for method in [m for m in results if m.split("(")[0] == variant]:
             _, seconds, average, _ = results[method]["curve"][-1]
             print(f"  {method}: @100 {_cell(at_iteration(results[method], 100))} "
                   f"@1,000 {_cell(at_iteration(results[method], 1000))} @{last} {_cell(average)} "
                   f"({seconds:.1f} s)", flush=True)
     return results
+
+
+PUBLISHED_BEST_1000 = {"Kuhn": ("DDCFR", 4.02e-5), "Leduc": ("DDCFR", 1.198e-4),
+                       "Goofspiel-3": ("DDCFR", 1e-12), "Goofspiel-4": ("DDCFR", 3.78e-5),
+                       "Liar's Dice 1x3": ("DDCFR", 1e-12),
+                       "Liar's Dice 1x4": ("DDCFR", 1.73e-5), "Battleship-2": ("DDCFR", 1.40e-3),
+                       "Battleship-3": ("DDCFR", 7.58e-4)}
+"""The best NashConv/2 at 1,000 iterations any of the papers reports as a number: DDCFR's released
+curves (rpSebastian/DDCFR results/, floored at 1e-12; /work/shared/research/anchors_solvers.md
+section 7). The VAD-CFR and asymmetric-PCFR+ papers give curves as figures only."""
+VAD_CLAIM = ("cfr+", "dcfr", "pcfr+", "pdcfr+", "hs-pcfr+(30)")
+"""The baselines VAD-CFR matches or beats at 1,000 iterations in 10 of 11 games (Li et al. 2026)."""
+FRONTIER = ("cfr+", "dcfr", "pcfr+", "pdcfr+", "hs-pcfr+(30)", "sapcfr+", "vad-cfr")
+
+
+def frontier_section(curves_path: Path) -> str:
+    """The frontier table from the recorded curves (the newest run of each game and method):
+    NashConv/2 at 1,000 iterations of the papers' variants, efgkit's best at 1,000 beside the
+    best published number, and VAD-CFR against each baseline of its paper's claim."""
+    latest: dict[tuple[str, str], dict] = {}
+    for line in curves_path.read_text().splitlines():
+        record = json.loads(line)
+        latest[(record["game"], record["method"])] = record
+    games = [g for g in GAMES if any(key[0] == g for key in latest)]
+    header = ("| game | " + " | ".join(FRONTIER) + " | efgkit best @1,000 | best published @1,000 | "
+              "VAD-CFR <= baselines |\n|---|" + "---:|" * (len(FRONTIER) + 2) + "---|")
+    rows = []
+    for game in games:
+        at = {}
+        for (g, method), record in latest.items():
+            if g == game:
+                value = at_iteration(record, 1000) if "1000" not in record["at"] else record["at"]["1000"]
+                if value is not None:
+                    at[method] = max(value, 0.0)
+        best = min(at, key=at.get)
+        label, published = PUBLISHED_BEST_1000[game]
+        vad = at.get("vad-cfr")
+        # values at or below 1e-12 (DDCFR's and OpenSpiel's floor) count as equal
+        beaten = [b for b in VAD_CLAIM if b in at and vad is not None and at[b] < vad and vad > 1e-12]
+        verdict = "—" if vad is None else ("yes" if not beaten else "no: " + ", ".join(
+            f"{b} {at[b]:.2g}" for b in beaten))
+        cells = " | ".join(f"{at[m]:.2e}" if m in at else "—" for m in FRONTIER)
+        rows.append(f"| {game} | {cells} | {best} {at[best]:.2e} | {label} {published:.2e} | {verdict} |")
+    return header + "\n" + "\n".join(rows)
 
 
 TIME_TO_VARIANTS = ("vad-cfr", "sapcfr+", "pdcfr+", "dcfr+")
@@ -283,6 +330,11 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations of efgkit's variants (default 10,000; 100 with --quick); "
                              "other than 10,000 writes nothing")
+    parser.add_argument("--frontier", action="store_true",
+                        help="write the frontier table (section 'frontier' of --output) from the recorded "
+                             "curves")
+    parser.add_argument("--log-checkpoints", action="store_true",
+                        help="print every checkpoint of every variant but the schedule ones as it is reached")
     parser.add_argument("--time-to-leduc", action="store_true",
                         help=f"time {', '.join(TIME_TO_VARIANTS)} to NashConv/2 1e-6 on Leduc on both "
                              "engines (writes its section of --output) instead of the table")
@@ -291,6 +343,10 @@ def main() -> None:
     args = parser.parse_args()
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0] if args.cpu is None else args.cpu})
+    if args.frontier:
+        update_section(args.output, "frontier", "### NashConv/2 at 1,000 iterations: the papers' variants\n\n"
+                       + frontier_section(CURVES))
+        return
     if args.time_to_leduc:
         timings = []
         for variant in TIME_TO_VARIANTS:
@@ -314,7 +370,7 @@ def main() -> None:
         first_row = len(rows)
         tree = load_game(spec)
         print(f"{name}: {tree.num_infosets} infosets, {tree.num_nodes} nodes", flush=True)
-        results = run_variants(tree, last, variants)
+        results = run_variants(tree, last, variants, args.log_checkpoints)
         if openspiel_name is not None and not args.quick and args.peer_iterations > 0:
             peer_last = min(last, args.peer_iterations)
             peers = {"OpenSpiel C++ CFR+": run_openspiel(openspiel_name, peer_last),
