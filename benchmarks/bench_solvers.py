@@ -197,8 +197,9 @@ def time_to_target(spec: str, variant: str, engine: str, target: float, step: in
 
 
 def time_to_section(results: list[dict], target: float) -> str:
-    rows = [f"| {r['variant']} | {r['engine']} | {r['iterations']:,} | {r['value']:.3g} | "
-            f"{r['wall']:.2f} | {r['cpu']:.2f} |" for r in results]
+    rows = [
+        f"| {r['variant']} | {r['engine']} | {r['iterations']:,}{'' if r['reached'] else ' (not reached)'}"
+        f" | {r['value']:.3g} | {r['wall']:.2f} | {r['cpu']:.2f} |" for r in results]
     return (f"## Time to NashConv/2 {target:g} on Leduc (measured {datetime.date.today()})\n\n"
             "`python benchmarks/bench_solvers.py --time-to-leduc`: each variant from zero, checked every "
             "100 iterations (the evaluation excluded from the times), one core; the iterations column is the "
