@@ -72,3 +72,24 @@ def test_full_game_benchmark_quick_mode_cross_checks_the_streamed_walk():
     check = next(line for line in result.stdout.splitlines()
                  if line.startswith("| holdem(ranks=4,rounds=3,caps=1-1-1) |"))
     assert float(check.rstrip(" |").split("|")[-1]) <= 1e-9  # streamed = materialised best response
+
+
+def test_solver_frontier_time_to_target_and_table(tmp_path, monkeypatch):
+    """The time-to-target run stops at the first checkpoint at or below the target (both
+    engines alike); the frontier table says which baseline beats VAD-CFR at 1,000."""
+    import json
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import bench_solvers
+
+    for engine in ("tree", "public-tree"):
+        run = bench_solvers.time_to_target("kuhn", "vad-cfr", engine, 1e-3, 100, 1000)
+        assert run["reached"] and run["iterations"] == 600 and run["cpu"] > 0  # averages from 501 on
+    curves = tmp_path / "curves.jsonl"
+    records = [{"game": "Kuhn", "method": "vad-cfr", "curve": [[1000, 1.0, 2e-5, 0.0]], "at": {}},
+               {"game": "Kuhn", "method": "cfr+", "curve": [[1000, 1.0, 1e-6, 0.0]], "at": {}},
+               {"game": "Kuhn", "method": "dcfr", "curve": [[1000, 1.0, 3e-5, 0.0]], "at": {}}]
+    curves.write_text("".join(json.dumps(record) + "\n" for record in records))
+    table = bench_solvers.frontier_section(curves)
+    assert "| Kuhn | 1.00e-06 | 3.00e-05 | — | — | — | — | 2.00e-05 | cfr+ 1.00e-06 | DDCFR 4.02e-05 | " \
+           "no: cfr+ 1e-06 |" in table

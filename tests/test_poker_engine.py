@@ -33,8 +33,9 @@ def _engine_and_tree(spec: str):
 
 
 def _assert_same_run(public: PublicTree, infoset_map: InfosetMap, variant: str, iterations: int,
-                     random_start: bool = False) -> None:
-    """Both solvers run ``iterations`` iterations, from zero or from one random state.
+                     random_start: bool = False, start: int = 5) -> None:
+    """Both solvers run ``iterations`` iterations, from zero or from one random state at
+    iteration ``start``.
 
     Regret matching is discontinuous at zero regret, and games with symmetric suits have
     actions of exactly equal value, whose regrets the two summation orders round to
@@ -53,11 +54,16 @@ def _assert_same_run(public: PublicTree, infoset_map: InfosetMap, variant: str, 
         arrays = {"regrets": regrets, "average_accumulator": average}
         if prediction is not None:
             arrays["prediction"] = prediction
-        engine.load_state(SolverState(arrays, 5))
-        reference.load_state(SolverState(arrays, 5))
+        if variant in ROW_RULES:
+            arrays["volatility"] = rng.random(infoset_map.num_abstract) * 3.0
+        engine.load_state(SolverState(arrays, start))
+        reference.load_state(SolverState(arrays, start))
     engine.iterate(iterations)
     reference.iterate(iterations)
     np.testing.assert_allclose(engine.regrets, reference.regrets, rtol=0, atol=1e-9)
+    if variant in ROW_RULES:
+        ours, theirs = engine.state_arrays()["volatility"], reference.state_arrays()["volatility"]
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9)
     scale = max(1.0, float(np.abs(reference.average_accumulator).max()))  # t^gamma weights grow large
     np.testing.assert_allclose(engine.average_accumulator / scale, reference.average_accumulator / scale,
                                rtol=0, atol=1e-9)
@@ -76,6 +82,24 @@ def test_vector_cfr_iterates_equal_the_gametree_solvers(spec, variant):
     # and that the two summation orders round to +2e-17 and 0: a tie, started away from
     tie = (spec, variant) == ("kuhn", "hs-dcfr")
     _assert_same_run(public, InfosetMap.identity(tree), variant, 30, random_start=tie)
+
+
+@pytest.mark.parametrize("spec", ["kuhn", "kuhn(cards=5)", "leduc", "leduc(suit_isomorphism=true)"])
+def test_vad_cfr_on_the_engine_equals_the_gametree_solver(spec):
+    """VAD-CFR (per-row volatility, the average from iteration 501 on): from zero, and from a
+    random state at iteration 490 through the end of the warm-up."""
+    public, tree = _engine_and_tree(spec)
+    _assert_same_run(public, InfosetMap.identity(tree), "vad-cfr", 30)
+    _assert_same_run(public, InfosetMap.identity(tree), "vad-cfr", 30, random_start=True, start=490)
+
+
+def test_vad_cfr_on_a_card_abstraction_equals_the_gametree_solver():
+    """Abstract rows: a row's magnitude, EWMA and average weight are those of its summed regrets."""
+    public, tree = _engine_and_tree("leduc")
+    buckets = cluster_cards(tree.game.card_structure, "ehs", [2, 3], random_state=0)
+    for recall in ("imperfect", "perfect"):
+        _assert_same_run(public, buckets.infoset_map(tree, recall), "vad-cfr", 20, random_start=True,
+                         start=495)
 
 
 @pytest.mark.parametrize("variant", ["cfr", "cfr+", "dcfr"])
@@ -208,13 +232,17 @@ def test_bad_parameters_are_refused_by_the_library():
         evaluate_strategy(StrategyLayout.lossless(public), np.zeros(3))
 
 
-@pytest.mark.parametrize("variant", ["dcfr", "pdcfr+"])
-def test_resume_from_state_arrays_is_bit_identical(variant):
-    public = PublicTree(make_game("leduc"))
-    straight = VectorCFR(public, variant=variant).iterate(40)
-    first = VectorCFR(public, variant=variant).iterate(25)
+@pytest.mark.parametrize(("variant", "spec", "total", "split"),
+                         [("dcfr", "leduc", 40, 25), ("pdcfr+", "leduc", 40, 25),
+                          ("vad-cfr", "kuhn", 510, 503)])
+def test_resume_from_state_arrays_is_bit_identical(variant, spec, total, split):
+    """VAD-CFR resumes across the end of its warm-up (iteration 500), volatility included."""
+    public = PublicTree(make_game(spec))
+    straight = VectorCFR(public, variant=variant).iterate(total)
+    first = VectorCFR(public, variant=variant).iterate(split)
     resumed = VectorCFR(public, variant=variant)
     resumed.load_state(SolverState({k: v.copy() for k, v in first.state_arrays().items()}, first.iteration))
-    resumed.iterate(15)
+    resumed.iterate(total - split)
+    assert straight.average_accumulator.any()
     assert np.array_equal(resumed.regrets, straight.regrets)
     assert np.array_equal(resumed.average_accumulator, straight.average_accumulator)

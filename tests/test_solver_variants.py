@@ -292,21 +292,20 @@ def test_bad_parameters_are_refused_by_the_library(variant, parameters, message)
         SOLVER_CLASSES[variant](load_game("kuhn"), **parameters)
 
 
-def test_vad_cfr_runs_on_the_gametree_engine_only(runner):
+def test_vad_cfr_runs_on_the_tree_and_public_tree_engines_only(runner, json_output, tmp_path):
+    """The public-tree engine runs VAD-CFR (its iterates are the GameTree's:
+    tests/test_poker_engine.py); the disk solver and sampled CFR refuse it with one line."""
     from efgkit.cli import main
-    from efgkit.poker.materialised.layout import StrategyLayout
-    from efgkit.poker.materialised.public_tree import PublicTree
-    from efgkit.poker.materialised.vector_cfr import VectorCFR
 
-    tree = load_game("kuhn")
-    public = PublicTree(tree.game)
-    with pytest.raises(ParameterError, match="vad-cfr keeps per-infoset state"):
-        VectorCFR(public, StrategyLayout.from_infoset_map(public, SOLVER_CLASSES["cfr"](tree).infoset_map),
-                  variant="vad-cfr")
     with pytest.raises(ParameterError, match="alternating must be True"):
-        SOLVER_CLASSES["vad-cfr"](tree, alternating=False)
-    result = runner.invoke(main, ["solve", "kuhn", "--engine", "public-tree", "-a", "vad-cfr"])
-    assert result.exit_code == 2 and "run it with the GameTree solvers" in result.output, result.output
+        SOLVER_CLASSES["vad-cfr"](load_game("kuhn"), alternating=False)
+    data = json_output(runner.invoke(main, ["solve", "kuhn", "--engine", "public-tree", "-a", "vad-cfr",
+                                            "-n", "600", "--json"]))
+    assert data["algorithm"] == "vad-cfr" and data["nash_conv"] < 1e-3
+    for engine in (["--engine", "sampled", "--buckets", "lossless"],
+                   ["--engine", "disk", "--memory-limit", "1GiB", "--state", str(tmp_path / "d.h5")]):
+        result = runner.invoke(main, ["solve", "kuhn", *engine, "-a", "vad-cfr", "-n", "10"])
+        assert result.exit_code == 2 and "vad-cfr keeps per-infoset state" in result.output, result.output
 
 
 def test_cli_runs_vad_cfr_past_its_warm_start(runner, json_output):

@@ -171,7 +171,8 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
               help="cfr, cfr+ (alternating, linear averaging), dcfr, lcfr (linear CFR), dcfr+, "
                    "pcfr+ (predictive CFR+), pdcfr+ (predictive discounted CFR+), hs-dcfr and hs-pcfr+ "
                    "(their exponents on a schedule over --horizon iterations), sapcfr+ (simple "
-                   "asymmetric PCFR+), vad-cfr (volatility-adaptive discounted CFR, tree engine), "
+                   "asymmetric PCFR+), vad-cfr (volatility-adaptive discounted CFR; tree and public-tree "
+                   "engines), "
                    "fp (extensive-form fictitious play) or lp (exact sequence-form LP); docs/conventions.md.")
 @click.option("--iterations", "-n", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Iterations of the iterative algorithms.")

@@ -42,9 +42,11 @@ iteration t's regret update and average weight, and regret matching of a row of 
   APCFR+"): R^t = [R^{t-1} + r^t]^+ and the next strategy matches [R^t + m^{t+1}/(1 + a)]^+,
   m^{t+1} = r^t. Regret matching is invariant to a positive factor, so the kernels match
   [(1 + a) R^t + r^t]^+ (``prediction_scale`` 3), the same strategy. Only the paper's
-  abstract was at hand, with restatements of the rule (a = 2, the prediction weighted
-  1/(1 + a)), not its numbered equations; it names no averaging for SAPCFR+, and PCFR+'s
-  t^g, g = 2, is taken. APCFR+'s adaptive a^t is not implemented.
+  abstract and opening were at hand, with restatements of the rule (a = 2, the prediction
+  weighted 1/(1 + a), one a per infoset), not its numbered equations; it names no averaging
+  for SAPCFR+, and PCFR+'s t^g, g = 2, is taken. APCFR+ (the adaptive a^t) is not
+  implemented: its update of a^t was not found (docs/results-solvers.md lists the searches)
+  and none is invented here.
 * VAD-CFR — Li, Schultz, Hennes, Lanctot, "Discovering multiagent learning algorithms with
   large language models" (arXiv 2602.16928, 2026), the source of its Listing 5 (Appendix
   7.1; Listing 3 in §4.2.1 is an abstraction that differs in details, Listing 5 is taken).
@@ -64,7 +66,10 @@ iteration t's regret update and average weight, and regret matching of a row of 
   agree and are one state array; m and the average weight of an abstract infoset are those
   of its summed regrets; alternating updates (CFR+, the search's seed); the average weight
   uses r of the iteration whose strategy it averages. These rules work on whole rows and
-  keep per-infoset state: the GameTree solvers run VAD-CFR, the other engines refuse it.
+  keep per-infoset state: the GameTree solvers and the public-tree engine run VAD-CFR; the
+  disk solver (no volatility in its working file) and sampled CFR (its average is added
+  inside the sampled walk before a row's regret is complete, it keeps no per-row state, and
+  on sampled regrets the nonlinear rules are not the listing's in expectation) refuse it.
 
 For the predictive variants the current strategy is the predicted one (the "last
 iterate" their papers also report), and the last instantaneous regrets are part of a
@@ -99,7 +104,8 @@ PREDICTIVE = ("pcfr+", "pdcfr+", "hs-pcfr+", "sapcfr+", "vad-cfr")
 """The variants whose next strategy uses the last instantaneous regrets (kept in the state)."""
 ROW_RULES = ("vad-cfr",)
 """The variants whose rules work on whole rows with per-infoset state (the GameTree solvers'
-kernels run them; an engine that does not passes ``rows=False`` to ``_configure``)."""
+and the public-tree engine's kernels run them; an engine that does not passes ``rows=False``
+to ``_configure``)."""
 SCHEDULED = ("hs-dcfr", "hs-pcfr+")
 """The variants whose exponents follow a schedule over ``horizon`` iterations."""
 VARIANT_PARAMETERS = {
@@ -317,7 +323,8 @@ class VariantSolver:
         ``ROW_RULES`` variant an engine whose kernels run it (``rows``)."""
         if variant in ROW_RULES and not rows:
             raise ParameterError(f"{variant} keeps per-infoset state this engine's kernels do not: "
-                                 f"run it with the GameTree solvers (--engine tree)")
+                                 f"run it with the GameTree solvers or the public-tree engine "
+                                 f"(--engine tree or public-tree)")
         parameters = checked_parameters(variant, given)
         if variant in PREDICTIVE and not alternating:
             raise ParameterError(f"{variant} predicts each player's next regrets from its last "

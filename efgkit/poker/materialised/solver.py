@@ -48,7 +48,7 @@ class PublicTreeCFR(VariantSolver):
         self.engine = VectorCFR(self.layout.tree, self.layout, variant=variant, delay=delay, alpha=alpha,
                                 beta=beta, gamma=gamma, gamma_start=gamma_start, horizon=horizon)
         self._configure(variant, {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
-                                  "gamma_start": gamma_start, "horizon": horizon})
+                                  "gamma_start": gamma_start, "horizon": horizon}, rows=True)
         self.alternating = True
 
     @property

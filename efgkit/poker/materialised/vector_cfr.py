@@ -1,4 +1,4 @@
-"""Vector CFR, CFR+ and DCFR over a poker public tree (Burch's thesis Algorithm 3).
+"""Vector CFR and every CFR variant over a poker public tree (Burch's thesis Algorithm 3).
 
 Each pass carries one vector per player over all hands instead of one number per
 history: a top-down pass computes a player's reach of every (public node, hand) (an
@@ -6,9 +6,12 @@ update recomputes only the reach of the player updated just before), a bottom-up
 the updating player's counterfactual values (chance included), its instantaneous regrets
 and, in the same sweep, its average-strategy contribution. The conventions are those
 of ``efgkit.solvers.cfr.CFRSolver`` (alternating updates, player 0 first; CFR+ with
-regret-matching+ and linear averaging after a delay; DCFR(alpha, beta, gamma)), so on any
-game a GameTree can hold the regrets and averages are the GameTree solver's, on the same
-InfosetMap (tests/test_poker_engine.py checks it to 1e-9).
+regret-matching+ and linear averaging after a delay; DCFR(alpha, beta, gamma); the rest of
+``core.regret_rules``, VAD-CFR included), so on any game a GameTree can hold the regrets and
+averages are the GameTree solver's, on the same InfosetMap (tests/test_poker_engine.py checks
+it to 1e-9). VAD-CFR's average weight depends on a row's whole instantaneous regret, which
+is complete only at the end of the sweep, so its average is added by a second sweep over
+the player's decisions (``vad_average_pass``) instead of inside the value pass.
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ import numpy as np
 
 from efgkit.core.regret_rules import (
     PREDICTIVE,
+    ROW_RULES,
+    VAD_WARMUP,
     VARIANT_CODES,
+    VARIANT_VAD_CFR,
     VariantSolver,
     average_weight,
     check_iterations,
@@ -29,7 +35,11 @@ from efgkit.core.regret_rules import (
     is_predictive,
     match_rows,
     prediction_scale,
+    row_magnitude,
     update_regret,
+    vad_average_weight,
+    vad_match_row,
+    vad_update_row,
 )
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
@@ -233,12 +243,14 @@ def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 
 class RowState(NamedTuple):
     """float64 (actions,) each: cumulative ``regrets``, ``average`` accumulator, current
     ``strategy`` (regret matching of the regrets, or of the prediction), ``instant`` regrets
-    of each player's last update (the predictive variants' prediction)."""
+    of each player's last update (the predictive variants' prediction); ``volatility``
+    float64 (rows,), VAD-CFR's per-row EWMA (empty for the other variants)."""
 
     regrets: np.ndarray
     average: np.ndarray
     strategy: np.ndarray
     instant: np.ndarray
+    volatility: np.ndarray
 
 
 # The row kernels take ``rows`` (int64) indexing ``action_offset``: row r's actions are
@@ -264,6 +276,47 @@ def update_rows(rows, action_offset, settings, t, state, width=None):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
+def vad_average_pass(tree, layout, player, t, own, state):
+    """VAD-CFR's average step of ``player`` at iteration ``t`` (after the value pass, whose
+    ``state.instant`` it reads): each (decision, hand) pair's strategy weighted by
+    ``vad_average_weight`` of its row's instantaneous regret magnitude, its own reach
+    ``own`` (nodes, hands) and its ``slot_weight`` — the GameTree's
+    ``accumulate_vad_update``, pair by pair."""
+    if t <= VAD_WARMUP:
+        return
+    kind, num_children = tree.kind, tree.num_children
+    decision_index, slot_offset, slot_weight = layout.decision_index, layout.slot_offset, layout.slot_weight
+    strategy, instant, average = state.strategy, state.instant, state.average
+    hands = own.shape[1]
+    for node in range(kind.shape[0]):
+        if kind[node] != player:
+            continue
+        d = decision_index[node]
+        m = num_children[node]
+        for h in range(hands):
+            offset = slot_offset[d, h]
+            if offset < 0:
+                continue
+            w = vad_average_weight(t, row_magnitude(offset, offset + m, instant)) * own[node, h]
+            w *= slot_weight[d, h]
+            if w != 0.0:
+                for k in range(m):
+                    average[offset + k] += w * strategy[offset + k]
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def update_vad_rows(rows, action_offset, t, state):
+    """VAD-CFR's regret update of ``rows`` (int64) at iteration ``t`` (each row's EWMA, then
+    its regrets: ``regret_rules.vad_update_row``), then its strategy (``vad_match_row``)."""
+    regrets, instant, volatility, strategy = state.regrets, state.instant, state.volatility, state.strategy
+    for j in range(rows.shape[0]):
+        row = rows[j]
+        lo, hi = action_offset[row], action_offset[row + 1]
+        vad_update_row(t, lo, hi, row, regrets, instant, volatility)
+        vad_match_row(t, lo, hi, regrets, instant, volatility[row], strategy)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state, work):
     """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1).
 
@@ -273,27 +326,33 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
     action_offset, strategy, instant, average = (layout.action_offset, state.strategy, state.instant,
                                                  state.average)
     # np.int64: a constant argument would compile a second, literal specialisation of a kernel.
+    vad = settings.variant == VARIANT_VAD_CFR
     player_reach_pass(tree, layout, strategy, np.int64(0), work.reach)
     for it in range(iterations):
         t = done + it + 1
-        weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
+        weight = 0.0 if vad else average_weight(settings.variant, t, settings.delay, settings.gamma,
+                                                settings.horizon)
         for player in range(2):
             rows = rows0 if player == 0 else rows1
             clear_rows(rows, action_offset, instant)
             player_reach_pass(tree, layout, strategy, 1 - player, work.reach)
             value_and_average_pass(tree, layout, strategy, player, np.int64(REGRETS), work, instant,
                                    weight, average)
-            update_rows(rows, action_offset, settings, t, state)
+            if vad:
+                vad_average_pass(tree, layout, player, t, work.reach[player], state)
+                update_vad_rows(rows, action_offset, t, state)
+            else:
+                update_rows(rows, action_offset, settings, t, state)
 
 
 class VectorCFR(VariantSolver):
     """Any CFR variant of ``efgkit.solvers.cfr`` (cfr, cfr+, dcfr, lcfr, dcfr+, pcfr+, pdcfr+,
-    hs-dcfr, hs-pcfr+) on a public tree.
+    hs-dcfr, hs-pcfr+, sapcfr+, vad-cfr) on a public tree.
 
     ``layout``: a ``StrategyLayout`` (default lossless). Same parameters, defaults and state
     as the GameTree solvers (``SOLVER_CLASSES[variant]``): ``regrets`` and
-    ``average_accumulator`` per row action, ``iteration``, and the predictive variants'
-    prediction.
+    ``average_accumulator`` per row action, ``iteration``, the predictive variants'
+    prediction and VAD-CFR's per-row volatility.
     """
 
     def __init__(self, tree: PublicTree, layout: StrategyLayout | None = None, *, variant: str = "cfr+",
@@ -301,7 +360,7 @@ class VectorCFR(VariantSolver):
                  gamma: float | None = None, gamma_start: float | None = None,
                  horizon: int | None = None) -> None:
         self._configure(variant, {"delay": delay, "alpha": alpha, "beta": beta, "gamma": gamma,
-                                  "gamma_start": gamma_start, "horizon": horizon})
+                                  "gamma_start": gamma_start, "horizon": horizon}, rows=True)
         self.tree = tree
         self.layout = layout if layout is not None else StrategyLayout.lossless(tree)
         if self.layout.tree is not tree:
@@ -314,18 +373,25 @@ class VectorCFR(VariantSolver):
         self.average_accumulator = np.zeros(actions)
         self.strategy = np.zeros(actions)
         self.iteration = 0
-        self._state = RowState(self.regrets, self.average_accumulator, self.strategy, np.zeros(actions))
+        self._state = RowState(self.regrets, self.average_accumulator, self.strategy, np.zeros(actions),
+                               np.zeros(self.layout.num_rows if variant in ROW_RULES else 0))
         self._tree_view = tree_view(tree)
         self._layout_view = self.layout.view()
         self._work = workspace(tree)
         self._rematch()
 
     def _rematch(self) -> None:
-        """Regret matching of every row from the state (regrets, prediction), no update."""
+        """Regret matching of every row from the state (regrets, prediction, volatility), no update."""
         scale = prediction_scale(VARIANT_CODES[self.variant], self.iteration, self.alpha)
+        offset, instant = self.layout.action_offset, self._state.instant
         for rows in self.layout.rows_of_player:
-            match_rows(rows, self.layout.action_offset, self.variant in PREDICTIVE, scale, self.regrets,
-                       self._state.instant, self.strategy)
+            if self.variant in ROW_RULES:
+                for row in rows:
+                    vad_match_row(self.iteration, offset[row], offset[row + 1], self.regrets, instant,
+                                  self._state.volatility[row], self.strategy)
+            else:
+                match_rows(rows, offset, self.variant in PREDICTIVE, scale, self.regrets, self._state.instant,
+                           self.strategy)
 
     def iterate(self, iterations: int = 1) -> VectorCFR:
         """Run ``iterations`` iterations (both players, alternating, player 0 first)."""
@@ -341,6 +407,8 @@ class VectorCFR(VariantSolver):
         arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
         if self.variant in PREDICTIVE:
             arrays["prediction"] = self._state.instant
+        if self.variant in ROW_RULES:
+            arrays["volatility"] = self._state.volatility
         return arrays
 
     def state(self) -> SolverState:

@@ -607,7 +607,7 @@ class SampledCFR(VariantSolver):
             arrays = allocate(shapes)
         self.regrets, self.average_accumulator = arrays["regrets"], arrays["average_accumulator"]
         self._state = RowState(self.regrets, self.average_accumulator, arrays["strategy"],
-                                  arrays["instant"])
+                               arrays["instant"], np.zeros(0))
         self.iteration = 0
         self.rng = np.random.default_rng(seed)
         n = betting.num_cards
