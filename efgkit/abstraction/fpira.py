@@ -15,7 +15,11 @@ update (players alternate; one iteration = player 0 then player 1):
 5. if Delta > ``delta_tolerance``, Refine (Alg. 4, Case 2) detaches every reachable member
    of the touched abstract sets and the average becomes b-tilde; else it becomes b-hat.
 
-New sets inherit the pre-update average. Theorem 1: with the same initial pure strategy
+New sets inherit the pre-update average. ``conventions="reference"`` takes Delta
+one-sided as the authors' code does (GTLibrary ``FPIRA.aboveDelta`` with its
+``CHECK_BOTH_SIDES = false``): only how much more an opponent pure strategy gains against
+b-hat than against b-tilde, max(u(b-hat) - u(b-tilde)), not the absolute difference of
+the paper's Alg. 5 ("paper", the default). Theorem 1: with the same initial pure strategy
 and tie-breaking, FPIRA's exploitability equals fictitious play's in the original game at
 every iteration (tested against ``FictitiousPlay(alternating=True)``).
 """
@@ -37,12 +41,17 @@ from efgkit.solvers.fictitious_play import mix_realization_weighted, own_reach, 
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import infoset_view
 
+CONVENTIONS = ("paper", "reference")
+
 
 class FPIRA:
     """Fictitious play on a refined imperfect-recall abstraction (alternating updates)."""
 
     def __init__(self, tree: GameTree, *, initial: InfosetMap | None = None,
-                 delta_tolerance: float = 1e-8) -> None:
+                 delta_tolerance: float = 1e-8, conventions: str = "paper") -> None:
+        if conventions not in CONVENTIONS:
+            raise ParameterError(f"conventions must be one of {', '.join(CONVENTIONS)}, got {conventions!r}")
+        self.conventions = conventions
         initial = initial or InfosetMap.coarsest(tree)
         initial.check_tree(tree)
         self.tree = tree
@@ -151,15 +160,18 @@ class FPIRA:
         return delta
 
     def _delta(self, player: int, tilde: np.ndarray, hat: np.ndarray) -> float:
-        """Alg. 5: max over opponent pure strategies of |u(b-tilde) - u(b-hat)|."""
+        """Alg. 5: max over opponent pure strategies of |u(b-tilde) - u(b-hat)| (the
+        opponent's utility); "reference": of u(b-hat) - u(b-tilde) only."""
         layout = self._responder.layout
         opponent = 1 - player
         layout.set_strategy(tilde)
         reach_tilde = layout.others_reach(opponent).copy()
         layout.set_strategy(hat)
         difference = reach_tilde - layout.others_reach(opponent)
-        gain, _ = self._responder.best_response_to_weights(opponent, difference)
         loss, _ = self._responder.best_response_to_weights(opponent, -difference)
+        if self.conventions == "reference":
+            return loss
+        gain, _ = self._responder.best_response_to_weights(opponent, difference)
         return max(gain, loss)
 
     # -------------------------------------------------------------- refinements
