@@ -200,3 +200,9 @@ def test_reference_cfr_plus_ira_updates_player_1_first():
     player1 = np.concatenate([np.arange(tree.infoset_action_offset[i], tree.infoset_action_offset[i + 1])
                               for i in tree.infosets_of(1)])
     assert not np.allclose(runs["reference"].regrets[player1], runs["paper"].regrets[player1])
+
+
+def test_reference_fpira_breaks_best_response_ties_against_a_trembling_opponent():
+    tree = load_game("GS3")
+    runs = {c: FPIRA(tree, conventions=c).iterate(200) for c in ("paper", "reference")}
+    assert runs["paper"].splits != runs["reference"].splits

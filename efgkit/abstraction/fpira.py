@@ -15,13 +15,19 @@ update (players alternate; one iteration = player 0 then player 1):
 5. if Delta > ``delta_tolerance``, Refine (Alg. 4, Case 2) detaches every reachable member
    of the touched abstract sets and the average becomes b-tilde; else it becomes b-hat.
 
-New sets inherit the pre-update average. ``conventions="reference"`` takes Delta
-one-sided as the authors' code does (GTLibrary ``FPIRA.aboveDelta`` with its
-``CHECK_BOTH_SIDES = false``): only how much more an opponent pure strategy gains against
-b-hat than against b-tilde, max(u(b-hat) - u(b-tilde)), not the absolute difference of
-the paper's Alg. 5 ("paper", the default). Theorem 1: with the same initial pure strategy
-and tie-breaking, FPIRA's exploitability equals fictitious play's in the original game at
-every iteration (tested against ``FictitiousPlay(alternating=True)``).
+New sets inherit the pre-update average. ``conventions="reference"`` follows the authors'
+code (GTLibrary) where the paper's text leaves a choice open or says otherwise:
+
+* best responses value an infoset the opponent never reaches from the opponent's strategy
+  below it (``FPIRABestResponse``) instead of giving every action 0 and taking the first:
+  ties are broken against an opponent trembling toward uniform (``solvers/trembling``);
+* Delta is one-sided (``FPIRA.aboveDelta`` with ``CHECK_BOTH_SIDES = false``): only how
+  much more an opponent pure strategy gains against b-hat than against b-tilde,
+  max(u(b-hat) - u(b-tilde)), not the absolute difference of the paper's Alg. 5.
+
+Theorem 1: with the same initial pure strategy and tie-breaking, FPIRA's exploitability
+equals fictitious play's in the original game at every iteration (tested for "paper"
+against ``FictitiousPlay(alternating=True)``).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.fictitious_play import mix_realization_weighted, own_reach, pure_response
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import infoset_view
+from efgkit.solvers.trembling import trembling_best_response
 
 CONVENTIONS = ("paper", "reference")
 
@@ -131,7 +138,10 @@ class FPIRA:
         tree, m = self.tree, self.map
         infosets = self._player_infosets[player]
         offsets = tree.infoset_action_offset
-        _, actions = self._responder.best_response(player, self.behavior())
+        if self.conventions == "reference":
+            _, actions = trembling_best_response(self._responder, player, self.behavior())
+        else:
+            _, actions = self._responder.best_response(player, self.behavior())
         _, reach_response = pure_response(tree, infosets, actions)
         reachable = infosets[reach_response[infosets] > 0]
 
