@@ -12,6 +12,7 @@ from efgkit.abstraction.fpira import FPIRA
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers import CFRPlusSolver, FictitiousPlay, Strategy, evaluate
+from efgkit.solvers.trembling import trembling_best_response
 from efgkit.specs import load_game
 
 
@@ -206,3 +207,19 @@ def test_reference_fpira_breaks_best_response_ties_against_a_trembling_opponent(
     tree = load_game("GS3")
     runs = {c: FPIRA(tree, conventions=c).iterate(200) for c in ("paper", "reference")}
     assert runs["paper"].splits != runs["reference"].splits
+
+
+def test_reference_fpira_leaves_infosets_the_opponent_never_reaches_alone():
+    # Kuhn from "pass" everywhere: player 1 never bets after a pass, so player 0's "pass,
+    # bet" infoset with the king is unreached; its (trembling) best response calls, but
+    # "reference" does not mix the call in there.
+    tree = load_game("kuhn")
+    king = list(tree.infoset_keys).index("P0 card=K bets=pb")
+    solver = FPIRA(tree, initial=InfosetMap.identity(tree), conventions="reference")
+    start = tree.infoset_action_offset[king]
+    before = solver.behavior()
+    _, actions = trembling_best_response(solver._responder, 0, before)
+    assert actions[king] == 1 and np.array_equal(before[start:start + 2], [1.0, 0.0])
+    assert solver._reached_histories(0)[king] == 0
+    solver.iterate(1)
+    assert np.array_equal(solver.behavior()[start:start + 2], [1.0, 0.0])

@@ -23,7 +23,12 @@ code (GTLibrary) where the paper's text leaves a choice open or says otherwise:
   ties are broken against an opponent trembling toward uniform (``solvers/trembling``);
 * Delta is one-sided (``FPIRA.aboveDelta`` with ``CHECK_BOTH_SIDES = false``): only how
   much more an opponent pure strategy gains against b-hat than against b-tilde,
-  max(u(b-hat) - u(b-tilde)), not the absolute difference of the paper's Alg. 5.
+  max(u(b-hat) - u(b-tilde)), not the absolute difference of the paper's Alg. 5;
+* an update walks only the histories the opponent's average reaches
+  (``FPIRA.updateISStructure`` skips opponent actions of probability <= 1e-8) and adds
+  each history's own reach: an infoset no reached history leads to is neither split nor
+  mixed, and in Lemma 1 a member weighs its own reach times the number of its reached
+  histories.
 
 Theorem 1: with the same initial pure strategy and tie-breaking, FPIRA's exploitability
 equals fictitious play's in the original game at every iteration (tested for "paper"
@@ -70,6 +75,7 @@ class FPIRA:
         self._position = (np.arange(tree.num_infoset_actions)
                           - tree.infoset_action_offset[tree.action_infoset]).astype(np.int64)
         self._player_infosets = [tree.infosets_of(p) for p in (0, 1)]
+        self._player_nodes = [np.flatnonzero(tree.node_kind == p) for p in (0, 1)]
         self._updates = [0, 0]
         self.iteration = 0
         self.last_delta = (0.0, 0.0)
@@ -143,6 +149,8 @@ class FPIRA:
         else:
             _, actions = self._responder.best_response(player, self.behavior())
         _, reach_response = pure_response(tree, infosets, actions)
+        histories = self._reached_histories(player) if self.conventions == "reference" else 1.0
+        reach_response = reach_response * histories
         reachable = infosets[reach_response[infosets] > 0]
 
         self._refine_for_best_response(reachable, actions, reach_response)
@@ -150,7 +158,7 @@ class FPIRA:
         # Lemma 1 twice: in the abstraction (b-hat) and per original infoset (b-tilde, on the
         # responder's identity map), with the same own reaches.
         mixing = 1.0 / (self._updates[player] + 2)
-        reach_average = own_reach(infoset_view(tree, m), infosets, self.average)
+        reach_average = own_reach(infoset_view(tree, m), infosets, self.average) * histories
         hat = mix_realization_weighted(self.average, m, player, infosets, actions,
                                        reach_average, reach_response, mixing)
         tilde = mix_realization_weighted(self.behavior(), self._responder.infoset_map, player, infosets,
@@ -168,6 +176,14 @@ class FPIRA:
             self.average = hat
         self._updates[player] += 1
         return delta
+
+    def _reached_histories(self, player: int) -> np.ndarray:
+        """float64 per original infoset: how many of its histories chance and the opponent's
+        average (the strategy the best response was just computed against) reach."""
+        nodes = self._player_nodes[player]
+        reach = self._responder.layout.others_reach(player)[nodes]
+        return np.bincount(self.tree.node_infoset[nodes][reach > 0],
+                           minlength=self.tree.num_infosets).astype(np.float64)
 
     def _delta(self, player: int, tilde: np.ndarray, hat: np.ndarray) -> float:
         """Alg. 5: max over opponent pure strategies of |u(b-tilde) - u(b-hat)| (the
