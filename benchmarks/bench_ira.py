@@ -165,11 +165,12 @@ def main() -> None:
                         help="Graph Pursuit's timeout payoff: paper 0, reference +1")
     parser.add_argument("--settings", help="only these settings (comma-separated, e.g. FPIRA)")
     parser.add_argument("--seconds-cap", type=float, help="override each run's time cap")
-    parser.add_argument("--cpu", type=int, help="pin to this CPU (default: the last one)")
+    parser.add_argument("--cpu", type=int, help="pin to this CPU (default: the last one; -1: "
+                        "do not pin, for a machine whose cores others share)")
     parser.add_argument("--report", action="store_true", help="write docs/results-ira.md")
     parser.add_argument("--quick", action="store_true", help="seconds-long smoke run")
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity") and not args.quick:
+    if hasattr(os, "sched_setaffinity") and not args.quick and args.cpu != -1:
         cpu = args.cpu if args.cpu is not None else sorted(os.sched_getaffinity(0))[-1]
         os.sched_setaffinity(0, {cpu})
     context = multiprocessing.get_context("spawn")
