@@ -10,6 +10,11 @@ Parts (``--part``):
 * ``qualitative`` final abstraction sizes on Kuhn, 5-card Kuhn and GS3
 * ``overhead`` CFR+IRA's time per iteration against plain CFR+ on the same tree
 
+``--conventions reference`` runs FPIRA and CFR+IRA as the authors' code does where it
+departs from the paper's text, ``--payoffs reference`` Graph Pursuit with the code's
+timeout payoff +1 (docs/conventions.md); their records go to
+``ira-<part>-<conventions>[-payoffs-reference].jsonl``.
+
 Every run happens in a fresh process (spawned), so its peak resident memory is its own.
 Results are appended as JSON lines to ``benchmarks/results/ira-<part>.jsonl``;
 ``--report`` turns those files into docs/results-ira.md and the plots. ``--quick`` runs a seconds-long
@@ -47,18 +52,22 @@ def _run(job: dict) -> dict:
     from efgkit.solvers import BestResponse, CFRPlusSolver
     from efgkit.specs import load_game
 
-    tree = load_game(job["game"])
+    game = job["game"]
+    if job.get("payoffs", "paper") != "paper" and game.startswith("GP"):
+        game = f"pursuit(moves={game[2:]},payoffs={job['payoffs']})"
+    tree = load_game(game)
+    conventions = job.get("conventions", "paper")
     rss_after_build = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     setting = job["setting"]
     if setting == "FPIRA":
-        solver = FPIRA(tree)
+        solver = FPIRA(tree, conventions=conventions)
     elif setting == "CFR+":
         solver = _PlainCFRPlus(CFRPlusSolver(tree, delay=job.get("delay", 100)),
                                BestResponse(InfosetMap.identity(tree)))
     else:
         kb, kh = (int(x) for x in setting[1:].split("H"))
         solver = CFRPlusIRA(tree, k_bound=kb, k_heuristic=kh, delay=job.get("delay", 100),
-                            random_state=job["seed"])
+                            random_state=job["seed"], conventions=conventions)
     deadline = time.perf_counter() + job["seconds_cap"]
     history = []
 
@@ -104,12 +113,16 @@ class _PlainCFRPlus:
                 2 * tree.num_infoset_actions, "map_entries": 0}
 
 
-def _jobs(part: str, quick: bool, seeds: int | None = None, first_seed: int = 0) -> list[dict]:
+def _jobs(part: str, quick: bool, seeds: int | None = None, first_seed: int = 0,
+          conventions: str = "paper", payoffs: str = "paper") -> list[dict]:
     def job(game, setting, seed=0, target=0.01, every=25, max_iterations=100_000,
             seconds_cap=600.0, **extra):
+        chosen = {} if conventions == "paper" else {"conventions": conventions}
+        if payoffs != "paper":
+            chosen["payoffs"] = payoffs
         return {"part": part, "game": game, "setting": setting, "seed": seed,
                 "target": target, "every": every, "max_iterations": max_iterations,
-                "seconds_cap": seconds_cap, **extra}
+                "seconds_cap": seconds_cap, **chosen, **extra}
 
     if quick:
         return [job("GS3", "B10H90", target=0.05, max_iterations=300, every=10),
@@ -146,18 +159,30 @@ def main() -> None:
                         "paper's 10 small, 5 large)")
     parser.add_argument("--first-seed", type=int, default=0,
                         help="start at this seed (to add seeds to an earlier run)")
-    parser.add_argument("--cpu", type=int, help="pin to this CPU (default: the last one)")
+    parser.add_argument("--conventions", choices=["paper", "reference"], default="paper",
+                        help="FPIRA / CFR+IRA as the paper's text or the authors' code runs them")
+    parser.add_argument("--payoffs", choices=["paper", "reference"], default="paper",
+                        help="Graph Pursuit's timeout payoff: paper 0, reference +1")
+    parser.add_argument("--settings", help="only these settings (comma-separated, e.g. FPIRA)")
+    parser.add_argument("--seconds-cap", type=float, help="override each run's time cap")
+    parser.add_argument("--cpu", type=int, help="pin to this CPU (default: the last one; -1: "
+                        "do not pin, for a machine whose cores others share)")
     parser.add_argument("--report", action="store_true", help="write docs/results-ira.md")
     parser.add_argument("--quick", action="store_true", help="seconds-long smoke run")
     args = parser.parse_args()
-    if hasattr(os, "sched_setaffinity") and not args.quick:
+    if hasattr(os, "sched_setaffinity") and not args.quick and args.cpu != -1:
         cpu = args.cpu if args.cpu is not None else sorted(os.sched_getaffinity(0))[-1]
         os.sched_setaffinity(0, {cpu})
     context = multiprocessing.get_context("spawn")
     for part in args.part or (["small"] if args.quick else []):
-        for job in _jobs(part, args.quick, args.seeds, args.first_seed):
+        for job in _jobs(part, args.quick, args.seeds, args.first_seed, args.conventions,
+                         args.payoffs):
             if args.games and job["game"] not in args.games.split(","):
                 continue
+            if args.settings and job["setting"] not in args.settings.split(","):
+                continue
+            if args.seconds_cap is not None:
+                job["seconds_cap"] = args.seconds_cap
             with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
                 record = pool.submit(_run, job).result()
             final = record["history"][-1]
@@ -168,7 +193,9 @@ def main() -> None:
                   f"{final['seconds']:.1f} s, peak {record['peak_rss_mb']:.0f} MB", flush=True)
             if not args.quick:
                 RESULTS.mkdir(exist_ok=True)
-                with (RESULTS / f"ira-{part}.jsonl").open("a") as handle:
+                suffix = "" if args.conventions == "paper" else f"-{args.conventions}"
+                suffix += "" if args.payoffs == "paper" else f"-payoffs-{args.payoffs}"
+                with (RESULTS / f"ira-{part}{suffix}.jsonl").open("a") as handle:
                     handle.write(json.dumps(record) + "\n")
     if args.report:
         from ira_report import write_report

@@ -16,6 +16,57 @@ PAPER_FINAL_SIZES = {("kuhn", "FPIRA"): 12, ("kuhn(cards=5)", "FPIRA"): 17, ("GS
                      ("kuhn", "B10H90"): 11, ("kuhn(cards=5)", "B10H90"): 16, ("GS3", "B10H90"): 16}
 
 
+VARIANTS = ("paper", "reference", "paper, GP payoffs reference", "reference, GP payoffs reference")
+ISSUE_ROWS = (  # docs/results-ira.md "Both conventions": (game, setting, quantity, paper's value)
+    ("GP5", "B10H90", "percent", 9.5), ("GP5", "B10H90", "map entries", 10.7),
+    ("GP6", "B100H900", "percent", 2.0), ("GP5", "FPIRA", "percent", 19.6),
+    ("GS5", "FPIRA", "percent", 15.6), ("P222", "FPIRA", "percent", 42.9),
+    ("GS5", "B10H90", "percent", 3.1), ("P222", "B10H90", "percent", 14.9),
+    ("GS3", "B10H90", "final", 16), ("kuhn(cards=5)", "B10H90", "final", 16),
+    ("kuhn", "B10H90", "final", 11), ("GS3", "FPIRA", "final", 20),
+    ("kuhn(cards=5)", "FPIRA", "final", 17), ("kuhn", "FPIRA", "final", 12),
+)
+
+
+def _variant(record: dict) -> str:
+    """Which conventions a record ran under (bench_ira --conventions, --payoffs)."""
+    name = record.get("conventions", "paper")
+    if record.get("payoffs", "paper") != "paper":
+        name += ", GP payoffs reference"
+    return name
+
+
+def _issue_cell(runs: list[dict], quantity: str) -> str:
+    if not runs:
+        return "-"
+    infosets = runs[0]["original_infosets"]
+    if quantity == "final":
+        sizes = [r["history"][-1]["abstract_infosets"] for r in runs]
+        return f"{sum(sizes) / len(sizes):.1f} ({min(sizes)}-{max(sizes)}, {len(runs)} runs)"
+    reached = [h for h in (_first_below(r["history"], 0.05) for r in runs) if h]
+    if not reached:
+        last = min(runs, key=lambda r: r["history"][-1]["nash_conv"])["history"][-1]
+        return (f"not reached ({len(runs)} runs): NashConv {last['nash_conv']:.3g} at "
+                f"{100 * last['abstract_infosets'] / infosets:.1f}% after {last['iteration']:,} it")
+    field = "abstract_infosets" if quantity == "percent" else "map_entries"
+    return f"{_mean_se([100 * h[field] / infosets for h in reached])} ({len(reached)}/{len(runs)})"
+
+
+def _issue_table(records: list[dict]) -> list[str]:
+    groups = defaultdict(list)
+    for record in records:
+        groups[(record["game"], record["setting"], _variant(record))].append(record)
+    used = [v for v in VARIANTS if any(key[2] == v for key in groups)]
+    rows = ["| game | algorithm | quantity | paper | " + " | ".join(f"ours: {v}" for v in used) + " |",
+            "|---|---|---|---|" + "---|" * len(used)]
+    for game, setting, quantity, paper in ISSUE_ROWS:
+        label = {"percent": "% infosets at 0.05", "map entries": "map entries % at 0.05",
+                 "final": "final abstract infosets at 0.001"}[quantity]
+        cells = [_issue_cell(groups.get((game, setting, v), []), quantity) for v in used]
+        rows.append(f"| {game} | {setting} | {label} | {paper} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def _load(folder: Path) -> list[dict]:
     return [json.loads(line) for path in sorted(folder.glob("ira-*.jsonl"))
             for line in path.read_text().splitlines() if line.strip()]
@@ -143,11 +194,18 @@ def _overhead(records: list[dict]) -> list[str]:
 
 
 def write_report(results: Path, docs: Path, paper: dict) -> None:
-    records = _load(results)
+    everything = _load(results)
+    records = [r for r in everything if _variant(r) == "paper"]
     by_part = defaultdict(list)
     for record in records:
         by_part[record["part"]].append(record)
     body = [START, ""]
+    if len(records) < len(everything):
+        body += ["### The issue's rows under both conventions (paper's text, reference code)", "",
+                 "Mean ± standard error over the runs that reached NashConv 0.05 (reached/runs); "
+                 "conventions as in `docs/conventions.md`, \"FPIRA and CFR+IRA\".", "",
+                 *_issue_table([r for r in everything if r["part"] in ("small", "fpira", "large",
+                                                                        "qualitative")]), ""]
     if by_part["small"] or by_part["fpira"] or by_part["large"]:
         body += ["### Abstraction size, time and memory at NashConv 0.05 and 0.01", "",
                  *_reach_table(by_part["small"] + by_part["fpira"] + by_part["large"], paper), ""]

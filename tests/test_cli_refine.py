@@ -65,3 +65,13 @@ def test_tradeoff_rejects_a_malformed_setting(runner, tmp_path):
     result = runner.invoke(main, ["tradeoff", "GS3", "--settings", "B10X", "--csv",
                                   str(tmp_path / "x.csv")])
     assert result.exit_code == 2 and "BxHy" in result.stderr
+
+
+@pytest.mark.parametrize("algorithm", ["cfr+ira", "fpira"])
+def test_refine_runs_the_reference_conventions_and_records_them(runner, json_output, algorithm):
+    data = json_output(runner.invoke(main, ["refine", "kuhn", "-a", algorithm, "--target", "0.05",
+                                      "--conventions", "reference", "--json"]))
+    assert data["parameters"]["conventions"] == "reference"
+    assert data["reached"]
+    result = runner.invoke(main, ["refine", "kuhn", "--conventions", "code"])
+    assert result.exit_code == 2 and "code" in result.stderr

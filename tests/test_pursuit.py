@@ -10,12 +10,12 @@ from efgkit.games.pursuit import (
     CAPTURE_UTILITY,
     GOAL_UTILITY,
     PURSUIT,
-    TIMEOUT_UTILITY,
     GraphPursuit,
     _attacker_sees,
     node_counts,
     num_nodes,
 )
+from efgkit.games.pursuit_board import REFERENCE_TIMEOUT_UTILITY, TIMEOUT_UTILITY
 
 # seed_cermak.md §4.3.4 [COMPUTED]: nodes, terminals, infosets of player 0 and player 1.
 DIGEST_SIZES = {5: (101_989, 80_363, 3_698, 5_610), 6: (800_129, 580_377, 36_292, 67_706)}
@@ -80,6 +80,20 @@ def test_utilities_are_the_papers_goal_capture_and_timeout_values():
     tree = GraphPursuit(5).compile()
     values = set(tree.node_utility[tree.node_kind == TERMINAL].tolist())
     assert values == {GOAL_UTILITY, CAPTURE_UTILITY, TIMEOUT_UTILITY} == {2.0, -1.0, 0.0}
+
+
+@pytest.mark.parametrize("moves", [2, 3])
+def test_reference_payoffs_pay_one_on_timeout_and_keep_the_tree(moves):
+    paper = GraphPursuit(moves).compile()
+    reference = GraphPursuit(moves, "reference").compile()
+    assert REFERENCE_TIMEOUT_UTILITY == 1.0
+    timeout = (paper.node_kind == TERMINAL) & (paper.node_utility == TIMEOUT_UTILITY)
+    assert timeout.any()
+    assert np.array_equal(reference.node_kind, paper.node_kind)
+    assert np.all(reference.node_utility[timeout] == 1.0)
+    assert np.array_equal(reference.node_utility[~timeout], paper.node_utility[~timeout])
+    slow = build_tree(GraphPursuit(moves, "reference"))
+    assert np.array_equal(slow.node_utility, reference.node_utility)
 
 
 def test_infoset_keys_hold_each_players_remembered_observations():
@@ -158,9 +172,12 @@ def test_illegal_action_is_rejected():
 def test_spec_and_parameter_checks():
     assert GraphPursuit(5).spec == "pursuit(moves=5)"
     assert GraphPursuit().spec == "pursuit"
-    assert PURSUIT.canonical_spec({"moves": 6}) == "pursuit(moves=6)"
+    assert PURSUIT.canonical_spec({"moves": 6, "payoffs": "paper"}) == "pursuit(moves=6)"
+    assert GraphPursuit(5, "reference").spec == "pursuit(moves=5,payoffs=reference)"
     with pytest.raises(GameSpecError):
         GraphPursuit(0)
+    with pytest.raises(GameSpecError, match="payoffs"):
+        GraphPursuit(5, "code")
 
 
 def test_aliases_resolve_to_pursuit():

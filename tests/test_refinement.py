@@ -12,6 +12,7 @@ from efgkit.abstraction.fpira import FPIRA
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
 from efgkit.solvers import CFRPlusSolver, FictitiousPlay, Strategy, evaluate
+from efgkit.solvers.trembling import trembling_best_response
 from efgkit.specs import load_game
 
 
@@ -160,3 +161,65 @@ def test_table_1_counterexample_heuristic_never_splits_but_the_bound_does():
     assert np.allclose(mean_values @ uniform, [2.75, 2.75], atol=0.05)
     assert mean_values[0, 0] == 5.0 and mean_values[1, 1] == 5.0  # the game's own values
     assert bound_fired is not None
+
+
+def test_reference_fpira_takes_delta_one_sided():
+    tree = load_game("kuhn(cards=5)")
+    paper, reference = FPIRA(tree), FPIRA(tree, conventions="reference")
+    rng = np.random.default_rng(0)
+    one_sided_differs = False
+    for _ in range(20):
+        tilde = paper.behavior()
+        hat = np.clip(tilde + rng.normal(0, 0.2, tilde.shape), 0.01, None)
+        both, one = paper._delta(0, tilde, hat), reference._delta(0, tilde, hat)
+        swapped = reference._delta(0, hat, tilde)
+        assert both == pytest.approx(max(one, swapped))
+        one_sided_differs |= one < both - 1e-9
+    assert one_sided_differs
+    with pytest.raises(ValueError, match="conventions"):
+        FPIRA(tree, conventions="code")
+
+
+def test_reference_cfr_plus_ira_checks_no_bound_before_the_delay():
+    tree = load_game("GS3")
+    runs = {c: CFRPlusIRA(tree, k_bound=10, k_heuristic=0, delay=50, random_state=0,
+                          conventions=c).iterate(49) for c in ("paper", "reference")}
+    assert runs["paper"].splits["bound"] > 0
+    assert runs["reference"].splits["bound"] == 0
+    runs["reference"].iterate(30)
+    assert runs["reference"].splits["bound"] > 0
+
+
+def test_reference_cfr_plus_ira_updates_player_1_first():
+    tree = load_game("kuhn")
+    identity = InfosetMap.identity(tree)
+    runs = {c: CFRPlusIRA(tree, initial=identity, k_bound=0, k_heuristic=0, delay=0,
+                          conventions=c).iterate(1) for c in ("paper", "reference")}
+    plain = CFRPlusSolver(tree, delay=0).iterate(1)
+    assert np.allclose(runs["paper"].average_strategy().behavior(), plain.average_strategy().behavior())
+    # Player 1's first update answers player 0's uniform start, not its updated strategy.
+    player1 = np.concatenate([np.arange(tree.infoset_action_offset[i], tree.infoset_action_offset[i + 1])
+                              for i in tree.infosets_of(1)])
+    assert not np.allclose(runs["reference"].regrets[player1], runs["paper"].regrets[player1])
+
+
+def test_reference_fpira_breaks_best_response_ties_against_a_trembling_opponent():
+    tree = load_game("GS3")
+    runs = {c: FPIRA(tree, conventions=c).iterate(200) for c in ("paper", "reference")}
+    assert runs["paper"].splits != runs["reference"].splits
+
+
+def test_reference_fpira_leaves_infosets_the_opponent_never_reaches_alone():
+    # Kuhn from "pass" everywhere: player 1 never bets after a pass, so player 0's "pass,
+    # bet" infoset with the king is unreached; its (trembling) best response calls, but
+    # "reference" does not mix the call in there.
+    tree = load_game("kuhn")
+    king = list(tree.infoset_keys).index("P0 card=K bets=pb")
+    solver = FPIRA(tree, initial=InfosetMap.identity(tree), conventions="reference")
+    start = tree.infoset_action_offset[king]
+    before = solver.behavior()
+    _, actions = trembling_best_response(solver._responder, 0, before)
+    assert actions[king] == 1 and np.array_equal(before[start:start + 2], [1.0, 0.0])
+    assert solver._reached_histories(0)[king] == 0
+    solver.iterate(1)
+    assert np.array_equal(solver.behavior()[start:start + 2], [1.0, 0.0])

@@ -54,6 +54,10 @@ from efgkit.solvers.strategy import Strategy, normalize_per_infoset
 from efgkit.solvers.traversal import ProfileLayout, infoset_view
 
 HEURISTIC, BOUND = 0, 1
+CONVENTIONS = ("paper", "reference")
+REFERENCE_BOUND_HEAD_START = 0.99
+"""The reference code's bound sample starts each regret at 0.99 of the bound times t
+(``LimitedMemoryMaxRegretIRCFR.INIT_REGRET_WEIGHT``)."""
 
 
 class CFRPlusIRA:
@@ -61,8 +65,18 @@ class CFRPlusIRA:
 
     Parameters: ``initial`` abstraction (default: the coarsest), ``k_bound`` and
     ``k_heuristic`` (sampled original infosets; the paper's B10H90 is 10 and 90),
-    ``delay`` of the average (paper: 100), ``bound_divisor`` (the 100 in L) and
-    ``random_state`` for reproducible sampling.
+    ``delay`` of the average (paper: 100), ``bound_divisor`` (the 100 in L),
+    ``random_state`` for reproducible sampling and ``conventions``:
+
+    * ``"paper"`` (default): the paper's text as described above.
+    * ``"reference"``: what the authors' code (GTLibrary ``LimitedMemoryMaxRegretIRCFR``)
+      does where it departs from the text (docs/conventions.md): player 1 updates before
+      player 0; the bound update runs per player update and only from iteration ``delay``
+      on, resamples after windows of 1, 2, 6, 12, 24, ... player updates, draws whole
+      abstract sets uniformly (like the heuristic), starts each sampled regret at
+      0.99 sqrt|A| sqrt t and detaches a member once max_a R / t > sqrt|A| / sqrt t (no
+      Delta_I, no divisor; R accumulated, not averaged over the window); the detached
+      member starts from zero, the set it leaves keeps its regrets and average.
     """
 
     def __init__(
@@ -75,7 +89,10 @@ class CFRPlusIRA:
         delay: int = 100,
         bound_divisor: float = 100.0,
         random_state: int | np.random.Generator | None = None,
+        conventions: str = "paper",
     ) -> None:
+        if conventions not in CONVENTIONS:
+            raise ParameterError(f"conventions must be one of {', '.join(CONVENTIONS)}, got {conventions!r}")
         if k_bound < 0 or k_heuristic < 0:
             raise ParameterError("k_bound and k_heuristic must be >= 0")
         if delay < 0:
@@ -88,6 +105,8 @@ class CFRPlusIRA:
         self.k_bound, self.k_heuristic = int(k_bound), int(k_heuristic)
         self.delay = int(delay)
         self.bound_divisor = float(bound_divisor)
+        self.conventions = conventions
+        self._order = (1, 0) if conventions == "reference" else (0, 1)
         self.rng = np.random.default_rng(random_state)
         self.map = RefinableMap(initial)
         self.layout = ProfileLayout(self.map)
@@ -105,6 +124,9 @@ class CFRPlusIRA:
         self._sample_regrets = np.zeros((2, rows, self._max_actions))
         self._samples_view = Samples(self._slots, self._sample_regrets)
         self._samples = [np.zeros(0, np.int32), np.zeros(0, np.int32)]
+        # Paper: the current window's first iteration, the next resample's iteration and
+        # the doublings so far. Reference: (unused), the player updates left before the
+        # next resample and the player updates counted in the current window.
         self._bound_window_start = 0
         self._next_bound_resample = 1
         self._doublings = 0
@@ -122,21 +144,25 @@ class CFRPlusIRA:
         # The map's offsets change in place as it splits, so the view stays current.
         view = infoset_view(tree, m)
         work = CFRBuffers(layout.edge_prob, layout.values, layout.reach, self._own_reach)
+        reference = self.conventions == "reference"
         for _ in range(iterations):
             t = self.iteration + 1
-            if t == self._next_bound_resample:
+            if not reference and t == self._next_bound_resample:
                 self._resample(BOUND, None, self.k_bound)
                 self._bound_window_start = t
                 self._next_bound_resample = t + 2 ** self._doublings
                 self._doublings += 1
-            for player in (0, 1):
+            for player in self._order:
+                if reference and self.k_bound and t >= self.delay:
+                    self._reference_bound_step(t)
                 self._resample(HEURISTIC, player, self.k_heuristic)
                 abstract = m.abstract_infosets_of(player)
                 update_player(t, player, self._settings, layout.passes, view, self._player_infosets[player],
                               abstract, self._state, work, self._samples_view)
                 self._match(abstract)
                 self._heuristic_update(t)
-            self._bound_update(t)
+            if not reference:
+                self._bound_update(t)
             self.iteration = t
         return self
 
@@ -155,7 +181,7 @@ class CFRPlusIRA:
             return
         if self.map.abstract_size[sets].sum() <= budget:
             chosen = [self.map.members(a) for a in sets]
-        elif kind == BOUND:
+        elif kind == BOUND and self.conventions == "paper":
             # Every eligible original infoset equally likely (eq. 16, what Lemma 2 assumes).
             eligible = np.concatenate([self.map.members(a) for a in sets])
             chosen = [np.sort(self.rng.choice(eligible, budget, replace=False))]
@@ -174,6 +200,11 @@ class CFRPlusIRA:
         self._samples[kind] = sample
         self._slots[kind, sample] = np.arange(sample.size, dtype=np.int32)
         self._sample_regrets[kind, : sample.size] = 0.0
+        if kind == BOUND and self.conventions == "reference":
+            head_start = REFERENCE_BOUND_HEAD_START * np.sqrt(self.iteration + 1)
+            actions = self.tree.infoset_num_actions[sample][:, None]
+            valid = np.arange(self._max_actions) < actions
+            self._sample_regrets[kind, : sample.size] = np.where(valid, head_start * np.sqrt(actions), 0.0)
 
     def _sample_rows(self, kind: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Sampled infosets, their regret rows and a mask of their valid actions."""
@@ -204,6 +235,37 @@ class CFRPlusIRA:
             self._match(np.array(new_ids, np.int32))
             self.layout.reassign(np.concatenate(groups[1:]))
             self.splits["heuristic"] += len(new_ids)
+
+    def _reference_bound_step(self, t: int) -> None:
+        """The reference code's ``boundCheck``, at the start of every player update from
+        iteration ``delay`` on: count the update; resample when the window is used up
+        (the next window twice the updates counted), else detach every sampled member
+        with max_a R / t > sqrt|A| / sqrt t."""
+        self._doublings += 1
+        self._next_bound_resample -= 1
+        if self._next_bound_resample == 0:
+            self._resample(BOUND, None, self.k_bound)
+            self._next_bound_resample = 2 * self._doublings
+            self._doublings = 1
+            return
+        sample, rows, valid = self._sample_rows(BOUND)
+        if sample.size == 0:
+            return
+        actions = self.tree.infoset_num_actions[sample]
+        best = np.where(valid, rows, -np.inf).max(axis=1)
+        violating = best / t > np.sqrt(actions) / np.sqrt(t)
+        for infoset in sample[violating].tolist():
+            old = int(self.map.abstract_of[infoset])
+            new = self.map.detach(infoset)
+            self._slots[BOUND, infoset] = -1
+            if new is None:
+                continue
+            lo, hi = self.map.abstract_action_offset[new], self.map.abstract_action_offset[new + 1]
+            self.regrets[lo:hi] = 0.0
+            self.average_accumulator[lo:hi] = 0.0
+            self._match(np.array([old, new], np.int32))
+            self.layout.reassign(np.array([infoset], np.int32))
+            self.splits["bound"] += 1
 
     def _bound_update(self, t: int) -> None:
         """Alg. 9: detach sampled infosets whose window regret exceeds the bound L."""

@@ -15,9 +15,24 @@ update (players alternate; one iteration = player 0 then player 1):
 5. if Delta > ``delta_tolerance``, Refine (Alg. 4, Case 2) detaches every reachable member
    of the touched abstract sets and the average becomes b-tilde; else it becomes b-hat.
 
-New sets inherit the pre-update average. Theorem 1: with the same initial pure strategy
-and tie-breaking, FPIRA's exploitability equals fictitious play's in the original game at
-every iteration (tested against ``FictitiousPlay(alternating=True)``).
+New sets inherit the pre-update average. ``conventions="reference"`` follows the authors'
+code (GTLibrary) where the paper's text leaves a choice open or says otherwise:
+
+* best responses value an infoset the opponent never reaches from the opponent's strategy
+  below it (``FPIRABestResponse``) instead of giving every action 0 and taking the first:
+  ties are broken against an opponent trembling toward uniform (``solvers/trembling``);
+* Delta is one-sided (``FPIRA.aboveDelta`` with ``CHECK_BOTH_SIDES = false``): only how
+  much more an opponent pure strategy gains against b-hat than against b-tilde,
+  max(u(b-hat) - u(b-tilde)), not the absolute difference of the paper's Alg. 5;
+* an update walks only the histories the opponent's average reaches
+  (``FPIRA.updateISStructure`` skips opponent actions of probability <= 1e-8) and adds
+  each history's own reach: an infoset no reached history leads to is neither split nor
+  mixed, and in Lemma 1 a member weighs its own reach times the number of its reached
+  histories.
+
+Theorem 1: with the same initial pure strategy and tie-breaking, FPIRA's exploitability
+equals fictitious play's in the original game at every iteration (tested for "paper"
+against ``FictitiousPlay(alternating=True)``).
 """
 
 from __future__ import annotations
@@ -36,13 +51,19 @@ from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.fictitious_play import mix_realization_weighted, own_reach, pure_response
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import infoset_view
+from efgkit.solvers.trembling import trembling_best_response
+
+CONVENTIONS = ("paper", "reference")
 
 
 class FPIRA:
     """Fictitious play on a refined imperfect-recall abstraction (alternating updates)."""
 
     def __init__(self, tree: GameTree, *, initial: InfosetMap | None = None,
-                 delta_tolerance: float = 1e-8) -> None:
+                 delta_tolerance: float = 1e-8, conventions: str = "paper") -> None:
+        if conventions not in CONVENTIONS:
+            raise ParameterError(f"conventions must be one of {', '.join(CONVENTIONS)}, got {conventions!r}")
+        self.conventions = conventions
         initial = initial or InfosetMap.coarsest(tree)
         initial.check_tree(tree)
         self.tree = tree
@@ -54,6 +75,7 @@ class FPIRA:
         self._position = (np.arange(tree.num_infoset_actions)
                           - tree.infoset_action_offset[tree.action_infoset]).astype(np.int64)
         self._player_infosets = [tree.infosets_of(p) for p in (0, 1)]
+        self._player_nodes = [np.flatnonzero(tree.node_kind == p) for p in (0, 1)]
         self._updates = [0, 0]
         self.iteration = 0
         self.last_delta = (0.0, 0.0)
@@ -122,8 +144,13 @@ class FPIRA:
         tree, m = self.tree, self.map
         infosets = self._player_infosets[player]
         offsets = tree.infoset_action_offset
-        _, actions = self._responder.best_response(player, self.behavior())
+        if self.conventions == "reference":
+            _, actions = trembling_best_response(self._responder, player, self.behavior())
+        else:
+            _, actions = self._responder.best_response(player, self.behavior())
         _, reach_response = pure_response(tree, infosets, actions)
+        histories = self._reached_histories(player) if self.conventions == "reference" else 1.0
+        reach_response = reach_response * histories
         reachable = infosets[reach_response[infosets] > 0]
 
         self._refine_for_best_response(reachable, actions, reach_response)
@@ -131,7 +158,7 @@ class FPIRA:
         # Lemma 1 twice: in the abstraction (b-hat) and per original infoset (b-tilde, on the
         # responder's identity map), with the same own reaches.
         mixing = 1.0 / (self._updates[player] + 2)
-        reach_average = own_reach(infoset_view(tree, m), infosets, self.average)
+        reach_average = own_reach(infoset_view(tree, m), infosets, self.average) * histories
         hat = mix_realization_weighted(self.average, m, player, infosets, actions,
                                        reach_average, reach_response, mixing)
         tilde = mix_realization_weighted(self.behavior(), self._responder.infoset_map, player, infosets,
@@ -150,16 +177,27 @@ class FPIRA:
         self._updates[player] += 1
         return delta
 
+    def _reached_histories(self, player: int) -> np.ndarray:
+        """float64 per original infoset: how many of its histories chance and the opponent's
+        average (the strategy the best response was just computed against) reach."""
+        nodes = self._player_nodes[player]
+        reach = self._responder.layout.others_reach(player)[nodes]
+        return np.bincount(self.tree.node_infoset[nodes][reach > 0],
+                           minlength=self.tree.num_infosets).astype(np.float64)
+
     def _delta(self, player: int, tilde: np.ndarray, hat: np.ndarray) -> float:
-        """Alg. 5: max over opponent pure strategies of |u(b-tilde) - u(b-hat)|."""
+        """Alg. 5: max over opponent pure strategies of |u(b-tilde) - u(b-hat)| (the
+        opponent's utility); "reference": of u(b-hat) - u(b-tilde) only."""
         layout = self._responder.layout
         opponent = 1 - player
         layout.set_strategy(tilde)
         reach_tilde = layout.others_reach(opponent).copy()
         layout.set_strategy(hat)
         difference = reach_tilde - layout.others_reach(opponent)
-        gain, _ = self._responder.best_response_to_weights(opponent, difference)
         loss, _ = self._responder.best_response_to_weights(opponent, -difference)
+        if self.conventions == "reference":
+            return loss
+        gain, _ = self._responder.best_response_to_weights(opponent, difference)
         return max(gain, loss)
 
     # -------------------------------------------------------------- refinements

@@ -31,6 +31,11 @@ from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 # --------------------------------------------------------------------------- refine
 REFINERS = ("cfr+ira", "fpira")
+CONVENTIONS = ("paper", "reference")
+conventions_option = click.option(
+    "--conventions", type=click.Choice(CONVENTIONS), default="paper", show_default=True,
+    help="paper: Čermák et al.'s text; reference: the authors' code where it departs from "
+         "the text (docs/conventions.md, 'FPIRA and CFR+IRA').")
 
 
 def _initial_abstraction(tree: GameTree, initial: str) -> InfosetMap:
@@ -45,24 +50,26 @@ def _initial_abstraction(tree: GameTree, initial: str) -> InfosetMap:
 
 
 def _make_refiner(tree: GameTree, algorithm: str, initial: InfosetMap, kb: int, kh: int,
-                  delay: int, seed: int):
+                  delay: int, seed: int, conventions: str = "paper"):
     from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA
     from efgkit.abstraction.fpira import FPIRA
 
     if algorithm == "fpira":
-        return FPIRA(tree, initial=initial)
+        return FPIRA(tree, initial=initial, conventions=conventions)
     return CFRPlusIRA(tree, initial=initial, k_bound=kb, k_heuristic=kh, delay=delay,
-                      random_state=seed)
+                      random_state=seed, conventions=conventions)
 
 
 def _refinement_parameters(ctx: click.Context, algorithm: str, kb: int, kh: int, delay: int,
-                           seed: int) -> dict[str, object]:
+                           seed: int, conventions: str) -> dict[str, object]:
+    # Checkpoints of the paper's conventions record no key, as before the option existed.
+    chosen = {} if conventions == "paper" else {"conventions": conventions}
     if algorithm == "fpira":
         given = [f"--{name}" for name in ("kb", "kh", "delay", "seed") if name in given_options(ctx)]
         if given:
             raise ParameterError(f"{', '.join(given)} apply to --algorithm cfr+ira only")
-        return {}
-    return {"k_bound": kb, "k_heuristic": kh, "delay": delay, "seed": seed}
+        return chosen
+    return {"k_bound": kb, "k_heuristic": kh, "delay": delay, "seed": seed, **chosen}
 
 
 def _run_refinement(refiner, target: float, max_iterations: int, every: int, report,
@@ -130,6 +137,7 @@ refine_options = [
                  show_default=True, help="Give up after this many iterations."),
     click.option("--every", "-k", type=click.IntRange(min=1), default=10, show_default=True,
                  help="Evaluate NashConv every K iterations."),
+    conventions_option,
 ]
 
 
@@ -159,8 +167,8 @@ refine_options = [
 @json_option
 @click.pass_context
 def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int, kh: int,
-           delay: int, initial: str, max_iterations: int, every: int, seed: int,
-           out: str | None, plot: str | None, state: str | None, checkpoint_every: int | None,
+           delay: int, initial: str, max_iterations: int, every: int, conventions: str,
+           seed: int, out: str | None, plot: str | None, state: str | None, checkpoint_every: int | None,
            checkpoint_seconds: float | None, resume: bool, seconds_limit: float | None,
            as_json: bool) -> None:
     """Refine an imperfect-recall abstraction of GAME until NashConv <= TARGET.
@@ -169,7 +177,7 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
     original game. The result file holds the abstraction (InfosetMap) and the average
     strategy, and `efgkit evaluate` reads it.
     """
-    parameters = _refinement_parameters(ctx, algorithm, kb, kh, delay, seed)
+    parameters = _refinement_parameters(ctx, algorithm, kb, kh, delay, seed, conventions)
     check_writable(out, "--out")
     check_writable(plot, "--plot")
     check_state_file(ctx, state, resume)
@@ -180,7 +188,7 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
         for line in size_lines(tree, build_seconds):
             click.echo(line)
     refiner = _make_refiner(tree, algorithm, _initial_abstraction(tree, initial), kb, kh,
-                            delay, seed)
+                            delay, seed, conventions)
     checkpoints = previous = None
     if state is not None:
         recorded = {"initial": initial, **parameters}
@@ -305,13 +313,14 @@ def _parse_settings(text: str) -> list[tuple[str, int, int]]:
 @click.option("--target", type=click.FloatRange(min=0.0), default=0.05, show_default=True)
 @click.option("--max-iterations", type=click.IntRange(min=0), default=20_000, show_default=True)
 @click.option("--every", "-k", type=click.IntRange(min=1), default=25, show_default=True)
+@conventions_option
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), required=True,
               help="Write every evaluation point of every run to this CSV.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG of memory (32-bit words) against NashConv.")
 @json_option
 def tradeoff(game: str, settings: str, seeds: int, target: float, max_iterations: int,
-             every: int, csv_path: str, plot: str | None, as_json: bool) -> None:
+             every: int, conventions: str, csv_path: str, plot: str | None, as_json: bool) -> None:
     """Memory against exploitability: run refinements of GAME and record both as they go.
 
     Each CSV row is one evaluation: setting, seed, iteration, NashConv, abstract infosets,
@@ -331,7 +340,8 @@ def tradeoff(game: str, settings: str, seeds: int, target: float, max_iterations
     with progress_bar(plan, unit="run", desc="tradeoff runs", enabled=show_progress()) as bar:
         for label, kb, kh, seed in bar:
             algorithm = "fpira" if kb < 0 else "cfr+ira"
-            refiner = _make_refiner(tree, algorithm, InfosetMap.coarsest(tree), kb, kh, 100, seed)
+            refiner = _make_refiner(tree, algorithm, InfosetMap.coarsest(tree), kb, kh, 100, seed,
+                                    conventions)
             history = _run_refinement(refiner, target, max_iterations, every,
                                       lambda record, bar: None)
             for record in history:

@@ -16,7 +16,8 @@ or it and a unit swap across an edge.
 
 Payoffs (player 0): 2 if the attacker stands on the goal, uncaught, when the game ends
 after the last round, -1 if it is caught (which ends the game), 0 otherwise (the paper's
-timeout value; the reference code pays +1 there, seed_cermak.md Appendix A item 8).
+timeout value, ``payoffs=paper``); ``payoffs=reference`` pays +1 there as the reference
+code does (seed_cermak.md Appendix A item 8).
 Decisions, made to reproduce the digest's sizes EXACTLY and a game that is not trivial:
 
 * The tree is the reference code's: reaching the goal does not end the game. Play goes on
@@ -85,7 +86,7 @@ from efgkit.games.pursuit_board import (
     GOAL_UTILITY,
     GRAPH_OUT_EDGES,
     NUM_GRAPH_NODES,
-    TIMEOUT_UTILITY,
+    PAYOFFS,
     UNIT_STARTS,
     VISIBILITY_RADIUS,
 )
@@ -188,11 +189,15 @@ class _State(NamedTuple):
 class GraphPursuit:
     """Rules of Graph Pursuit with ``moves`` rounds (the Game protocol)."""
 
-    def __init__(self, moves: int = DEFAULT_MOVES) -> None:
+    def __init__(self, moves: int = DEFAULT_MOVES, payoffs: str = "paper") -> None:
         if not MIN_MOVES <= moves <= MAX_MOVES:
             raise GameSpecError(f"pursuit: moves={moves} must be between {MIN_MOVES} and {MAX_MOVES}")
+        if payoffs not in PAYOFFS:
+            raise GameSpecError(f"pursuit: payoffs={payoffs} must be one of {', '.join(PAYOFFS)}")
         self.moves = moves
-        self.spec = PURSUIT.canonical_spec({"moves": moves})
+        self.payoffs = payoffs
+        self.timeout_utility = PAYOFFS[payoffs]
+        self.spec = PURSUIT.canonical_spec({"moves": moves, "payoffs": payoffs})
 
     # ----------------------------------------------------------- Game protocol
     def initial_state(self) -> _State:
@@ -238,7 +243,7 @@ class GraphPursuit:
         if caught or rounds_done == self.moves:
             on_goal = not caught and state.attacker == GOAL
             utility = (GOAL_UTILITY if on_goal
-                       else CAPTURE_UTILITY if caught else TIMEOUT_UTILITY)
+                       else CAPTURE_UTILITY if caught else self.timeout_utility)
             return state._replace(mover=TERMINAL, utility=utility, **common)
         seen = _observation_text(PLAYER0, _attacker_sees(state.attacker, to1, to2))
         return state._replace(mover=PLAYER0, attacker_key=f"{state.attacker_key} {seen}",
@@ -266,7 +271,8 @@ class GraphPursuit:
             preorder = allocate_preorder(total)
             # Each decision node adds at most one row to its player's trie (plus row 0).
             trie = np.zeros((2, max(attacker_decisions, defender_decisions) + 1, 5), np.int64)
-            written, trie_rows = emit_preorder(self.moves, BOARD, preorder, trie)
+            board = BOARD._replace(timeout_utility=self.timeout_utility)
+            written, trie_rows = emit_preorder(self.moves, board, preorder, trie)
             if written != total:  # a bug, not bad input: the two counts are one rule set
                 raise RuntimeError(f"pursuit kernel wrote {written} nodes, num_nodes counted {total}")
             bar.update(1)
@@ -316,6 +322,8 @@ PURSUIT = GameEntry(
     parameters=(
         Parameter("moves", int, DEFAULT_MOVES, "rounds of moves (x of GPx)", minimum=MIN_MOVES,
                   maximum=MAX_MOVES),
+        Parameter("payoffs", str, "paper",
+                  "timeout payoff: paper 0, reference +1 (the authors' code)"),
     ),
     factory=GraphPursuit,
 )

@@ -18,6 +18,10 @@ VISIBILITY_RADIUS = 2
 GOAL_UTILITY = 2.0
 CAPTURE_UTILITY = -1.0
 TIMEOUT_UTILITY = 0.0
+REFERENCE_TIMEOUT_UTILITY = 1.0
+"""The authors' code pays +1 on timeout (GTLibrary ``PursuitGameState.getEndGameUtilities``:
+``return new double[]{1, -1};``); the paper's text says 0."""
+PAYOFFS = {"paper": TIMEOUT_UTILITY, "reference": REFERENCE_TIMEOUT_UTILITY}
 
 
 def _shortest_distances() -> np.ndarray:
