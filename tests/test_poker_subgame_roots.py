@@ -1,0 +1,90 @@
+"""The poker engine's subgame-root ranges and constraints equal resolve/'s on the GameTree."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from efgkit.errors import ParameterError
+from efgkit.games.poker import Betting, PokerState
+from efgkit.maps.infoset_map import InfosetMap
+from efgkit.poker.layout import StrategyLayout
+from efgkit.poker.public_tree import PublicTree
+from efgkit.poker.subgame_roots import BlueprintRoots, deal_roots
+from efgkit.resolve import BlueprintValues, round_subgames
+from efgkit.solvers import Strategy
+from efgkit.specs import load_game, make_game
+
+
+def _subgame_name(public: PublicTree, node: int) -> str:
+    game = public.game
+    betting = Betting(public.betting_histories[public.betting[node]],
+                      tuple(public.contribution[node].astype(int).tolist()), 0)
+    return game.public_state_key(PokerState((0, 0, *public.board_slots[public.board[node]]), betting))
+
+
+@pytest.mark.parametrize("kind", ["br", "selfplay"])
+@pytest.mark.parametrize("player", [0, 1])
+def test_root_ranges_and_constraints_equal_blueprint_values_on_leduc(kind, player):
+    """Same random blueprint on both engines: per subgame (betting x board) and opponent card,
+    π_{-o}(I), c_I and q_I of the public tree are RootConstraints' to 1e-12, and the range is the
+    re-solver's own reach."""
+    tree = load_game("leduc")
+    public = PublicTree(tree.game)
+    infoset_map = InfosetMap.identity(tree)
+    rng = np.random.default_rng(3)
+    probabilities = rng.random(infoset_map.num_abstract_actions) + 0.05
+    offsets = infoset_map.abstract_action_offset
+    for i in range(infoset_map.num_abstract):
+        probabilities[offsets[i]:offsets[i + 1]] /= probabilities[offsets[i]:offsets[i + 1]].sum()
+    blueprint = Strategy(infoset_map, probabilities)
+    reference = BlueprintValues(blueprint)
+    roots = deal_roots(public, 2)
+    ours = BlueprintRoots(StrategyLayout.from_infoset_map(public, infoset_map), probabilities).ranges(
+        roots, player, kind)
+    subgames = {s.name: s for s in round_subgames(tree, 2)}
+    assert sorted(subgames) == sorted(_subgame_name(public, int(n)) for n in roots)
+    names = [public.game.outcome_names[public.hand_outcome(h)] for h in range(public.num_hands)]
+    for i, node in enumerate(roots.tolist()):
+        constraints = reference.constraints(subgames[_subgame_name(public, node)], player, kind)
+        hand_of_element = [next(h for h, name in enumerate(names) if f"card={name} " in key)
+                           for key in constraints.elements.keys]
+        np.testing.assert_allclose(ours.element_reach[i, hand_of_element], constraints.element_reach,
+                                   rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ours.values[i, hand_of_element], constraints.values, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ours.opponent_reach[i, hand_of_element], constraints.opponent_reach,
+                                   rtol=0, atol=1e-12)
+        np.testing.assert_allclose(ours.normalized()[i, hand_of_element], constraints.normalized(),
+                                   rtol=0, atol=1e-9)
+        off_board = np.setdiff1d(np.arange(public.num_hands), public.valid_hands(node))
+        assert not ours.range[i, off_board].any() and not ours.element_reach[i, off_board].any()
+
+
+def test_two_card_hands_remove_the_opponents_cards_from_the_reach():
+    """holdem(ranks=2,rounds=2): π_{-o}(I) is the chance weight times the re-solver's reach over
+    the hands sharing no card with the opponent's hand or the board (direct sum)."""
+    public = PublicTree(make_game("holdem(ranks=2,rounds=2)"))
+    layout = StrategyLayout.lossless(public)
+    strategy = np.random.default_rng(0).random(layout.num_actions)
+    offsets = layout.action_offset
+    for r in range(layout.num_rows):
+        strategy[offsets[r]:offsets[r + 1]] /= strategy[offsets[r]:offsets[r + 1]].sum()
+    roots = deal_roots(public, 2)
+    ranges = BlueprintRoots(layout, strategy).ranges(roots, 0, "br")
+    cards = public.hand_mask
+    for i, node in enumerate(roots[:5].tolist()):
+        board = public.board_mask[public.board[node]]
+        for h in public.valid_hands(node).tolist():
+            compatible = [g for g in range(public.num_hands) if not (cards[g] & (cards[h] | board))]
+            expected = public.chance_weight[node] * ranges.range[i, compatible].sum()
+            assert ranges.element_reach[i, h] == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_a_round_without_a_public_deal_is_refused():
+    public = PublicTree(make_game("leduc"))
+    for round_number in (1, 3):
+        with pytest.raises(ParameterError, match=f"no public deal before round {round_number}"):
+            deal_roots(public, round_number)
+    with pytest.raises(ParameterError, match="constraints on the poker engine"):
+        layout = StrategyLayout.lossless(public)
+        BlueprintRoots(layout, np.full(layout.num_actions, 0.5)).ranges(deal_roots(public, 2), 0, "deepstack")
