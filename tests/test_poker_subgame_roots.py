@@ -88,3 +88,37 @@ def test_a_round_without_a_public_deal_is_refused():
     with pytest.raises(ParameterError, match="constraints on the poker engine"):
         layout = StrategyLayout.lossless(public)
         BlueprintRoots(layout, np.full(layout.num_actions, 0.5)).ranges(deal_roots(public, 2), 0, "deepstack")
+
+
+@pytest.mark.parametrize("subgame_index", [0, 17])
+def test_unsafe_resolving_on_the_vector_engine_equals_the_unsafe_gadget_gametree(subgame_index):
+    """The subtree below a Leduc round-2 root, entered with both players' blueprint ranges and
+    solved by vector CFR+, plays what CFR+ on resolve/'s unsafe gadget GameTree plays (the same
+    iterations), for both players, to 1e-9."""
+    from efgkit.poker.public_subtree import PublicSubtree, subtree_layout
+    from efgkit.poker.vector_cfr import VectorCFR
+    from efgkit.resolve import unsafe_gadget
+    from efgkit.solvers.cfr import CFRPlusSolver
+
+    tree = load_game("leduc")
+    public = PublicTree(tree.game)
+    infoset_map = InfosetMap.identity(tree)
+    rng = np.random.default_rng(11)
+    probabilities = rng.random(infoset_map.num_abstract_actions) + 0.05
+    offsets = infoset_map.abstract_action_offset
+    for i in range(infoset_map.num_abstract):
+        probabilities[offsets[i]:offsets[i + 1]] /= probabilities[offsets[i]:offsets[i + 1]].sum()
+    layout = StrategyLayout.from_infoset_map(public, infoset_map)
+    node = int(deal_roots(public, 2)[subgame_index])
+    subgame = {s.name: s for s in round_subgames(tree, 2)}[_subgame_name(public, node)]
+    values = BlueprintValues(Strategy(infoset_map, probabilities))
+    gadget = unsafe_gadget(subgame, values.reach[subgame.root_nodes], 0)
+    reference = CFRPlusSolver(InfosetMap.identity(gadget.tree)).iterate(60).average_strategy()
+    roots = BlueprintRoots(layout, probabilities)
+    subtree = PublicSubtree(public, node, roots.reach[:, node])
+    engine = VectorCFR(subtree, subtree_layout(layout, subtree), variant="cfr+").iterate(60)
+    average = engine.average_strategy()
+    for player in (0, 1):
+        actions, expected = gadget.resolved_behavior(reference, player)
+        assert actions.size > 0
+        np.testing.assert_allclose(average[actions], expected, rtol=0, atol=1e-9)
