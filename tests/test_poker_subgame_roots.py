@@ -12,6 +12,7 @@ from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.subgame_roots import BlueprintRoots, deal_roots
 from efgkit.resolve import BlueprintValues, round_subgames
+from efgkit.resolve.constraints import normalized_values
 from efgkit.solvers import Strategy
 from efgkit.specs import load_game, make_game
 
@@ -54,7 +55,8 @@ def test_root_ranges_and_constraints_equal_blueprint_values_on_leduc(kind, playe
         np.testing.assert_allclose(ours.values[i, hand_of_element], constraints.values, rtol=0, atol=1e-12)
         np.testing.assert_allclose(ours.opponent_reach[i, hand_of_element], constraints.opponent_reach,
                                    rtol=0, atol=1e-12)
-        np.testing.assert_allclose(ours.normalized()[i, hand_of_element], constraints.normalized(),
+        np.testing.assert_allclose(normalized_values(ours.values, ours.element_reach)[i, hand_of_element],
+                                   constraints.normalized(),
                                    rtol=0, atol=1e-9)
         off_board = np.setdiff1d(np.arange(public.num_hands), public.valid_hands(node))
         assert not ours.range[i, off_board].any() and not ours.element_reach[i, off_board].any()
@@ -90,35 +92,57 @@ def test_a_round_without_a_public_deal_is_refused():
         BlueprintRoots(layout, np.full(layout.num_actions, 0.5)).ranges(deal_roots(public, 2), 0, "deepstack")
 
 
-@pytest.mark.parametrize("subgame_index", [0, 17])
-def test_unsafe_resolving_on_the_vector_engine_equals_the_unsafe_gadget_gametree(subgame_index):
-    """The subtree below a Leduc round-2 root, entered with both players' blueprint ranges and
-    solved by vector CFR+, plays what CFR+ on resolve/'s unsafe gadget GameTree plays (the same
-    iterations), for both players, to 1e-9."""
-    from efgkit.poker.public_subtree import PublicSubtree, subtree_layout
-    from efgkit.poker.vector_cfr import VectorCFR
-    from efgkit.resolve import unsafe_gadget
+def _random_blueprint(infoset_map: InfosetMap, seed: int) -> np.ndarray:
+    probabilities = np.random.default_rng(seed).random(infoset_map.num_abstract_actions) + 0.05
+    offsets = infoset_map.abstract_action_offset
+    for i in range(infoset_map.num_abstract):
+        probabilities[offsets[i]:offsets[i + 1]] /= probabilities[offsets[i]:offsets[i + 1]].sum()
+    return probabilities
+
+
+@pytest.mark.parametrize("kind, player, subgame_index", [
+    ("unsafe", 0, 0), ("unsafe", 0, 17), ("resolve", 0, 3), ("resolve", 1, 17), ("maxmargin", 0, 17),
+    ("maxmargin", 1, 3), ("reach-maxmargin", 1, 17)])
+def test_vector_gadgets_play_what_cfr_plays_on_the_gadget_gametree(kind, player, subgame_index):
+    """Leduc, a random blueprint, one round-2 subgame: the gadget solved on the poker engine
+    (hands as vectors, ``VectorGadget``) and CFR+ on resolve/'s gadget GameTree, 60 iterations
+    each, give the re-solving player (both players for unsafe) the same average strategy to 1e-9;
+    reach-maxmargin's constraints are raised by the same (split) gifts on both."""
+    from efgkit.resolve import maxmargin_gadget, resolve_gadget, unsafe_gadget
+    from efgkit.resolve.vector_gadgets import VectorGadget
     from efgkit.solvers.cfr import CFRPlusSolver
 
     tree = load_game("leduc")
     public = PublicTree(tree.game)
     infoset_map = InfosetMap.identity(tree)
-    rng = np.random.default_rng(11)
-    probabilities = rng.random(infoset_map.num_abstract_actions) + 0.05
-    offsets = infoset_map.abstract_action_offset
-    for i in range(infoset_map.num_abstract):
-        probabilities[offsets[i]:offsets[i + 1]] /= probabilities[offsets[i]:offsets[i + 1]].sum()
+    probabilities = _random_blueprint(infoset_map, 11)
     layout = StrategyLayout.from_infoset_map(public, infoset_map)
-    node = int(deal_roots(public, 2)[subgame_index])
-    subgame = {s.name: s for s in round_subgames(tree, 2)}[_subgame_name(public, node)]
+    nodes = deal_roots(public, 2)
+    node = int(nodes[subgame_index])
+    subgames = {s.name: s for s in round_subgames(tree, 2)}
+    subgame = subgames[_subgame_name(public, node)]
     values = BlueprintValues(Strategy(infoset_map, probabilities))
-    gadget = unsafe_gadget(subgame, values.reach[subgame.root_nodes], 0)
+    ranges = BlueprintRoots(layout, probabilities).ranges(nodes, player, "br")
+    if kind == "unsafe":
+        gadget = unsafe_gadget(subgame, values.reach[subgame.root_nodes], player)
+    else:
+        constraints = values.constraints(subgame, player, "br")
+        if kind == "reach-maxmargin":
+            ordered = [subgames[_subgame_name(public, int(n))] for n in nodes]
+            every = [values.constraints(s, player, "br") for s in ordered]
+            gift = values.gifts(every, split=True)[subgame_index]
+            constraints = constraints.raised_by(gift, "br+gifts")
+            names = [public.game.outcome_names[public.hand_outcome(h)] for h in range(public.num_hands)]
+            hands = [next(h for h, name in enumerate(names) if f"card={name} " in key)
+                     for key in constraints.elements.keys]
+            raised = ranges.values.copy()
+            raised[subgame_index, hands] += gift
+            ranges = ranges._replace(values=raised)
+        gadget = (resolve_gadget if kind == "resolve" else maxmargin_gadget)(constraints)
     reference = CFRPlusSolver(InfosetMap.identity(gadget.tree)).iterate(60).average_strategy()
-    roots = BlueprintRoots(layout, probabilities)
-    subtree = PublicSubtree(public, node, roots.reach[:, node])
-    engine = VectorCFR(subtree, subtree_layout(layout, subtree), variant="cfr+").iterate(60)
-    average = engine.average_strategy()
-    for player in (0, 1):
-        actions, expected = gadget.resolved_behavior(reference, player)
+    engine = VectorGadget(public, layout, ranges, node, "maxmargin" if kind == "reach-maxmargin" else kind)
+    average = engine.iterate(60).average_strategy()
+    for resolved in (0, 1) if kind == "unsafe" else (player,):
+        actions, expected = gadget.resolved_behavior(reference, resolved)
         assert actions.size > 0
         np.testing.assert_allclose(average[actions], expected, rtol=0, atol=1e-9)

@@ -18,8 +18,9 @@ private hand as a vector index instead of a history:
   ``q_I``).
 
 These are ``RootConstraints``' arrays, element by element, so the gadgets of ``resolve/`` read
-the same numbers on either engine (tests/test_poker_subgame_roots.py checks them against
-``BlueprintValues`` on Leduc's GameTree to 1e-9). The passes run once over the whole public
+the same numbers on either engine (``resolve.constraints.normalized_values`` gives alt(I);
+tests/test_poker_subgame_roots.py checks them against ``BlueprintValues`` on Leduc's GameTree
+to 1e-12). The passes run once over the whole public
 tree; memory is that of one ``evaluate_strategy`` call (two (nodes, hands) blocks per player
 kept).
 """
@@ -69,11 +70,6 @@ class RootRanges(NamedTuple):
     element_reach: np.ndarray
     values: np.ndarray
     opponent_reach: np.ndarray
-
-    def normalized(self) -> np.ndarray:
-        """``values / element_reach`` (0 where a hand is unreachable): Brown & Sandholm's alt(I)."""
-        return np.divide(self.values, self.element_reach, out=np.zeros_like(self.values),
-                         where=self.element_reach > 0)
 
 
 class BlueprintRoots:
