@@ -52,8 +52,9 @@ class PublicSubtree:
             setattr(self, name, np.ascontiguousarray(getattr(tree, name)[self.origin]))
         new_of = np.full(tree.num_nodes, -1, np.int64)
         new_of[self.origin] = np.arange(self.origin.shape[0])
-        self.first_child = np.where(self.num_children > 0, new_of[tree.first_child[self.origin]],
-                                    0).astype(np.int64)
+        parents = self.num_children > 0
+        self.first_child = np.zeros(self.origin.shape[0], np.int64)
+        self.first_child[parents] = new_of[tree.first_child[self.origin[parents]]]
         self.num_nodes = int(self.origin.shape[0])
         self.decision_nodes = np.flatnonzero(self.kind <= 1).astype(np.int64)
         self.decision_index = np.full(self.num_nodes, -1, np.int64)
