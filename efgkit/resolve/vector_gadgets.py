@@ -12,6 +12,10 @@ for gadget, as CFR on ``gadgets.py``'s GameTree (tests/test_poker_subgame_roots.
   with its range, the opponent with its follow probability. Terminate is worth ``c_I`` to the
   opponent (``terminate_payoffs`` times the head's chance probability ``π(I)/k``), follow its
   counterfactual value of the subgame's root.
+* ``distributional`` / ``distributional-hedge`` (Brown & Sandholm §6.1): the resolve head with
+  the opponent's follow probabilities set before every iteration by ``distributional.FollowRule``
+  (Theorem 4's threshold or Appendix B's Hedge) from its normalised follow values under the
+  current profile, as ``DistributionalSolver`` sets them on the GameTree.
 * ``maxmargin`` / ``reach-maxmargin``: one opponent row choosing a live hand ``h`` (π(I) > 0);
   it enters with probability ``s(h)/π(I)`` (the gadget's chance picks the root in proportion to
   π(r)/π(I)); choosing ``h`` is worth ``v(h)/π(I) - alt(I)``. The gadget's payoff shift below
@@ -31,7 +35,7 @@ import numpy as np
 
 from efgkit.core.regret_rules import VariantSolver, average_weight, clear_rows, match_rows
 from efgkit.errors import ParameterError
-from efgkit.poker.codes import REGRETS
+from efgkit.poker.codes import EXPECTED, REGRETS
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_subtree import PublicSubtree, subtree_layout
 from efgkit.poker.public_tree import PublicTree
@@ -42,13 +46,17 @@ from efgkit.poker.vector_cfr import (
     tree_view,
     update_rows,
     value_and_average_pass,
+    value_pass,
     workspace,
 )
 from efgkit.resolve.constraints import normalized_values
+from efgkit.resolve.distributional import FollowRule
 from efgkit.resolve.gadgets import terminate_payoffs
 from efgkit.solvers.strategy import normalize_per_infoset
 
-VECTOR_GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin")
+VECTOR_GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin", "distributional",
+                  "distributional-hedge")
+_RESOLVE_HEADED = ("resolve", "distributional", "distributional-hedge")
 
 
 class VectorGadget(VariantSolver):
@@ -57,12 +65,14 @@ class VectorGadget(VariantSolver):
     ``tree`` / ``layout``: the full public tree and the layout whose rows the re-solved strategy
     fills (lossless for unabstracted re-solving); ``ranges``: the ``RootRanges`` of the subgame's
     root for the re-solving player (their ``nodes`` must hold ``node``; for reach-maxmargin,
-    values already raised by the gifts); ``kind``: one of ``VECTOR_GADGETS``.
+    values already raised by the gifts); ``kind``: one of ``VECTOR_GADGETS``; ``spread``
+    (distributional gadgets): the standard deviation of each opponent hand's alternative
+    payoff, float64 (hands,).
     ``average_strategy()`` is a strategy of ``layout`` (rows outside the subgame uniform).
     """
 
     def __init__(self, tree: PublicTree, layout: StrategyLayout, ranges: RootRanges, node: int, kind: str,
-                 *, variant: str = "cfr+") -> None:
+                 *, variant: str = "cfr+", spread: np.ndarray | None = None, nodes: int = 40) -> None:
         if kind not in VECTOR_GADGETS:
             raise ParameterError(f"the poker engine runs the gadgets {', '.join(VECTOR_GADGETS)}, "
                                  f"not {kind!r}")
@@ -96,6 +106,14 @@ class VectorGadget(VariantSolver):
                                      *((r, self.layout.action_offset, self._state)
                                        for r in self.layout.rows_of_player)):
             match_rows(rows, offsets, False, 1.0, state.regrets, state.instant, state.strategy)
+        self._rule = None
+        if kind.startswith("distributional"):
+            if spread is None or np.shape(spread) != (tree.num_hands,):
+                raise ParameterError(f"distributional gadgets need a spread per hand ({tree.num_hands})")
+            hands = self._head_hands
+            self._rule = FollowRule(normalized_values(ranges.values[i], reach)[hands],
+                                    np.asarray(spread, np.float64)[hands],
+                                    "hedge" if kind.endswith("hedge") else "threshold", nodes)
         self._enter()
 
     def _head_rows_of(self, ranges: RootRanges, i: int, reach: np.ndarray):
@@ -105,7 +123,7 @@ class VectorGadget(VariantSolver):
         if self.kind == "unsafe":
             return np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0)
         values = ranges.values[i]
-        if self.kind == "resolve":
+        if self.kind in _RESOLVE_HEADED:
             hands = self.subtree.valid_hands(0)
             k = float(reach.sum())
             terminate = reach / k * terminate_payoffs(values, reach, k)
@@ -122,7 +140,7 @@ class VectorGadget(VariantSolver):
         opponent = self.subtree.root_reach[self.opponent]
         opponent[:] = 0.0
         strategy = self._head.strategy
-        if self.kind == "resolve":
+        if self.kind in _RESOLVE_HEADED:
             opponent[self._head_hands] = strategy[1::2]
         else:
             opponent[self._head_hands] = strategy / self._reach[self._head_hands]
@@ -131,7 +149,7 @@ class VectorGadget(VariantSolver):
         """Instant regrets and average of the head rows from the opponent's root values."""
         root = self._work.values[0, self._head_hands]
         values = self._head_values.copy()
-        if self.kind == "resolve":
+        if self.kind in _RESOLVE_HEADED:
             values[1::2] = root
         else:
             values += root / self._reach[self._head_hands]
@@ -141,13 +159,32 @@ class VectorGadget(VariantSolver):
         head.instant[:] = values - np.repeat(expected, np.diff(self._head_offset))
         if weight > 0.0:
             head.average[:] += weight * head.strategy
-        update_rows(self._head_rows, self._head_offset, self._settings, t, head)
+        if self._rule is None:  # a distributional head is set by its rule, not by its regrets
+            update_rows(self._head_rows, self._head_offset, self._settings, t, head)
+            self._enter()
+
+    def _hold_head(self) -> None:
+        """Set the distributional head from the opponent's normalised follow values now."""
+        state, hands = self._state, self._head_hands
+        for p in (0, 1):
+            player_reach_pass(self._view, self._rows, state.strategy, np.int64(p), self._work.reach)
+        value_pass(self._view, self._rows, state.strategy, np.int64(self.opponent), np.int64(EXPECTED),
+                   self._work, np.zeros(0))
+        reach = self._reach[hands]
+        follow_values = np.divide(self._work.values[0, hands], reach, out=self._rule.means.copy(),
+                                  where=reach > 0)
+        follow = self._rule(follow_values, self.iteration)
+        self._head.strategy[0::2] = 1.0 - follow
+        self._head.strategy[1::2] = follow
+        self._enter()
 
     def iterate(self, iterations: int = 1) -> VectorGadget:
         """``iterations`` alternating iterations (player 0 first), the head with the opponent."""
         state, offsets = self._state, self.layout.action_offset
         for _ in range(iterations):
             t = self.iteration + 1
+            if self._rule is not None:
+                self._hold_head()
             weight = average_weight(self._settings.variant, t, self._settings.delay, self._settings.gamma,
                                     self._settings.horizon)
             for player in (0, 1):
@@ -159,7 +196,6 @@ class VectorGadget(VariantSolver):
                                        np.int64(REGRETS), self._work, state.instant, weight, state.average)
                 if player == self.opponent and self._head_rows.size:
                     self._head_update(t, weight)
-                    self._enter()
                 update_rows(rows, offsets, self._settings, t, state)
             self.iteration = t
         return self

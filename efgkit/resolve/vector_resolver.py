@@ -28,6 +28,7 @@ from efgkit.poker.best_response import evaluate_strategy
 from efgkit.poker.layout import StrategyLayout
 from efgkit.poker.public_tree import PublicTree
 from efgkit.poker.subgame_roots import CONSTRAINT_KINDS, BlueprintRoots, RootRanges, deal_roots
+from efgkit.resolve.constraints import normalized_values
 from efgkit.resolve.vector_gadgets import VECTOR_GADGETS, VectorGadget
 
 
@@ -47,12 +48,14 @@ class VectorResolver:
     """Re-solve every subgame of round ``round_number`` of the blueprint ``strategy`` (float64 per
     action of ``layout`` over ``tree``) with ``gadget`` (``VECTOR_GADGETS``; reach-maxmargin takes
     ``split_gifts``), ``constraints`` ("br" or "selfplay": Brown & Sandholm's "Estimated" with the
-    resolve gadget) and ``iterations`` of CFR ``variant`` per gadget, for ``players``."""
+    resolve gadget; with a distributional gadget "Estimated + Distributional") and ``iterations`` of
+    CFR ``variant`` per gadget, for ``players``; ``spread``: distributional gadgets' factor on
+    ``s(I) = |blueprint cfv(I) - CBV(I)|`` (``distributional.distributional_spread``)."""
 
     def __init__(self, tree: PublicTree, layout: StrategyLayout, strategy: np.ndarray, *,
                  gadget: str = "resolve", constraints: str = "br", iterations: int = 1000,
                  split_gifts: bool = True, variant: str = "cfr+", players: tuple[int, ...] = (0, 1),
-                 round_number: int = 2) -> None:
+                 round_number: int = 2, spread: float = 1.0) -> None:
         if gadget not in VECTOR_GADGETS:
             raise ParameterError(f"the poker engine runs the gadgets {', '.join(VECTOR_GADGETS)}, "
                                  f"not {gadget!r}")
@@ -66,6 +69,9 @@ class VectorResolver:
         self.tree, self.layout, self.strategy = tree, layout, np.ascontiguousarray(strategy, np.float64)
         self.gadget, self.constraints, self.iterations = gadget, constraints, int(iterations)
         self.split_gifts, self.variant, self.players = split_gifts, variant, tuple(dict.fromkeys(players))
+        if not 0.0 <= spread < float("inf"):
+            raise ParameterError(f"spread must be a finite number >= 0, got {spread}")
+        self.spread = float(spread)
         self.roots = deal_roots(tree, round_number)
         self.values = BlueprintRoots(layout, self.strategy)
         self.lossless = StrategyLayout.lossless(tree)
@@ -88,6 +94,12 @@ class VectorResolver:
         if self.gadget != "reach-maxmargin":
             return ranges
         return ranges._replace(values=ranges.values + self.gifts(ranges))
+
+    def spreads(self, player: int) -> np.ndarray:
+        """Brown & Sandholm's ``s(I)`` times ``spread`` per (root, opponent hand), float64."""
+        selfplay, best = (self.values.ranges(self.roots, player, kind) for kind in ("selfplay", "br"))
+        return self.spread * np.abs(normalized_values(selfplay.values, selfplay.element_reach)
+                                    - normalized_values(best.values, best.element_reach))
 
     def gifts(self, ranges: RootRanges) -> np.ndarray:
         """Brown & Sandholm's gifts per (root, opponent hand), float64 (roots, hands)."""
@@ -128,10 +140,12 @@ class VectorResolver:
         kind = "maxmargin" if self.gadget == "reach-maxmargin" else self.gadget
         for players in groups:
             ranges = self.ranges(players[0])
-            for node in ranges.nodes.tolist():
-                if not ranges.range[ranges.nodes == node].any():
+            spreads = self.spreads(players[0]) if kind.startswith("distributional") else None
+            for i, node in enumerate(ranges.nodes.tolist()):
+                if not ranges.range[i].any():
                     continue  # the re-solver never reaches it: it keeps the blueprint
-                solver = VectorGadget(self.tree, self.lossless, ranges, node, kind, variant=self.variant)
+                solver = VectorGadget(self.tree, self.lossless, ranges, node, kind, variant=self.variant,
+                                      spread=None if spreads is None else spreads[i])
                 average = solver.iterate(self.iterations).average_strategy()
                 for player in players:
                     actions = _actions_of(solver, player)
