@@ -18,6 +18,7 @@ among the subgames' elements ``(root, h)`` below that action, or given whole (no
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -130,18 +131,23 @@ class VectorResolver:
                 gifts[i] += lost
         return gifts
 
-    def resolve(self) -> VectorResolveResult:
-        """Re-solve every root for every player, combine on the lossless layout and evaluate."""
+    def resolve(self, progress: Callable[[int, int], None] | None = None) -> VectorResolveResult:
+        """Re-solve every root for every player, combine on the lossless layout and evaluate;
+        ``progress(done, total)`` after each gadget."""
         started = time.perf_counter()
         blueprint = self.combined_blueprint()
         before = evaluate_strategy(self.lossless, blueprint)
         combined = blueprint.copy()
         groups = [self.players] if self.gadget == "unsafe" else [(p,) for p in self.players]
         kind = "maxmargin" if self.gadget == "reach-maxmargin" else self.gadget
+        done, total = 0, len(groups) * self.roots.shape[0]
         for players in groups:
             ranges = self.ranges(players[0])
             spreads = self.spreads(players[0]) if kind.startswith("distributional") else None
             for i, node in enumerate(ranges.nodes.tolist()):
+                done += 1
+                if progress is not None:
+                    progress(done, total)
                 if not ranges.range[i].any():
                     continue  # the re-solver never reaches it: it keeps the blueprint
                 solver = VectorGadget(self.tree, self.lossless, ranges, node, kind, variant=self.variant,
