@@ -101,3 +101,70 @@ def test_resolve_rejects_bad_input_in_one_line_and_leaves_the_output_alone(
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith("efgkit: error: ") and message in result.stderr
     assert out.read_bytes() == b"precious"
+
+
+@pytest.fixture(scope="module")
+def holdem_blueprint(tmp_path_factory):
+    """A random card-blind bucket strategy of holdem(ranks=3,rounds=2) (the poker engines' file)."""
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import CardIndependent
+    from efgkit.specs import make_game
+    from efgkit.storage.bucket_strategy import save_bucket_strategy
+
+    layout = BucketLayout(BettingTree(make_game("holdem(ranks=3,rounds=2)")), CardIndependent())
+    path = tmp_path_factory.mktemp("holdem") / "blind.h5"
+    save_bucket_strategy(path, layout, layout.random(0), {"algorithm": "random", "iterations": 0})
+    return path
+
+
+def test_resolve_takes_a_bucket_strategy_and_reports_nash_conv_and_mbb(holdem_blueprint):
+    """A hold'em bucket strategy is re-solved on the poker engine; the report is the
+    VectorResolver's, in NashConv and mbb/g (big blind 10)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from efgkit.poker.materialised.layout import StrategyLayout
+    from efgkit.poker.materialised.public_tree import PublicTree
+    from efgkit.resolve.vector_resolver import VectorResolver
+    from efgkit.specs import make_game
+    from efgkit.storage.bucket_strategy import load_bucket_strategy
+
+    result = CliRunner().invoke(main, ["resolve", str(holdem_blueprint), "--gadget", "reach-maxmargin",
+                                       "--no-split-gifts", "-n", "20", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    game = make_game("holdem(ranks=3,rounds=2)")
+    buckets, strategy, _, _ = load_bucket_strategy(holdem_blueprint, game)
+    tree = PublicTree(game)
+    expected = VectorResolver(tree, StrategyLayout.from_bucket_layout(tree, buckets), strategy,
+                              gadget="reach-maxmargin", split_gifts=False, iterations=20).resolve()
+    assert data["nash_conv_before"] == pytest.approx(expected.before.nash_conv, abs=1e-12)
+    assert data["nash_conv_after"] == pytest.approx(expected.after.nash_conv, abs=1e-12)
+    assert data["nash_conv_after"] < data["nash_conv_before"]
+    assert data["exploitability_mbb_per_game_after"] == pytest.approx(
+        expected.after.exploitability / 10 * 1000, rel=1e-12)
+    assert data["engine"] == "poker" and data["num_subgames"] > 0
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--gadget", "coinflip"], "cannot run the coinflip gadget"),
+    (["--constraints", "deepstack"], "takes br or selfplay"),
+    (["--round", "3"], "no public deal before round 3"),
+    (["--out", "x.h5"], "--out is not available"),
+    (["--solver", "lp"], "--solver lp"),
+])
+def test_bad_bucket_strategy_resolving_is_one_line_exit_2(holdem_blueprint, args, words):
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(main, ["resolve", str(holdem_blueprint), *args])
+    assert result.exit_code == 2 and words in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_bucket_strategy_for_another_game_is_one_line_exit_2(holdem_blueprint):
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(main, ["resolve", "holdem(ranks=4,rounds=2)", str(holdem_blueprint)])
+    assert result.exit_code == 2 and "not 'holdem(ranks=4,rounds=2)'" in result.output, result.output

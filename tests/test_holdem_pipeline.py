@@ -253,6 +253,50 @@ def test_feature_store_resumes_and_refuses_other_parameters(tmp_path, features):
         reopened.read("preflop")
 
 
+@pytest.mark.parametrize("rounds, board_cards", [(2, (0, 3)), (3, (0, 3, 1))])
+def test_fewer_rounds_give_final_round_features_of_their_last_board(tmp_path, rounds, board_cards):
+    """Flop (turn) hold'em: every street's E[HS] is HandStrength's exact enumeration of the game
+    that ends there (the last round's features look at no card to come), and its bucket file
+    serves ``holdem(rounds=R)`` and refuses rounds it does not have."""
+    from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+    from efgkit.specs import make_game
+
+    options = dataclasses.replace(OPTIONS, rounds=rounds, buckets=OPTIONS.buckets[:rounds])
+    store = MemoryFeatures()
+    with ChunkRunner() as runner:
+        compute_features(options, store, runner, progress=False)
+    assert set(store.streets) == set(ROUND_NAMES[:rounds])
+    assert set(store.read(options.final_street)) == {"ehs", "ochs", "weight"}
+    situations = CardSituations(CardStructure(RANKS, 4, 2, board_cards))
+    strength = HandStrength(situations)
+    for round_index, street in enumerate(ROUND_NAMES[:rounds]):
+        rows = situations.rounds[round_index]
+        hands = np.concatenate([rows.hands[rows.hand_of], rows.boards[rows.board_of]], axis=1)
+        index = F.hand_indexer(hands.shape[1] - 2, RANKS).index(hands)
+        stored = store.read(street)
+        np.testing.assert_allclose(stored["ehs"][index], strength.expected(round_index), rtol=0, atol=1e-7)
+        assert np.array_equal(np.bincount(index, minlength=stored["weight"].size), stored["weight"])
+    path = tmp_path / "b.h5"
+    streets = cluster_streets(options, store, ChunkRunner(), progress=False)
+    pipeline.save_buckets(path, RANKS, streets, {})
+    with BucketLookup(path) as table:
+        assert table.rounds == rounds and table.num_buckets(rounds - 1) <= options.buckets[-1]
+        with pytest.raises(ParameterError, match=f"{rounds}-round game"):
+            table.bucket(None, "AsKd", "QhJhTcTsTd"[:2 * (rounds + 2)])  # the next round's board
+    game = make_game(f"holdem(ranks={RANKS},rounds={rounds})")
+    cards = IsomorphicCards.from_bucket_file(game, path)
+    assert [cards.num_buckets(r) for r in range(rounds)] == [s.num_buckets for s in streets]
+    from efgkit.errors import AbstractionError
+    with pytest.raises(AbstractionError, match=f"{rounds} rounds of buckets"):
+        IsomorphicCards.from_bucket_file(make_game(f"holdem(ranks={RANKS})"), path)
+    four_rounds = FeatureStore(tmp_path / "f.h5", num_ranks=RANKS, bins=BINS, opponent_clusters=4,
+                               opponent_seed=3)
+    four_rounds.write("preflop", store.read("preflop"))
+    with pytest.raises(FileFormatError, match="rounds=4, not"):
+        FeatureStore(tmp_path / "f.h5", num_ranks=RANKS, bins=BINS, opponent_clusters=4, opponent_seed=3,
+                     rounds=rounds)
+
+
 # ----------------------------------------------------------------------------- CLI
 def test_cli_builds_and_looks_up_with_json(tmp_path):
     out, features_path = tmp_path / "b.h5", tmp_path / "f.h5"
@@ -276,8 +320,25 @@ def test_cli_builds_and_looks_up_with_json(tmp_path):
     assert looked["round"] == "flop" and 0 <= looked["bucket"] < 30 and looked["hole"] == "AsKd"
 
 
+def test_cli_builds_a_flop_holdem_file_with_rounds_2(tmp_path):
+    out = tmp_path / "flop.h5"
+    result = CliRunner().invoke(main, ["holdem-abstraction", "--ranks", "5", "--rounds", "2", "--buckets",
+                                       "25,30", "--bins", "8", "--workers", "0", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["rounds"] == 2 and list(data["streets"]) == ["preflop", "flop"]
+    assert data["streets"]["flop"]["method"] == "ochs-l2-kmeans"
+    looked = CliRunner().invoke(main, ["holdem-abstraction", "--lookup", str(out), "AsKd", "QhJhTc",
+                                       "--json"])
+    assert looked.exit_code == 0 and json.loads(looked.output)["num_buckets"] <= 30
+    turn = CliRunner().invoke(main, ["holdem-abstraction", "--lookup", str(out), "AsKd", "QhJhTcTs"])
+    assert turn.exit_code == 2 and "2-round game" in turn.output
+
+
 @pytest.mark.parametrize("args, words", [
-    (["--buckets", "1,2,3"], "four positive integers"),
+    (["--buckets", "1,2,3"], "4 positive integers"),
+    (["--rounds", "2", "--buckets", "25,30,40"], "2 positive integers (preflop,flop)"),
+    (["--rounds", "3", "--buckets", "25,30,40", "--flop", "pa"], "four rounds only"),
     (["--buckets", "30,5,5,5"], "at most 25 buckets"),
     (["--ranks", "5", "--bins", "8", "AsKd"], "only for --lookup"),
     ([], "give --out"),

@@ -7,23 +7,33 @@ import click
 from efgkit.cli.app import check_writable, emit, json_option, main, save_figure, show_progress
 from efgkit.errors import ParameterError
 
+DEFAULT_BUCKETS = (169, 1000, 1000, 1000)
+STREETS = ("preflop", "flop", "turn", "river")
 
-def bucket_counts(text: str) -> tuple[int, int, int, int]:
+
+def bucket_counts(text: str | None, rounds: int = 4) -> tuple[int, ...]:
+    """The ``--buckets`` counts, one per round (``DEFAULT_BUCKETS``' first ``rounds`` if None)."""
+    if text is None:
+        return DEFAULT_BUCKETS[:rounds]
+    example = ",".join(map(str, DEFAULT_BUCKETS[:rounds]))
     try:
         counts = tuple(int(part) for part in text.split(","))
     except ValueError:
-        raise ParameterError(f"--buckets {text!r}: give four positive integers, "
-                             f"e.g. 169,1000,1000,1000") from None
-    if len(counts) != 4 or min(counts) < 1:
-        raise ParameterError(f"--buckets {text!r}: give four positive integers (preflop,flop,turn,river), "
-                             f"e.g. 169,1000,1000,1000")
-    return counts  # type: ignore[return-value]
+        raise ParameterError(f"--buckets {text!r}: give {rounds} positive integers, e.g. {example}") from None
+    if len(counts) != rounds or min(counts) < 1:
+        raise ParameterError(f"--buckets {text!r}: give {rounds} positive integers "
+                             f"({','.join(STREETS[:rounds])}), e.g. {example}")
+    return counts
 
 
 @main.command("holdem-abstraction")
 @click.argument("cards", nargs=-1)
-@click.option("--buckets", "-b", default="169,1000,1000,1000", show_default=True,
-              help="Buckets per street: preflop,flop,turn,river (preflop 169 keeps every class).")
+@click.option("--rounds", type=click.IntRange(2, 4), default=4, show_default=True,
+              help="Rounds of the game: 2 (flop hold'em), 3 (turn hold'em) or 4. The last round's "
+                   "features are final-round ones (E[HS] / OCHS on its board, no cards to come).")
+@click.option("--buckets", "-b", default=None,
+              help="Buckets per street, one per round: preflop,flop,turn,river (preflop 169 keeps every "
+                   "class) [default: 169,1000,1000,1000, its first ROUNDS counts].")
 @click.option("--flop", type=click.Choice(["emd", "ehs", "ehs2", "pa"]), default="emd",
               show_default=True,
               help="emd: k-means of strength histograms with exact EMD; ehs / ehs2: 1-D k-means of E[HS] / "
@@ -32,7 +42,8 @@ def bucket_counts(text: str) -> tuple[int, int, int, int]:
               help="emd: k-means of strength histograms with exact EMD; ehs / ehs2: 1-D k-means of E[HS] / "
                    "E[HS^2].")
 @click.option("--river", type=click.Choice(["ochs", "ehs"]), default="ochs", show_default=True,
-              help="ochs: L2 k-means of strength against 8 opponent clusters; ehs: 1-D k-means of E[HS].")
+              help="The final street (the river; the flop or turn with --rounds 2 or 3): ochs: L2 k-means "
+                   "of strength against 8 opponent clusters; ehs: 1-D k-means of E[HS].")
 @click.option("--bins", type=click.IntRange(min=2), default=50, show_default=True,
               help="Bins of the hand-strength histograms.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every clustering.")
@@ -58,9 +69,10 @@ def bucket_counts(text: str) -> tuple[int, int, int, int]:
 @click.option("--lookup", type=click.Path(dir_okay=False), default=None, metavar="BUCKETS.h5",
               help="Look up the bucket of CARDS (hole cards, then the board: AsKd 7h8h9c) in this file.")
 @json_option
-def holdem_abstraction(cards: tuple[str, ...], buckets: str, flop: str, turn: str, river: str, bins: int,
-                       seed: int, ranks: int, scheduler: str | None, workers: int, features: str | None,
-                       out: str | None, plot: str | None, seconds_limit: float | None, lookup: str | None,
+def holdem_abstraction(cards: tuple[str, ...], rounds: int, buckets: str | None, flop: str, turn: str,
+                       river: str, bins: int, seed: int, ranks: int, scheduler: str | None, workers: int,
+                       features: str | None, out: str | None, plot: str | None, seconds_limit: float | None,
+                       lookup: str | None,
                        as_json: bool) -> None:
     """Build Texas hold'em card buckets, or look one up.
 
@@ -84,23 +96,23 @@ def holdem_abstraction(cards: tuple[str, ...], buckets: str, flop: str, turn: st
 
     check_writable(out, "--out")
     check_writable(features, "--features")
-    plots = {} if plot is None else {street: f"{plot}-{street}.png" for street in
-                                     ("preflop", "flop", "turn", "river")}
+    plots = {} if plot is None else {street: f"{plot}-{street}.png" for street in STREETS[:rounds]}
     for path in plots.values():
         check_writable(path, "--plot")
-    options = AbstractionOptions(buckets=bucket_counts(buckets), flop=flop, turn=turn, river=river,
-                                 bins=bins, num_ranks=ranks, seed=seed)
+    options = AbstractionOptions(buckets=bucket_counts(buckets, rounds), flop=flop, turn=turn, river=river,
+                                 bins=bins, num_ranks=ranks, seed=seed, rounds=rounds)
     options.check()
     if seconds_limit is not None and features is None:
         raise ParameterError("--time needs --features FILE.h5: the streets finished in time are kept there "
-                             "(a bucket file needs all four)")
+                             "(a bucket file needs every street)")
     with ChunkRunner(scheduler=scheduler, workers=0 if scheduler else workers) as runner:
         summary = build_abstraction(options, out, features=features, runner=runner, progress=show_progress(),
                                     time_limit=seconds_limit)
     if plots:
         _write_plots(out, plots)
     summary["plots"] = list(plots.values())
-    lines = [f"hold'em buckets ({ranks}-rank deck) on {summary['runner']}, {summary['seconds']:.1f} s:"]
+    lines = [f"hold'em buckets ({ranks}-rank deck, {rounds} rounds) on {summary['runner']}, "
+             f"{summary['seconds']:.1f} s:"]
     for street, facts in summary["streets"].items():
         lines.append(
             f"  {street:7s} {facts['canonical_hands']:>12,} canonical hands -> "

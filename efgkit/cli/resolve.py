@@ -60,8 +60,9 @@ def plot_checkpoints(iterations: int) -> list[int]:
               help="reach-maxmargin: value the opponent's best alternative by its best-response value "
                    "against the blueprint (cbv) or by its minimum reachable payoff (min-payoff, a bound "
                    "no re-solving can take away; Brown & Sandholm's choice).")
-@click.option("--out", "-o", type=click.Path(dir_okay=False), required=True,
-              help="Write the refined strategy (blueprint with the re-solved subgames) here.")
+@click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
+              help="Write the refined strategy (blueprint with the re-solved subgames) here (required for "
+                   "a GameTree strategy; not yet for a bucket strategy).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG of exploitability against gadget iterations (evaluated at "
                    "10, 20, 50, ... iterations).")
@@ -74,6 +75,11 @@ def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, co
 
     GAME may be left out: the game BLUEPRINT.h5 records is used.
 
+    A bucket strategy of the poker engines (a limit-poker game whose public tree fits) is
+    re-solved on the poker engine instead: every subgame after the round's board deal, both
+    players' hands unabstracted as vectors (unsafe, resolve, maxmargin, reach-maxmargin,
+    distributional gadgets; br or selfplay constraints), the combined strategy evaluated exactly.
+
     Every subgame is re-solved once per player against the original blueprint with the
     chosen gadget, its solution replaces the blueprint there, and the result is evaluated
     exactly in the full game (NashConv before and after). With --constraints br the
@@ -84,6 +90,20 @@ def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, co
     game = game or recorded_game(blueprint_file)
     if round_number is not None and subgame_key is not None:
         raise ParameterError("give either --round or --subgame, not both")
+    from efgkit.storage.bucket_strategy import is_bucket_strategy_file
+
+    if is_bucket_strategy_file(blueprint_file):
+        if subgame_key is not None or plot is not None or out is not None:
+            used = "--subgame" if subgame_key is not None else "--plot" if plot is not None else "--out"
+            raise ParameterError(f"{used} is not available for a bucket-strategy blueprint (the poker "
+                                 f"engine re-solves every subgame of a round and reports NashConv)")
+        _resolve_bucket_strategy(game, blueprint_file, gadget=gadget, constraints=constraints, spread=spread,
+                                 round_number=2 if round_number is None else round_number, solver=solver,
+                                 iterations=iterations, player=player, split_gifts=split_gifts,
+                                 gift_bound=gift_bound, as_json=as_json)
+        return
+    if out is None:
+        raise ParameterError("give --out REFINED.h5: where the refined strategy is written")
     check_writable(out, "--out")
     check_writable(plot, "--plot")
     tree, _ = build_game(game)
@@ -136,6 +156,62 @@ def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, co
         f"refined strategy written to {out}",
     ]
     lines += [f"plot written to {plot}"] if plot else []
+    emit(as_json, data, lines)
+
+
+def _resolve_bucket_strategy(spec: str, path: str, *, gadget: str, constraints: str, spread: float,
+                             round_number: int, solver: str, iterations: int, player: str, split_gifts: bool,
+                             gift_bound: str, as_json: bool) -> None:
+    """Re-solve a bucket strategy on the poker engine (``resolve.vector_resolver``) and report."""
+    from efgkit.cli.app import poker_game
+    from efgkit.cli.big_blinds import big_blind_fields
+    from efgkit.poker.materialised.layout import StrategyLayout
+    from efgkit.poker.materialised.public_tree import PublicTree
+    from efgkit.resolve.vector_resolver import VectorResolver
+    from efgkit.storage.bucket_strategy import load_bucket_strategy
+
+    runs = {"unsafe", "resolve", "maxmargin", "reach-maxmargin", "distributional", "distributional-hedge"}
+    if gadget not in runs:
+        raise ParameterError(f"the poker engine cannot run the {gadget} gadget (it runs "
+                             f"{', '.join(sorted(runs))})")
+    if constraints not in ("br", "selfplay"):
+        raise ParameterError(f"--constraints {constraints}: the poker engine takes br or selfplay")
+    if gift_bound != "cbv":
+        raise ParameterError(f"--gift-bound {gift_bound}: the poker engine values gifts by cbv")
+    if solver == "lp":
+        raise ParameterError("--solver lp: the poker engine solves gadgets by cfr, cfr+ or dcfr")
+    game = poker_game(spec)
+    buckets, strategy, provenance, _ = load_bucket_strategy(path, game)
+    tree = PublicTree(game)
+    players = (0, 1) if player == "both" else (int(player),)
+    resolver = VectorResolver(tree, StrategyLayout.from_bucket_layout(tree, buckets), strategy, gadget=gadget,
+                              constraints=constraints, iterations=iterations, split_gifts=split_gifts,
+                              variant=solver, players=players, round_number=round_number, spread=spread)
+    total = resolver.roots.shape[0] * (1 if gadget == "unsafe" else len(players))
+    with progress_bar(total=total, unit="gadget", desc="re-solving", enabled=show_progress()) as bar:
+        result = resolver.resolve(lambda done, _: bar.update(done - bar.n))
+    before, after = result.before, result.after
+    before_mbb, _ = big_blind_fields(game, before.exploitability)
+    after_mbb, _ = big_blind_fields(game, after.exploitability)
+    data = {"game": game.spec, "blueprint": path, "engine": "poker", "gadget": gadget,
+            "constraints": constraints, "solver": solver, "spread": spread, "split_gifts": split_gifts,
+            "players": list(players),
+            "subgames": f"round {round_number}", "num_subgames": int(resolver.roots.shape[0]),
+            "iterations": iterations, "blueprint_algorithm": provenance["algorithm"],
+            "abstraction": buckets.abstraction.description,
+            "nash_conv_before": before.nash_conv, "nash_conv_after": after.nash_conv,
+            "exploitability_before": before.exploitability, "exploitability_after": after.exploitability,
+            "exploitability_mbb_per_game_before": before_mbb.get("exploitability_mbb_per_game"),
+            "exploitability_mbb_per_game_after": after_mbb.get("exploitability_mbb_per_game"),
+            "seconds": result.seconds}
+    unit = " mbb/g" if before_mbb else ""
+    shown = [data["exploitability_mbb_per_game_before"], data["exploitability_mbb_per_game_after"]] if unit \
+        else [before.exploitability, after.exploitability]
+    lines = [f"{gadget} re-solving ({constraints} constraints) of round {round_number} of {game.spec} on the "
+             f"poker engine: {data['num_subgames']} subgames x player{'s' * (len(players) > 1)} "
+             f"{', '.join(map(str, players))}, {iterations} {solver} iterations each, {result.seconds:.2f} s",
+             f"before: NashConv {before.nash_conv:.6f}  (exploitability {shown[0]:.3f}{unit})",
+             f"after:  NashConv {after.nash_conv:.6f}  (exploitability {shown[1]:.3f}{unit})"]
     emit(as_json, data, lines)
 
 

@@ -93,12 +93,17 @@ class RootConstraints:
 
     def normalized(self) -> np.ndarray:
         """values / π_{-o}(I) per element (0 where the element is unreachable)."""
-        reach = self.element_reach
-        return np.divide(self.values, reach, out=np.zeros_like(self.values), where=reach > 0)
+        return normalized_values(self.values, self.element_reach)
 
     def raised_by(self, extra: np.ndarray, kind: str) -> RootConstraints:
         """The same constraints with ``extra`` (unnormalised, per element) added: gifts."""
         return replace(self, values=self.values + np.asarray(extra, dtype=np.float64), kind=kind)
+
+
+def normalized_values(values: np.ndarray, element_reach: np.ndarray) -> np.ndarray:
+    """``alt(I) = c_I / π_{-o}(I)`` per element (0 where π_{-o}(I) = 0): Brown & Sandholm's
+    normalised alternative payoff, on either engine (``RootConstraints``, ``RootRanges``)."""
+    return np.divide(values, element_reach, out=np.zeros_like(values), where=element_reach > 0)
 
 
 class BlueprintValues:

@@ -127,6 +127,33 @@ def distributional_gadget(constraints: RootConstraints, kind: str = "distributio
     return coinflip_gadget(constraints, 0.0, kind=kind)
 
 
+class FollowRule:
+    """The opponent's head play of a distributional gadget, on any engine: before iteration
+    ``t`` (``seen = t - 1`` iterations observed), the follow probability of every head infoset
+    from its normalised follow value under the current profile (float64 per element) — Theorem
+    4's ``"threshold"`` rule or Appendix B's ``"hedge"`` (with its running statistics:
+    ``cumulative``, ``mean_follow``, ``squares``, float64 per element)."""
+
+    def __init__(self, means: np.ndarray, spread: np.ndarray, rule: str, nodes: int) -> None:
+        self.means, self.spread, self.rule, self.nodes = means, spread, rule, int(nodes)
+        self.cumulative = np.zeros(means.shape[0])
+        self.mean_follow = np.zeros(means.shape[0])
+        self.squares = np.zeros(means.shape[0])
+
+    def __call__(self, values: np.ndarray, seen: int) -> np.ndarray:
+        if self.rule == "threshold":
+            return follow_probability(values, self.means, self.spread)
+        variance = self.squares / seen if seen > 1 else np.zeros_like(values)
+        eta = hedge_learning_rate(seen + 1, variance)
+        follow = hedge_follow_probability(self.cumulative, seen, self.means, self.spread, eta, self.nodes)
+        # Welford's running mean and sum of squared deviations of the observed follow values.
+        self.cumulative += values
+        delta = values - self.mean_follow
+        self.mean_follow += delta / (seen + 1)
+        self.squares += delta * (values - self.mean_follow)
+        return follow
+
+
 class DistributionalSolver:
     """CFR on a re-solve-shaped gadget with the opponent's head choice set by ``rule``.
 
@@ -158,6 +185,7 @@ class DistributionalSolver:
         self.gadget, self.rule, self.nodes = gadget, rule, int(nodes)
         self.means = constraints.normalized()
         self.spread = spread
+        self.head_rule = FollowRule(self.means, spread, rule, nodes)
         self.solver = solver(tree)
         heads = tree.node_first_child[0] + np.arange(constraints.subgame.num_roots)
         self._element = elements.element_of_root
@@ -170,9 +198,6 @@ class DistributionalSolver:
         self.head_infosets = np.zeros(elements.num_elements, dtype=np.int32)
         self.head_infosets[self._element] = tree.node_infoset[heads]
         self._values = tree.node_utility.copy()
-        self._cumulative = np.zeros(elements.num_elements)
-        self._mean_follow = np.zeros(elements.num_elements)
-        self._squares = np.zeros(elements.num_elements)
         self.follow_probabilities_ = np.full(elements.num_elements, 0.5)
 
     @property
@@ -193,25 +218,11 @@ class DistributionalSolver:
         if iterations < 0:
             raise ParameterError(f"iterations must be >= 0, got {iterations}")
         for _ in range(iterations):
-            follow = self._head_play(self.follow_values())
+            follow = self.head_rule(self.follow_values(), self.solver.iteration)
             self.follow_probabilities_ = follow
             self.solver.hold_strategy(self.head_infosets, np.column_stack([1.0 - follow, follow]).ravel())
             self.solver.iterate(1)
         return self
-
-    def _head_play(self, values: np.ndarray) -> np.ndarray:
-        if self.rule == "threshold":
-            return follow_probability(values, self.means, self.spread)
-        seen = self.solver.iteration  # observations before this iteration
-        variance = self._squares / seen if seen > 1 else np.zeros_like(values)
-        eta = hedge_learning_rate(seen + 1, variance)
-        follow = hedge_follow_probability(self._cumulative, seen, self.means, self.spread, eta, self.nodes)
-        # Welford's running mean and sum of squared deviations of the observed follow values.
-        self._cumulative += values
-        delta = values - self._mean_follow
-        self._mean_follow += delta / (seen + 1)
-        self._squares += delta * (values - self._mean_follow)
-        return follow
 
     def current_strategy(self) -> Strategy:
         return self.solver.current_strategy()
@@ -221,8 +232,9 @@ class DistributionalSolver:
 
     def state_arrays(self) -> dict[str, np.ndarray]:
         """The CFR solver's state arrays plus the head rule's running statistics."""
-        return {**self.solver.state_arrays(), "cumulative_follow": self._cumulative,
-                "mean_follow": self._mean_follow, "follow_squares": self._squares,
+        rule = self.head_rule
+        return {**self.solver.state_arrays(), "cumulative_follow": rule.cumulative,
+                "mean_follow": rule.mean_follow, "follow_squares": rule.squares,
                 "follow_probabilities": self.follow_probabilities_}
 
     def state(self) -> SolverState:

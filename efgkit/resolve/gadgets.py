@@ -47,7 +47,7 @@ from efgkit.games.csr import positions_within
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.resolve.constraints import RootConstraints
+from efgkit.resolve.constraints import RootConstraints, normalized_values
 from efgkit.resolve.subgame import Subgame, SubgameError
 from efgkit.solvers.strategy import Strategy
 
@@ -263,11 +263,16 @@ def _reachable(constraints: RootConstraints) -> float:
     return k
 
 
+def terminate_payoffs(values: np.ndarray, element_reach: np.ndarray, k: float) -> np.ndarray:
+    """The opponent's payoff for ``terminate`` at each element (float64, like ``values``):
+    ``k·c_I/π(I)``, 0 where π(I) = 0; chance reaches the element with π(I)/k, so its expected
+    value there is exactly c_I (Burch's gadget; the GameTree's and the poker engine's)."""
+    return k * normalized_values(values, element_reach)
+
+
 def _terminate_payoffs(constraints: RootConstraints, k: float) -> np.ndarray:
     """Player-0 utility of ``terminate`` at each root: k·c_I/π(I) to the opponent."""
-    reach = constraints.element_reach
-    per_element = np.divide(k * constraints.values, reach, out=np.zeros_like(constraints.values),
-                            where=reach > 0)
+    per_element = terminate_payoffs(constraints.values, constraints.element_reach, k)
     return _player0(constraints.opponent, per_element[constraints.elements.element_of_root])
 
 
@@ -333,5 +338,5 @@ def maxmargin_gadget(constraints: RootConstraints, kind: str = "maxmargin") -> G
     emitter.assemble(_nodes({"kind": opponent, "num_children": live.shape[0], "infoset_code": choice}),
                      _nodes({"kind": CHANCE, "depth": 1, "num_children": group_size}), head_length,
                      roots, 2, constraints.root_reach[roots] / reach[element],
-                     shift=_player0(opponent, -constraints.normalized()[element]))
+                     shift=_player0(opponent, -normalized_values(constraints.values, reach)[element]))
     return emitter.finish(kind, constraints.player, constraints)

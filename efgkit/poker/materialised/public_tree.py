@@ -66,6 +66,7 @@ class PublicTree:
         self.board_cards: list[tuple[int, ...]] = []
         self.board_slots: list[tuple[int, ...]] = []  # the LimitPoker outcome of each board deal
         self._build(game, self.betting_tree, max_nodes)
+        self.root_reach = np.ones((2, self.num_hands))
         self.board_mask = np.array([card_mask(board) for board in self.board_cards], np.int64)
         self._valid_hands()
         self._showdown_order()

@@ -55,7 +55,8 @@ from efgkit.solvers.strategy import normalize_per_infoset
 class TreeView(NamedTuple):
     """The public tree's arrays (see ``PublicTree``): node arrays of shape (nodes,) or
     (nodes, 2); ``hand_cards`` int64 (hands, k); ``hand_mask`` / ``board_mask`` int64;
-    ``showdown_*`` the per-board strength orders."""
+    ``showdown_*`` the per-board strength orders; ``root_reach`` float64 (2, hands), each
+    player's reach of the root (ones for a whole game; a subtree's entering ranges)."""
 
     kind: np.ndarray
     first_child: np.ndarray
@@ -72,6 +73,7 @@ class TreeView(NamedTuple):
     showdown_start: np.ndarray
     showdown_hands: np.ndarray
     showdown_strength: np.ndarray
+    root_reach: np.ndarray
 
 
 class VectorBuffers(NamedTuple):
@@ -87,7 +89,7 @@ def tree_view(tree: PublicTree) -> TreeView:
     return TreeView(tree.kind, tree.first_child, tree.num_children, tree.board, tree.contribution,
                     tree.folder, tree.chance_weight, tree.hand_cards, tree.hand_mask, tree.board_mask,
                     tree.valid_start, tree.valid_list, tree.showdown_start, tree.showdown_hands,
-                    tree.showdown_strength)
+                    tree.showdown_strength, tree.root_reach)
 
 
 def workspace(tree: PublicTree) -> VectorBuffers:
@@ -103,15 +105,15 @@ def workspace(tree: PublicTree) -> VectorBuffers:
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def player_reach_pass(tree, layout, strategy, player, reach):
-    """Top-down: ``reach[player, node, h]``, the player's own reach of (node, hand), zero for
-    hands that meet the board. Only the player's strategy enters (alternating updates
-    recompute the reach of the player that was just updated only)."""
+    """Top-down: ``reach[player, node, h]``, the player's own reach of (node, hand) from its
+    ``tree.root_reach``, zero for hands that meet the board. Only the player's strategy enters
+    (alternating updates recompute the reach of the player that was just updated only)."""
     kind, first_child, num_children = tree.kind, tree.first_child, tree.num_children
     board, hand_mask, board_mask = tree.board, tree.hand_mask, tree.board_mask
     decision_index, slot_offset = layout.decision_index, layout.slot_offset
     own = reach[player]
     hands = own.shape[1]
-    own[0, :] = 1.0
+    own[0, :] = tree.root_reach[player]
     for node in range(kind.shape[0]):
         node_kind = kind[node]
         first = first_child[node]

@@ -4,14 +4,16 @@ A bucket file (``checked_hdf5`` conventions: format, schema version, per-dataset
 manifest checksum; written atomically) holds, per street, the bucket of every canonical
 hand. Layout (schema version 1):
 
-* root attributes: ``num_ranks`` (the deck, ``deck.Deck``), ``parameters`` (JSON: the bucket
-  counts asked for, methods, bins, seed, opponent clusters, ...);
-* ``/preflop``, ``/flop``, ``/turn``, ``/river``: ``buckets`` (uint16, or uint32 above 65,535
-  buckets; row ``i`` is the bucket of canonical index ``i`` of ``HandIndexer((2, k))`` with the
-  board as one group, ``(2,)`` preflop; contiguous, so it is memory-mapped), ``centroids``
-  (float64, buckets x feature: histograms on the flop and turn, OCHS vectors or E[HS] on the
-  river, histograms preflop), attributes ``method``, ``num_buckets``, ``seed``, ``distance``
-  (emd or l2), ``within_cluster_mean_distance`` (weighted over concrete hands).
+* root attributes: ``num_ranks`` (the deck, ``deck.Deck``), ``rounds`` (2, 3 or 4: the game's
+  rounds, whose last street has final-round features; files without it have four),
+  ``parameters`` (JSON: the bucket counts asked for, methods, bins, seed, opponent clusters, ...);
+* ``/preflop``, ``/flop``, ``/turn``, ``/river`` (the first ``rounds`` of them): ``buckets``
+  (uint16, or uint32 above 65,535 buckets; row ``i`` is the bucket of canonical index ``i`` of
+  ``HandIndexer((2, k))`` with the board as one group, ``(2,)`` preflop; contiguous, so it is
+  memory-mapped), ``centroids`` (float64, buckets x feature: histograms on the flop and turn,
+  OCHS vectors or E[HS] on the final street, histograms preflop), attributes ``method``,
+  ``num_buckets``, ``seed``, ``distance`` (emd or l2), ``within_cluster_mean_distance``
+  (weighted over concrete hands).
 
 Buckets are numbered by increasing mean E[HS] of their hands.
 
@@ -64,14 +66,17 @@ class StreetBuckets:
 
 def save_buckets(path: str | os.PathLike, num_ranks: int, streets: list[StreetBuckets],
                  parameters: dict) -> None:
-    """Write a bucket file atomically (FileFormatError if it cannot be written)."""
-    if [s.street for s in streets] != list(ROUND_NAMES):
-        raise ParameterError(f"a bucket file needs the streets {ROUND_NAMES} in order")
+    """Write a bucket file atomically (FileFormatError if it cannot be written): ``streets`` are
+    the first two to four of ``ROUND_NAMES``, in order."""
+    rounds = len(streets)
+    if not 2 <= rounds <= len(ROUND_NAMES) or [s.street for s in streets] != list(ROUND_NAMES[:rounds]):
+        raise ParameterError(f"a bucket file needs the streets {ROUND_NAMES[:2]} to {ROUND_NAMES} in order")
     try:
         with atomic_output_path(path) as temporary:
             with create_file(temporary) as handle:
                 stamp(handle, FORMAT, SCHEMA_VERSION)
                 handle.attrs["num_ranks"] = int(num_ranks)
+                handle.attrs["rounds"] = rounds
                 handle.attrs["parameters"] = json.dumps(parameters, sort_keys=True)
                 for street in streets:
                     group = handle.create_group(street.street)
@@ -118,8 +123,11 @@ class BucketLookup:
             self.deck = Deck(attribute(handle, "num_ranks", int))
             self.content_sha256 = str(handle.attrs["content_sha256"])
             self.parameters = attribute(handle, "parameters", dict, json_text=True)
+            self.rounds = attribute(handle, "rounds", int) if "rounds" in handle.attrs else len(ROUND_NAMES)
+            if not 2 <= self.rounds <= len(ROUND_NAMES):
+                raise FileFormatError(f"{self.path}: {WHAT} has {self.rounds} rounds, not 2 to 4")
             self.streets = {}
-            for r, street in enumerate(ROUND_NAMES):
+            for r, street in enumerate(ROUND_NAMES[:self.rounds]):
                 if street not in handle or "buckets" not in handle[street]:
                     raise FileFormatError(f"{self.path}: {WHAT} has no /{street}/buckets")
                 dataset = handle[street]["buckets"]
@@ -135,14 +143,22 @@ class BucketLookup:
                 self.streets[street] = {key: handle[street].attrs[key] for key in handle[street].attrs}
             self._mapped = MappedFile(self.path, writable=False)
             try:
-                self._buckets = [self._mapped.map(handle[street]["buckets"]) for street in ROUND_NAMES]
+                self._buckets = [self._mapped.map(handle[street]["buckets"]) for street in self.streets]
             except FileFormatError:
                 self.close()
                 raise
-        self._tables = [hand_indexer(k, self.deck.num_ranks).tables for k in BOARD_CARDS_BY_ROUND]
+        self._tables = [hand_indexer(k, self.deck.num_ranks).tables
+                        for k in BOARD_CARDS_BY_ROUND[:self.rounds]]
 
     def num_buckets(self, round: int) -> int:
-        return int(self.streets[ROUND_NAMES[round]]["num_buckets"])
+        return int(self.streets[ROUND_NAMES[self._played(round)]]["num_buckets"])
+
+    def _played(self, round: int) -> int:
+        """``round`` if the file's game has it, else ParameterError."""
+        if round >= self.rounds:
+            raise ParameterError(f"{self.path} is for a {self.rounds}-round game: it has no "
+                                 f"{ROUND_NAMES[round]} buckets")
+        return round
 
     def tables(self) -> list[np.ndarray]:
         """Each street's bucket of every canonical hand (memory-mapped, read-only)."""
@@ -162,7 +178,7 @@ class BucketLookup:
         """The bucket of hole cards ``hole`` with ``board`` (text like 'AsKd' / '7h8h9c', or card
         ids); ``round`` (0-3 or preflop/flop/turn/river, or None) must match the board size."""
         cards = self._cards(hole, board)
-        board_round = BOARD_CARDS_BY_ROUND.index(cards.size - HOLE_CARDS)
+        board_round = self._played(BOARD_CARDS_BY_ROUND.index(cards.size - HOLE_CARDS))
         if round is not None and _round_number(round) != board_round:
             asked = _round_number(round)
             raise ParameterError(f"the {ROUND_NAMES[asked]} has {BOARD_CARDS_BY_ROUND[asked]} board cards, "
@@ -180,7 +196,7 @@ class BucketLookup:
     def buckets(self, round: int | str, hands: np.ndarray) -> np.ndarray:
         """Buckets of many hands of one round: ``hands`` int (n, 2 + board cards), hole cards first,
         each a valid deal (checked by the indexer)."""
-        round = _round_number(round)
+        round = self._played(_round_number(round))
         hands = np.asarray(hands)
         width = HOLE_CARDS + BOARD_CARDS_BY_ROUND[round]
         if hands.ndim != 2 or hands.shape[1] != width:

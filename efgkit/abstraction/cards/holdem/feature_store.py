@@ -3,7 +3,9 @@
 One HDF5 file (``checked_hdf5`` conventions: format, schema version, per-dataset sha256,
 manifest checksum). Root attributes fix what the features mean: ``num_ranks`` (the deck),
 ``bins`` (histogram bins), ``opponent_clusters`` and ``opponent_seed`` (how the preflop
-classes were grouped for OCHS). A reader refuses a file made with other values, so a
+classes were grouped for OCHS), ``rounds`` (the game's rounds: the last street's features are
+final-round ones, and every earlier one looks ahead to that board only; files without it
+have four). A reader refuses a file made with other values, so a
 file can never silently serve features of another deck or binning.
 
 Layout (schema version 1), datasets chunked and LZF-compressed, row ``i`` = canonical
@@ -15,7 +17,8 @@ index ``i`` of ``HandIndexer((2, k))`` (the board as one group; ``(2,)`` preflop
 * ``/flop``, ``/turn``: ``histogram`` (runout counts per bin: uint16 on the flop, uint8 on
   the turn), ``ehs``, ``ehs2`` (float32), ``weight`` (uint32: concrete (hole, board) pairs
   the canonical hand stands for);
-* ``/river``: ``ehs`` (float32), ``ochs`` (float32, hands x opponent clusters), ``weight``.
+* ``/river`` (the final street: ``/flop`` or ``/turn`` with fewer rounds): ``ehs`` (float32),
+  ``ochs`` (float32, hands x opponent clusters), ``weight``.
 
 A street is written only when complete, into a new file that replaces the old one
 atomically (the finished streets are copied over), so a crash loses at most the street
@@ -38,12 +41,9 @@ from efgkit.io.error_text import one_line
 FORMAT = "efgkit-holdem-features"
 SCHEMA_VERSION = 1
 STREETS = ("preflop", "flop", "turn", "river")
-DATASETS = {
-    "preflop": ("ehs", "ehs2", "histogram", "weight", "opponent_cluster"),
-    "flop": ("histogram", "ehs", "ehs2", "weight"),
-    "turn": ("histogram", "ehs", "ehs2", "weight"),
-    "river": ("ehs", "ochs", "weight"),
-}
+PREFLOP_DATASETS = ("ehs", "ehs2", "histogram", "weight", "opponent_cluster")
+STREET_DATASETS = ("histogram", "ehs", "ehs2", "weight")
+FINAL_DATASETS = ("ehs", "ochs", "weight")
 
 
 class FeatureStore:
@@ -54,20 +54,24 @@ class FeatureStore:
     """
 
     def __init__(self, path: str | os.PathLike, *, num_ranks: int, bins: int, opponent_clusters: int,
-                 opponent_seed: int) -> None:
+                 opponent_seed: int, rounds: int = 4) -> None:
         self.path = Path(path)
         self.parameters = {"num_ranks": int(num_ranks), "bins": int(bins),
-                           "opponent_clusters": int(opponent_clusters), "opponent_seed": int(opponent_seed)}
+                           "opponent_clusters": int(opponent_clusters), "opponent_seed": int(opponent_seed),
+                           "rounds": int(rounds)}
+        self.datasets = {street: STREET_DATASETS for street in STREETS[1:rounds - 1]}
+        self.datasets.update({"preflop": PREFLOP_DATASETS, STREETS[rounds - 1]: FINAL_DATASETS})
         self._complete: tuple[str, ...] = ()
         if self.path.exists():
             with self._open() as handle:
                 for name, value in self.parameters.items():
-                    stored = handle.attrs.get(name)
+                    stored = handle.attrs.get(name, len(STREETS) if name == "rounds" else None)
                     if stored is None or int(stored) != value:
                         raise FileFormatError(
                             f"{self.path}: features were computed with {name}={stored}, not {value}; "
                             f"use another features file or the same options")
-                self._complete = tuple(street for street in STREETS if street in handle)
+                self._complete = tuple(street for street in STREETS
+                                       if street in self.datasets and street in handle)
 
     def _open(self):
         return open_checked(self.path, FORMAT, SCHEMA_VERSION, "hold'em feature file")
@@ -83,13 +87,13 @@ class FeatureStore:
             raise FileFormatError(f"{self.path}: has no {street} features")
         with self._open() as handle:
             group = handle[street]
-            return {name: read_dataset(group, name) for name in DATASETS[street]}
+            return {name: read_dataset(group, name) for name in self.datasets[street]}
 
     def write(self, street: str, arrays: dict[str, np.ndarray]) -> None:
         """Add ``street`` (replacing it if present): a new file with the stored streets copied,
         atomically replacing the old one."""
-        if street not in STREETS or set(arrays) != set(DATASETS[street]):
-            raise ParameterError(f"{street} needs exactly the datasets {DATASETS[street]}")
+        if street not in self.datasets or set(arrays) != set(self.datasets[street]):
+            raise ParameterError(f"{street} needs exactly the datasets {self.datasets.get(street)}")
         try:
             with atomic_output_path(self.path) as temporary:
                 with h5py.File(temporary, "w-", libver=("v108", "v108")) as handle:
@@ -102,7 +106,7 @@ class FeatureStore:
                                 if kept != street:
                                     old.copy(old[kept], handle, name=kept)
                     group = handle.create_group(street)
-                    for name in DATASETS[street]:
+                    for name in self.datasets[street]:
                         write_dataset(group, name, arrays[name], compressed=True)
                     seal(handle)
         except OSError as exc:

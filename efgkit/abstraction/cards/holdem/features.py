@@ -1,6 +1,8 @@
 """Hold'em hand features over canonical hands, computed one canonical board at a time.
 
-Every feature is a function of the final (river) hand strength: the probability of
+Every feature is a function of the final hand strength (on the river in four-round hold'em,
+on the last round's board in games of fewer rounds: 3 cards after the flop in
+``holdem(rounds=2)``, 4 after the turn in ``holdem(rounds=3)``): the probability of
 winning plus half the probability of tying against a uniformly random opponent hand from
 the cards the player cannot see. On one complete board, ranking the hole pairs once and
 sorting them gives every pair's strength in O(n) more (the sorted sweep of Johanson et al.
@@ -12,13 +14,14 @@ any order of computation.
 
 Per round (the board as one group, so features never depend on the order the board came):
 
-* river, per canonical 5-card board: E[HS] and OCHS (strength against each opponent
-  cluster of preflop classes; a cluster that card removal empties gets the hand's E[HS],
-  as in ``efgkit.abstraction.cards.hand_strength``);
-* turn / flop, per canonical 4- / 3-card board: over every river / turn-and-river runout,
-  the histogram of the final strength (``bins`` equal-width bins of [0, 1], bin
-  ``min(floor(strength x bins), bins - 1)``), E[HS] and E[HS^2];
-* preflop, summed over canonical 5-card boards weighted by how many boards each stands
+* the final round (``river_chunk``; the river in four-round hold'em), per canonical final
+  board: E[HS] and OCHS (strength against each opponent cluster of preflop classes; a
+  cluster that card removal empties gets the hand's E[HS], as in
+  ``efgkit.abstraction.cards.hand_strength``): no future cards;
+* turn / flop before the final round, per canonical 4- / 3-card board: over every runout to
+  the final board, the histogram of the final strength (``bins`` equal-width bins of [0, 1],
+  bin ``min(floor(strength x bins), bins - 1)``), E[HS] and E[HS^2];
+* preflop, summed over canonical final boards weighted by how many boards each stands
   for: E[HS], E[HS^2] and the histogram of every preflop class;
 * potential-aware flop (``transition_chunk``): the turn bucket each turn card leads to.
 
@@ -44,6 +47,7 @@ from efgkit.abstraction.cards.holdem.evaluator import hand_rank
 from efgkit.abstraction.cards.holdem.isomorphism import HandIndexer, index_hand
 
 FINAL_BOARD = 5
+"""Board cards at the showdown of four-round hold'em; games of fewer rounds pass their own."""
 
 
 @lru_cache(maxsize=16)
@@ -108,14 +112,16 @@ def canonical_boards(deck: Deck, board_cards: int) -> tuple[np.ndarray, np.ndarr
 # ---------------------------------------------------------------- one complete board
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _showdown_ranks(board, holes, offset, ranks):
-    """Evaluator rank of every hole pair (rows of ``holes``) with the 5-card ``board``."""
-    cards = np.empty(7, np.int64)
-    for k in range(5):
+    """Evaluator rank of every hole pair (rows of ``holes``) with the final ``board`` (3 to 5
+    cards)."""
+    width = board.shape[0]
+    cards = np.empty(HOLE_CARDS + width, np.int64)
+    for k in range(width):
         cards[2 + k] = board[k] + offset
     for h in range(holes.shape[0]):
         cards[0] = holes[h, 0] + offset
         cards[1] = holes[h, 1] + offset
-        ranks[h] = hand_rank(cards, 7)
+        ranks[h] = hand_rank(cards, HOLE_CARDS + width)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -217,12 +223,13 @@ def _hand_indices(tables, board, holes, count, out, offset):
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _river_kernel(boards, num_cards, offset, cluster_of_pair, num_clusters, tables):
-    """River features of every hole pair on each canonical board of ``boards`` int64
-    (boards, 5): canonical indices int64 (boards x pairs,), E[HS] float32 (entries,) and OCHS
+    """Final-round features of every hole pair on each canonical board of ``boards`` int64
+    (boards, final board cards): canonical indices int64 (boards x pairs,), E[HS] float32 (entries,) and OCHS
     float32 (entries, ``num_clusters``). ``offset`` maps deck card ids to the evaluator's
     52-card ids; ``cluster_of_pair`` int64 (cards, cards) the opponent cluster of each hole
-    pair (-1 on the diagonal); ``tables`` the (2, 5) indexer's."""
-    unseen = num_cards - FINAL_BOARD
+    pair (-1 on the diagonal); ``tables`` the (2, final board cards) indexer's."""
+    final = boards.shape[1]
+    unseen = num_cards - final
     n = unseen * (unseen - 1) // 2
     opponents_total = (unseen - 2) * (unseen - 3) // 2
     indices = np.empty(boards.shape[0] * n, np.int64)
@@ -238,7 +245,7 @@ def _river_kernel(boards, num_cards, offset, cluster_of_pair, num_clusters, tabl
             cluster[h] = cluster_of_pair[holes[h, 0], holes[h, 1]]
         _showdown_ranks(boards[b], holes, offset, ranks)
         _doubled_strength_by_cluster(ranks, holes, cluster, num_clusters, num_cards, doubled, opponents)
-        _hand_indices(tables, boards[b], holes, FINAL_BOARD, indices, b * n)
+        _hand_indices(tables, boards[b], holes, final, indices, b * n)
         for h in range(n):
             row = b * n + h
             ehs = doubled[h].sum() / (2.0 * opponents_total)
@@ -249,33 +256,33 @@ def _river_kernel(boards, num_cards, offset, cluster_of_pair, num_clusters, tabl
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def _street_kernel(boards, num_cards, offset, bins, tables):
+def _street_kernel(boards, num_cards, offset, bins, tables, final_cards):
     """Flop or turn features of every hole pair on each canonical board of ``boards`` int64
-    (boards, 3 or 4) over every runout to the river: canonical indices int64 (boards x
-    pairs,), the final-strength histogram int32 (entries, ``bins``), E[HS] and E[HS^2]
+    (boards, 3 or 4) over every runout to the final board of ``final_cards`` cards: canonical
+    indices int64 (boards x pairs,), the final-strength histogram int32 (entries, ``bins``), E[HS] and E[HS^2]
     float32 (entries,). ``offset`` and ``tables`` as in ``_river_kernel`` (the (2, board
     cards) indexer)."""
     num_boards, board_cards = boards.shape
     unseen = num_cards - board_cards
     n = unseen * (unseen - 1) // 2
-    opponents_total = (num_cards - 7) * (num_cards - 8) // 2
+    opponents_total = (num_cards - HOLE_CARDS - final_cards) * (num_cards - HOLE_CARDS - final_cards - 1) // 2
     indices = np.empty(num_boards * n, np.int64)
     histogram = np.zeros((num_boards * n, bins), np.int32)
     sums = np.zeros(num_boards * n, np.int64)
     squares = np.zeros(num_boards * n, np.int64)
     runouts_per_hole = np.zeros(num_boards * n, np.int64)
-    final = np.empty(FINAL_BOARD, np.int64)
+    final = np.empty(final_cards, np.int64)
     position = np.empty(num_cards, np.int64)
     for b in range(num_boards):
         cards = _cards_except(boards[b], num_cards)
         for p in range(unseen):
             position[cards[p]] = p
         _hand_indices(tables, boards[b], _combinations(cards, 2), board_cards, indices, b * n)
-        runouts = _combinations(cards, FINAL_BOARD - board_cards)
+        runouts = _combinations(cards, final_cards - board_cards)
         for k in range(board_cards):
             final[k] = boards[b, k]
         for r in range(runouts.shape[0]):
-            for k in range(FINAL_BOARD - board_cards):
+            for k in range(final_cards - board_cards):
                 final[board_cards + k] = runouts[r, k]
             holes = _combinations(_cards_except(final, num_cards), 2)
             ranks = np.empty(holes.shape[0], np.int64)
@@ -297,11 +304,11 @@ def _street_kernel(boards, num_cards, offset, bins, tables):
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _preflop_kernel(boards, orbit, num_cards, offset, class_of_pair, num_classes, bins):
-    """Orbit-weighted preflop sums over the canonical river boards ``boards`` int64 (boards,
-    5), each standing for ``orbit`` int64 (boards,) boards: per preflop class (``class_of_pair``
-    int64 (cards, cards)) the sums of ``2 x wins + ties`` and of its square, the count, all
+    """Orbit-weighted preflop sums over the canonical final boards ``boards`` int64 (boards,
+    final board cards), each standing for ``orbit`` int64 (boards,) boards: per preflop class
+    (``class_of_pair`` int64 (cards, cards)) the sums of ``2 x wins + ties`` and of its square, the count, all
     int64 (``num_classes``,), and the histogram int64 (classes, ``bins``)."""
-    unseen = num_cards - FINAL_BOARD
+    unseen = num_cards - boards.shape[1]
     n = unseen * (unseen - 1) // 2
     opponents_total = (unseen - 2) * (unseen - 3) // 2
     sums = np.zeros(num_classes, np.int64)
@@ -398,9 +405,10 @@ def pairs_per_board(deck: Deck, board_cards: int) -> int:
     return comb(deck.num_cards - board_cards, HOLE_CARDS)
 
 
-def opponents_per_hand(deck: Deck) -> int:
-    """Opponent hole pairs at a showdown (the same for every hand and board)."""
-    return comb(deck.num_cards - HOLE_CARDS - FINAL_BOARD, HOLE_CARDS)
+def opponents_per_hand(deck: Deck, final_cards: int = FINAL_BOARD) -> int:
+    """Opponent hole pairs at a showdown on ``final_cards`` board cards (the same for every hand
+    and board)."""
+    return comb(deck.num_cards - HOLE_CARDS - final_cards, HOLE_CARDS)
 
 
 @lru_cache(maxsize=16)
@@ -415,28 +423,32 @@ def preflop_class_of_pair(num_ranks: int) -> np.ndarray:
 
 
 def river_chunk(num_ranks: int, boards: np.ndarray, cluster_of_class: np.ndarray) -> RiverChunk:
-    """River E[HS] and OCHS of every hole pair on each of ``boards`` (canonical 5-card boards);
-    ``cluster_of_class`` gives the opponent cluster of every preflop class."""
+    """Final-round E[HS] and OCHS of every hole pair on each of ``boards`` (canonical final
+    boards: 5 cards in four-round hold'em); ``cluster_of_class`` gives the opponent cluster of
+    every preflop class."""
     deck = Deck(num_ranks)
+    boards = np.ascontiguousarray(boards, np.int64)
     cluster_of_class = np.asarray(cluster_of_class, np.int64)
     cluster_of_pair = np.where(preflop_class_of_pair(num_ranks) >= 0,
                                cluster_of_class[preflop_class_of_pair(num_ranks)], -1)
-    return RiverChunk(*_river_kernel(np.ascontiguousarray(boards, np.int64), deck.num_cards,
+    return RiverChunk(*_river_kernel(boards, deck.num_cards,
                                      deck.standard_offset, cluster_of_pair, int(cluster_of_class.max()) + 1,
-                                     hand_indexer(FINAL_BOARD, num_ranks).tables))
+                                     hand_indexer(boards.shape[1], num_ranks).tables))
 
 
-def street_chunk(num_ranks: int, boards: np.ndarray, bins: int) -> StreetChunk:
+def street_chunk(num_ranks: int, boards: np.ndarray, bins: int,
+                 final_cards: int = FINAL_BOARD) -> StreetChunk:
     """Histogram, E[HS] and E[HS^2] of every hole pair on each of ``boards`` (canonical flop or
-    turn boards) over every runout to the river."""
+    turn boards) over every runout to the final board of ``final_cards`` cards."""
     deck = Deck(num_ranks)
     boards = np.ascontiguousarray(boards, np.int64)
     return StreetChunk(*_street_kernel(boards, deck.num_cards, deck.standard_offset, bins,
-                                       hand_indexer(boards.shape[1], num_ranks).tables))
+                                       hand_indexer(boards.shape[1], num_ranks).tables,
+                                       np.int64(final_cards)))
 
 
 def preflop_chunk(num_ranks: int, boards: np.ndarray, orbit: np.ndarray, bins: int) -> PreflopSums:
-    """Preflop sums (see PreflopSums) over ``boards`` (canonical 5-card boards, each counted
+    """Preflop sums (see PreflopSums) over ``boards`` (canonical final boards, each counted
     ``orbit`` times)."""
     deck = Deck(num_ranks)
     return PreflopSums(*_preflop_kernel(np.ascontiguousarray(boards, np.int64),

@@ -4,19 +4,23 @@
 feature file) every street's features over canonical hands, clusters each street and
 writes the bucket file. Streets, in the order they run:
 
+Games of fewer than four rounds (``rounds`` 2 or 3: flop or turn hold'em) stop at their
+last round: its street is the *final* one, and every feature looks no further than its board.
+
 * preflop: E[HS], E[HS^2] and strength histograms of the preflop classes (by-products of
-  one sweep over the canonical river boards); the classes are clustered into
+  one sweep over the canonical final boards); the classes are clustered into
   ``opponent_clusters`` groups (EMD k-means of their histograms, weighted by hole pairs,
   Johanson et al. 2013) for OCHS; its buckets are the classes themselves when as many are
   asked for as there are classes (169: lossless), else EMD k-means of the histograms;
-* river: ``ochs`` (L2 k-means of the OCHS vectors, J13's KO) or ``ehs`` (1-D k-means of E[HS];
-  on the river E[HS^2] = E[HS]^2 orders hands the same way);
+* the final street (the river; the flop or turn with fewer rounds): ``ochs`` (L2 k-means of
+  the OCHS vectors, J13's KO) or ``ehs`` (1-D k-means of E[HS]; with no cards to come
+  E[HS^2] = E[HS]^2 orders hands the same way), chosen by ``river``;
 * turn: ``emd``, exact 1-D EMD k-means of the ``bins``-bin strength histograms (J13's KE), or
   the expectation-based ``ehs`` / ``ehs2`` (1-D k-means of E[HS] / E[HS^2], the features
   distribution-aware abstraction replaced);
 * flop: as the turn, or ``pa`` (potential-aware, Ganzfried & Sandholm 2014: the
   histogram of the turn buckets the 47 turn cards lead to, GS14's greedy EMD with the
-  distance between turn centroids as ground distance).
+  distance between turn centroids as ground distance; four rounds only).
 
 Every clustering is weighted by the concrete (hole, board) pairs a canonical hand stands
 for; identical features share a bucket (rows are de-duplicated first where that is cheap,
@@ -62,10 +66,11 @@ mini-batch k-means, then Lloyd iterations on the sample; every row is then assig
 
 @dataclass(frozen=True)
 class AbstractionOptions:
-    """What to build: bucket counts per street (preflop, flop, turn, river), methods, binning,
-    deck, seed; plus how the work is cut (boards per chunk) and k-means limits."""
+    """What to build: the game's ``rounds`` (2-4), bucket counts per street (one per round:
+    preflop, flop, turn, river), methods (``river``: the final street's), binning, deck, seed;
+    plus how the work is cut (boards per chunk) and k-means limits."""
 
-    buckets: tuple[int, int, int, int] = (169, 1000, 1000, 1000)
+    buckets: tuple[int, ...] = (169, 1000, 1000, 1000)
     flop: str = "emd"
     turn: str = "emd"
     river: str = "ochs"
@@ -80,18 +85,38 @@ class AbstractionOptions:
     flattens long before (after 10-15 iterations on turn-shaped data, docs/kmeans-at-scale.md)
     while an iteration over the turn's 14M hands costs about a minute here."""
     batch_size: int = 8192
+    rounds: int = 4
+
+    @property
+    def streets(self) -> tuple[str, ...]:
+        """The streets of the game, preflop first."""
+        return ROUND_NAMES[:self.rounds]
+
+    @property
+    def final_street(self) -> str:
+        return ROUND_NAMES[self.rounds - 1]
+
+    @property
+    def final_cards(self) -> int:
+        """Board cards at the showdown."""
+        return BOARD_CARDS_BY_ROUND[self.rounds - 1]
 
     def check(self) -> Deck:
         deck = Deck(self.num_ranks)
-        if len(self.buckets) != 4 or any(not isinstance(k, int) or k < 1 for k in self.buckets):
-            raise ParameterError(f"--buckets needs four positive counts (preflop,flop,turn,river), "
-                                 f"got {self.buckets}")
+        if self.rounds not in (2, 3, 4):
+            raise ParameterError(f"--rounds must be 2, 3 or 4 (flop, turn or full hold'em), "
+                                 f"got {self.rounds}")
+        if len(self.buckets) != self.rounds or any(not isinstance(k, int) or k < 1 for k in self.buckets):
+            raise ParameterError(f"--buckets needs {self.rounds} positive counts "
+                                 f"({','.join(self.streets)}), got {self.buckets}")
         classes = F.hand_indexer(0, deck.num_ranks).round_size(0)
         if self.buckets[0] > classes:
             raise ParameterError(f"the preflop has {classes} classes, so at most {classes} buckets, "
                                  f"not {self.buckets[0]}")
         if self.flop not in FLOP_METHODS:
             raise ParameterError(f"--flop must be one of {', '.join(FLOP_METHODS)}, got {self.flop!r}")
+        if self.flop == "pa" and self.rounds != 4:
+            raise ParameterError("--flop pa clusters over the turn's histogram buckets: four rounds only")
         if self.turn not in TURN_METHODS:
             raise ParameterError(f"--turn must be one of {', '.join(TURN_METHODS)}, got {self.turn!r}")
         if self.river not in RIVER_METHODS:
@@ -145,7 +170,7 @@ def preflop_features(options: AbstractionOptions, runner: ChunkRunner,
                      progress: bool) -> dict[str, np.ndarray]:
     """Preflop E[HS], E[HS^2], histogram and weight per class, and the OCHS opponent clusters."""
     deck = Deck(options.num_ranks)
-    boards, orbit = F.canonical_boards(deck, F.FINAL_BOARD)
+    boards, orbit = F.canonical_boards(deck, options.final_cards)
     chunks = _board_chunks(boards, 1, options.sweeps_per_chunk)
     total = None
     with _bar(len(chunks), "preflop features", progress) as bar:
@@ -153,10 +178,10 @@ def preflop_features(options: AbstractionOptions, runner: ChunkRunner,
                                                   for c in chunks]):
             total = part if total is None else total + part
             bar.update(1)
-    opponents = F.opponents_per_hand(deck)
+    opponents = F.opponents_per_hand(deck, options.final_cards)
     ehs = total.sums / (2.0 * opponents * total.counts)
     histogram = total.histogram / total.counts[:, None]
-    weight = (total.counts // comb(deck.num_cards - HOLE_CARDS, F.FINAL_BOARD)).astype(np.uint32)
+    weight = (total.counts // comb(deck.num_cards - HOLE_CARDS, options.final_cards)).astype(np.uint32)
     clusters = _small_emd_kmeans(options.opponent_clusters, histogram, weight, options.seed).labels_
     return {"ehs": ehs, "ehs2": total.squares / (4.0 * opponents**2 * total.counts), "histogram": histogram,
             "weight": weight, "opponent_cluster": _by_strength(clusters, weight, ehs)[0].astype(np.int32)}
@@ -191,27 +216,30 @@ def _rows_by_index(street: str, deck: Deck, orbit: np.ndarray, chunks: list[slic
     return arrays
 
 
-def river_features(options: AbstractionOptions, cluster_of_class: np.ndarray, runner: ChunkRunner,
+def final_features(options: AbstractionOptions, cluster_of_class: np.ndarray, runner: ChunkRunner,
                    progress: bool) -> dict[str, np.ndarray]:
-    """River E[HS] and OCHS (against the opponent cluster of every preflop class) per canonical hand."""
+    """The final street's E[HS] and OCHS (against the opponent cluster of every preflop class) per
+    canonical hand: the river's, or the flop's / turn's in games of two / three rounds."""
     deck = Deck(options.num_ranks)
-    boards, orbit = F.canonical_boards(deck, F.FINAL_BOARD)
+    boards, orbit = F.canonical_boards(deck, options.final_cards)
     chunks = _board_chunks(boards, 1, options.sweeps_per_chunk)
     results = runner.imap(F.river_chunk, [(deck.num_ranks, boards[c], cluster_of_class) for c in chunks])
-    return _rows_by_index("river", deck, orbit, chunks, results, ["ehs", "ochs"],
+    return _rows_by_index(options.final_street, deck, orbit, chunks, results, ["ehs", "ochs"],
                     {"ehs": np.float32, "ochs": np.float32}, progress)
 
 
 def street_features(options: AbstractionOptions, street: str, runner: ChunkRunner,
                     progress: bool) -> dict[str, np.ndarray]:
-    """Flop or turn histograms (runout counts), E[HS] and E[HS^2] per canonical hand."""
+    """Flop or turn histograms (runout counts to the final board), E[HS] and E[HS^2] per
+    canonical hand."""
     deck = Deck(options.num_ranks)
     board_cards = BOARD_CARDS_BY_ROUND[ROUND_NAMES.index(street)]
+    final = options.final_cards
     boards, orbit = F.canonical_boards(deck, board_cards)
-    runouts = comb(deck.num_cards - board_cards, F.FINAL_BOARD - board_cards)
+    runouts = comb(deck.num_cards - board_cards, final - board_cards)
     chunks = _board_chunks(boards, runouts, options.sweeps_per_chunk)
-    results = runner.imap(F.street_chunk, [(deck.num_ranks, boards[c], options.bins) for c in chunks])
-    counts = comb(deck.num_cards - board_cards - HOLE_CARDS, F.FINAL_BOARD - board_cards)
+    results = runner.imap(F.street_chunk, [(deck.num_ranks, boards[c], options.bins, final) for c in chunks])
+    counts = comb(deck.num_cards - board_cards - HOLE_CARDS, final - board_cards)
     histogram_dtype = np.uint8 if counts < 1 << 8 else np.uint16
     return _rows_by_index(street, deck, orbit, chunks, results, ["histogram", "ehs", "ehs2"],
                     {"histogram": histogram_dtype, "ehs": np.float32, "ehs2": np.float32}, progress)
@@ -223,29 +251,26 @@ def feature_bytes(options: AbstractionOptions) -> int:
     features (``street_features``, ``river_features``), an int64 weight and its uint32 copy."""
     deck = Deck(options.num_ranks)
     largest = 0
-    for street in ("flop", "turn", "river"):
+    for street in options.streets[1:]:
         board_cards = BOARD_CARDS_BY_ROUND[ROUND_NAMES.index(street)]
-        if street == "river":
+        if street == options.final_street:
             row = 4 + 4 * options.opponent_clusters
         else:
-            runouts = comb(deck.num_cards - board_cards - HOLE_CARDS, F.FINAL_BOARD - board_cards)
+            runouts = comb(deck.num_cards - board_cards - HOLE_CARDS, options.final_cards - board_cards)
             row = options.bins * (1 if runouts < 1 << 8 else 2) + 8
         rows = F.hand_indexer(board_cards, deck.num_ranks).round_size(1)
         largest = max(largest, rows * (row + 8 + 4))
     return largest
 
 
-FEATURE_ORDER = ("preflop", "river", "turn", "flop")
-"""The order streets' features are computed in (the river's opponent clusters need the preflop)."""
-
-
 def compute_features(options: AbstractionOptions, store, runner: ChunkRunner,
                      progress: bool, deadline: float | None = None) -> dict[str, float]:
-    """Compute every street missing from ``store`` (preflop, river, turn, flop), writing each as
-    it completes; returns the seconds spent per street (0 for streets already stored). A street
-    is not started once ``time.monotonic()`` has passed ``deadline``: those are left out."""
+    """Compute every street missing from ``store`` (preflop, the final street, then the turn and
+    flop before it), writing each as it completes; returns the seconds spent per street (0 for
+    streets already stored). A street is not started once ``time.monotonic()`` has passed
+    ``deadline``: those are left out."""
     seconds = {}
-    for street in FEATURE_ORDER:
+    for street in _street_order(options):
         if street in store.streets:
             seconds[street] = 0.0
             continue
@@ -254,13 +279,19 @@ def compute_features(options: AbstractionOptions, store, runner: ChunkRunner,
         started = time.perf_counter()
         if street == "preflop":
             arrays = preflop_features(options, runner, progress)
-        elif street == "river":
-            arrays = river_features(options, store.read("preflop")["opponent_cluster"], runner, progress)
+        elif street == options.final_street:
+            arrays = final_features(options, store.read("preflop")["opponent_cluster"], runner, progress)
         else:
             arrays = street_features(options, street, runner, progress)
         store.write(street, arrays)
         seconds[street] = time.perf_counter() - started
     return seconds
+
+
+def _street_order(options: AbstractionOptions) -> tuple[str, ...]:
+    """Preflop (the opponent clusters), the final street (needs them), then the others from the
+    last back (the potential-aware flop needs the turn's buckets)."""
+    return ("preflop", options.final_street, *reversed(options.streets[1:-1]))
 
 
 # ---------------------------------------------------------------------------- clustering
@@ -378,14 +409,13 @@ def _potential_aware_flop(flop: dict, turn_buckets: StreetBuckets, k: int, seed:
 
 def cluster_streets(options: AbstractionOptions, store, runner: ChunkRunner,
                     progress: bool) -> list[StreetBuckets]:
-    """Bucket every street from stored features: preflop, river, turn, then the flop (its
-    potential-aware variant needs the turn buckets). Returns them in street order."""
+    """Bucket every street from stored features: preflop, the final street, the turn, then the
+    flop (its potential-aware variant needs the turn buckets). Returns them in street order."""
     seeds = {street: options.seed + r for r, street in enumerate(ROUND_NAMES)}
     done: dict[str, StreetBuckets] = {}
     # One step per street, so a long clustering without its own bar (scikit-learn's river
     # k-means) still shows which street runs and for how long.
-    streets = progress_bar(("preflop", "river", "turn", "flop"), desc="clustering", unit="street",
-                           enabled=progress)
+    streets = progress_bar(_street_order(options), desc="clustering", unit="street", enabled=progress)
     for street in streets:
         streets.set_postfix(street=street)
         started = time.perf_counter()
@@ -398,11 +428,11 @@ def cluster_streets(options: AbstractionOptions, store, runner: ChunkRunner,
             model = _small_emd_kmeans(k, data["histogram"], data["weight"], seeds[street])
             labels, centroids, method, distance = model.labels_, model.cluster_centers_, "emd-kmeans", "emd"
             mean, details = model.inertia_ / float(data["weight"].sum()), {"iterations": int(model.n_iter_)}
-        elif street == "river" and options.river == "ochs":
+        elif street == options.final_street and options.river == "ochs":
             labels, centroids, mean, details = _l2_street(data["ochs"], data["weight"], k, seeds[street],
                                                           options, runner)
             method, distance = "ochs-l2-kmeans", "l2"
-        elif street == "river":
+        elif street == options.final_street:
             labels, centroids, mean, details = _l2_street(data["ehs"][:, None], data["weight"], k,
                                                           seeds[street], options, runner)
             method, distance = "ehs-kmeans", "emd"  # between point masses EMD is |x - y|, the L2 in 1-D
@@ -423,7 +453,7 @@ def cluster_streets(options: AbstractionOptions, store, runner: ChunkRunner,
                                          np.asarray(centroids, np.float64))
         done[street] = StreetBuckets(street, labels, centroids, method, distance, mean, seeds[street],
                                      dict(details, seconds=time.perf_counter() - started))
-    return [done[street] for street in ROUND_NAMES]
+    return [done[street] for street in options.streets]
 
 
 # ---------------------------------------------------------------------------- the whole run
@@ -444,7 +474,7 @@ def build_abstraction(options: AbstractionOptions, out: str | Path, *, features:
     street's features exist, runs to the end."""
     if time_limit is not None and features is None:
         raise ParameterError("--time needs --features FILE.h5: the streets finished in time are kept "
-                             "there (a bucket file needs all four)")
+                             "there (a bucket file needs every street)")
     deadline = None if time_limit is None else time.monotonic() + time_limit
     deck = options.check()
     check_memory(feature_bytes(options), f"the features of a {deck.num_ranks}-rank bucket file",
@@ -452,13 +482,13 @@ def build_abstraction(options: AbstractionOptions, out: str | Path, *, features:
     runner = runner or ChunkRunner()
     store = MemoryFeatures() if features is None else FeatureStore(
         features, num_ranks=deck.num_ranks, bins=options.bins, opponent_clusters=options.opponent_clusters,
-        opponent_seed=options.seed)
+        opponent_seed=options.seed, rounds=options.rounds)
     reused = list(store.streets)
     started = time.perf_counter()
     feature_seconds = compute_features(options, store, runner, progress, deadline)
-    remaining = [street for street in FEATURE_ORDER if street not in feature_seconds]
+    remaining = [street for street in _street_order(options) if street not in feature_seconds]
     if remaining:
-        done = [street for street in FEATURE_ORDER if street in feature_seconds]
+        done = [street for street in _street_order(options) if street in feature_seconds]
         raise FeaturesUnfinished(
             f"--time {time_limit:g}: features of {', '.join(done) or 'no street'} done and kept in "
             f"{features}; {', '.join(remaining)} not started; no bucket file written (it needs every "
@@ -476,7 +506,7 @@ def build_abstraction(options: AbstractionOptions, out: str | Path, *, features:
             "cluster_seconds": street.details["seconds"],
             "iterations": street.details.get("iterations"), "lossless": bool(street.details.get("lossless")),
         }
-    return {"num_ranks": deck.num_ranks, "buckets_requested": list(options.buckets),
+    return {"num_ranks": deck.num_ranks, "rounds": options.rounds, "buckets_requested": list(options.buckets),
             "buckets": [s.num_buckets for s in streets], "flop": options.flop, "turn": options.turn,
             "river": options.river,
             "bins": options.bins, "seed": options.seed, "opponent_clusters": options.opponent_clusters,

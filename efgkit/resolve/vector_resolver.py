@@ -1,0 +1,170 @@
+"""``Resolver`` on the poker engine: every subgame after a public deal re-solved with hands as vectors.
+
+The same procedure as ``resolver.Resolver`` (Burch §5.4: each subgame re-solved once per player
+against the original blueprint, the unsafe gadget once for both), with the gadgets of
+``vector_gadgets.py`` and the constraints of ``poker.subgame_roots``: unabstracted re-solving of
+a blueprint on any ``StrategyLayout`` (a card abstraction's, an InfosetMap's). The combined
+strategy — the blueprint before the deal, the re-solved subgames after — lives on the lossless
+layout and is evaluated exactly (``poker.best_response.evaluate_strategy``), so this serves games
+whose public tree fits; on Leduc every technique's NashConv is ``Resolver``'s on the GameTree
+(tests/test_poker_subgame_roots.py).
+
+Gifts (reach-maxmargin) follow ``BlueprintValues.gifts``: along the opponent's own path to a
+root, at each of its public decision nodes ``m`` (per hand ``h``) the counterfactual best-response
+value lost by the action taken, ``CBV(m, h) - CBV(child, h) >= 0``, unnormalised; split by reach
+among the subgames' elements ``(root, h)`` below that action, or given whole (not split).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from efgkit.core.evaluation import Evaluation
+from efgkit.errors import ParameterError
+from efgkit.poker.materialised.best_response import evaluate_strategy
+from efgkit.poker.materialised.layout import StrategyLayout
+from efgkit.poker.materialised.public_tree import PublicTree
+from efgkit.poker.materialised.subgame_roots import CONSTRAINT_KINDS, BlueprintRoots, RootRanges, deal_roots
+from efgkit.resolve.constraints import normalized_values
+from efgkit.resolve.vector_gadgets import VECTOR_GADGETS, VectorGadget
+
+
+@dataclass(frozen=True)
+class VectorResolveResult:
+    """The combined strategy (float64 per action of ``layout``, the lossless layout), NashConv
+    before and after, and the seconds of the whole run."""
+
+    layout: StrategyLayout
+    strategy: np.ndarray
+    before: Evaluation
+    after: Evaluation
+    seconds: float
+
+
+class VectorResolver:
+    """Re-solve every subgame of round ``round_number`` of the blueprint ``strategy`` (float64 per
+    action of ``layout`` over ``tree``) with ``gadget`` (``VECTOR_GADGETS``; reach-maxmargin takes
+    ``split_gifts``), ``constraints`` ("br" or "selfplay": Brown & Sandholm's "Estimated" with the
+    resolve gadget; with a distributional gadget "Estimated + Distributional") and ``iterations`` of
+    CFR ``variant`` per gadget, for ``players``; ``spread``: distributional gadgets' factor on
+    ``s(I) = |blueprint cfv(I) - CBV(I)|`` (``distributional.distributional_spread``)."""
+
+    def __init__(self, tree: PublicTree, layout: StrategyLayout, strategy: np.ndarray, *,
+                 gadget: str = "resolve", constraints: str = "br", iterations: int = 1000,
+                 split_gifts: bool = True, variant: str = "cfr+", players: tuple[int, ...] = (0, 1),
+                 round_number: int = 2, spread: float = 1.0) -> None:
+        if gadget not in VECTOR_GADGETS:
+            raise ParameterError(f"the poker engine runs the gadgets {', '.join(VECTOR_GADGETS)}, "
+                                 f"not {gadget!r}")
+        if constraints not in CONSTRAINT_KINDS:
+            raise ParameterError(f"constraints on the poker engine must be one of "
+                                 f"{', '.join(CONSTRAINT_KINDS)}, got {constraints!r}")
+        if iterations < 1:
+            raise ParameterError(f"iterations must be >= 1, got {iterations}")
+        if not players or any(p not in (0, 1) for p in players):
+            raise ParameterError(f"players must be a non-empty subset of (0, 1), got {players!r}")
+        self.tree, self.layout, self.strategy = tree, layout, np.ascontiguousarray(strategy, np.float64)
+        self.gadget, self.constraints, self.iterations = gadget, constraints, int(iterations)
+        self.split_gifts, self.variant, self.players = split_gifts, variant, tuple(dict.fromkeys(players))
+        if not 0.0 <= spread < float("inf"):
+            raise ParameterError(f"spread must be a finite number >= 0, got {spread}")
+        self.spread = float(spread)
+        self.roots = deal_roots(tree, round_number)
+        self.values = BlueprintRoots(layout, self.strategy)
+        self.lossless = StrategyLayout.lossless(tree)
+
+    def combined_blueprint(self) -> np.ndarray:
+        """The blueprint on the lossless layout: every (decision, hand) row plays its row of
+        ``layout``."""
+        lossless, layout = self.lossless, self.layout
+        out = np.zeros(lossless.num_actions)
+        width = self.tree.num_children[self.tree.decision_nodes].astype(np.int64)
+        for d in range(width.shape[0]):
+            valid = lossless.slot_offset[d] >= 0
+            for k in range(int(width[d])):
+                out[lossless.slot_offset[d, valid] + k] = self.strategy[layout.slot_offset[d, valid] + k]
+        return out
+
+    def ranges(self, player: int) -> RootRanges:
+        """The roots' ``RootRanges`` for ``player``, raised by the gifts for reach-maxmargin."""
+        ranges = self.values.ranges(self.roots, player, self.constraints)
+        if self.gadget != "reach-maxmargin":
+            return ranges
+        return ranges._replace(values=ranges.values + self.gifts(ranges))
+
+    def spreads(self, player: int) -> np.ndarray:
+        """Brown & Sandholm's ``s(I)`` times ``spread`` per (root, opponent hand), float64."""
+        selfplay, best = (self.values.ranges(self.roots, player, kind) for kind in ("selfplay", "br"))
+        return self.spread * np.abs(normalized_values(selfplay.values, selfplay.element_reach)
+                                    - normalized_values(best.values, best.element_reach))
+
+    def gifts(self, ranges: RootRanges) -> np.ndarray:
+        """Brown & Sandholm's gifts per (root, opponent hand), float64 (roots, hands)."""
+        tree, opponent = self.tree, 1 - ranges.player
+        best = self.values.counterfactual_values(opponent, "br")
+        parent = np.full(tree.num_nodes, -1, np.int64)
+        for node in np.flatnonzero(tree.num_children > 0).tolist():
+            parent[tree.first_child[node]:tree.first_child[node] + tree.num_children[node]] = node
+        paths = []  # per root, the opponent's (decision node, child on the path) pairs
+        shared: dict[tuple[int, int], np.ndarray] = {}
+        for i, root in enumerate(ranges.nodes.tolist()):
+            path, child = [], root
+            while parent[child] >= 0:
+                node = int(parent[child])
+                if tree.kind[node] == opponent:
+                    path.append((node, child))
+                    shared[node, child] = shared.get((node, child), 0.0) + ranges.element_reach[i]
+                child = node
+            paths.append(path)
+        gifts = np.zeros_like(ranges.values)
+        for i, path in enumerate(paths):
+            for node, child in path:
+                lost = np.maximum(best[node] - best[child], 0.0)
+                if self.split_gifts:
+                    total = shared[node, child]
+                    lost = np.divide(lost * ranges.element_reach[i], total, out=np.zeros_like(lost),
+                                     where=total > 0)
+                gifts[i] += lost
+        return gifts
+
+    def resolve(self, progress: Callable[[int, int], None] | None = None) -> VectorResolveResult:
+        """Re-solve every root for every player, combine on the lossless layout and evaluate;
+        ``progress(done, total)`` after each gadget."""
+        started = time.perf_counter()
+        blueprint = self.combined_blueprint()
+        before = evaluate_strategy(self.lossless, blueprint)
+        combined = blueprint.copy()
+        groups = [self.players] if self.gadget == "unsafe" else [(p,) for p in self.players]
+        kind = "maxmargin" if self.gadget == "reach-maxmargin" else self.gadget
+        done, total = 0, len(groups) * self.roots.shape[0]
+        for players in groups:
+            ranges = self.ranges(players[0])
+            spreads = self.spreads(players[0]) if kind.startswith("distributional") else None
+            for i, node in enumerate(ranges.nodes.tolist()):
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+                if not ranges.range[i].any():
+                    continue  # the re-solver never reaches it: it keeps the blueprint
+                solver = VectorGadget(self.tree, self.lossless, ranges, node, kind, variant=self.variant,
+                                      spread=None if spreads is None else spreads[i])
+                average = solver.iterate(self.iterations).average_strategy()
+                for player in players:
+                    actions = _actions_of(solver, player)
+                    combined[actions] = average[actions]
+        after = evaluate_strategy(self.lossless, combined)
+        return VectorResolveResult(self.lossless, combined, before, after, time.perf_counter() - started)
+
+
+def _actions_of(solver: VectorGadget, player: int) -> np.ndarray:
+    """The lossless layout's actions of ``player``'s rows inside the solver's subtree."""
+    layout, subtree = solver.layout, solver.subtree
+    rows = layout.rows[subtree.kind[subtree.decision_nodes] == player]
+    rows = rows[rows >= 0]
+    offsets = layout.action_offset
+    return np.concatenate([np.arange(offsets[r], offsets[r + 1]) for r in rows.tolist()]
+                          or [np.zeros(0, np.int64)]).astype(np.int64)
