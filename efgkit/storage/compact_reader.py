@@ -695,8 +695,10 @@ class CompactStrategy:
     stored), ``num_rows`` (abstract infosets), ``num_explicit`` (keys in the key
     index), ``num_classes`` (classes in the class rule, 0 if none: then every key is
     explicit). With a class rule and no stored keys, a key not in the game but of a
-    listed class reads that class's row.
+    listed class reads that class's row. ``coded``: rows entropy-coded (format 7).
     """
+
+    coded = False
 
     def __init__(self, path: str, bucket_tables: str | None = None) -> None:
         self._bucket_tables = bucket_tables

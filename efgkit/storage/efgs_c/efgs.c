@@ -24,6 +24,14 @@
 #define VALUES_HEAD_SIZE 16u
 #define MAX_SLOT_BITS 56u
 #define FLAG_KEYS 2u
+#define FLAG_CODED 4u
+#define CODED_HEAD_SIZE 40u
+#define CODED_CONTEXT_SIZE 16u
+#define MAX_CODE_LENGTH 24u
+#define MAX_CODED_SYMBOLS 16384u
+#define CODED_ESCAPE 0u
+#define CODED_EMPTY 1u
+#define CODED_FIRST_ENTRY 2u
 #define MAX_CARDS 62u
 
 static const unsigned char MAGIC[8] = {'E', 'F', 'G', 'S', '\r', '\n', 0x1a, '\n'};
@@ -477,6 +485,57 @@ int efgs_attach_bucket_tables(efgs_reader *reader, const void *data, size_t size
 
 static uint64_t value_bit(const efgs_reader *reader, uint64_t j);
 
+/* The coded rows' head, contexts and block index (format 7): every table inside the file,
+ * every code's lengths within the Kraft bound (so decoding never runs past a table). */
+static int open_coded(efgs_reader *reader, const unsigned char *bytes, size_t size) {
+    const unsigned char *head = bytes + reader->values_offset, *record;
+    uint64_t base = reader->values_offset, blocks, used, kraft, table, entries;
+    unsigned c, length;
+    efgs_coded_context *context;
+    reader->block_rows = read_u32(head);
+    reader->num_contexts = read_u32(head + 4u);
+    blocks = read_u64(head + 8u);
+    reader->stream_bits = read_u64(head + 32u);
+    if (reader->block_rows == 0 || reader->num_contexts > EFGS_MAX_CODED_CONTEXTS ||
+        blocks != ((uint64_t)reader->num_rows + reader->block_rows - 1u) / reader->block_rows ||
+        blocks > size / 8u || read_u64(head + 16u) > size || read_u64(head + 24u) > size ||
+        !inside(base + read_u64(head + 16u), 8u * blocks, 0, size) ||
+        !inside(base + read_u64(head + 24u), (reader->stream_bits + 7u) / 8u, 0, size) ||
+        !inside(base + CODED_HEAD_SIZE, (uint64_t)CODED_CONTEXT_SIZE * reader->num_contexts, 0, size))
+        return EFGS_ERROR_FORMAT;
+    reader->block_index_offset = (size_t)(base + read_u64(head + 16u));
+    reader->stream_offset = (size_t)(base + read_u64(head + 24u));
+    for (c = 0; c < reader->num_contexts; c++) {
+        record = head + CODED_HEAD_SIZE + CODED_CONTEXT_SIZE * c;
+        context = &reader->contexts[c];
+        context->num_actions = read_u16(record);
+        context->field_bits = record[2];
+        context->max_length = record[3];
+        context->num_symbols = read_u32(record + 4u);
+        table = read_u64(record + 8u);
+        if (context->num_actions < 1u || context->num_actions > EFGS_MAX_CODED_ACTIONS ||
+            context->field_bits > 32u || context->max_length > MAX_CODE_LENGTH ||
+            context->num_symbols < CODED_FIRST_ENTRY || context->num_symbols > MAX_CODED_SYMBOLS ||
+            table > size || !inside(base + table, 4u * context->max_length, 0, size))
+            return EFGS_ERROR_FORMAT;
+        context->counts_offset = (size_t)(base + table);
+        used = kraft = 0;
+        for (length = 1; length <= context->max_length; length++) {
+            used += read_u32(bytes + context->counts_offset + 4u * (length - 1u));
+            kraft += (uint64_t)read_u32(bytes + context->counts_offset + 4u * (length - 1u))
+                     << (context->max_length - length);
+        }
+        entries = base + table + 4u * context->max_length + 2u * used;
+        if (used > context->num_symbols || kraft > ((uint64_t)1 << context->max_length) ||
+            !inside(entries, 4u * (uint64_t)(context->num_symbols - CODED_FIRST_ENTRY) *
+                                 (context->num_actions - 1u), 0, size))
+            return EFGS_ERROR_FORMAT;
+        context->order_offset = context->counts_offset + 4u * context->max_length;
+        context->entries_offset = (size_t)entries;
+    }
+    return EFGS_OK;
+}
+
 int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     const unsigned char *bytes = (const unsigned char *)data;
     uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows, cards_offset;
@@ -485,7 +544,7 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     int status;
     memset(reader, 0, sizeof *reader);
     if (size < 10u || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
-    if (read_u16(bytes + 8) != EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
+    if (read_u16(bytes + 8) != 6u && read_u16(bytes + 8) != EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
     if (size < HEADER_SIZE) return EFGS_ERROR_TRUNCATED;
     reader->spec_length = read_u16(bytes + 148);
     header_end = HEADER_SIZE + reader->spec_length;
@@ -497,6 +556,9 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
 
     reader->bits = bytes[10];
     reader->flags = bytes[11];
+    reader->version = read_u16(bytes + 8);
+    reader->coded = (reader->flags & FLAG_CODED) != 0;
+    if (reader->coded != (reader->version == 7u)) return EFGS_ERROR_FORMAT;
     reader->num_infosets = read_u32(bytes + 12);
     reader->num_rows = read_u32(bytes + 16);
     reader->num_values = read_u64(bytes + 20);
@@ -537,10 +599,11 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     if (reader->wide_end > reader->narrow_start || reader->narrow_start > reader->num_values ||
         (reader->bits == 16 && reader->wide_end > 0))
         return EFGS_ERROR_FORMAT;
-    value_bytes = (value_bit(reader, reader->num_values) + 7u) / 8u;
+    value_bytes = reader->coded ? CODED_HEAD_SIZE : (value_bit(reader, reader->num_values) + 7u) / 8u;
     if (!inside(read_u64(bytes + 68) + VALUES_HEAD_SIZE, value_bytes, header_end, size))
         return EFGS_ERROR_FORMAT;
     reader->values_offset = (size_t)read_u64(bytes + 68) + VALUES_HEAD_SIZE;
+    if (reader->coded && (status = open_coded(reader, bytes, size)) != EFGS_OK) return status;
     if (reader->flags & FLAG_KEYS) {
         if (!inside(read_u64(bytes + 76), 4u * (rows + 1u) + 4u * (n + 1u), header_end, size))
             return EFGS_ERROR_FORMAT;
@@ -1052,6 +1115,7 @@ typedef struct row_code {
     unsigned width;    /* bits per field */
     unsigned padding;  /* zero bits after the fields */
     uint64_t total;    /* what the weights sum to */
+    uint32_t fields[EFGS_MAX_CODED_ACTIONS];  /* a coded row's weights but the last, decoded */
 } row_code;
 static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code);
 
@@ -1209,20 +1273,29 @@ static uint64_t values_bits(const efgs_reader *reader, uint64_t bit, unsigned wi
 
 /* Weight ``j`` < actions - 1 of a row (a field). */
 static uint64_t field_at(const efgs_reader *reader, const row_code *code, uint64_t j) {
+    if (reader->coded) return code->fields[j];
     return values_bits(reader, code->bit + j * code->width, code->width);
 }
 
 /* The code of the row at values [lo, hi), then EFGS_OK for a row in one tier whose fields
  * sum to at most its total and whose padding is zero, EFGS_ERROR_NOT_FOUND for an empty
  * cell (all ones), else EFGS_ERROR_CORRUPTED. */
+/* Bits per action of the row at values [lo, hi): its tier; 0 for a row across two tiers. */
+static unsigned row_tier(const efgs_reader *reader, uint64_t lo, uint64_t hi) {
+    if (hi <= reader->wide_end) return 2u * reader->bits;
+    if (reader->wide_end <= lo && hi <= reader->narrow_start) return reader->bits;
+    if (reader->narrow_start <= lo) return reader->bits / 2u;
+    return 0;
+}
+
+static int coded_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code);
+
 static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code) {
     uint64_t j, field, sum = 0, rest;
-    unsigned tier;
+    unsigned tier = row_tier(reader, lo, hi);
     int ones = 1;
-    if (hi <= reader->wide_end) tier = 2u * reader->bits;
-    else if (reader->wide_end <= lo && hi <= reader->narrow_start) tier = reader->bits;
-    else if (reader->narrow_start <= lo) tier = reader->bits / 2u;
-    else return EFGS_ERROR_CORRUPTED; /* a row across two tiers */
+    if (tier == 0) return EFGS_ERROR_CORRUPTED; /* a row across two tiers */
+    if (reader->coded) return coded_status(reader, lo, hi, code);
     code->bit = value_bit(reader, lo);
     code->actions = hi - lo;
     code->width = field_bits(tier, code->actions);
@@ -1236,6 +1309,164 @@ static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_c
     rest = values_bits(reader, code->bit + (code->actions - 1u) * code->width, code->padding);
     if (ones && rest == ((uint64_t)1 << code->padding) - 1u) return EFGS_ERROR_NOT_FOUND;
     return rest == 0 && sum <= code->total ? EFGS_OK : EFGS_ERROR_CORRUPTED;
+}
+
+
+/* ---- coded rows (format 7): per row one symbol of its context's canonical Huffman code
+ * (most significant bit first; escape, empty cell or a dictionary row), after an escape the
+ * A - 1 fields raw (least significant first). A block of block_rows rows starts at the bit
+ * the block index gives, so a row is decoded from its block's first row. ---------------- */
+
+/* The values [lo, hi) of row ``row``: the row-start table, or the action group it lies in. */
+static int coded_row_values(const efgs_reader *reader, uint64_t row, uint64_t *lo, uint64_t *hi) {
+    uint32_t a, b;
+    unsigned g, best = EFGS_MAX_ACTION_GROUPS;
+    if (reader->cards_offset == 0) {
+        if (row >= reader->num_rows || row_bounds(reader, row, &a, &b) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+        *lo = a;
+        *hi = b;
+        return EFGS_OK;
+    }
+    for (g = 0; g < reader->num_action_groups; g++)
+        if (reader->group_first_row[g] <= row &&
+            (best == EFGS_MAX_ACTION_GROUPS || reader->group_first_row[g] > reader->group_first_row[best]))
+            best = g;
+    if (best == EFGS_MAX_ACTION_GROUPS) return EFGS_ERROR_CORRUPTED;
+    *lo = reader->group_first_value[best] + (row - reader->group_first_row[best]) * reader->group_actions[best];
+    *hi = *lo + reader->group_actions[best];
+    return *hi <= reader->num_values ? EFGS_OK : EFGS_ERROR_CORRUPTED;
+}
+
+/* The row whose values start at ``lo``, or -1. */
+static int64_t coded_row_at(const efgs_reader *reader, uint64_t lo) {
+    uint64_t low = 0, high = reader->num_rows, middle, start, end;
+    unsigned g, best = EFGS_MAX_ACTION_GROUPS;
+    if (reader->cards_offset == 0) {
+        while (low < high) { /* the first row starting at lo or later */
+            middle = low + (high - low) / 2u;
+            if (read_u32(reader->data + reader->starts_offset + 4u * middle) < lo) low = middle + 1u;
+            else high = middle;
+        }
+    } else {
+        for (g = 0; g < reader->num_action_groups; g++)
+            if (reader->group_first_value[g] <= lo &&
+                (best == EFGS_MAX_ACTION_GROUPS || reader->group_first_value[g] > reader->group_first_value[best]))
+                best = g;
+        if (best == EFGS_MAX_ACTION_GROUPS || reader->group_actions[best] == 0) return -1;
+        low = reader->group_first_row[best] + (lo - reader->group_first_value[best]) / reader->group_actions[best];
+    }
+    if (low >= reader->num_rows || coded_row_values(reader, low, &start, &end) != EFGS_OK || start != lo) return -1;
+    return (int64_t)low;
+}
+
+/* ``width`` (at most 32) bits of the coded stream from ``*bit``, which moves past them;
+ * EFGS_ERROR_CORRUPTED past the stream's end. */
+static int stream_read(const efgs_reader *reader, uint64_t *bit, unsigned width, uint32_t *value) {
+    const unsigned char *p;
+    unsigned shift, bytes, i;
+    uint64_t word = 0;
+    if (*bit > reader->stream_bits || width > reader->stream_bits - *bit) return EFGS_ERROR_CORRUPTED;
+    p = reader->data + reader->stream_offset + (*bit >> 3);
+    shift = (unsigned)(*bit & 7u);
+    bytes = (shift + width + 7u) >> 3;
+    for (i = 0; i < bytes; i++) word |= (uint64_t)p[i] << (8u * i);
+    *value = (uint32_t)((word >> shift) & (((uint64_t)1 << width) - 1u));
+    *bit += width;
+    return EFGS_OK;
+}
+
+/* A symbol of ``context``'s canonical code from ``*bit`` (RFC 1951's decoding by counts per
+ * length), or a negative status. */
+static int64_t decode_symbol(const efgs_reader *reader, const efgs_coded_context *context, uint64_t *bit) {
+    uint64_t code = 0, first = 0, index = 0, count;
+    uint32_t next, symbol;
+    unsigned length;
+    for (length = 1; length <= context->max_length; length++) {
+        if (stream_read(reader, bit, 1u, &next) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+        code |= next;
+        count = read_u32(reader->data + context->counts_offset + 4u * (length - 1u));
+        if (code - first < count) {
+            symbol = read_u16(reader->data + context->order_offset + 2u * (index + code - first));
+            return symbol < context->num_symbols ? (int64_t)symbol : EFGS_ERROR_CORRUPTED;
+        }
+        index += count;
+        first = (first + count) << 1;
+        code <<= 1;
+    }
+    return EFGS_ERROR_CORRUPTED;
+}
+
+/* Decode row ``row`` from ``*bit`` into ``code`` (its fields, width, total): EFGS_OK,
+ * EFGS_ERROR_NOT_FOUND for an empty cell, else EFGS_ERROR_CORRUPTED. */
+static int decode_row(const efgs_reader *reader, uint64_t row, uint64_t *bit, row_code *code) {
+    uint64_t lo, hi, sum = 0, j;
+    unsigned tier, c;
+    int64_t symbol;
+    const efgs_coded_context *context = NULL;
+    if (coded_row_values(reader, row, &lo, &hi) != EFGS_OK || (tier = row_tier(reader, lo, hi)) == 0)
+        return EFGS_ERROR_CORRUPTED;
+    code->actions = hi - lo;
+    code->width = field_bits(tier, code->actions);
+    code->padding = 0;
+    code->total = ((uint64_t)1 << code->width) - 2u;
+    code->bit = *bit;
+    for (c = 0; c < reader->num_contexts; c++)
+        if (reader->contexts[c].num_actions == code->actions && reader->contexts[c].field_bits == code->width)
+            context = &reader->contexts[c];
+    if (context == NULL || code->width > 32u || (symbol = decode_symbol(reader, context, bit)) < 0)
+        return EFGS_ERROR_CORRUPTED;
+    if (symbol == CODED_EMPTY) return EFGS_ERROR_NOT_FOUND;
+    for (j = 0; j + 1u < code->actions; j++) {
+        if (symbol == CODED_ESCAPE) {
+            if (stream_read(reader, bit, code->width, &code->fields[j]) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+        } else {
+            code->fields[j] = read_u32(reader->data + context->entries_offset +
+                                       4u * ((uint64_t)(symbol - CODED_FIRST_ENTRY) * (code->actions - 1u) + j));
+        }
+        sum += code->fields[j];
+    }
+    return sum <= code->total ? EFGS_OK : EFGS_ERROR_CORRUPTED;
+}
+
+/* The first bit of block ``block``, or a negative status. */
+static int block_start(const efgs_reader *reader, uint64_t block, uint64_t *bit) {
+    *bit = read_u64(reader->data + reader->block_index_offset + 8u * block);
+    return *bit <= reader->stream_bits ? EFGS_OK : EFGS_ERROR_CORRUPTED;
+}
+
+/* row_status of a coded row: decoded from its block's first row. */
+static int coded_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code) {
+    int64_t row = coded_row_at(reader, lo);
+    uint64_t bit, before, start, end;
+    int status;
+    if (row < 0 || coded_row_values(reader, (uint64_t)row, &start, &end) != EFGS_OK || end != hi)
+        return EFGS_ERROR_CORRUPTED;
+    if (block_start(reader, (uint64_t)row / reader->block_rows, &bit) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+    for (before = (uint64_t)row - (uint64_t)row % reader->block_rows; before < (uint64_t)row; before++)
+        if ((status = decode_row(reader, before, &bit, code)) == EFGS_ERROR_CORRUPTED) return status;
+    return decode_row(reader, (uint64_t)row, &bit, code);
+}
+
+/* Every coded row, block by block; a block must end where the next begins. */
+static int verify_coded(const efgs_reader *reader) {
+    uint64_t block, row, bit, end, blocks = ((uint64_t)reader->num_rows + reader->block_rows - 1u) / reader->block_rows;
+    row_code code;
+    int status;
+    for (block = 0; block < blocks; block++) {
+        if (block_start(reader, block, &bit) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+        for (row = block * reader->block_rows; row < reader->num_rows && row < (block + 1u) * reader->block_rows; row++) {
+            status = decode_row(reader, row, &bit, &code);
+            if (status == EFGS_ERROR_CORRUPTED || (status == EFGS_ERROR_NOT_FOUND && reader->cards_offset == 0))
+                return EFGS_ERROR_CORRUPTED;
+        }
+        if (block + 1u < blocks) {
+            if (block_start(reader, block + 1u, &end) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+        } else {
+            end = reader->stream_bits;
+        }
+        if (bit != end) return EFGS_ERROR_CORRUPTED;
+    }
+    return EFGS_OK;
 }
 
 /* The row of a key and its code, checked: a row that fails its code (or, outside a card
@@ -1313,7 +1544,8 @@ int efgs_verify(const efgs_reader *reader) {
     if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 108))
         return EFGS_ERROR_CORRUPTED;
     /* with a card table there is no row-start table: rows are checked as they are read */
-    for (row = 0; reader->cards_offset == 0 && row < reader->num_rows; row++) {
+    if (reader->coded && verify_coded(reader) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+    for (row = 0; reader->cards_offset == 0 && !reader->coded && row < reader->num_rows; row++) {
         if (row_bounds(reader, row, &lo, &hi) != EFGS_OK || row_status(reader, lo, hi, &code) != EFGS_OK)
             return EFGS_ERROR_CORRUPTED;
     }
