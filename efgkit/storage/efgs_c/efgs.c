@@ -520,10 +520,12 @@ static int open_coded(efgs_reader *reader, const unsigned char *bytes, size_t si
             return EFGS_ERROR_FORMAT;
         context->counts_offset = (size_t)(base + table);
         used = kraft = 0;
+        context->counts[0] = 0;
         for (length = 1; length <= context->max_length; length++) {
-            used += read_u32(bytes + context->counts_offset + 4u * (length - 1u));
-            kraft += (uint64_t)read_u32(bytes + context->counts_offset + 4u * (length - 1u))
-                     << (context->max_length - length);
+            context->counts[length] = read_u32(bytes + context->counts_offset + 4u * (length - 1u));
+            if (context->counts[length] > MAX_CODED_SYMBOLS) return EFGS_ERROR_FORMAT;
+            used += context->counts[length];
+            kraft += (uint64_t)context->counts[length] << (context->max_length - length);
         }
         entries = base + table + 4u * context->max_length + 2u * used;
         if (used > context->num_symbols || kraft > ((uint64_t)1 << context->max_length) ||
@@ -1124,14 +1126,13 @@ static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_c
  * or every round's bucket in mixed radix with perfect recall) picks the row in the block.
  * A row of all ones is a cell no infoset of the file has (never dealt, or pruned). */
 static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_length,
-                         uint32_t *lo, uint32_t *hi) {
+                         uint32_t *lo, uint32_t *hi, row_code *code) {
     const char *values[5] = {NULL, NULL, NULL, NULL, NULL}, *names[3];
     size_t lengths[5] = {0, 0, 0, 0, 0}, i, round_start = 0;
     unsigned hand[MAX_CARDS], board[MAX_CARDS], round = 0, past, first_round, group;
     int hand_count, board_count, j, k, style = betting_style(reader), opening = 0;
     int64_t bucket, block;
     uint64_t cell = 0, row, first_row, first_value, actions, limit = (uint64_t)1 << 33;
-    row_code code;
     find_fields(key, key_length, values, lengths);
     if (values[0] != NULL) { /* card= before cards=, as a dict of the fields would */
         values[1] = values[0];
@@ -1183,7 +1184,7 @@ static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_
         return EFGS_ERROR_BETTING;
     *lo = (uint32_t)(first_value + cell * actions);
     *hi = (uint32_t)(*lo + actions);
-    if ((j = row_status(reader, *lo, *hi, &code)) != EFGS_OK)
+    if ((j = row_status(reader, *lo, *hi, code)) != EFGS_OK)
         return j == EFGS_ERROR_NOT_FOUND ? EFGS_ERROR_MISSING_CELL : j;
     if (reader->flags & FLAG_KEYS) {
         if ((j = row_has_key(reader, row, key, key_length)) < 0) return j;
@@ -1196,14 +1197,14 @@ static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_
  * betting is checked before it is looked up, and a key read by its class must be of the
  * class's player and allow its number of actions: a nonsense key never reads a class's row. */
 static int64_t locate(const efgs_reader *reader, const char *key, size_t key_length,
-                      const efgs_class *infoset_class, uint32_t *lo, uint32_t *hi) {
+                      const efgs_class *infoset_class, uint32_t *lo, uint32_t *hi, row_code *code) {
     const char *names[3], *bets = NULL, *player;
     size_t length = 0, player_length = 0, round_start = 0, k;
     int64_t row = EFGS_ERROR_NOT_FOUND;
     int has, style = betting_style(reader), opening = 0;
     uint64_t player_number = 0;
     if (reader->cards_offset != 0)
-        return reader->num_explicit == 0 ? EFGS_ERROR_BETTING : card_cell(reader, key, key_length, lo, hi);
+        return reader->num_explicit == 0 ? EFGS_ERROR_BETTING : card_cell(reader, key, key_length, lo, hi, code);
     if (style != STYLE_NONE) {
         if ((bets = key_field(key, key_length, "bets", &length)) == NULL ||
             check_betting(style, bets, length, &round_start, &opening) != EFGS_OK)
@@ -1238,7 +1239,8 @@ static int64_t locate(const efgs_reader *reader, const char *key, size_t key_len
 int64_t efgs_find_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                            const efgs_class *infoset_class) {
     uint32_t lo, hi;
-    return locate(reader, key, key_length, infoset_class, &lo, &hi);
+    row_code code;
+    return locate(reader, key, key_length, infoset_class, &lo, &hi, &code);
 }
 
 int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length) {
@@ -1375,17 +1377,30 @@ static int stream_read(const efgs_reader *reader, uint64_t *bit, unsigned width,
     return EFGS_OK;
 }
 
+/* The next 32 bits of the coded stream from ``bit`` (bit k of the result is stream bit
+ * bit + k), zeros past the stream's end. */
+static uint64_t stream_peek(const efgs_reader *reader, uint64_t bit) {
+    const unsigned char *p = reader->data + reader->stream_offset + (bit >> 3);
+    uint64_t available = (reader->stream_bits + 7u) / 8u - (bit >> 3), word = 0;
+    unsigned i, bytes = available < 5u ? (unsigned)available : 5u;
+    for (i = 0; i < bytes; i++) word |= (uint64_t)p[i] << (8u * i);
+    return (word >> (bit & 7u)) & 0xffffffffu;
+}
+
 /* A symbol of ``context``'s canonical code from ``*bit`` (RFC 1951's decoding by counts per
- * length), or a negative status. */
+ * length, on 32 bits read at once), or a negative status. */
 static int64_t decode_symbol(const efgs_reader *reader, const efgs_coded_context *context, uint64_t *bit) {
-    uint64_t code = 0, first = 0, index = 0, count;
-    uint32_t next, symbol;
+    uint64_t code = 0, first = 0, index = 0, count, next;
+    uint32_t symbol;
     unsigned length;
+    if (*bit >= reader->stream_bits) return EFGS_ERROR_CORRUPTED;
+    next = stream_peek(reader, *bit);
     for (length = 1; length <= context->max_length; length++) {
-        if (stream_read(reader, bit, 1u, &next) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
-        code |= next;
-        count = read_u32(reader->data + context->counts_offset + 4u * (length - 1u));
+        code |= (next >> (length - 1u)) & 1u;
+        count = context->counts[length];
         if (code - first < count) {
+            if (length > reader->stream_bits - *bit) return EFGS_ERROR_CORRUPTED;
+            *bit += length;
             symbol = read_u16(reader->data + context->order_offset + 2u * (index + code - first));
             return symbol < context->num_symbols ? (int64_t)symbol : EFGS_ERROR_CORRUPTED;
         }
@@ -1397,8 +1412,9 @@ static int64_t decode_symbol(const efgs_reader *reader, const efgs_coded_context
 }
 
 /* Decode row ``row`` from ``*bit`` into ``code`` (its fields, width, total): EFGS_OK,
- * EFGS_ERROR_NOT_FOUND for an empty cell, else EFGS_ERROR_CORRUPTED. */
-static int decode_row(const efgs_reader *reader, uint64_t row, uint64_t *bit, row_code *code) {
+ * EFGS_ERROR_NOT_FOUND for an empty cell, else EFGS_ERROR_CORRUPTED. ``skip``: only move
+ * ``*bit`` past the row (its fields are neither read nor checked). */
+static int decode_row(const efgs_reader *reader, uint64_t row, uint64_t *bit, row_code *code, int skip) {
     uint64_t lo, hi, sum = 0, j;
     unsigned tier, c;
     int64_t symbol;
@@ -1416,6 +1432,12 @@ static int decode_row(const efgs_reader *reader, uint64_t row, uint64_t *bit, ro
     if (context == NULL || code->width > 32u || (symbol = decode_symbol(reader, context, bit)) < 0)
         return EFGS_ERROR_CORRUPTED;
     if (symbol == CODED_EMPTY) return EFGS_ERROR_NOT_FOUND;
+    if (skip) {
+        if (symbol != CODED_ESCAPE) return EFGS_OK;
+        if ((code->actions - 1u) * code->width > reader->stream_bits - *bit) return EFGS_ERROR_CORRUPTED;
+        *bit += (code->actions - 1u) * code->width;
+        return EFGS_OK;
+    }
     for (j = 0; j + 1u < code->actions; j++) {
         if (symbol == CODED_ESCAPE) {
             if (stream_read(reader, bit, code->width, &code->fields[j]) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
@@ -1443,8 +1465,8 @@ static int coded_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row
         return EFGS_ERROR_CORRUPTED;
     if (block_start(reader, (uint64_t)row / reader->block_rows, &bit) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
     for (before = (uint64_t)row - (uint64_t)row % reader->block_rows; before < (uint64_t)row; before++)
-        if ((status = decode_row(reader, before, &bit, code)) == EFGS_ERROR_CORRUPTED) return status;
-    return decode_row(reader, (uint64_t)row, &bit, code);
+        if ((status = decode_row(reader, before, &bit, code, 1)) == EFGS_ERROR_CORRUPTED) return status;
+    return decode_row(reader, (uint64_t)row, &bit, code, 0);
 }
 
 /* Every coded row, block by block; a block must end where the next begins. */
@@ -1455,7 +1477,7 @@ static int verify_coded(const efgs_reader *reader) {
     for (block = 0; block < blocks; block++) {
         if (block_start(reader, block, &bit) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
         for (row = block * reader->block_rows; row < reader->num_rows && row < (block + 1u) * reader->block_rows; row++) {
-            status = decode_row(reader, row, &bit, &code);
+            status = decode_row(reader, row, &bit, &code, 0);
             if (status == EFGS_ERROR_CORRUPTED || (status == EFGS_ERROR_NOT_FOUND && reader->cards_offset == 0))
                 return EFGS_ERROR_CORRUPTED;
         }
@@ -1474,8 +1496,9 @@ static int verify_coded(const efgs_reader *reader) {
 static int64_t checked_row(const efgs_reader *reader, const char *key, size_t key_length,
                            const efgs_class *infoset_class, row_code *code) {
     uint32_t lo = 0, hi = 0;
-    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
+    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi, code);
     if (position < 0) return position;
+    if (reader->cards_offset != 0) return position; /* card_cell decoded and checked the row */
     return row_status(reader, lo, hi, code) == EFGS_OK ? position : EFGS_ERROR_CORRUPTED;
 }
 

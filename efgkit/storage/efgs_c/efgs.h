@@ -91,6 +91,7 @@ typedef struct efgs_coded_context {
     size_t counts_offset;   /* u32 codes per length 1..max_length */
     size_t order_offset;    /* u16 symbols in code order */
     size_t entries_offset;  /* u32 fields (num_actions - 1) per dictionary row */
+    uint32_t counts[25];    /* codes per length 0..24, read from the file when opening */
 } efgs_coded_context;
 
 /* An infoset's class: what the coarsest abstraction (Cermak et al. 4.1.1) knows of it. */
