@@ -6,8 +6,8 @@ pipeline's bucket file it was solved on) the script exports the rows
 
 * packed at 8 and 4 bits per action (format 6) and coded (format 7, lossless: the same
   rows, so the same exploitability);
-* "compressed": rows whose largest probability is at least ``1 - epsilon`` made pure
-  first, then 4 bits, coded;
+* "compressed": every row rounded to multiples of ``1 / steps`` first (so rows repeat
+  and the code's dictionary holds them), then 4 bits, coded;
 
 and measures each file's bytes, the coded rows' bits per action (the values section with
 its code tables and block index, over the layout's actions), the exact exploitability in
@@ -44,7 +44,7 @@ from efgkit.poker.full_game import StreamedEvaluator
 from efgkit.specs import make_game
 from efgkit.storage import compact_reader
 from efgkit.storage.compact_holdem import bucket_table_file_bytes, export_bucket_strategy
-from efgkit.storage.compact_writer import pack_rows
+from efgkit.storage.compact_writer import largest_remainder, pack_rows
 from efgkit.storage.row_coding import huffman_lengths
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "compact-format.md"
@@ -54,17 +54,12 @@ HULHE_BUCKETS = (169, 1000, 1000, 1000)
 TIMER = Path(__file__).resolve().parent / "efgs_time.c"
 
 
-def snapped(layout: BucketLayout, strategy: np.ndarray, epsilon: float) -> np.ndarray:
-    """``strategy`` with every row whose largest probability is at least ``1 - epsilon``
-    made pure (its largest action)."""
-    result = strategy.copy()
-    for d in range(layout.width.shape[0]):
-        rows = result[layout.action_start[d]:layout.action_start[d + 1]].reshape(-1, layout.width[d])
-        pure = rows.max(axis=1) >= 1.0 - epsilon
-        best = rows[pure].argmax(axis=1)
-        rows[pure] = 0.0
-        rows[np.flatnonzero(pure), best] = 1.0
-    return result
+def on_grid(layout: BucketLayout, strategy: np.ndarray, steps: int) -> np.ndarray:
+    """``strategy`` with every row rounded to multiples of ``1 / steps`` (largest remainder):
+    rows then repeat, and the code's dictionary holds them."""
+    offsets = np.concatenate([[0], np.cumsum(np.repeat(layout.width, layout.buckets))])
+    totals = np.full(offsets.shape[0] - 1, steps, np.int64)
+    return largest_remainder(strategy, offsets, totals) / steps
 
 
 def coded_bits_per_action(layout: BucketLayout, export) -> float:
@@ -149,7 +144,7 @@ def main() -> None:
     parser.add_argument("--bucket-file", required=True, type=Path)
     parser.add_argument("--iterations", type=int, default=0,
                         help="CFR+ iterations the strategy ran (reported)")
-    parser.add_argument("--epsilons", default="0.01,0.05")
+    parser.add_argument("--grids", default="32,16,8")
     parser.add_argument("--keys", type=int, default=2000)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
@@ -161,17 +156,17 @@ def main() -> None:
     own = evaluator.evaluate(strategy, game_value=False).exploitability * mbb
     settings = [("8 bits, packed (format 6)", 8, None, False), ("8 bits, coded", 8, None, True),
                 ("4 bits, packed (format 6)", 4, None, False), ("4 bits, coded", 4, None, True)]
-    settings += [(f"compressed: pure above 1 - {e:g}, 4 bits, coded", 4, float(e), True)
-                 for e in args.epsilons.split(",")]
+    settings += [(f"compressed: rows on a grid of 1/{g}, 4 bits, coded", 4, int(g), True)
+                 for g in args.grids.split(",")]
     work = Path(tempfile.mkdtemp(prefix="bench-compact-"))
     lines, files, added_of, bits_of = [], [], {}, {}
-    for i, (name, bits, epsilon, coded) in enumerate(settings):
-        rows = strategy if epsilon is None else snapped(layout, strategy, epsilon)
+    for i, (name, bits, steps, coded) in enumerate(settings):
+        rows = strategy if steps is None else on_grid(layout, strategy, steps)
         started = time.perf_counter()
         export = export_bucket_strategy(layout, rows, work / f"{i}.efgs", bits=bits, bucket_tables="inline",
                                         coded=coded)
         export_seconds = time.perf_counter() - started
-        key = (bits, epsilon)
+        key = (bits, steps)
         if key not in added_of:
             played = evaluator.evaluate(export.dequantized(), game_value=False)
             added_of[key] = played.exploitability * mbb - own

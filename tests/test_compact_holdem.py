@@ -431,6 +431,19 @@ def test_export_writes_a_bucket_strategy_and_its_tables(tmp_path, runner, json_o
         assert strategy.quantized(key) == inline.quantized(key)
 
 
+def test_export_coded_writes_format_7_with_the_same_rows(tmp_path, runner, json_output, strategy_file,
+                                                        holdem_exports):
+    out = tmp_path / "coded.efgs"
+    data = json_output(runner.invoke(main, ["export", str(strategy_file), "--out", str(out), "--coded",
+                                            "--bucket-tables", "inline", "--json"]))
+    assert data["coded"] and data["bytes"] == out.stat().st_size
+    cases = _random_decisions(*holdem_exports["inline"], 50, seed=6)
+    with CompactStrategy(str(out)) as strategy:
+        strategy.verify()
+        assert strategy.version == 7
+        assert [strategy.quantized(key) for key, _ in cases] == [row for _, row in cases]
+
+
 @pytest.mark.parametrize("extra, words", [
     (["--rounding", "exact"], "--rounding"),
     (["--bucket-tables", "tables.bin"], "auto, inline or a FILE.efgb"),
