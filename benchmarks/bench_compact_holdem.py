@@ -137,59 +137,21 @@ def hulhe_rows(bits_per_action: dict[str, float]) -> list[str]:
     return rows
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spec", default="holdem(ranks=5)")
-    parser.add_argument("--strategy", required=True, type=Path)
-    parser.add_argument("--bucket-file", required=True, type=Path)
-    parser.add_argument("--iterations", type=int, default=0,
-                        help="CFR+ iterations the strategy ran (reported)")
-    parser.add_argument("--grids", default="32,16,8")
-    parser.add_argument("--keys", type=int, default=2000)
-    parser.add_argument("--no-write", action="store_true")
-    args = parser.parse_args()
-    game = make_game(args.spec)
-    layout = BucketLayout(BettingTree(game), IsomorphicCards.from_bucket_file(game, args.bucket_file))
-    strategy = layout.checked(np.load(args.strategy))
-    evaluator = StreamedEvaluator(layout)
-    mbb = 1000 / max(game.blinds)
-    own = evaluator.evaluate(strategy, game_value=False).exploitability * mbb
-    settings = [("8 bits, packed (format 6)", 8, None, False), ("8 bits, coded", 8, None, True),
-                ("4 bits, packed (format 6)", 4, None, False), ("4 bits, coded", 4, None, True)]
-    settings += [(f"compressed: rows on a grid of 1/{g}, 4 bits, coded", 4, int(g), True)
-                 for g in args.grids.split(",")]
-    work = Path(tempfile.mkdtemp(prefix="bench-compact-"))
-    lines, files, added_of, bits_of = [], [], {}, {}
-    for i, (name, bits, steps, coded) in enumerate(settings):
-        rows = strategy if steps is None else on_grid(layout, strategy, steps)
-        started = time.perf_counter()
-        export = export_bucket_strategy(layout, rows, work / f"{i}.efgs", bits=bits, bucket_tables="inline",
-                                        coded=coded)
-        export_seconds = time.perf_counter() - started
-        key = (bits, steps)
-        if key not in added_of:
-            played = evaluator.evaluate(export.dequantized(), game_value=False)
-            added_of[key] = played.exploitability * mbb - own
-        per_action = coded_bits_per_action(layout, export) if coded else float(bits)
-        bits_of[name] = per_action
-        files.append(work / f"{i}.efgs")
-        lines.append((name, export.bytes, export.card_table_bytes, per_action, 32 / per_action, added_of[key],
-                      export_seconds))
-    groups = {"every street": random_keys(layout, args.keys, (0, 1, 2, 3), 1),
-              "river": random_keys(layout, args.keys, (3,), 2)}
-    times = c_times(files, groups, work)
+def report(args, layout: BucketLayout, own: float | None, lines: list, times: dict, bits_of: dict) -> str:
+    """The section's text; an exploitability not measured yet reads "pending"."""
     table = ["| setting | file bytes | of which bucket tables | bits per action (rows) | vs 4-byte floats | "
              "added exploitability (mbb/g, exact) | C decision, every street (us) | C decision, river (us) | "
              "export seconds |", "|---|---|---|---|---|---|---|---|---|"]
-    for f, (name, size, tables, per_action, ratio, added, seconds) in enumerate(lines):
-        table.append(f"| {name} | {size:,} | {tables:,} | {per_action:.2f} | {ratio:.1f}:1 | "
-                     f"{added:+.3f} | {times[f, 'every street'] / 1000:.2f} | "
+    for f, (name, size, tables, per_action, added, seconds) in enumerate(lines):
+        shown = "pending" if added is None else f"{added:+.3f}"
+        table.append(f"| {name} | {size:,} | {tables:,} | {per_action:.2f} | {32 / per_action:.1f}:1 | "
+                     f"{shown} | {times[f, 'every street'] / 1000:.2f} | "
                      f"{times[f, 'river'] / 1000:.2f} | {seconds:.1f} |")
-    text = "\n".join([
+    return "\n".join([
         f"{args.spec}, buckets {args.bucket_file.name}, {layout.num_rows:,} rows, "
-        f"{layout.num_actions:,} actions; "
-        f"the strategy: CFR+ (public chance sampling), {args.iterations:,} iterations, exploitability "
-        f"{own:.2f} mbb/g (exact).", "", *table, "",
+        f"{layout.num_actions:,} actions; the strategy: CFR+ (public chance sampling), "
+        f"{args.iterations:,} iterations, exploitability "
+        f"{'pending' if own is None else f'{own:.2f}'} mbb/g (exact).", "", *table, "",
         "Bucket tables per street (the file holds them packed; coded: computed):", "",
         "| round | canonical hands | buckets | bits | packed bytes | coded bytes (order-0, blocks) "
         "| smaller |",
@@ -198,9 +160,58 @@ def main() -> None:
         "above (strategy) and the packed tables (`bucket_table_file_bytes`):", "",
         "| setting | actions | bits per action | strategy MB | bucket tables MB | total MB |",
         "|---|---|---|---|---|---|", *hulhe_rows(bits_of)])
-    print(text)
-    if not args.no_write:
-        update_section(DOC, "compact-holdem", text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", default="holdem(ranks=5)")
+    parser.add_argument("--strategy", required=True, type=Path)
+    parser.add_argument("--bucket-file", required=True, type=Path)
+    parser.add_argument("--iterations", type=int, default=0,
+                        help="CFR+ iterations the strategy ran (reported)")
+    parser.add_argument("--grids", default="16,8,32")
+    parser.add_argument("--keys", type=int, default=2000)
+    parser.add_argument("--no-write", action="store_true")
+    args = parser.parse_args()
+    game = make_game(args.spec)
+    layout = BucketLayout(BettingTree(game), IsomorphicCards.from_bucket_file(game, args.bucket_file))
+    strategy = layout.checked(np.load(args.strategy))
+    settings = [(f"compressed: rows on a grid of 1/{g}, 4 bits, coded", 4, int(g), True)
+                for g in args.grids.split(",")]
+    settings += [("8 bits, packed (format 6)", 8, None, False), ("8 bits, coded", 8, None, True),
+                 ("4 bits, packed (format 6)", 4, None, False), ("4 bits, coded", 4, None, True)]
+    work = Path(tempfile.mkdtemp(prefix="bench-compact-"))
+    lines, files, played, bits_of = [], [], {}, {}
+    for i, (name, bits, steps, coded) in enumerate(settings):  # files first: sizes and times
+        rows = strategy if steps is None else on_grid(layout, strategy, steps)
+        started = time.perf_counter()
+        export = export_bucket_strategy(layout, rows, work / f"{i}.efgs", bits=bits, bucket_tables="inline",
+                                        coded=coded)
+        seconds = time.perf_counter() - started
+        played.setdefault((bits, steps), export.dequantized())
+        bits_of[name] = coded_bits_per_action(layout, export) if coded else float(bits)
+        files.append(work / f"{i}.efgs")
+        lines.append([name, export.bytes, export.card_table_bytes, bits_of[name], None, seconds])
+    groups = {"every street": random_keys(layout, args.keys, (0, 1, 2, 3), 1),
+              "river": random_keys(layout, args.keys, (3,), 2)}
+    times = c_times(files, groups, work)
+    def publish(text: str) -> None:
+        if not args.no_write:
+            update_section(DOC, "compact-holdem", text)
+
+    publish(report(args, layout, None, lines, times, bits_of))
+    evaluator = StreamedEvaluator(layout)  # exact evaluations last, most wanted first: minutes each
+    mbb = 1000 / max(game.blinds)
+    own = evaluator.evaluate(strategy, game_value=False).exploitability * mbb
+    added_of = {}
+    for line, (_, bits, steps, _) in zip(lines, settings, strict=True):
+        if (bits, steps) not in added_of:
+            added_of[bits, steps] = evaluator.evaluate(played[bits, steps], game_value=False
+                                                       ).exploitability * mbb - own
+        line[4] = added_of[bits, steps]
+        publish(report(args, layout, own, lines, times, bits_of))
+        print(line, flush=True)
+    print(report(args, layout, own, lines, times, bits_of))
 
 
 if __name__ == "__main__":
