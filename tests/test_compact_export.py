@@ -58,7 +58,9 @@ from efgkit.storage.strategy_file import load_strategy, save_strategy
 
 C_SOURCES = Path(compact_reader.__file__).parent / "efgs_c"
 VARIANTS = [(16, False, False), (8, False, False), (4, False, False), (8, True, True),
-            (4, True, False)]
+            (4, True, False), (16, False, False, "coded"), (8, True, True, "coded"),
+            (4, False, False, "coded")]
+"""(bits, pruned, keys stored[, rows entropy-coded: format 7])."""
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +80,7 @@ def exports(tmp_path_factory, leduc_strategy):
                for bits in {variant[0] for variant in VARIANTS}}
     return {variant: export_compact(leduc_strategy, folder / f"{variant}.efgs", bits=variant[0],
                                     quantized=rounded[variant[0]], prune_unreachable=variant[1],
-                                    with_keys=variant[2])
+                                    with_keys=variant[2], coded=len(variant) > 3)
             for variant in VARIANTS}
 
 
@@ -601,7 +603,8 @@ def test_tiers_spend_no_more_bits_and_give_the_most_reached_rows_the_most(leduc,
 # ---------------------------------------------------------------------- card tables
 CARD_CASES = [([3, 3], "imperfect"), ([2, 5], "imperfect"), ([1, 6], "imperfect"),
               ([6, 30], "imperfect"), ([2, 4], "perfect")]
-CARD_VARIANTS = [(8, False, False), (4, True, False), (16, True, True)]
+CARD_VARIANTS = [(8, False, False), (4, True, False), (16, True, True), (8, False, False, "coded"),
+                 (4, True, True, "coded")]
 
 
 def _card_abstraction(tree, buckets):
@@ -620,7 +623,7 @@ def card_exports(tmp_path_factory, leduc):
         name = f"{'-'.join(map(str, buckets))}-{recall}"
         exports = {variant: export_compact(strategy, folder / f"{name}-{variant}.efgs",
                                            bits=variant[0], prune_unreachable=variant[1],
-                                           with_keys=variant[2],
+                                           with_keys=variant[2], coded=len(variant) > 3,
                                            card_abstraction=abstraction, recall=recall)
                    for variant in CARD_VARIANTS}
         keyed = export_compact(strategy, folder / f"{name}-keyed.efgs",

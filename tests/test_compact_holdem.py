@@ -137,6 +137,18 @@ def _pipeline_bucket_file(path, ranks, buckets, seed=0):
     return path
 
 
+def _nearly_pure(layout, strategy, share=0.8, seed=0):
+    """``strategy`` with a random ``share`` of its rows made pure (a converged strategy's
+    shape), so coded rows hold dictionary rows, escapes and pure rows alike."""
+    rng = np.random.default_rng(seed)
+    offsets = np.concatenate([[0], np.cumsum(np.repeat(layout.width, layout.buckets))])
+    result = strategy.copy()
+    for row in np.flatnonzero(rng.random(offsets.shape[0] - 1) < share):
+        result[offsets[row]:offsets[row + 1]] = 0.0
+        result[offsets[row] + rng.integers(offsets[row + 1] - offsets[row])] = 1.0
+    return result
+
+
 @pytest.fixture(scope="module")
 def holdem_exports(tmp_path_factory):
     """Exports on holdem(ranks=5) (a pipeline bucket file: tables inline and in a bucket-
@@ -155,6 +167,8 @@ def holdem_exports(tmp_path_factory):
                                                     bucket_tables=str(folder / "tables.efgb"))),
         "canonical": (canonical, export_bucket_strategy(canonical, canonical.random(1),
                                                         folder / "canonical.efgs", bits=4)),
+        "coded": (layout, export_bucket_strategy(layout, _nearly_pure(layout, strategy),
+                                                 folder / "coded.efgs", bits=8, coded=True)),
         "strategy": strategy,
     }
 
@@ -181,7 +195,7 @@ def _check_both_readers(path, cases, c_tools):
     assert result.stdout.splitlines() == [f"{key}\t{' '.join(map(str, row))}" for key, row in cases]
 
 
-@pytest.mark.parametrize("name", ["inline", "external", "canonical"])
+@pytest.mark.parametrize("name", ["inline", "external", "canonical", "coded"])
 def test_both_readers_give_the_quantized_rows_of_random_holdem_deals(holdem_exports, c_tools, name):
     layout, export = holdem_exports[name]
     _check_both_readers(export.path, _random_decisions(layout, export, 300, seed=len(name)), c_tools)
@@ -417,6 +431,19 @@ def test_export_writes_a_bucket_strategy_and_its_tables(tmp_path, runner, json_o
         assert strategy.quantized(key) == inline.quantized(key)
 
 
+def test_export_coded_writes_format_7_with_the_same_rows(tmp_path, runner, json_output, strategy_file,
+                                                        holdem_exports):
+    out = tmp_path / "coded.efgs"
+    data = json_output(runner.invoke(main, ["export", str(strategy_file), "--out", str(out), "--coded",
+                                            "--bucket-tables", "inline", "--json"]))
+    assert data["coded"] and data["bytes"] == out.stat().st_size
+    cases = _random_decisions(*holdem_exports["inline"], 50, seed=6)
+    with CompactStrategy(str(out)) as strategy:
+        strategy.verify()
+        assert strategy.version == 7
+        assert [strategy.quantized(key) for key, _ in cases] == [row for _, row in cases]
+
+
 @pytest.mark.parametrize("extra, words", [
     (["--rounding", "exact"], "--rounding"),
     (["--bucket-tables", "tables.bin"], "auto, inline or a FILE.efgb"),
@@ -596,3 +623,77 @@ def test_the_c_tool_reports_a_bad_line_and_reads_on(holdem_exports, c_tools):
                                                             "P1 cards=AsKh\t1 0", good.replace("Kh", "Qh")])
     assert list(rows) == [good, good.replace("Kh", "Qh")] and code == 1
     assert [line.split(": ")[1] for line in errors] == ["line 2", "line 3"]
+
+
+# ---------------------------------------------------------------------- coded rows (format 7)
+def test_coded_rows_read_as_the_packed_rows_and_take_fewer_bytes(holdem_exports, tmp_path):
+    """The same nearly pure strategy exported packed and coded: every row reads the same in
+    the Python reader, and the coded file is the smaller."""
+    layout, coded = holdem_exports["coded"]
+    packed = export_bucket_strategy(layout, coded.weights / coded.totals, tmp_path / "packed.efgs", bits=8)
+    assert np.array_equal(packed.weights, coded.weights) and coded.bytes < packed.bytes
+    cases = _random_decisions(layout, coded, 300, seed=5)
+    with CompactStrategy(str(packed.path)) as by_packing, CompactStrategy(str(coded.path)) as by_code:
+        by_code.verify()
+        assert by_code.coded and by_code.version == 7 and not by_packing.coded
+        assert [by_code.quantized(key) for key, _ in cases] == [by_packing.quantized(key) for key, _ in cases]
+
+
+def _crcs_resealed(data: bytearray) -> bytes:
+    """``data`` with both CRCs recomputed, so damage inside reaches the row decoding."""
+    spec_end = compact_reader.HEADER.size + int.from_bytes(data[compact_reader.HEADER.size - 2:
+                                                                compact_reader.HEADER.size], "little")
+    data[108:112] = zlib.crc32(bytes(data[spec_end:])).to_bytes(4, "little")
+    data[112:116] = compact_reader.header_crc(bytes(data[:spec_end])).to_bytes(4, "little")
+    return bytes(data)
+
+
+@pytest.fixture(scope="module")
+def sanitized_query(tmp_path_factory):
+    """efgs_query built with the address and undefined-behaviour sanitizers (abort on any report)."""
+    compiler = shutil.which("gcc") or shutil.which("cc")
+    if compiler is None:
+        pytest.skip("no C compiler on this machine")
+    tool = tmp_path_factory.mktemp("sanitized") / "efgs_query"
+    built = subprocess.run([compiler, "-std=c99", "-g", "-O1", "-fsanitize=address,undefined",
+                            "-fno-sanitize-recover=all", str(C_SOURCES / "efgs.c"),
+                            str(C_SOURCES / "efgs_query.c"), "-o", str(tool)], capture_output=True)
+    if built.returncode:
+        pytest.skip("this compiler has no address/undefined sanitizers")
+    return tool
+
+
+def test_damaged_coded_rows_are_one_line_errors_under_sanitizers(holdem_exports, sanitized_query, tmp_path):
+    """Coded rows damaged byte by byte (CRCs resealed, so the damage reaches the decoder)
+    or truncated: the C tool answers or refuses each line in one line under the sanitizers,
+    and the Python reader answers a row summing to its total or raises CompactFormatError."""
+    layout, export = holdem_exports["coded"]
+    original = Path(export.path).read_bytes()
+    keys = [key for key, _ in _random_decisions(layout, export, 60, seed=9)]
+    with CompactStrategy(str(export.path)) as strategy:
+        values_at = strategy._values_at
+    rng = random.Random(0)
+    damaged = [original[:cut] for cut in (len(original) - 1, values_at + 20, values_at + 3)]
+    for _ in range(40):
+        data = bytearray(original)
+        for _ in range(rng.randint(1, 3)):
+            data[rng.randrange(values_at, len(data))] ^= 1 << rng.randrange(8)
+        damaged.append(_crcs_resealed(data))
+    for i, data in enumerate(damaged):
+        path = tmp_path / f"damaged-{i}.efgs"
+        path.write_bytes(data)
+        result = subprocess.run([str(sanitized_query), "--weights", str(path)], capture_output=True,
+                                text=True, input="".join(f"{key}\n" for key in keys))
+        assert result.returncode in (0, 1, 2), result.stderr
+        assert "runtime error" not in result.stderr and "Sanitizer" not in result.stderr
+        assert all(line.startswith("efgs_query: ") for line in result.stderr.splitlines())
+        try:
+            with CompactStrategy(str(path)) as strategy:
+                for key in keys:
+                    try:
+                        weights = strategy.quantized(key)
+                    except CompactFormatError:
+                        continue
+                    assert min(weights) >= 0
+        except CompactFormatError:
+            pass

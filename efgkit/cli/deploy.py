@@ -92,6 +92,9 @@ def _output_format(out: str, output_format: str | None) -> str:
 @click.option("--buckets", "bucket_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Bucket strategies: the bucket file, if it is not beside the strategy under its "
                    "recorded name (its digest must match).")
+@click.option("--coded", is_flag=True,
+              help="Entropy-code the rows in blocks (format 7: smaller for nearly pure strategies, "
+                   "read as fast; docs/compact-format.md, Coded rows).")
 @click.option("--nash-conv", is_flag=True,
               help="Bucket strategies: also the exact NashConv before and after quantization "
                    "(streamed best response in the full game: reduced decks only).")
@@ -100,7 +103,7 @@ def _output_format(out: str, output_format: str | None) -> str:
 def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, gamedef_out: str | None,
            output_format: str | None, bits: str, prune_unreachable: bool, with_keys: bool,
            check_bits: int, rounding: str, key_map: str, card_abstraction_file: str | None,
-           bucket_tables: str, bucket_file: str | None, nash_conv: bool, as_json: bool) -> None:
+           bucket_tables: str, bucket_file: str | None, coded: bool, nash_conv: bool, as_json: bool) -> None:
     """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
 
     GAME is the strategy's game, by default the built-in game the file names (a game read
@@ -138,7 +141,7 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
                                  f"(rows are rounded by largest remainder), not "
                                  f"{tree_only[0] if tree_only else '--format ' + output_format}")
         _export_bucket_strategy(strategy_file, out, int(bits), check_bits, bucket_tables,
-                                bucket_file, nash_conv, game, as_json)
+                                bucket_file, nash_conv, game, as_json, coded)
         _also_game_definition(out, gamedef_out, as_json)
         return
     if bucket_only:
@@ -146,7 +149,7 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
                              f"--engine sampled) only")
     efgs_only = [f"--{name.removesuffix('_file').replace('_', '-')}" for name in (
         "bits", "prune_unreachable", "with_keys", "check_bits", "rounding", "key_map",
-        "card_abstraction_file")
+        "card_abstraction_file", "coded")
                  if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
     if output_format != "efgs" and efgs_only:
         raise ParameterError(f"{efgs_only[0]} applies to --format efgs only")
@@ -172,7 +175,7 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
                                 prune_unreachable=prune_unreachable, with_keys=with_keys,
                                 check_bits=check_bits, key_map=key_map,
                                 card_abstraction=card_abstraction,
-                                recall=cards.recall if cards else "imperfect")
+                                recall=cards.recall if cards else "imperfect", coded=coded)
         after = BestResponse(InfosetMap.identity(tree)).evaluate(result.dequantized)
         size, written, pruned, rows = result.bytes, result.infosets, result.infosets_pruned, result.rows
         max_error, quantization, tier_rows = result.max_abs_error, int(bits), result.tier_rows
@@ -245,7 +248,7 @@ def _export_game_definition(strategy_file: str, gamedef_out: str | None, as_json
 
 def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits: int,
                             bucket_tables: str, bucket_file: str | None, nash_conv: bool,
-                            game: str | None, as_json: bool) -> None:
+                            game: str | None, as_json: bool, coded: bool = False) -> None:
     """``efgkit export`` of a bucket-strategy file (compact_holdem.export_bucket_strategy)."""
     import h5py
 
@@ -268,7 +271,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
     with progress_bar(total=len(EXPORT_STAGES), unit="step", desc="exporting",
                       enabled=show_progress()) as bar:
         result = export_bucket_strategy(layout, strategy, out, bits=bits, check_bits=check_bits,
-                                        bucket_tables=bucket_tables,
+                                        bucket_tables=bucket_tables, coded=coded,
                                         progress=lambda stage: bar.set_postfix_str(stage)
                                         or bar.update(1))
     data = {"out": out, "format": "efgs", "game": layout.betting.game.spec, "bits": bits,
@@ -279,7 +282,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
             "bucket_tables": result.bucket_tables_path,
             "bucket_tables_bytes": result.bucket_tables_bytes,
             "bucket_tables_written": result.bucket_tables_written,
-            "rounding": "nearest", "max_abs_error": result.max_abs_error}
+            "rounding": "nearest", "max_abs_error": result.max_abs_error, "coded": coded}
     lines = [f"wrote {out} (efgs, {bits}-bit): {result.rows:,} rows of "
              f"{layout.abstraction.description}, {result.explicit_entries:,} betting histories "
              f"indexed, {result.bytes:,} bytes (card table {result.card_table_bytes:,})"]

@@ -48,6 +48,7 @@ from efgkit.storage.compact_gamedef import with_game_definition
 from efgkit.storage.compact_reader import (
     BY_COMBINATION,
     CLASS_ENTRY,
+    FLAG_CODED,
     FLAG_KEYS,
     FLAG_PRUNED,
     MAX_SLOT_BITS,
@@ -141,7 +142,7 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
                    quantized: QuantizedRows | None = None, prune_unreachable: bool = False,
                    with_keys: bool = False, check_bits: int = 8, key_map: str = "auto",
                    card_abstraction: CardAbstraction | None = None,
-                   recall: str = "imperfect") -> CompactExport:
+                   recall: str = "imperfect", coded: bool = False) -> CompactExport:
     """Write ``strategy`` (on any InfosetMap) as a compact file at ``path`` (atomically).
 
     ``quantized``: its rows at ``bits`` bits per action on average (int64 weights per
@@ -153,7 +154,8 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
     explicit entries), ``explicit`` (every key in the index), ``cards`` (the
     ``card_abstraction``'s bucket tables with ``recall`` and one index entry per betting
     history; the strategy must be on that abstraction, its rows in one tier) or ``auto``
-    (the smallest of these files).
+    (the smallest of these files). ``coded``: the rows entropy-coded in blocks (format 7,
+    ``row_coding``).
     """
     if key_map not in KEY_MAPS:
         raise ParameterError(f"key_map must be one of {', '.join(KEY_MAPS)}, got {key_map!r}")
@@ -172,7 +174,7 @@ def export_compact(strategy: Strategy, path: str | os.PathLike, *, bits: int = 8
                                                                                    bool)
     infosets = np.flatnonzero(kept)
     keys = [tree.infoset_keys[i] for i in infosets]
-    flags = FLAG_PRUNED * prune_unreachable | FLAG_KEYS * with_keys
+    flags = FLAG_PRUNED * prune_unreachable | FLAG_KEYS * with_keys | FLAG_CODED * coded
     head = dict(spec=tree.spec, fingerprint=tree.fingerprint, bits=bits, flags=flags,
                 num_keys=len(keys))
     candidates = []
@@ -232,7 +234,8 @@ def _keyed_file(head: dict, rows: QuantizedRows, infoset_map: InfosetMap, infose
     data = file_bytes(**head, check_bits=check_bits, seed=seed, segment=segment,
                       slot_bits=slot_bits, slots=slots, num_explicit=int(explicit.sum()),
                       values=pack_rows(row_weights, row_offsets, head["bits"],
-                                       row_bits=action_bits[used_rows]),
+                                       row_bits=action_bits[used_rows],
+                                       coded=bool(head["flags"] & FLAG_CODED)),
                       num_values=row_weights.shape[0], row_offsets=row_offsets,
                       keys=key_section(keys, rows_of_keys, used_rows.shape[0]) if with_keys else None,
                       classes=classes)

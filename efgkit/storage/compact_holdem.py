@@ -47,6 +47,7 @@ from efgkit.storage.compact_reader import (
     CARD_HEAD,
     CARD_ROUND,
     CONSTANT,
+    FLAG_CODED,
     HEADER,
     LOSSLESS,
     SUITS,
@@ -204,13 +205,14 @@ def planned_bytes(layout: BucketLayout, *, bits: int = 8, check_bits: int = 8,
 
 def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str | os.PathLike, *,
                            bits: int = 8, check_bits: int = 8, bucket_tables: str = "auto",
-                           progress=None) -> BucketExport:
+                           coded: bool = False, progress=None) -> BucketExport:
     """Write ``strategy`` (float64 per row action of ``layout``) as a compact file.
 
     ``bucket_tables``: ``auto`` (tables of at most ``INLINE_TABLE_BYTES`` in all go into
     the file, else into a bucket-table file beside it named by its digest), ``inline``,
     or the path of the bucket-table file (.efgb), written unless it already holds the
-    same tables. ``progress(stage)`` after each of the ``EXPORT_STAGES``.
+    same tables. ``coded``: the rows entropy-coded in blocks (format 7, ``row_coding``).
+    ``progress(stage)`` after each of the ``EXPORT_STAGES``.
     """
     progress = progress or (lambda stage: None)
     game, betting = layout.betting.game, layout.betting
@@ -230,7 +232,8 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     cards = CardSection(card_names(structure), structure.private_cards_per_player, rounds,
                         tables_reference=reference)
     blocks = CardBlocks(keys, layout.buckets, layout.width, np.arange(row_offsets.shape[0] - 1))
-    head = dict(spec=game.spec, fingerprint=betting_digest(betting), bits=bits, flags=0, num_keys=0)
+    head = dict(spec=game.spec, fingerprint=betting_digest(betting), bits=bits, flags=FLAG_CODED * coded,
+                num_keys=0)
     compact = card_file(head, weights, row_offsets, blocks, cards, check_bits)
     compact.data = with_game_definition(compact.data, game)
     progress(EXPORT_STAGES[2])

@@ -52,7 +52,9 @@ from itertools import combinations_with_replacement
 from math import comb
 
 MAGIC = b"EFGS\r\n\x1a\n"
-VERSION = 6
+VERSION = 7
+"""The version this reader writes for coded rows; files of ``READ_VERSIONS`` are read."""
+READ_VERSIONS = (6, 7)
 HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQQII32sH")
 """magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
 bits, reserved, explicit entries, classes, slots/starts/values/keys/classes/card table
@@ -82,6 +84,15 @@ TABLE_METHODS = (BY_COMBINATION, BY_CANONICAL)
 INLINE, EXTERNAL = 0, 1
 VALUES_HEAD = struct.Struct("<QQ")
 """Values section: end of the wide tier, start of the narrow tier (value indices)."""
+CODED_HEAD = struct.Struct("<IIQQQQ")
+"""Coded rows (format 7, flag ``FLAG_CODED``), after the tier bounds: rows per block,
+contexts, blocks, block index offset, stream offset (both from the coded section's
+start), stream bits."""
+CODED_CONTEXT = struct.Struct("<HBBIQ")
+"""Per context: actions, field width, longest code, symbols, its table's offset."""
+MAX_CODE_LENGTH = 24
+MAX_CODED_SYMBOLS = 1 << 14
+CODED_ESCAPE, CODED_EMPTY, CODED_FIRST_ENTRY = 0, 1, 2
 RECALL_PERFECT = 1
 MAX_CARDS = 62
 MAX_CARD_ROUNDS = 8
@@ -90,6 +101,7 @@ FLAG_PRUNED = 1
 FLAG_KEYS = 2
 FLAG_GAMEDEF = 4
 """The file ends with an ACPC game definition and its u32 length (``compact_gamedef``)."""
+FLAG_CODED = 8
 BITS = (4, 8, 16)
 MAX_SLOT_BITS = 56
 VERIFY_CHUNK = 1 << 24
@@ -698,8 +710,10 @@ class CompactStrategy:
     stored), ``num_rows`` (abstract infosets), ``num_explicit`` (keys in the key
     index), ``num_classes`` (classes in the class rule, 0 if none: then every key is
     explicit). With a class rule and no stored keys, a key not in the game but of a
-    listed class reads that class's row.
+    listed class reads that class's row. ``coded``: rows entropy-coded (format 7).
     """
+
+    coded = False
 
     def __init__(self, path: str, bucket_tables: str | None = None) -> None:
         self._bucket_tables = bucket_tables
@@ -716,13 +730,14 @@ class CompactStrategy:
         if len(data) < 10 or data[:8] != MAGIC:
             raise CompactFormatError(f"{self.path}: not a compact strategy (.efgs) file")
         version = struct.unpack_from("<H", data, 8)[0]
+        self.version = version
         if version > VERSION:
             raise CompactFormatError(f"{self.path}: compact format version {version} is newer "
                                      f"than this reader ({VERSION}); upgrade the reader")
-        if version < VERSION:
+        if version not in READ_VERSIONS:
             raise CompactFormatError(f"{self.path}: compact format version {version} (this "
-                                     f"reader reads {VERSION}) is no longer read; export the "
-                                     f"strategy again with efgkit export")
+                                     f"reader reads {READ_VERSIONS[0]} to {VERSION}) is no longer "
+                                     f"read; export the strategy again with efgkit export")
         if len(data) < HEADER.size:
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes)")
         (_, _, bits, flags, keys, rows, values, seed, segment, slot_bits, check_bits, _,
@@ -760,8 +775,10 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
         self.bits, self.seed, self._values_at = bits, seed, values_at + VALUES_HEAD.size
         self._wide_end, self._narrow_start = VALUES_HEAD.unpack_from(data, values_at)
-        if not self._wide_end <= self._narrow_start <= values or (bits == 16 and self._wide_end) or (
-                self._values_at + (self._value_bit(values) + 7) // 8 > size):
+        self.coded = bool(flags & FLAG_CODED)
+        if self.coded != (version == 7) or not self._wide_end <= self._narrow_start <= values or (
+                bits == 16 and self._wide_end) or (not self.coded and self._values_at + (
+                    self._value_bit(values) + 7) // 8 > size):
             raise CompactFormatError(f"{self.path}: values section is corrupted")
         self.pruned, self.has_keys = bool(flags & FLAG_PRUNED), bool(flags & FLAG_KEYS)
         self.check_bits, self.num_rows, self.num_values = check_bits, rows, values
@@ -775,6 +792,37 @@ class CompactStrategy:
         self._payload_start = header_end
         if not cards_at and self._start(rows) != values:
             raise CompactFormatError(f"{self.path}: row table does not end at the value count")
+        if self.coded:
+            self._open_coded(size)
+
+    def _open_coded(self, size: int) -> None:
+        """Check the coded rows' head, contexts and block index (format 7)."""
+        data, base = self._map, self._values_at
+        if base + CODED_HEAD.size > size:
+            raise CompactFormatError(f"{self.path}: coded rows are out of range")
+        block_rows, contexts, blocks, index_at, stream_at, stream_bits = CODED_HEAD.unpack_from(
+            data, base)
+        if not block_rows or blocks != -(-self.num_rows // block_rows) or (
+                base + index_at + 8 * blocks > size) or base + stream_at + (stream_bits + 7) // 8 > size:
+            raise CompactFormatError(f"{self.path}: coded rows are out of range")
+        self._contexts: dict[tuple[int, int], tuple[list[int], int, int, int]] = {}
+        for c in range(contexts):
+            position = base + CODED_HEAD.size + CODED_CONTEXT.size * c
+            if position + CODED_CONTEXT.size > size:
+                raise CompactFormatError(f"{self.path}: coded rows are out of range")
+            actions, width, longest, symbols, table_at = CODED_CONTEXT.unpack_from(data, position)
+            table = base + table_at
+            if not (1 <= actions and width <= 32 and longest <= MAX_CODE_LENGTH
+                    and CODED_FIRST_ENTRY <= symbols <= MAX_CODED_SYMBOLS) or table + 4 * longest > size:
+                raise CompactFormatError(f"{self.path}: a code table is corrupted")
+            counts = [0, *struct.unpack_from(f"<{longest}I", data, table)]
+            used = sum(counts)
+            entries_at = table + 4 * longest + 2 * used
+            if used > symbols or sum(n << (longest - length) for length, n in enumerate(counts)) > (
+                    1 << longest) or entries_at + 4 * (symbols - CODED_FIRST_ENTRY) * (actions - 1) > size:
+                raise CompactFormatError(f"{self.path}: a code table is corrupted")
+            self._contexts[actions, width] = (counts, table + 4 * longest, entries_at, symbols)
+        self._coding = (block_rows, base + index_at, base + stream_at, stream_bits)
 
     def _game_definition(self, flags: int, header_end: int, size: int) -> str | None:
         if not flags & FLAG_GAMEDEF:
@@ -1042,6 +1090,8 @@ class CompactStrategy:
         tier = self._tier_bits(lo, hi)
         actions, row_bits = hi - lo, (hi - lo) * tier
         field_bits, total = row_code(tier, actions)
+        if self.coded:
+            return self._coded_row(self._row_at_value(lo), lo, hi)
         bit = self._value_bit(lo)
         start = self._values_at + (bit >> 3)
         shift = bit & 7
@@ -1056,6 +1106,116 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: a row's weights pass its total {total} "
                                      f"(file is corrupted)")
         return (*fields, rest)
+
+    # ----------------------------------------------------------------- coded rows (format 7)
+    def _row_values(self, row: int) -> tuple[int, int]:
+        """Values ``[lo, hi)`` of row ``row``: from the row-start table, or with a card
+        table from the action group it lies in."""
+        if self.card_table is None:
+            lo, hi = struct.unpack_from("<II", self._map, self._starts_at + 4 * row)
+            if not lo < hi <= self.num_values:
+                raise CompactFormatError(f"{self.path}: row table is corrupted")
+            return lo, hi
+        group = max((g for g in self.card_table.groups if g[1] <= row), key=lambda g: g[1],
+                    default=None)
+        if group is None:
+            raise CompactFormatError(f"{self.path}: a row lies in no action group (corrupted)")
+        lo = group[2] + (row - group[1]) * group[0]
+        return lo, lo + group[0]
+
+    def _row_at_value(self, lo: int) -> int:
+        """The row whose values start at ``lo``."""
+        if self.card_table is None:
+            row = bisect_left(range(self.num_rows + 1), lo, key=self._start)
+        else:
+            group = max((g for g in self.card_table.groups if g[2] <= lo), key=lambda g: g[2],
+                        default=None)
+            row = -1 if group is None else group[1] + (lo - group[2]) // group[0]
+        if not 0 <= row < self.num_rows or self._row_values(row)[0] != lo:
+            raise CompactFormatError(f"{self.path}: a row's values do not start a row (corrupted)")
+        return row
+
+    def _stream_bits(self, bit: int, width: int) -> int:
+        """``width`` bits of the coded stream from bit ``bit``, least significant first."""
+        _, _, stream_at, stream_bits = self._coding
+        if bit + width > stream_bits:
+            raise CompactFormatError(f"{self.path}: coded rows end early (corrupted)")
+        start = stream_at + (bit >> 3)
+        word = int.from_bytes(self._map[start:start + (((bit & 7) + width + 7) >> 3)], "little")
+        return (word >> (bit & 7)) & ((1 << width) - 1)
+
+    def _decode_symbol(self, context, bit: int) -> tuple[int, int]:
+        """(symbol, next bit) of the canonical code ``context`` at ``bit`` (RFC 1951's
+        decoding by counts per length)."""
+        counts, order_at, _, symbols = context
+        code = first = index = 0
+        for length in range(1, len(counts)):
+            code |= self._stream_bits(bit, 1)
+            bit += 1
+            if code - first < counts[length]:
+                symbol = struct.unpack_from("<H", self._map, order_at + 2 * (index + code - first))[0]
+                if symbol >= symbols:
+                    break
+                return symbol, bit
+            index += counts[length]
+            first = (first + counts[length]) << 1
+            code <<= 1
+        raise CompactFormatError(f"{self.path}: a coded row is corrupted")
+
+    def _decoded(self, row: int, bit: int) -> tuple[tuple[int, ...] | None, int]:
+        """(row ``row``'s weights, or None for an empty cell; the next row's bit), the
+        row starting at ``bit`` of the stream."""
+        lo, hi = self._row_values(row)
+        tier = self._tier_bits(lo, hi)
+        actions = hi - lo
+        width, total = row_code(tier, actions)
+        context = self._contexts.get((actions, width))
+        if context is None:
+            raise CompactFormatError(f"{self.path}: a coded row has no code table (corrupted)")
+        symbol, bit = self._decode_symbol(context, bit)
+        if symbol == CODED_EMPTY:
+            return None, bit
+        if symbol == CODED_ESCAPE:
+            fields = [self._stream_bits(bit + width * j, width) for j in range(actions - 1)]
+            bit += width * (actions - 1)
+        else:
+            at = context[2] + 4 * (symbol - CODED_FIRST_ENTRY) * (actions - 1)
+            fields = list(struct.unpack_from(f"<{actions - 1}I", self._map, at))
+        rest = total - sum(fields)
+        if rest < 0:
+            raise CompactFormatError(f"{self.path}: a row's weights pass its total {total} "
+                                     f"(file is corrupted)")
+        return (*fields, rest), bit
+
+    def _block_start(self, block: int) -> int:
+        block_rows, index_at, _, stream_bits = self._coding
+        bit = struct.unpack_from("<Q", self._map, index_at + 8 * block)[0]
+        if bit > stream_bits:
+            raise CompactFormatError(f"{self.path}: the coded rows' block index is corrupted")
+        return bit
+
+    def _coded_row(self, row: int, lo: int, hi: int) -> tuple[int, ...] | None:
+        """Row ``row`` (values ``[lo, hi)``) decoded from the start of its block."""
+        if self._row_values(row) != (lo, hi):
+            raise CompactFormatError(f"{self.path}: row table is corrupted")
+        block_rows = self._coding[0]
+        bit = self._block_start(row // block_rows)
+        for before in range(row - row % block_rows, row):
+            bit = self._decoded(before, bit)[1]
+        return self._decoded(row, bit)[0]
+
+    def _verify_coded(self) -> None:
+        """Decode every row, block by block; each block must end where the next starts."""
+        block_rows, _, _, stream_bits = self._coding
+        for block in range(-(-self.num_rows // block_rows)):
+            bit = self._block_start(block)
+            for row in range(block * block_rows, min(self.num_rows, (block + 1) * block_rows)):
+                weights, bit = self._decoded(row, bit)
+                if weights is None and self.card_table is None:
+                    raise CompactFormatError(f"{self.path}: a row is empty (file is corrupted)")
+            end = stream_bits if (block + 1) * block_rows >= self.num_rows else self._block_start(block + 1)
+            if bit != end:
+                raise CompactFormatError(f"{self.path}: the coded rows' block index is corrupted")
 
     # ----------------------------------------------------------------- keys, integrity
     def _key_range(self, row: int) -> tuple[int, int]:
@@ -1100,7 +1260,9 @@ class CompactStrategy:
             view.release()
         if crc != self.payload_crc:
             raise CompactFormatError(f"{self.path}: file is corrupted (payload CRC mismatch)")
-        for row in range(self.num_rows if self.card_table is None else 0):
+        if self.coded:
+            self._verify_coded()
+        for row in range(0 if self.card_table is not None or self.coded else self.num_rows):
             self._row(row)  # with a card table rows are checked as they are read
         for position in range(self.num_classes):
             self._class_row(CLASS_ENTRY.unpack_from(

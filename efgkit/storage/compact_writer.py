@@ -35,6 +35,7 @@ from efgkit.storage.compact_reader import (
     CARD_HEAD,
     CARD_ROUND,
     CLASS_ENTRY,
+    FLAG_CODED,
     HEADER,
     MAGIC,
     MAX_SLOT_BITS,
@@ -46,6 +47,7 @@ from efgkit.storage.compact_reader import (
     row_code,
     slot_positions,
 )
+from efgkit.storage.row_coding import code_rows
 
 MAX_SEED_TRIES = 64
 SLOTS_PER_KEY = 1.23
@@ -330,12 +332,14 @@ def _pack_rows_kernel(weights, row_offsets, row_bit, field_bits, present, out):
 
 
 def pack_rows(weights: np.ndarray, row_offsets: np.ndarray, bits: int,
-              present: np.ndarray | None = None, row_bits: np.ndarray | None = None) -> bytes:
+              present: np.ndarray | None = None, row_bits: np.ndarray | None = None,
+              coded: bool = False) -> bytes:
     """The values section: rows of ``weights`` (int64, each row summing to its total, rows
     given by the CSR ``row_offsets``) in the row code of ``compact_reader.row_code`` at
     ``row_bits`` bits per action (int per row: ``2 bits`` rows first, then ``bits``, then
     ``bits // 2``; default ``bits`` for all), after the two tier counts; rows not
-    ``present`` (bool per row) are empty cells, all ones."""
+    ``present`` (bool per row) are empty cells, all ones. ``coded``: the rows entropy-coded
+    in blocks (format 7, ``row_coding.code_rows``) instead of packed."""
     row_offsets = np.asarray(row_offsets, np.int64)
     rows, actions = row_offsets.shape[0] - 1, np.diff(row_offsets)
     row_bits = np.full(rows, bits, np.int64) if row_bits is None else np.asarray(row_bits, np.int64)
@@ -343,12 +347,15 @@ def pack_rows(weights: np.ndarray, row_offsets: np.ndarray, bits: int,
     if np.any(np.diff(tier) < 0) or not np.all(np.isin(row_bits, (2 * bits, bits, bits // 2))):
         raise ValueError("rows must come in tiers of 2 bits, bits, bits // 2 per action")
     wide_end, narrow_start = (int(row_offsets[np.searchsorted(tier, level)]) for level in (1, 2))
+    present = np.ones(rows, bool) if present is None else np.asarray(present, bool)
+    if coded:
+        return VALUES_HEAD.pack(wide_end, narrow_start) + code_rows(
+            np.asarray(weights, np.int64), row_offsets, row_bits, present)
     row_bit = np.zeros(rows + 1, np.int64)
     np.cumsum(actions * row_bits, out=row_bit[1:])
     out = np.zeros((int(row_bit[-1]) + 7) // 8, np.uint8)
     _pack_rows_kernel(np.asarray(weights, np.int64), row_offsets, row_bit,
-                      row_codes(row_offsets, row_bits)[0],
-                      np.ones(rows, bool) if present is None else present, out)
+                      row_codes(row_offsets, row_bits)[0], present, out)
     return VALUES_HEAD.pack(wide_end, narrow_start) + out.tobytes()
 
 
@@ -408,7 +415,7 @@ def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits
     body = bytearray(size - base)
     for name, section in named.items():
         body[offsets[name] - base:offsets[name] - base + len(section)] = section
-    fields = [MAGIC, VERSION, bits, flags, num_keys, num_rows, num_values,
+    fields = [MAGIC, VERSION if flags & FLAG_CODED else 6, bits, flags, num_keys, num_rows, num_values,
               seed, segment, slot_bits, check_bits, 0, num_explicit, classes.shape[0],
               *offsets.values(), size, zlib.crc32(body), 0, bytes.fromhex(fingerprint),
               len(spec)]
@@ -549,7 +556,8 @@ def card_file(head: dict, weights: np.ndarray, row_offsets: np.ndarray, blocks: 
                                                         num_rows)
     data = file_bytes(**head, check_bits=check_bits, seed=seed, segment=segment,
                       slot_bits=slot_bits, slots=slots, num_explicit=len(blocks.keys),
-                      values=pack_rows(values, starts, head["bits"], sources >= 0),
+                      values=pack_rows(values, starts, head["bits"], sources >= 0,
+                                       coded=bool(head["flags"] & FLAG_CODED)),
                       num_values=values.shape[0], row_offsets=None, num_rows=num_rows, keys=keys,
                       classes=np.zeros((0, 4), np.int64), cards=section)
     return CompactFile(data=data, bits=head["bits"], key_map="cards", rows=num_rows,

@@ -25,6 +25,14 @@
 #define MAX_SLOT_BITS 56u
 #define FLAG_KEYS 2u
 #define FLAG_GAMEDEF 4u
+#define FLAG_CODED 8u
+#define CODED_HEAD_SIZE 40u
+#define CODED_CONTEXT_SIZE 16u
+#define MAX_CODE_LENGTH 24u
+#define MAX_CODED_SYMBOLS 16384u
+#define CODED_ESCAPE 0u
+#define CODED_EMPTY 1u
+#define CODED_FIRST_ENTRY 2u
 #define MAX_CARDS 62u
 
 static const unsigned char MAGIC[8] = {'E', 'F', 'G', 'S', '\r', '\n', 0x1a, '\n'};
@@ -478,6 +486,59 @@ int efgs_attach_bucket_tables(efgs_reader *reader, const void *data, size_t size
 
 static uint64_t value_bit(const efgs_reader *reader, uint64_t j);
 
+/* The coded rows' head, contexts and block index (format 7): every table inside the file,
+ * every code's lengths within the Kraft bound (so decoding never runs past a table). */
+static int open_coded(efgs_reader *reader, const unsigned char *bytes, size_t size) {
+    const unsigned char *head = bytes + reader->values_offset, *record;
+    uint64_t base = reader->values_offset, blocks, used, kraft, table, entries;
+    unsigned c, length;
+    efgs_coded_context *context;
+    reader->block_rows = read_u32(head);
+    reader->num_contexts = read_u32(head + 4u);
+    blocks = read_u64(head + 8u);
+    reader->stream_bits = read_u64(head + 32u);
+    if (reader->block_rows == 0 || reader->num_contexts > EFGS_MAX_CODED_CONTEXTS ||
+        blocks != ((uint64_t)reader->num_rows + reader->block_rows - 1u) / reader->block_rows ||
+        blocks > size / 8u || read_u64(head + 16u) > size || read_u64(head + 24u) > size ||
+        !inside(base + read_u64(head + 16u), 8u * blocks, 0, size) ||
+        !inside(base + read_u64(head + 24u), (reader->stream_bits + 7u) / 8u, 0, size) ||
+        !inside(base + CODED_HEAD_SIZE, (uint64_t)CODED_CONTEXT_SIZE * reader->num_contexts, 0, size))
+        return EFGS_ERROR_FORMAT;
+    reader->block_index_offset = (size_t)(base + read_u64(head + 16u));
+    reader->stream_offset = (size_t)(base + read_u64(head + 24u));
+    for (c = 0; c < reader->num_contexts; c++) {
+        record = head + CODED_HEAD_SIZE + CODED_CONTEXT_SIZE * c;
+        context = &reader->contexts[c];
+        context->num_actions = read_u16(record);
+        context->field_bits = record[2];
+        context->max_length = record[3];
+        context->num_symbols = read_u32(record + 4u);
+        table = read_u64(record + 8u);
+        if (context->num_actions < 1u || context->num_actions > EFGS_MAX_CODED_ACTIONS ||
+            context->field_bits > 32u || context->max_length > MAX_CODE_LENGTH ||
+            context->num_symbols < CODED_FIRST_ENTRY || context->num_symbols > MAX_CODED_SYMBOLS ||
+            table > size || !inside(base + table, 4u * context->max_length, 0, size))
+            return EFGS_ERROR_FORMAT;
+        context->counts_offset = (size_t)(base + table);
+        used = kraft = 0;
+        context->counts[0] = 0;
+        for (length = 1; length <= context->max_length; length++) {
+            context->counts[length] = read_u32(bytes + context->counts_offset + 4u * (length - 1u));
+            if (context->counts[length] > MAX_CODED_SYMBOLS) return EFGS_ERROR_FORMAT;
+            used += context->counts[length];
+            kraft += (uint64_t)context->counts[length] << (context->max_length - length);
+        }
+        entries = base + table + 4u * context->max_length + 2u * used;
+        if (used > context->num_symbols || kraft > ((uint64_t)1 << context->max_length) ||
+            !inside(entries, 4u * (uint64_t)(context->num_symbols - CODED_FIRST_ENTRY) *
+                                 (context->num_actions - 1u), 0, size))
+            return EFGS_ERROR_FORMAT;
+        context->order_offset = context->counts_offset + 4u * context->max_length;
+        context->entries_offset = (size_t)entries;
+    }
+    return EFGS_OK;
+}
+
 int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     const unsigned char *bytes = (const unsigned char *)data;
     uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows, cards_offset;
@@ -487,7 +548,7 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     int status;
     memset(reader, 0, sizeof *reader);
     if (size < 10u || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
-    if (read_u16(bytes + 8) != EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
+    if (read_u16(bytes + 8) != 6u && read_u16(bytes + 8) != EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
     if (size < HEADER_SIZE) return EFGS_ERROR_TRUNCATED;
     reader->spec_length = read_u16(bytes + 148);
     header_end = HEADER_SIZE + reader->spec_length;
@@ -509,6 +570,9 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
         reader->gamedef_offset = sections_end;
         reader->gamedef_length = length;
     }
+    reader->version = read_u16(bytes + 8);
+    reader->coded = (reader->flags & FLAG_CODED) != 0;
+    if (reader->coded != (reader->version == 7u)) return EFGS_ERROR_FORMAT;
     reader->num_infosets = read_u32(bytes + 12);
     reader->num_rows = read_u32(bytes + 16);
     reader->num_values = read_u64(bytes + 20);
@@ -549,10 +613,11 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     if (reader->wide_end > reader->narrow_start || reader->narrow_start > reader->num_values ||
         (reader->bits == 16 && reader->wide_end > 0))
         return EFGS_ERROR_FORMAT;
-    value_bytes = (value_bit(reader, reader->num_values) + 7u) / 8u;
+    value_bytes = reader->coded ? CODED_HEAD_SIZE : (value_bit(reader, reader->num_values) + 7u) / 8u;
     if (!inside(read_u64(bytes + 68) + VALUES_HEAD_SIZE, value_bytes, header_end, sections_end))
         return EFGS_ERROR_FORMAT;
     reader->values_offset = (size_t)read_u64(bytes + 68) + VALUES_HEAD_SIZE;
+    if (reader->coded && (status = open_coded(reader, bytes, sections_end)) != EFGS_OK) return status;
     if (reader->flags & FLAG_KEYS) {
         if (!inside(read_u64(bytes + 76), 4u * (rows + 1u) + 4u * (n + 1u), header_end, sections_end))
             return EFGS_ERROR_FORMAT;
@@ -1064,6 +1129,7 @@ typedef struct row_code {
     unsigned width;    /* bits per field */
     unsigned padding;  /* zero bits after the fields */
     uint64_t total;    /* what the weights sum to */
+    uint32_t fields[EFGS_MAX_CODED_ACTIONS];  /* a coded row's weights but the last, decoded */
 } row_code;
 static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code);
 
@@ -1072,14 +1138,13 @@ static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_c
  * or every round's bucket in mixed radix with perfect recall) picks the row in the block.
  * A row of all ones is a cell no infoset of the file has (never dealt, or pruned). */
 static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_length,
-                         uint32_t *lo, uint32_t *hi) {
+                         uint32_t *lo, uint32_t *hi, row_code *code) {
     const char *values[5] = {NULL, NULL, NULL, NULL, NULL}, *names[3];
     size_t lengths[5] = {0, 0, 0, 0, 0}, i, round_start = 0;
     unsigned hand[MAX_CARDS], board[MAX_CARDS], round = 0, past, first_round, group;
     int hand_count, board_count, j, k, style = betting_style(reader), opening = 0;
     int64_t bucket, block;
     uint64_t cell = 0, row, first_row, first_value, actions, limit = (uint64_t)1 << 33;
-    row_code code;
     find_fields(key, key_length, values, lengths);
     if (values[0] != NULL) { /* card= before cards=, as a dict of the fields would */
         values[1] = values[0];
@@ -1131,7 +1196,7 @@ static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_
         return EFGS_ERROR_BETTING;
     *lo = (uint32_t)(first_value + cell * actions);
     *hi = (uint32_t)(*lo + actions);
-    if ((j = row_status(reader, *lo, *hi, &code)) != EFGS_OK)
+    if ((j = row_status(reader, *lo, *hi, code)) != EFGS_OK)
         return j == EFGS_ERROR_NOT_FOUND ? EFGS_ERROR_MISSING_CELL : j;
     if (reader->flags & FLAG_KEYS) {
         if ((j = row_has_key(reader, row, key, key_length)) < 0) return j;
@@ -1144,14 +1209,14 @@ static int64_t card_cell(const efgs_reader *reader, const char *key, size_t key_
  * betting is checked before it is looked up, and a key read by its class must be of the
  * class's player and allow its number of actions: a nonsense key never reads a class's row. */
 static int64_t locate(const efgs_reader *reader, const char *key, size_t key_length,
-                      const efgs_class *infoset_class, uint32_t *lo, uint32_t *hi) {
+                      const efgs_class *infoset_class, uint32_t *lo, uint32_t *hi, row_code *code) {
     const char *names[3], *bets = NULL, *player;
     size_t length = 0, player_length = 0, round_start = 0, k;
     int64_t row = EFGS_ERROR_NOT_FOUND;
     int has, style = betting_style(reader), opening = 0;
     uint64_t player_number = 0;
     if (reader->cards_offset != 0)
-        return reader->num_explicit == 0 ? EFGS_ERROR_BETTING : card_cell(reader, key, key_length, lo, hi);
+        return reader->num_explicit == 0 ? EFGS_ERROR_BETTING : card_cell(reader, key, key_length, lo, hi, code);
     if (style != STYLE_NONE) {
         if ((bets = key_field(key, key_length, "bets", &length)) == NULL ||
             check_betting(style, bets, length, &round_start, &opening) != EFGS_OK)
@@ -1186,7 +1251,8 @@ static int64_t locate(const efgs_reader *reader, const char *key, size_t key_len
 int64_t efgs_find_in_class(const efgs_reader *reader, const char *key, size_t key_length,
                            const efgs_class *infoset_class) {
     uint32_t lo, hi;
-    return locate(reader, key, key_length, infoset_class, &lo, &hi);
+    row_code code;
+    return locate(reader, key, key_length, infoset_class, &lo, &hi, &code);
 }
 
 int64_t efgs_find(const efgs_reader *reader, const char *key, size_t key_length) {
@@ -1221,20 +1287,29 @@ static uint64_t values_bits(const efgs_reader *reader, uint64_t bit, unsigned wi
 
 /* Weight ``j`` < actions - 1 of a row (a field). */
 static uint64_t field_at(const efgs_reader *reader, const row_code *code, uint64_t j) {
+    if (reader->coded) return code->fields[j];
     return values_bits(reader, code->bit + j * code->width, code->width);
 }
 
 /* The code of the row at values [lo, hi), then EFGS_OK for a row in one tier whose fields
  * sum to at most its total and whose padding is zero, EFGS_ERROR_NOT_FOUND for an empty
  * cell (all ones), else EFGS_ERROR_CORRUPTED. */
+/* Bits per action of the row at values [lo, hi): its tier; 0 for a row across two tiers. */
+static unsigned row_tier(const efgs_reader *reader, uint64_t lo, uint64_t hi) {
+    if (hi <= reader->wide_end) return 2u * reader->bits;
+    if (reader->wide_end <= lo && hi <= reader->narrow_start) return reader->bits;
+    if (reader->narrow_start <= lo) return reader->bits / 2u;
+    return 0;
+}
+
+static int coded_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code);
+
 static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code) {
     uint64_t j, field, sum = 0, rest;
-    unsigned tier;
+    unsigned tier = row_tier(reader, lo, hi);
     int ones = 1;
-    if (hi <= reader->wide_end) tier = 2u * reader->bits;
-    else if (reader->wide_end <= lo && hi <= reader->narrow_start) tier = reader->bits;
-    else if (reader->narrow_start <= lo) tier = reader->bits / 2u;
-    else return EFGS_ERROR_CORRUPTED; /* a row across two tiers */
+    if (tier == 0) return EFGS_ERROR_CORRUPTED; /* a row across two tiers */
+    if (reader->coded) return coded_status(reader, lo, hi, code);
     code->bit = value_bit(reader, lo);
     code->actions = hi - lo;
     code->width = field_bits(tier, code->actions);
@@ -1250,13 +1325,192 @@ static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_c
     return rest == 0 && sum <= code->total ? EFGS_OK : EFGS_ERROR_CORRUPTED;
 }
 
+
+/* ---- coded rows (format 7): per row one symbol of its context's canonical Huffman code
+ * (most significant bit first; escape, empty cell or a dictionary row), after an escape the
+ * A - 1 fields raw (least significant first). A block of block_rows rows starts at the bit
+ * the block index gives, so a row is decoded from its block's first row. ---------------- */
+
+/* The values [lo, hi) of row ``row``: the row-start table, or the action group it lies in. */
+static int coded_row_values(const efgs_reader *reader, uint64_t row, uint64_t *lo, uint64_t *hi) {
+    uint32_t a, b;
+    unsigned g, best = EFGS_MAX_ACTION_GROUPS;
+    if (reader->cards_offset == 0) {
+        if (row >= reader->num_rows || row_bounds(reader, row, &a, &b) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+        *lo = a;
+        *hi = b;
+        return EFGS_OK;
+    }
+    for (g = 0; g < reader->num_action_groups; g++)
+        if (reader->group_first_row[g] <= row &&
+            (best == EFGS_MAX_ACTION_GROUPS || reader->group_first_row[g] > reader->group_first_row[best]))
+            best = g;
+    if (best == EFGS_MAX_ACTION_GROUPS) return EFGS_ERROR_CORRUPTED;
+    *lo = reader->group_first_value[best] + (row - reader->group_first_row[best]) * reader->group_actions[best];
+    *hi = *lo + reader->group_actions[best];
+    return *hi <= reader->num_values ? EFGS_OK : EFGS_ERROR_CORRUPTED;
+}
+
+/* The row whose values start at ``lo``, or -1. */
+static int64_t coded_row_at(const efgs_reader *reader, uint64_t lo) {
+    uint64_t low = 0, high = reader->num_rows, middle, start, end;
+    unsigned g, best = EFGS_MAX_ACTION_GROUPS;
+    if (reader->cards_offset == 0) {
+        while (low < high) { /* the first row starting at lo or later */
+            middle = low + (high - low) / 2u;
+            if (read_u32(reader->data + reader->starts_offset + 4u * middle) < lo) low = middle + 1u;
+            else high = middle;
+        }
+    } else {
+        for (g = 0; g < reader->num_action_groups; g++)
+            if (reader->group_first_value[g] <= lo &&
+                (best == EFGS_MAX_ACTION_GROUPS || reader->group_first_value[g] > reader->group_first_value[best]))
+                best = g;
+        if (best == EFGS_MAX_ACTION_GROUPS || reader->group_actions[best] == 0) return -1;
+        low = reader->group_first_row[best] + (lo - reader->group_first_value[best]) / reader->group_actions[best];
+    }
+    if (low >= reader->num_rows || coded_row_values(reader, low, &start, &end) != EFGS_OK || start != lo) return -1;
+    return (int64_t)low;
+}
+
+/* ``width`` (at most 32) bits of the coded stream from ``*bit``, which moves past them;
+ * EFGS_ERROR_CORRUPTED past the stream's end. */
+static int stream_read(const efgs_reader *reader, uint64_t *bit, unsigned width, uint32_t *value) {
+    const unsigned char *p;
+    unsigned shift, bytes, i;
+    uint64_t word = 0;
+    if (*bit > reader->stream_bits || width > reader->stream_bits - *bit) return EFGS_ERROR_CORRUPTED;
+    p = reader->data + reader->stream_offset + (*bit >> 3);
+    shift = (unsigned)(*bit & 7u);
+    bytes = (shift + width + 7u) >> 3;
+    for (i = 0; i < bytes; i++) word |= (uint64_t)p[i] << (8u * i);
+    *value = (uint32_t)((word >> shift) & (((uint64_t)1 << width) - 1u));
+    *bit += width;
+    return EFGS_OK;
+}
+
+/* The next 32 bits of the coded stream from ``bit`` (bit k of the result is stream bit
+ * bit + k), zeros past the stream's end. */
+static uint64_t stream_peek(const efgs_reader *reader, uint64_t bit) {
+    const unsigned char *p = reader->data + reader->stream_offset + (bit >> 3);
+    uint64_t available = (reader->stream_bits + 7u) / 8u - (bit >> 3), word = 0;
+    unsigned i, bytes = available < 5u ? (unsigned)available : 5u;
+    for (i = 0; i < bytes; i++) word |= (uint64_t)p[i] << (8u * i);
+    return (word >> (bit & 7u)) & 0xffffffffu;
+}
+
+/* A symbol of ``context``'s canonical code from ``*bit`` (RFC 1951's decoding by counts per
+ * length, on 32 bits read at once), or a negative status. */
+static int64_t decode_symbol(const efgs_reader *reader, const efgs_coded_context *context, uint64_t *bit) {
+    uint64_t code = 0, first = 0, index = 0, count, next;
+    uint32_t symbol;
+    unsigned length;
+    if (*bit >= reader->stream_bits) return EFGS_ERROR_CORRUPTED;
+    next = stream_peek(reader, *bit);
+    for (length = 1; length <= context->max_length; length++) {
+        code |= (next >> (length - 1u)) & 1u;
+        count = context->counts[length];
+        if (code - first < count) {
+            if (length > reader->stream_bits - *bit) return EFGS_ERROR_CORRUPTED;
+            *bit += length;
+            symbol = read_u16(reader->data + context->order_offset + 2u * (index + code - first));
+            return symbol < context->num_symbols ? (int64_t)symbol : EFGS_ERROR_CORRUPTED;
+        }
+        index += count;
+        first = (first + count) << 1;
+        code <<= 1;
+    }
+    return EFGS_ERROR_CORRUPTED;
+}
+
+/* Decode row ``row`` from ``*bit`` into ``code`` (its fields, width, total): EFGS_OK,
+ * EFGS_ERROR_NOT_FOUND for an empty cell, else EFGS_ERROR_CORRUPTED. ``skip``: only move
+ * ``*bit`` past the row (its fields are neither read nor checked). */
+static int decode_row(const efgs_reader *reader, uint64_t row, uint64_t *bit, row_code *code, int skip) {
+    uint64_t lo, hi, sum = 0, j;
+    unsigned tier, c;
+    int64_t symbol;
+    const efgs_coded_context *context = NULL;
+    if (coded_row_values(reader, row, &lo, &hi) != EFGS_OK || (tier = row_tier(reader, lo, hi)) == 0)
+        return EFGS_ERROR_CORRUPTED;
+    code->actions = hi - lo;
+    code->width = field_bits(tier, code->actions);
+    code->padding = 0;
+    code->total = ((uint64_t)1 << code->width) - 2u;
+    code->bit = *bit;
+    for (c = 0; c < reader->num_contexts; c++)
+        if (reader->contexts[c].num_actions == code->actions && reader->contexts[c].field_bits == code->width)
+            context = &reader->contexts[c];
+    if (context == NULL || code->width > 32u || (symbol = decode_symbol(reader, context, bit)) < 0)
+        return EFGS_ERROR_CORRUPTED;
+    if (symbol == CODED_EMPTY) return EFGS_ERROR_NOT_FOUND;
+    if (skip) {
+        if (symbol != CODED_ESCAPE) return EFGS_OK;
+        if ((code->actions - 1u) * code->width > reader->stream_bits - *bit) return EFGS_ERROR_CORRUPTED;
+        *bit += (code->actions - 1u) * code->width;
+        return EFGS_OK;
+    }
+    for (j = 0; j + 1u < code->actions; j++) {
+        if (symbol == CODED_ESCAPE) {
+            if (stream_read(reader, bit, code->width, &code->fields[j]) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+        } else {
+            code->fields[j] = read_u32(reader->data + context->entries_offset +
+                                       4u * ((uint64_t)(symbol - CODED_FIRST_ENTRY) * (code->actions - 1u) + j));
+        }
+        sum += code->fields[j];
+    }
+    return sum <= code->total ? EFGS_OK : EFGS_ERROR_CORRUPTED;
+}
+
+/* The first bit of block ``block``, or a negative status. */
+static int block_start(const efgs_reader *reader, uint64_t block, uint64_t *bit) {
+    *bit = read_u64(reader->data + reader->block_index_offset + 8u * block);
+    return *bit <= reader->stream_bits ? EFGS_OK : EFGS_ERROR_CORRUPTED;
+}
+
+/* row_status of a coded row: decoded from its block's first row. */
+static int coded_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code) {
+    int64_t row = coded_row_at(reader, lo);
+    uint64_t bit, before, start, end;
+    int status;
+    if (row < 0 || coded_row_values(reader, (uint64_t)row, &start, &end) != EFGS_OK || end != hi)
+        return EFGS_ERROR_CORRUPTED;
+    if (block_start(reader, (uint64_t)row / reader->block_rows, &bit) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+    for (before = (uint64_t)row - (uint64_t)row % reader->block_rows; before < (uint64_t)row; before++)
+        if ((status = decode_row(reader, before, &bit, code, 1)) == EFGS_ERROR_CORRUPTED) return status;
+    return decode_row(reader, (uint64_t)row, &bit, code, 0);
+}
+
+/* Every coded row, block by block; a block must end where the next begins. */
+static int verify_coded(const efgs_reader *reader) {
+    uint64_t block, row, bit, end, blocks = ((uint64_t)reader->num_rows + reader->block_rows - 1u) / reader->block_rows;
+    row_code code;
+    int status;
+    for (block = 0; block < blocks; block++) {
+        if (block_start(reader, block, &bit) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+        for (row = block * reader->block_rows; row < reader->num_rows && row < (block + 1u) * reader->block_rows; row++) {
+            status = decode_row(reader, row, &bit, &code, 0);
+            if (status == EFGS_ERROR_CORRUPTED || (status == EFGS_ERROR_NOT_FOUND && reader->cards_offset == 0))
+                return EFGS_ERROR_CORRUPTED;
+        }
+        if (block + 1u < blocks) {
+            if (block_start(reader, block + 1u, &end) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+        } else {
+            end = reader->stream_bits;
+        }
+        if (bit != end) return EFGS_ERROR_CORRUPTED;
+    }
+    return EFGS_OK;
+}
+
 /* The row of a key and its code, checked: a row that fails its code (or, outside a card
  * table, is empty) is EFGS_ERROR_CORRUPTED. */
 static int64_t checked_row(const efgs_reader *reader, const char *key, size_t key_length,
                            const efgs_class *infoset_class, row_code *code) {
     uint32_t lo = 0, hi = 0;
-    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi);
+    int64_t position = locate(reader, key, key_length, infoset_class, &lo, &hi, code);
     if (position < 0) return position;
+    if (reader->cards_offset != 0) return position; /* card_cell decoded and checked the row */
     return row_status(reader, lo, hi, code) == EFGS_OK ? position : EFGS_ERROR_CORRUPTED;
 }
 
@@ -1325,7 +1579,8 @@ int efgs_verify(const efgs_reader *reader) {
     if (crc32_update(0, reader->data + header_end, reader->size - header_end) != read_u32(reader->data + 108))
         return EFGS_ERROR_CORRUPTED;
     /* with a card table there is no row-start table: rows are checked as they are read */
-    for (row = 0; reader->cards_offset == 0 && row < reader->num_rows; row++) {
+    if (reader->coded && verify_coded(reader) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+    for (row = 0; reader->cards_offset == 0 && !reader->coded && row < reader->num_rows; row++) {
         if (row_bounds(reader, row, &lo, &hi) != EFGS_OK || row_status(reader, lo, hi, &code) != EFGS_OK)
             return EFGS_ERROR_CORRUPTED;
     }

@@ -46,7 +46,9 @@
 extern "C" {
 #endif
 
-#define EFGS_FORMAT_VERSION 6
+#define EFGS_FORMAT_VERSION 7       /* the newest version read; 6 is read too */
+#define EFGS_MAX_CODED_CONTEXTS 64  /* (actions, field width) codes of a file with coded rows */
+#define EFGS_MAX_CODED_ACTIONS 64   /* actions of a coded row */
 #define EFGS_MAX_CARD_ROUNDS 8
 #define EFGS_MAX_ACTION_GROUPS 16
 #define EFGS_MAX_CODES 64          /* per-suit card counts of a canonical index: (hole + 1)(board + 1) */
@@ -81,6 +83,16 @@ typedef struct efgs_canonical {
     uint64_t multiplier[EFGS_MAX_CONFIGURATIONS][3];        /* the fourth is always 1 */
     unsigned char group_rank[EFGS_MAX_CONFIGURATIONS][3];
 } efgs_canonical;
+
+/* A code of coded rows (format 7): rows of num_actions actions and fields of field_bits
+ * bits, a canonical Huffman code over escape, empty cell and a dictionary of rows. */
+typedef struct efgs_coded_context {
+    uint32_t num_actions, field_bits, max_length, num_symbols;
+    size_t counts_offset;   /* u32 codes per length 1..max_length */
+    size_t order_offset;    /* u16 symbols in code order */
+    size_t entries_offset;  /* u32 fields (num_actions - 1) per dictionary row */
+    uint32_t counts[25];    /* codes per length 0..24, read from the file when opening */
+} efgs_coded_context;
 
 /* An infoset's class: what the coarsest abstraction (Cermak et al. 4.1.1) knows of it. */
 typedef struct efgs_class {
@@ -134,6 +146,15 @@ typedef struct efgs_reader {
     const unsigned char *fingerprint;  /* 32 bytes: sha256 of the game tree */
     int mapped;                 /* 1 if efgs_open_file mapped or loaded the data */
     size_t gamedef_offset, gamedef_length;  /* the ACPC game definition (flag 4), else 0 */
+    /* Coded rows (format 7, docs/compact-format.md "Coded rows"): a row is decoded from
+     * the start of its block of block_rows rows, whose first bit the block index holds. */
+    unsigned version;
+    int coded;
+    uint32_t block_rows;
+    size_t block_index_offset, stream_offset;
+    uint64_t stream_bits;
+    unsigned num_contexts;
+    efgs_coded_context contexts[EFGS_MAX_CODED_CONTEXTS];
 } efgs_reader;
 
 /* Open a file already in memory (not copied: it must outlive the reader). */
