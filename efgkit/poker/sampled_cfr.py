@@ -79,7 +79,9 @@ from efgkit.poker.terminal_values import (
     compatible_reach,
     compatible_totals,
     fold_payoff,
+    grouped_showdown_values,
     sorted_showdown_values,
+    strength_groups,
 )
 from efgkit.poker.vector_cfr import RowState, update_rows
 from efgkit.solvers.strategy import normalize_per_infoset
@@ -102,7 +104,9 @@ class SampledBoard(NamedTuple):
     ``valid_count``, the same hands ordered by bucket (``by_bucket``, hand order within a
     bucket), each hand's ``bucket`` (levels, hands) int64 (-1 off the board), the terminal
     ``weight`` (levels,); the final board's hands sorted by strength (``final_hands``,
-    ``final_strength`` (1, hands), ``final_count`` (1,)); ``hand_cards``."""
+    ``final_strength`` (1, hands), ``final_count`` (1,)) with their ``strength_groups``
+    (``final_cards`` int64 (hands, 2), ``final_groups`` int64 (hands + 1,) and
+    ``final_group_count`` int64 (1,)); ``hand_cards``."""
 
     valid: np.ndarray
     valid_count: np.ndarray
@@ -113,6 +117,9 @@ class SampledBoard(NamedTuple):
     final_strength: np.ndarray
     final_count: np.ndarray
     hand_cards: np.ndarray
+    final_cards: np.ndarray
+    final_groups: np.ndarray
+    final_group_count: np.ndarray
 
 
 class Sampler(NamedTuple):
@@ -149,10 +156,11 @@ class UpdateWalkStack(NamedTuple):
     is not 0), ``own_live`` (averaging, and some own reach is not 0), ``started`` (``values``
     holds the node's values so far; before its first child they are 0); float64 (depth, hands)
     ``own`` and ``opponent`` reach and ``values`` of the updating player; float64 (hands,)
-    ``showdown`` scratch; ``card_sum`` (cards,) scratch; ``largest`` int64 (2, rounds): per
-    round the largest int32 regret and accumulator the walk updated. (The class keeps its name:
-    numba's cache index of this module pickles it, and a stale index naming a class that is
-    gone fails to load.)"""
+    ``showdown`` (values by hand) scratch; ``card_sum`` (cards,) scratch; ``largest`` int64 (2,
+    rounds): per round the largest int32 regret and accumulator the walk updated;
+    ``sorted_values`` and ``sorted_reach`` float64 (hands,) scratch in showdown order. (The
+    class keeps its name: numba's cache index of this module pickles it, and a stale index
+    naming a class that is gone fails to load.)"""
 
     node: np.ndarray
     cursor: np.ndarray
@@ -168,6 +176,8 @@ class UpdateWalkStack(NamedTuple):
     showdown: np.ndarray
     card_sum: np.ndarray
     largest: np.ndarray
+    sorted_values: np.ndarray
+    sorted_reach: np.ndarray
 
 
 def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> UpdateWalkStack:
@@ -177,7 +187,7 @@ def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> UpdateWa
     flags = [np.zeros(depth, np.bool_) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
     return UpdateWalkStack(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
-                      np.zeros((2, rounds), np.int64))
+                           np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros(hands))
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -327,8 +337,21 @@ def _add_terminal(view, board, walk, state, player, depth):
         return
     count = board.final_count[0]
     win, lose = view.contribution[child, 1 - player] * scale, view.contribution[child, player] * scale
-    sorted_showdown_values(opponent, board.hand_cards, board.final_hands[0, :count],
-                           board.final_strength[0, :count], walk.card_sum, win, lose, walk.showdown)
+    if board.hand_cards.shape[1] == 1:
+        sorted_showdown_values(opponent, board.hand_cards, board.final_hands[0, :count],
+                               board.final_strength[0, :count], walk.card_sum, win, lose, walk.showdown)
+    else:
+        final = board.final_hands[0, :count]
+        grouped_showdown_values(opponent, final, board.final_cards, board.final_groups,
+                                board.final_group_count[0], walk.card_sum, win, lose, walk.sorted_reach,
+                                walk.sorted_values)
+        if not own_node:  # each hand's value is its own sum: any hand order adds the same
+            for x in range(count):
+                _add_value(view, board, walk, state, False, first, depth, level, final[x],
+                           walk.sorted_values[x])
+            return
+        for x in range(count):
+            walk.showdown[final[x]] = walk.sorted_values[x]
     for h in hands:
         _add_value(view, board, walk, state, own_node, first, depth, level, h, walk.showdown[h])
 
@@ -506,6 +529,11 @@ def _deal(sampler, tables, board):
     showdown_orders(hand_cards, sampler.hand_mask, sampler.cards.reshape(1, total), np.ones(1, np.bool_),
                     sampler.num_ranks, sampler.num_suits, board.final_count, board.final_hands,
                     board.final_strength)
+    if hand_cards.shape[1] == 2:
+        count = board.final_count[0]
+        board.final_group_count[0] = strength_groups(hand_cards, board.final_hands[0, :count],
+                                                     board.final_strength[0, :count], board.final_cards,
+                                                     board.final_groups)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -632,7 +660,8 @@ class SampledCFR(VariantSolver):
         self._board = SampledBoard(*hand_lists(levels, hands), np.zeros((levels, hands), np.int64),
                                    np.full((levels, hands), -1, np.int64), level_weight,
                                    np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
-                                   np.zeros(1, np.int64), self.hand_cards)
+                                   np.zeros(1, np.int64), self.hand_cards, np.zeros((hands, 2), np.int64),
+                                   np.zeros(hands + 1, np.int64), np.zeros(1, np.int64))
         self._tables = layout.abstraction.kernel_tables()
         self._rematch()
 
