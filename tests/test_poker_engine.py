@@ -19,7 +19,13 @@ from efgkit.poker.materialised.best_response import evaluate_strategy
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_tree import PublicTree
 from efgkit.poker.materialised.vector_cfr import VectorCFR
-from efgkit.poker.terminal_values import CANCELLATION, fold_values, showdown_values
+from efgkit.poker.terminal_values import (
+    CANCELLATION,
+    fold_values,
+    grouped_showdown_values,
+    showdown_values,
+    strength_groups,
+)
 from efgkit.solvers import BestResponse, Strategy
 from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.specs import load_game, make_game
@@ -218,6 +224,15 @@ def test_terminal_kernels_equal_the_quadratic_sums(data, hole, cards):
     losses = disjoint & (strength[:, None] < strength[None, :])
     np.testing.assert_allclose(out, 3.0 * wins @ reach - 2.0 * losses @ reach, rtol=0, atol=2 * tolerance)
     assert not scratch.any()
+    if hole == 2:  # the sampled walk's showdown from per-board tables: the same bits
+        sorted_hands, sorted_strength = order.astype(np.int64), strength[order].astype(np.int64)
+        cards_of, starts = np.zeros((len(hands), 2), np.int64), np.zeros(len(hands) + 1, np.int64)
+        groups = strength_groups(hands, sorted_hands, sorted_strength, cards_of, starts)
+        assert groups == len(np.unique(strength))
+        grouped, sorted_reach = np.zeros(len(hands)), np.zeros(len(hands))
+        grouped_showdown_values(reach, sorted_hands, cards_of, starts, groups, scratch, 3.0, 2.0,
+                                sorted_reach, grouped)
+        assert np.array_equal(grouped, out[sorted_hands]) and not scratch.any()
 
 
 def test_bad_parameters_are_refused_by_the_library():

@@ -154,6 +154,59 @@ def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
+def strength_groups(hand_cards, sorted_hands, strength, sorted_cards, group_start):
+    """Per-board tables of ``grouped_showdown_values`` for two-card hands: ``sorted_cards``
+    int64 (>= m, 2) the cards of ``sorted_hands`` (m,) in their order, ``group_start`` int64
+    (>= m + 1,) the first position of each run of equal ``strength``, then m; returns the
+    number of runs."""
+    m = sorted_hands.shape[0]
+    groups = 0
+    for x in range(m):
+        sorted_cards[x, 0] = hand_cards[sorted_hands[x], 0]
+        sorted_cards[x, 1] = hand_cards[sorted_hands[x], 1]
+        if x == 0 or strength[x] != strength[x - 1]:
+            group_start[groups] = x
+            groups += 1
+    group_start[groups] = m
+    return groups
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def grouped_showdown_values(opponent_reach, sorted_hands, sorted_cards, group_start, groups, card_sum,
+                            win_payoff, lose_payoff, sorted_reach, sorted_values):
+    """``sorted_showdown_values`` for two-card hands from a board's ``strength_groups``, each
+    hand's value in strength order into ``sorted_values`` float64 (>= m,): the same operations
+    in the same order, bit-identical, without the per-hand strength comparisons and
+    ``hand_cards`` lookups (the opponent's reach gathered into ``sorted_reach`` (>= m,) first)."""
+    m = sorted_hands.shape[0]
+    reach = sorted_reach
+    for x in range(m):
+        reach[x] = opponent_reach[sorted_hands[x]]
+    below = 0.0
+    for g in range(groups):
+        start, end = group_start[g], group_start[g + 1]
+        for x in range(start, end):
+            wins = below - card_sum[sorted_cards[x, 0]] - card_sum[sorted_cards[x, 1]]
+            sorted_values[x] = win_payoff * _cancelled(wins, below)
+        for x in range(start, end):
+            below += reach[x]
+            card_sum[sorted_cards[x, 0]] += reach[x]
+            card_sum[sorted_cards[x, 1]] += reach[x]
+    card_sum[:] = 0.0
+    above = 0.0
+    for g in range(groups - 1, -1, -1):
+        start, end = group_start[g], group_start[g + 1]
+        for x in range(start, end):
+            losses = above - card_sum[sorted_cards[x, 0]] - card_sum[sorted_cards[x, 1]]
+            sorted_values[x] -= lose_payoff * _cancelled(losses, above)
+        for x in range(start, end):
+            above += reach[x]
+            card_sum[sorted_cards[x, 0]] += reach[x]
+            card_sum[sorted_cards[x, 1]] += reach[x]
+    card_sum[:] = 0.0
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def _one_card_showdown(opponent_reach, sorted_hands, strength, win_payoff, lose_payoff, out):
     """``showdown_values`` for one-card hands: no other hand shares a hand's card."""
     m = sorted_hands.shape[0]

@@ -80,7 +80,9 @@ from efgkit.poker.terminal_values import (
     compatible_reach,
     compatible_totals,
     fold_payoff,
+    grouped_showdown_values,
     sorted_showdown_values,
+    strength_groups,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
 
@@ -102,7 +104,10 @@ class SampledBoard(NamedTuple):
     ``valid_count``, the same hands ordered by bucket (``by_bucket``, hand order within a
     bucket), each hand's ``bucket`` (levels, hands) int64 (-1 off the board), the terminal
     ``weight`` (levels,); the final board's hands sorted by strength (``final_hands``,
-    ``final_strength`` (1, hands), ``final_count`` (1,)); ``hand_cards``."""
+    ``final_strength`` (1, hands), ``final_count`` (1,)) with their ``strength_groups``
+    (``final_cards`` int64 (hands, 2), ``final_groups`` int64 (hands + 1,) and
+    ``final_group_count`` int64 (1,)); ``hand_cards``; ``sorted_bucket`` int64 (levels, hands)
+    the buckets of ``by_bucket``'s hands in its order (the walk's loops read them in turn)."""
 
     valid: np.ndarray
     valid_count: np.ndarray
@@ -113,6 +118,10 @@ class SampledBoard(NamedTuple):
     final_strength: np.ndarray
     final_count: np.ndarray
     hand_cards: np.ndarray
+    final_cards: np.ndarray
+    final_groups: np.ndarray
+    final_group_count: np.ndarray
+    sorted_bucket: np.ndarray
 
 
 class Sampler(NamedTuple):
@@ -149,10 +158,11 @@ class UpdateWalkStack(NamedTuple):
     is not 0), ``own_live`` (averaging, and some own reach is not 0), ``started`` (``values``
     holds the node's values so far; before its first child they are 0); float64 (depth, hands)
     ``own`` and ``opponent`` reach and ``values`` of the updating player; float64 (hands,)
-    ``showdown`` scratch; ``card_sum`` (cards,) scratch; ``largest`` int64 (2, rounds): per
-    round the largest int32 regret and accumulator the walk updated. (The class keeps its name:
-    numba's cache index of this module pickles it, and a stale index naming a class that is
-    gone fails to load.)"""
+    ``showdown`` (values by hand) scratch; ``card_sum`` (cards,) scratch; ``largest`` int64 (2,
+    rounds): per round the largest int32 regret and accumulator the walk updated;
+    ``sorted_values`` and ``sorted_reach`` float64 (hands,) scratch in showdown order. (The
+    class keeps its name: numba's cache index of this module pickles it, and a stale index
+    naming a class that is gone fails to load.)"""
 
     node: np.ndarray
     cursor: np.ndarray
@@ -168,6 +178,8 @@ class UpdateWalkStack(NamedTuple):
     showdown: np.ndarray
     card_sum: np.ndarray
     largest: np.ndarray
+    sorted_values: np.ndarray
+    sorted_reach: np.ndarray
 
 
 def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> UpdateWalkStack:
@@ -177,7 +189,7 @@ def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> UpdateWa
     flags = [np.zeros(depth, np.bool_) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
     return UpdateWalkStack(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
-                      np.zeros((2, rounds), np.int64))
+                           np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros(hands))
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -234,10 +246,11 @@ def _open(args, depth):
         decision = view.decision_index[node]
         start = view.action_start[decision]
         round_ = fixed.decision_round[decision] if fixed.integer else 0
-        for h in board.by_bucket[level, :board.valid_count[level]]:
-            w = weight * own[h]
+        hands, buckets = board.by_bucket[level], board.sorted_bucket[level]
+        for i in range(board.valid_count[level]):
+            w = weight * own[hands[i]]
             if w != 0.0:
-                row = start + board.bucket[level, h] * m
+                row = start + buckets[i] * m
                 for a in range(m):
                     _add_average(state.average, row + a, w * state.strategy[row + a], fixed, round_)
     return False
@@ -270,7 +283,7 @@ def _next_child(args, depth):
         walk.live[depth + 1], walk.own_live[depth + 1] = live, own_live
         return live or own_live
     level = view.level[node]
-    hands = board.by_bucket[level, :board.valid_count[level]]
+    hands, buckets = board.by_bucket[level, :board.valid_count[level]], board.sorted_bucket[level]
     start = view.action_start[view.decision_index[node]]
     live, own_live = walk.live[depth], walk.own_live[depth]
     while a < m:
@@ -279,16 +292,18 @@ def _next_child(args, depth):
             own_live = False
             if averaging and decision:
                 source, target = walk.own[walk.own_at[depth]], walk.own[depth + 1]
-                for h in hands:
-                    target[h] = source[h] * state.strategy[start + board.bucket[level, h] * m + a]
+                for i in range(hands.shape[0]):
+                    h = hands[i]
+                    target[h] = source[h] * state.strategy[start + buckets[i] * m + a]
                     own_live |= target[h] != 0.0
                 walk.own_at[depth + 1] = depth + 1
         else:
             live = False
             if walk.live[depth]:
                 source, target = walk.opponent[walk.opponent_at[depth]], walk.opponent[depth + 1]
-                for h in hands:
-                    target[h] = source[h] * state.strategy[start + board.bucket[level, h] * m + a]
+                for i in range(hands.shape[0]):
+                    h = hands[i]
+                    target[h] = source[h] * state.strategy[start + buckets[i] * m + a]
                     live |= target[h] != 0.0
                 walk.opponent_at[depth + 1] = depth + 1
             own_live = walk.own_live[depth] and decision
@@ -314,34 +329,51 @@ def _add_terminal(view, board, walk, state, player, depth):
     scale = board.weight[level]
     own_node = view.kind[walk.node[depth]] == player
     hands = board.by_bucket[level, :board.valid_count[level]] if own_node else valid
+    buckets = board.sorted_bucket[level]
     first = not walk.started[depth]
     walk.started[depth] = True
     if view.kind[child] == FOLD:
         payoff = fold_payoff(view.contribution, child, view.folder[child], player) * scale
         total = compatible_totals(opponent, board.hand_cards, valid, walk.card_sum)
-        for h in hands:
-            _add_value(view, board, walk, state, own_node, first, depth, level, h,
+        for i in range(hands.shape[0]):
+            h = hands[i]
+            _add_value(view, walk, state, own_node, first, depth, h, buckets[i] if own_node else 0,
                        payoff * compatible_reach(opponent, board.hand_cards, walk.card_sum, total, h))
         if board.hand_cards.shape[1] == 2:
             walk.card_sum[:] = 0.0
         return
     count = board.final_count[0]
     win, lose = view.contribution[child, 1 - player] * scale, view.contribution[child, player] * scale
-    sorted_showdown_values(opponent, board.hand_cards, board.final_hands[0, :count],
-                           board.final_strength[0, :count], walk.card_sum, win, lose, walk.showdown)
-    for h in hands:
-        _add_value(view, board, walk, state, own_node, first, depth, level, h, walk.showdown[h])
+    if board.hand_cards.shape[1] == 1:
+        sorted_showdown_values(opponent, board.hand_cards, board.final_hands[0, :count],
+                               board.final_strength[0, :count], walk.card_sum, win, lose, walk.showdown)
+    else:
+        final = board.final_hands[0, :count]
+        grouped_showdown_values(opponent, final, board.final_cards, board.final_groups,
+                                board.final_group_count[0], walk.card_sum, win, lose, walk.sorted_reach,
+                                walk.sorted_values)
+        if not own_node:  # each hand's value is its own sum: any hand order adds the same
+            for x in range(count):
+                _add_value(view, walk, state, False, first, depth, final[x], 0, walk.sorted_values[x])
+            return
+        for x in range(count):
+            walk.showdown[final[x]] = walk.sorted_values[x]
+    for i in range(hands.shape[0]):
+        h = hands[i]
+        _add_value(view, walk, state, own_node, first, depth, h, buckets[i] if own_node else 0,
+                   walk.showdown[h])
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _add_value(view, board, walk, state, own_node, first, depth, level, h, v):
+def _add_value(view, walk, state, own_node, first, depth, h, bucket, v):
     """Add hand ``h``'s value ``v`` of the child being gathered into the node at ``depth``
     (into 0.0 for the ``first`` child): as is at the opponent's node; at the updating
-    player's, weighted by the strategy, and ``v`` into the action's instantaneous regret."""
+    player's, weighted by the strategy (row ``bucket``), and ``v`` into the action's
+    instantaneous regret."""
     if own_node:
         node = walk.node[depth]
         m = view.num_children[node]
-        x = view.action_start[view.decision_index[node]] + board.bucket[level, h] * m + walk.action[depth]
+        x = view.action_start[view.decision_index[node]] + bucket * m + walk.action[depth]
         state.instant[x] += v
         v = state.strategy[x] * v
     if first:
@@ -365,10 +397,13 @@ def _gather(args, depth):
     own_node = view.kind[walk.node[depth]] == player
     hands = board.by_bucket[level, :board.valid_count[level]] if own_node else (
         board.valid[level, :board.valid_count[level]])
+    buckets = board.sorted_bucket[level]
     first = not walk.started[depth]
     walk.started[depth] = True
-    for h in hands:
-        _add_value(view, board, walk, state, own_node, first, depth, level, h, walk.values[depth + 1, h])
+    for i in range(hands.shape[0]):
+        h = hands[i]
+        _add_value(view, walk, state, own_node, first, depth, h, buckets[i] if own_node else 0,
+                   walk.values[depth + 1, h])
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
@@ -391,14 +426,14 @@ def _close(args, depth):
     start = view.action_start[view.decision_index[node]]
     round_ = fixed.decision_round[view.decision_index[node]] if fixed.integer else 0
     count = board.valid_count[level]
-    hands = board.by_bucket[level, :count]
+    hands, buckets = board.by_bucket[level, :count], board.sorted_bucket[level]
     for i in range(count):
-        row = start + board.bucket[level, hands[i]] * m
+        row = start + buckets[i] * m
         if started:
             v = walk.values[depth, hands[i]]
             for a in range(m):
                 state.instant[row + a] -= v
-        if local and (i + 1 == count or board.bucket[level, hands[i + 1]] != board.bucket[level, hands[i]]):
+        if local and (i + 1 == count or buckets[i + 1] != buckets[i]):
             _update_row(state, row, m, walk, fixed, round_, rule)
 
 
@@ -502,10 +537,17 @@ def _deal(sampler, tables, board):
         hand_buckets(tables, sampler.round_of_level[level], sampler.cards[:dealt], hand_cards, valid,
                      board.bucket[level])
         board.by_bucket[level, :count] = valid[np.argsort(board.bucket[level][valid], kind="mergesort")]
+        for i in range(count):
+            board.sorted_bucket[level, i] = board.bucket[level, board.by_bucket[level, i]]
     total = sampler.cards.shape[0]
     showdown_orders(hand_cards, sampler.hand_mask, sampler.cards.reshape(1, total), np.ones(1, np.bool_),
                     sampler.num_ranks, sampler.num_suits, board.final_count, board.final_hands,
                     board.final_strength)
+    if hand_cards.shape[1] == 2:
+        count = board.final_count[0]
+        board.final_group_count[0] = strength_groups(hand_cards, board.final_hands[0, :count],
+                                                     board.final_strength[0, :count], board.final_cards,
+                                                     board.final_groups)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -632,7 +674,9 @@ class SampledCFR(VariantSolver):
         self._board = SampledBoard(*hand_lists(levels, hands), np.zeros((levels, hands), np.int64),
                                    np.full((levels, hands), -1, np.int64), level_weight,
                                    np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
-                                   np.zeros(1, np.int64), self.hand_cards)
+                                   np.zeros(1, np.int64), self.hand_cards, np.zeros((hands, 2), np.int64),
+                                   np.zeros(hands + 1, np.int64), np.zeros(1, np.int64),
+                                   np.zeros((levels, hands), np.int64))
         self._tables = layout.abstraction.kernel_tables()
         self._rematch()
 
