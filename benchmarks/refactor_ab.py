@@ -5,7 +5,8 @@ slower; this script measures both for two or more source trees in one run.
 
 ``--fingerprints`` runs a fixed list of seeded ``efgkit`` commands (``RUNS``: the tree engine,
 DCFR, the public-tree engine, the disk solver, CFR+IRA refinement, re-solving, the hold'em
-bucket pipeline with the sampled solver, its streamed and LBR evaluations, the compact export)
+bucket pipeline with the sampled solver, its streamed and LBR evaluations, the compact export, a
+card-independent strategy's card-blind streamed evaluation, a duplicate match)
 in each tree and hashes what they computed: every HDF5 dataset (name, dtype, shape, raw bytes),
 the numeric attributes and the numbers inside JSON-text attributes, the numbers of the
 command's ``--json`` output, and the bytes of any other file. Timings, memory and byte sizes,
@@ -88,6 +89,13 @@ RUNS = (
                                      "--no-game-value", "--json")),
     Run("h export (a) to efgs", ("export", "{dir}/a.h5", "-o", "{dir}/h.efgs", "--json"), ("h.efgs",)),
     Run("i holdem5 LBR of (g)", ("evaluate", HOLDEM5, "{dir}/g.h5", "--lbr", "100", "--seed", "0", "--json")),
+    Run("j holdem5 card-independent sampled cfr+", ("solve", HOLDEM5, "--engine", "sampled", "--buckets",
+                                                    "none", "--seed", "0", "-n", "100", "-o", "{dir}/j.h5",
+                                                    "--json"), ("j.h5",)),
+    Run("j' holdem5 card-blind streamed eval", ("evaluate", HOLDEM5, "{dir}/j.h5", "--engine", "streamed",
+                                                "--json")),
+    Run("k holdem5 match of (g) against call", ("play", "{dir}/g.h5", "--game", HOLDEM5, "--against", "call",
+                                                "--hands", "20", "--seed", "0", "--json")),
 )
 
 
