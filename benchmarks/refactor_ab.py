@@ -7,7 +7,8 @@ slower; this script measures both for two or more source trees in one run.
 DCFR, the public-tree engine, the disk solver, CFR+IRA refinement, re-solving, the hold'em
 bucket pipeline with the sampled solver, its streamed and LBR evaluations, the compact exports of
 a tree strategy (exact rounding with tiers, nearest, a class rule, a card table) and of a bucket
-strategy) in each tree and hashes what they computed: every HDF5 dataset (name, dtype, shape, raw bytes),
+strategy, a card-independent strategy's card-blind streamed evaluation, a duplicate match) in
+each tree and hashes what they computed: every HDF5 dataset (name, dtype, shape, raw bytes),
 the numeric attributes and the numbers inside JSON-text attributes, the numbers of the
 command's ``--json`` output, and the bytes of any other file. Timings, memory and byte sizes,
 versions, paths and digests of the files themselves are left out (``DROPPED``): they differ
@@ -128,6 +129,13 @@ RUNS = (
                                  "{dir}/m-abs.h5", "-o", "{dir}/m.h5", "--json"), ("m.h5",)),
     Run("m' export (m) card table", ("export", "{dir}/m.h5", "-o", "{dir}/m.efgs", "--with-keys", "--json"),
         ("m.efgs",)),
+    Run("n holdem5 card-independent sampled cfr+", ("solve", HOLDEM5, "--engine", "sampled", "--buckets",
+                                                    "none", "--seed", "0", "-n", "100", "-o", "{dir}/n.h5",
+                                                    "--json"), ("n.h5",)),
+    Run("n' holdem5 card-blind streamed eval", ("evaluate", HOLDEM5, "{dir}/n.h5", "--engine", "streamed",
+                                                "--json")),
+    Run("o holdem5 match of (g) against call", ("play", "{dir}/g.h5", "--game", HOLDEM5, "--against", "call",
+                                                "--hands", "20", "--seed", "0", "--json")),
 )
 
 
