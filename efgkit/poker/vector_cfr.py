@@ -31,7 +31,6 @@ from efgkit.core.regret_rules import (
     prediction_scale,
     update_regret,
 )
-from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.io.budget import check_memory
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
@@ -342,16 +341,6 @@ class VectorCFR(VariantSolver):
         if self.variant in PREDICTIVE:
             arrays["prediction"] = self._state.instant
         return arrays
-
-    def state(self) -> SolverState:
-        """The solver's state (its arrays, not copies) for a checkpoint."""
-        return SolverState(self.state_arrays(), self.iteration)
-
-    def load_state(self, state: SolverState) -> None:
-        """Continue from a ``state()`` (checked: FileFormatError if it is another solver's)."""
-        state.copy_into(self.state_arrays())
-        self.iteration = int(state.iteration)
-        self._rematch()
 
     def average_strategy(self) -> np.ndarray:
         """Average strategy per row action (uniform where nothing accumulated)."""
