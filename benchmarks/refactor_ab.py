@@ -348,16 +348,16 @@ def fingerprint_run(tree: Path, run: Run, directory: Path) -> dict:
     return {"sha256": combined, "components": components, "wall_seconds": wall, "cpu_seconds": cpu}
 
 
-def fingerprints(trees: dict[str, Path]) -> dict:
-    """``fingerprint_run`` of every run of ``RUNS`` on every tree (each tree in its own
+def fingerprints(trees: dict[str, Path], runs: tuple[Run, ...] = RUNS) -> dict:
+    """``fingerprint_run`` of every run of ``runs`` on every tree (each tree in its own
     scratch directory; the trees alternate run by run), by run name then tree label."""
     results = {run.name: {"command": ["efgkit" if run.code == LAUNCH else "python -c CODE", *run.arguments]}
-               for run in RUNS}
+               for run in runs}
     with tempfile.TemporaryDirectory(prefix="refactor-ab-") as scratch:
         directories = {label: Path(scratch, f"tree-{index}") for index, label in enumerate(trees)}
         for directory in directories.values():
             directory.mkdir()
-        for run in RUNS:
+        for run in runs:
             for label, tree in trees.items():
                 try:
                     results[run.name][label] = fingerprint_run(tree, run, directories[label])
@@ -495,9 +495,19 @@ def main() -> None:
     parser.add_argument("--speed", action="store_true", help="interleaved timings of the hot loops")
     parser.add_argument("--rounds", type=int, default=3,
                         help="--speed: samples per case and tree (default 3)")
+    parser.add_argument("--runs", metavar="LABELS", default=None,
+                        help="--fingerprints: only these runs, by the label their name starts with, "
+                             "comma-separated (e.g. d,e; include the runs whose files a chosen run reads)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every result here")
     args = parser.parse_args()
     trees = parse_trees(args.tree)
+    runs = RUNS
+    if args.runs is not None:
+        chosen = set(args.runs.split(","))
+        runs = tuple(run for run in RUNS if run.name.split()[0] in chosen)
+        unknown = chosen - {run.name.split()[0] for run in runs}
+        if unknown:
+            parser.error(f"--runs: no run labelled {', '.join(sorted(unknown))}")
     if len(trees) < 2 or not (args.fingerprints or args.speed):
         parser.error("give two or more --tree and --fingerprints and/or --speed")
     labels = list(trees)
@@ -507,7 +517,7 @@ def main() -> None:
               "load_average_start": os.getloadavg()}
     differ = False
     if args.fingerprints:
-        report["fingerprints"] = fingerprints(trees)
+        report["fingerprints"] = fingerprints(trees, runs)
         differ = not all(fingerprints_equal(result, labels) for result in report["fingerprints"].values())
         print(fingerprint_table(report["fingerprints"], labels))
         print("\n".join(differing_components(report["fingerprints"], labels)))
