@@ -134,7 +134,7 @@ RUNS = (
                                                     "--json"), ("n.h5",)),
     Run("n' holdem5 card-blind streamed eval", ("evaluate", HOLDEM5, "{dir}/n.h5", "--engine", "streamed",
                                                 "--json")),
-    Run("o holdem5 match of (g) against call", ("play", "{dir}/g.h5", "--game", HOLDEM5, "--against", "call",
+    Run("o holdem5 match of (g) against call", ("play", HOLDEM5, "{dir}/g.h5", "--against", "call",
                                                 "--hands", "20", "--seed", "0", "--json")),
 )
 
