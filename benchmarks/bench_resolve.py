@@ -193,8 +193,8 @@ def run_large(quick: bool) -> list[dict]:
 def run_continual(quick: bool) -> list[dict]:
     from efgkit.cli.resolve import GADGET_SOLVERS
     from efgkit.maps.infoset_map import InfosetMap
-    from efgkit.resolve import ContinualResolver, SequenceFormSolver
-    from efgkit.solvers import CFRPlusSolver, evaluate
+    from efgkit.resolve import ContinualResolver
+    from efgkit.solvers import CFRPlusSolver, SequenceFormLP, evaluate
     from efgkit.specs import load_game
 
     spec = "kuhn" if quick else "leduc"
@@ -205,7 +205,7 @@ def run_continual(quick: bool) -> list[dict]:
         initials["Burch's abstract blueprint (0.382)"] = _burch_blueprint(tree)
     rows = []
     for initial, blueprint in initials.items():
-        exact = ContinualResolver(blueprint, solver=SequenceFormSolver).run()
+        exact = ContinualResolver(blueprint, solver=SequenceFormLP).run()
         rows.append({"game": spec, "initial": initial,
                      "initial_exploitability": evaluate(blueprint).exploitability, "solver": "lp",
                      "values": "br", "curve": [[None, exact.evaluation.exploitability]],

@@ -7,7 +7,8 @@ slower; this script measures both for two or more source trees in one run.
 DCFR, the public-tree engine, the disk solver, CFR+IRA refinement, re-solving, the hold'em
 bucket pipeline with the sampled solver, its streamed and LBR evaluations, the compact exports of
 a tree strategy (exact rounding with tiers, nearest, a class rule, a card table) and of a bucket
-strategy) in each tree and hashes what they computed: every HDF5 dataset (name, dtype, shape, raw bytes),
+strategy, a card-independent strategy's card-blind streamed evaluation, a duplicate match) in
+each tree and hashes what they computed: every HDF5 dataset (name, dtype, shape, raw bytes),
 the numeric attributes and the numbers inside JSON-text attributes, the numbers of the
 command's ``--json`` output, and the bytes of any other file. Timings, memory and byte sizes,
 versions, paths and digests of the files themselves are left out (``DROPPED``): they differ
@@ -128,6 +129,13 @@ RUNS = (
                                  "{dir}/m-abs.h5", "-o", "{dir}/m.h5", "--json"), ("m.h5",)),
     Run("m' export (m) card table", ("export", "{dir}/m.h5", "-o", "{dir}/m.efgs", "--with-keys", "--json"),
         ("m.efgs",)),
+    Run("n holdem5 card-independent sampled cfr+", ("solve", HOLDEM5, "--engine", "sampled", "--buckets",
+                                                    "none", "--seed", "0", "-n", "100", "-o", "{dir}/n.h5",
+                                                    "--json"), ("n.h5",)),
+    Run("n' holdem5 card-blind streamed eval", ("evaluate", HOLDEM5, "{dir}/n.h5", "--engine", "streamed",
+                                                "--json")),
+    Run("o holdem5 match of (g) against call", ("play", HOLDEM5, "{dir}/g.h5", "--against", "call",
+                                                "--hands", "20", "--seed", "0", "--json")),
 )
 
 
@@ -350,16 +358,16 @@ def fingerprint_run(tree: Path, run: Run, directory: Path) -> dict:
     return {"sha256": combined, "components": components, "wall_seconds": wall, "cpu_seconds": cpu}
 
 
-def fingerprints(trees: dict[str, Path]) -> dict:
-    """``fingerprint_run`` of every run of ``RUNS`` on every tree (each tree in its own
+def fingerprints(trees: dict[str, Path], runs: tuple[Run, ...] = RUNS) -> dict:
+    """``fingerprint_run`` of every run of ``runs`` on every tree (each tree in its own
     scratch directory; the trees alternate run by run), by run name then tree label."""
     results = {run.name: {"command": ["efgkit" if run.code == LAUNCH else "python -c CODE", *run.arguments]}
-               for run in RUNS}
+               for run in runs}
     with tempfile.TemporaryDirectory(prefix="refactor-ab-") as scratch:
         directories = {label: Path(scratch, f"tree-{index}") for index, label in enumerate(trees)}
         for directory in directories.values():
             directory.mkdir()
-        for run in RUNS:
+        for run in runs:
             for label, tree in trees.items():
                 try:
                     results[run.name][label] = fingerprint_run(tree, run, directories[label])
@@ -497,9 +505,19 @@ def main() -> None:
     parser.add_argument("--speed", action="store_true", help="interleaved timings of the hot loops")
     parser.add_argument("--rounds", type=int, default=3,
                         help="--speed: samples per case and tree (default 3)")
+    parser.add_argument("--runs", metavar="LABELS", default=None,
+                        help="--fingerprints: only these runs, by the label their name starts with, "
+                             "comma-separated (e.g. d,e; include the runs whose files a chosen run reads)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every result here")
     args = parser.parse_args()
     trees = parse_trees(args.tree)
+    runs = RUNS
+    if args.runs is not None:
+        chosen = set(args.runs.split(","))
+        runs = tuple(run for run in RUNS if run.name.split()[0] in chosen)
+        unknown = chosen - {run.name.split()[0] for run in runs}
+        if unknown:
+            parser.error(f"--runs: no run labelled {', '.join(sorted(unknown))}")
     if len(trees) < 2 or not (args.fingerprints or args.speed):
         parser.error("give two or more --tree and --fingerprints and/or --speed")
     labels = list(trees)
@@ -509,7 +527,7 @@ def main() -> None:
               "load_average_start": os.getloadavg()}
     differ = False
     if args.fingerprints:
-        report["fingerprints"] = fingerprints(trees)
+        report["fingerprints"] = fingerprints(trees, runs)
         differ = not all(fingerprints_equal(result, labels) for result in report["fingerprints"].values())
         print(fingerprint_table(report["fingerprints"], labels))
         print("\n".join(differing_components(report["fingerprints"], labels)))

@@ -97,7 +97,8 @@ def _damaged(files, name: str, change) -> str:
 
 
 def test_bad_inputs_get_one_line_naming_only_plays_options(files, runner):
-    flipped = _damaged(files, "flipped.efgs", lambda d: d[:-40] + bytes(b ^ 0xFF for b in d[-40:]))
+    flipped = _damaged(files, "flipped.efgs", lambda d: d[:len(d) // 2] + bytes(
+        b ^ 0xFF for b in d[len(d) // 2:len(d) // 2 + 40]) + d[len(d) // 2 + 40:])
     truncated = _damaged(files, "truncated.efgs", lambda d: d[:len(d) // 2])
     cases = [
         (["play", "holdem(ranks=4,rounds=2)", files["efgs"]], "is for"),

@@ -13,7 +13,6 @@ from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve import (
     BlueprintValues,
     Resolver,
-    SequenceFormSolver,
     Subgame,
     SubgameError,
     coinflip_gadget,
@@ -98,7 +97,7 @@ def test_coin_toss_unsafe_always_guesses_heads_and_is_exploited(coin_toss):
 
 def test_coin_toss_coinflip_with_p_one_is_unsafe_resolving(coin_toss):
     _, trunk = coin_toss
-    result = Resolver(trunk, gadget="coinflip", p=1.0, solver=SequenceFormSolver, players=(1,)).resolve(
+    result = Resolver(trunk, gadget="coinflip", p=1.0, solver=SequenceFormLP, players=(1,)).resolve(
         [subgame_at(trunk.tree, "played")])
     assert result.strategy.probabilities_of("P1 played")["heads"] == pytest.approx(1.0)
 
@@ -193,7 +192,7 @@ def test_safe_gadgets_never_raise_exploitability_on_random_games(seed):
     for gadget, constraints in (("resolve", "br"), ("maxmargin", "br"), ("reach-maxmargin", "br"),
                                 ("resolve", "deepstack")):
         result = Resolver(blueprint, gadget=gadget, constraints=constraints,
-                          solver=SequenceFormSolver).resolve(subgames)
+                          solver=SequenceFormLP).resolve(subgames)
         for player in (0, 1):
             # Each re-solver's own exploitability (its opponent's best response) cannot grow.
             assert (result.after.best_response_values[1 - player]
@@ -213,7 +212,7 @@ def test_unsafe_resolving_can_raise_exploitability_on_random_games():
         if not subgames:
             continue
         blueprint = Strategy.from_behavior(tree, random_behavior(tree, np.random.default_rng(seed)))
-        result = Resolver(blueprint, gadget="unsafe", solver=SequenceFormSolver).resolve(subgames)
+        result = Resolver(blueprint, gadget="unsafe", solver=SequenceFormLP).resolve(subgames)
         raised += result.after.nash_conv > result.before.nash_conv + 1e-6
     assert raised > 0
 

@@ -11,7 +11,7 @@ from efgkit.abstraction.cards.clustering import cluster_cards
 from efgkit.errors import ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.maps.infoset_map import InfosetMap
-from efgkit.resolve import ContinualResolver, PublicStateTree, SequenceFormSolver
+from efgkit.resolve import ContinualResolver, PublicStateTree
 from efgkit.solvers import CFRPlusSolver, SequenceFormLP, Strategy, evaluate
 from efgkit.specs import load_game
 
@@ -43,7 +43,7 @@ def test_leduc_public_tree_has_the_betting_structure(leduc):
 
 def test_continual_resolving_with_exact_gadgets_keeps_kuhns_equilibrium_exact():
     tree = load_game("kuhn")
-    result = ContinualResolver(SequenceFormLP(tree).solve().strategy, solver=SequenceFormSolver).run()
+    result = ContinualResolver(SequenceFormLP(tree).solve().strategy, solver=SequenceFormLP).run()
     assert result.resolves == 4
     assert result.evaluation.nash_conv == pytest.approx(0.0, abs=1e-9)
     assert result.evaluation.game_value == pytest.approx(-1 / 18, abs=1e-9)
@@ -55,7 +55,7 @@ def test_continual_resolving_with_exact_gadgets_is_no_more_exploitable_than_its_
         leduc, "perfect")
     blueprint = CFRPlusSolver(infoset_map).iterate(500).average_strategy()
     before = evaluate(blueprint)
-    after = ContinualResolver(blueprint, solver=SequenceFormSolver).run().evaluation
+    after = ContinualResolver(blueprint, solver=SequenceFormLP).run().evaluation
     for player in (0, 1):
         assert after.best_response_values[player] <= before.best_response_values[player] + 1e-8
 
@@ -79,7 +79,7 @@ def test_exact_continual_resolving_never_raises_exploitability_on_random_games(s
     assume(tree.num_infosets > 0)  # chance alone: refused (tested below)
     blueprint = Strategy.from_behavior(tree, random_behavior(tree, np.random.default_rng(seed)))
     before = evaluate(blueprint)
-    after = ContinualResolver(blueprint, solver=SequenceFormSolver).run().evaluation
+    after = ContinualResolver(blueprint, solver=SequenceFormLP).run().evaluation
     for player in (0, 1):
         assert after.best_response_values[player] <= before.best_response_values[player] + 1e-7
 

@@ -18,7 +18,6 @@ from efgkit.resolve import (
     BlueprintValues,
     DistributionalSolver,
     Resolver,
-    SequenceFormSolver,
     distributional_gadget,
     distributional_spread,
     follow_probability,
@@ -212,7 +211,7 @@ def test_distributional_parameters_give_clear_errors(coin_toss_constraints, burc
     with pytest.raises(ParameterError, match="rule"):
         DistributionalSolver(gadget, np.zeros(2), rule="softmax")
     with pytest.raises(ParameterError, match="CFR iterations"):
-        Resolver(burch_blueprint, gadget="distributional", solver=SequenceFormSolver)
+        Resolver(burch_blueprint, gadget="distributional", solver=SequenceFormLP)
     with pytest.raises(ParameterError, match="spread"):
         Resolver(burch_blueprint, gadget="distributional-hedge", spread=-1.0)
 

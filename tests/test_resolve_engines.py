@@ -14,13 +14,12 @@ from efgkit.resolve import (
     ContinualResolver,
     DistributionalSolver,
     Resolver,
-    SequenceFormSolver,
     distributional_gadget,
     round_subgames,
     subgame_at,
 )
 from efgkit.resolve.continual import ContinualCheckpoints
-from efgkit.solvers import BestResponse, CFRPlusSolver, DCFRSolver, SequenceFormLP
+from efgkit.solvers import BestResponse, CFRPlusSolver, DCFRSolver, FictitiousPlay, SequenceFormLP
 from efgkit.specs import load_game
 
 
@@ -38,7 +37,7 @@ def test_every_resolving_solver_is_a_core_solver(leduc, blueprint):
     constraints = Resolver(blueprint).values.constraints(round_subgames(leduc, 2)[0], 0, "br")
     gadget = distributional_gadget(constraints)
     spread = np.zeros(constraints.elements.num_elements)
-    for solver in (SequenceFormSolver(gadget.tree), DistributionalSolver(gadget, spread),
+    for solver in (SequenceFormLP(gadget.tree), DistributionalSolver(gadget, spread),
                    ContinualResolver(blueprint)):
         assert isinstance(solver, Solver)
     assert isinstance(PublicTreeBestResponse(blueprint.infoset_map), Evaluator)
@@ -76,14 +75,30 @@ def test_a_configured_solver_factory_is_used_for_every_gadget(leduc, blueprint):
 
 def test_the_sequence_form_solver_is_the_lp_equilibrium_at_every_iteration(leduc):
     kuhn = load_game("kuhn")
-    solver = SequenceFormSolver(kuhn).iterate(5)
+    solver = SequenceFormLP(kuhn).iterate(5)
     assert np.array_equal(solver.average_strategy().probabilities,
                           SequenceFormLP(kuhn).solve().strategy.probabilities)
-    resumed = SequenceFormSolver(kuhn)
+    resumed = SequenceFormLP(kuhn)
     resumed.load_state(solver.state())
     assert resumed.iteration == 5 and resumed.current_strategy() is resumed.average_strategy()
     with pytest.raises(FileFormatError):
         resumed.load_state(SolverState({"regrets": np.zeros(3)}, 1))
+
+
+def test_fictitious_play_is_a_solver_that_resumes_bit_identically():
+    kuhn = load_game("kuhn")
+    straight = FictitiousPlay(kuhn, alternating=True).iterate(6)
+    first = FictitiousPlay(kuhn, alternating=True).iterate(3)
+    state = first.state()
+    resumed = FictitiousPlay(kuhn, alternating=True)
+    assert isinstance(resumed, Solver)
+    resumed.load_state(SolverState({name: array.copy() for name, array in state.arrays.items()}, 3))
+    resumed.iterate(3)
+    assert resumed.iteration == 6
+    assert np.array_equal(resumed.average_strategy().probabilities, straight.average_strategy().probabilities)
+    assert np.array_equal(resumed.current_strategy().probabilities, straight.current_strategy().probabilities)
+    with pytest.raises(FileFormatError):
+        resumed.load_state(SolverState({"average": np.zeros(3)}, 1))
 
 
 def test_a_continual_walk_resumes_bit_identically_from_its_solver_state(blueprint):

@@ -8,8 +8,8 @@ from random_games import random_behavior
 from random_public_games import first_public_subgames, random_public_tree
 
 from efgkit.errors import ParameterError
-from efgkit.resolve import BlueprintValues, Resolver, SequenceFormSolver, round_subgames, subgame_at
-from efgkit.solvers import Strategy, evaluate
+from efgkit.resolve import BlueprintValues, Resolver, round_subgames, subgame_at
+from efgkit.solvers import SequenceFormLP, Strategy, evaluate
 from efgkit.specs import load_game
 
 
@@ -44,7 +44,7 @@ def test_split_lower_bound_gifts_never_raise_exploitability_on_random_games(seed
     blueprint = Strategy.from_behavior(tree, random_behavior(tree, np.random.default_rng(seed)))
     before = evaluate(blueprint)
     after = Resolver(blueprint, gadget="reach-maxmargin", gift_bound="min-payoff",
-                     solver=SequenceFormSolver).resolve(subgames).after
+                     solver=SequenceFormLP).resolve(subgames).after
     for player in (0, 1):
         assert after.best_response_values[player] <= before.best_response_values[player] + 1e-7
 

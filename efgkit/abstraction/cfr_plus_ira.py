@@ -31,7 +31,6 @@ random subset; for the bound update every eligible original infoset is equally l
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from efgkit.abstraction.refinement import RefinementRecord, RefinementState, run_refinement
@@ -39,6 +38,7 @@ from efgkit.core.evaluation import Evaluation
 from efgkit.core.regret_rules import VARIANT_CFR_PLUS, Settings
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
+from efgkit.games.tree_structure import subtree_utility_bounds
 from efgkit.io.metadata import checked_fields
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.maps.refinable_map import RefinableMap
@@ -403,8 +403,8 @@ def exceeds_regret_bound(window_regrets: np.ndarray, valid: np.ndarray, utility_
 
 def _infoset_utility_range(tree: GameTree) -> np.ndarray:
     """Delta_I: max minus min terminal utility reachable from each original infoset."""
-    low, high = _subtree_utility_bounds(tree.internal_nodes, tree.node_first_child,
-                                        tree.node_num_children, tree.node_utility)
+    low, high = subtree_utility_bounds(tree.internal_nodes, tree.node_first_child,
+                                       tree.node_num_children, tree.node_utility)
     decision = np.flatnonzero(tree.node_kind < 2)
     infoset = tree.node_infoset[decision]
     infoset_low = np.full(tree.num_infosets, np.inf)
@@ -412,23 +412,3 @@ def _infoset_utility_range(tree: GameTree) -> np.ndarray:
     np.minimum.at(infoset_low, infoset, low[decision])
     np.maximum.at(infoset_high, infoset, high[decision])
     return infoset_high - infoset_low
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _subtree_utility_bounds(internal_nodes, first_child, num_children, utility):
-    """Smallest and largest terminal utility below every node, float64 (nodes,) each,
-    bottom-up over ``internal_nodes`` int32 (breadth-first); ``first_child`` int32,
-    ``num_children`` int16 and ``utility`` float64 (nodes,) as in GameTree."""
-    low = utility.copy()
-    high = utility.copy()
-    for i in range(internal_nodes.shape[0] - 1, -1, -1):
-        node = internal_nodes[i]
-        start = first_child[node]
-        lo = np.inf
-        hi = -np.inf
-        for k in range(num_children[node]):
-            lo = min(lo, low[start + k])
-            hi = max(hi, high[start + k])
-        low[node] = lo
-        high[node] = hi
-    return low, high

@@ -21,6 +21,7 @@ from efgkit.cli.app import (
     size_lines,
     with_options,
 )
+from efgkit.core.run_loop import CheckpointSchedule
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.io.lock import exclusive_lock
@@ -90,35 +91,34 @@ def _run_refinement(refiner, target: float, max_iterations: int, every: int, rep
                               callback=callback, history=history, time_limit=time_limit)
 
 
-class _RefinementCheckpoints:
-    """Write the refiner's state to ``--state`` at evaluation points, every K iterations or S
-    seconds, and at the end; a kill loses at most the work since the last one."""
+class _RefinementCheckpoints(CheckpointSchedule):
+    """Write the refiner's state to ``--state`` at the first evaluation point K or more
+    iterations, or S or more seconds, after the last checkpoint, and at the end (``write``);
+    a kill loses at most the work since the last one."""
 
     def __init__(self, path: str, tree: GameTree, algorithm: str, parameters: dict,
                  every: int | None, seconds: float | None) -> None:
+        super().__init__(every=every, seconds=seconds)
         self.path, self.tree, self.algorithm, self.parameters = path, tree, algorithm, parameters
-        self.every, self.seconds = every, seconds
-        self.written, self._last_iteration, self._last_time = 0, 0, time.monotonic()
+        self.last_iteration = 0
         self.history: list = []
 
-    def resumed_at(self, iteration: int) -> None:
-        self._last_iteration = iteration
-
-    def __call__(self, refiner, record, final: bool = False) -> None:
-        if record is not None and (not self.history or self.history[-1] is not record):
+    def __call__(self, refiner, record) -> None:
+        """At an evaluation point: keep ``record`` and write a checkpoint if one is due."""
+        if not self.history or self.history[-1] is not record:
             self.history.append(record)
-        by_count = self.every is not None and refiner.iteration - self._last_iteration >= self.every
-        by_time = self.seconds is not None and time.monotonic() - self._last_time >= self.seconds
-        due = final or by_count or by_time
-        if not due:
-            return
+        by_count = self.every is not None and refiner.iteration - self.last_iteration >= self.every
+        by_time = self.seconds is not None and self._clock() - self._last_time >= self.seconds
+        if by_count or by_time:
+            self.write(refiner, self.history)
+
+    def save(self, refiner, history: list) -> None:
         from efgkit.storage.refinement_state import save_refinement_state
 
         state = refiner.state()
-        state.history = list(self.history)
+        state.history = list(history)
         save_refinement_state(self.path, self.tree, self.algorithm, self.parameters, state)
-        self.written += 1
-        self._last_iteration, self._last_time = refiner.iteration, time.monotonic()
+        self.last_iteration = refiner.iteration
 
 
 refine_options = [
@@ -200,7 +200,7 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
             saved = load_refinement_state(state, tree, algorithm, recorded)
             refiner.restore(saved)
             previous = checkpoints.history = list(saved.history)
-            checkpoints.resumed_at(refiner.iteration)
+            checkpoints.last_iteration = refiner.iteration
             if not as_json:
                 click.echo(f"resumed from {state} at iteration {refiner.iteration}")
 
@@ -217,7 +217,7 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
                               None if checkpoints is None else lambda record: checkpoints(refiner, record),
                               seconds_limit)
     if checkpoints is not None:
-        checkpoints(refiner, None, final=True)
+        checkpoints.write(refiner, checkpoints.history)
     seconds = time.perf_counter() - started
     final = history[-1]
     strategy = refiner.average_strategy()

@@ -8,11 +8,12 @@ from efgkit.cli.app import build_game, check_writable, emit, json_option, main, 
 from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.errors import ParameterError
 from efgkit.io.progress import progress_bar
-from efgkit.resolve import GADGETS, GIFT_BOUNDS, Resolver, SequenceFormSolver, round_subgames, subgame_at
+from efgkit.resolve import GADGETS, GIFT_BOUNDS, Resolver, round_subgames, subgame_at
 from efgkit.solvers.cfr import CFRPlusSolver, CFRSolver, DCFRSolver
+from efgkit.solvers.sequence_form_lp import SequenceFormLP
 from efgkit.storage.strategy_file import load_strategy, save_strategy
 
-GADGET_SOLVERS = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "lp": SequenceFormSolver}
+GADGET_SOLVERS = {"cfr": CFRSolver, "cfr+": CFRPlusSolver, "dcfr": DCFRSolver, "lp": SequenceFormLP}
 
 PLOT_CHECKPOINTS = (10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
 

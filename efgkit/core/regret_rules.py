@@ -83,6 +83,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
 
@@ -162,27 +163,6 @@ def checked_parameters(variant: str, given: dict[str, float | None]) -> dict[str
         raise ParameterError(f"{variant} needs {missing[0]}: the total number of iterations n its "
                              f"schedule spans (Zhang et al. 2024, eq. 4)")
     return parameters
-
-
-class KernelParameters(NamedTuple):
-    """A variant's parameters as the kernels take them: CFR+'s ``delay``; the exponents
-    ``alpha``, ``beta``, ``gamma`` (linear CFR's 1, 1, 1; for the schedule variants ``gamma``
-    is the schedule's start g0); the schedule's ``horizon`` n (0 where there is none)."""
-
-    delay: int
-    alpha: float
-    beta: float
-    gamma: float
-    horizon: int
-
-
-def kernel_parameters(variant: str, parameters: dict[str, float]) -> KernelParameters:
-    """``checked_parameters``' result as the kernels (GameTree, disk, poker engine) take it."""
-    linear = 1.0 if variant == "lcfr" else 0.0  # linear CFR is DCFR(1, 1, 1)
-    return KernelParameters(int(parameters.get("delay", 0)), float(parameters.get("alpha", linear)),
-                            float(parameters.get("beta", linear)),
-                            float(parameters.get("gamma", parameters.get("gamma_start", linear))),
-                            int(parameters.get("horizon", 0)))
 
 
 def check_iterations(variant: str, horizon: int, done: int, iterations: int) -> None:
@@ -296,11 +276,11 @@ def prediction_scale(variant, t, alpha):
 
 
 class Settings(NamedTuple):
-    """``variant`` (``VARIANT_CODES``), CFR+'s averaging ``delay``, the discount exponents
-    (DCFR's alpha, beta, gamma; DCFR+/PDCFR+'s alpha; gamma the average weight exponent of
-    DCFR+, PCFR+, PDCFR+ and SAPCFR+, the schedule's start for HS-DCFR and HS-PCFR+) and the
-    schedule's ``horizon`` (``KernelParameters``). The GameTree kernels and the poker engine
-    share it."""
+    """A variant's parameters as the kernels (GameTree, disk, poker engines) take them:
+    ``variant`` (``VARIANT_CODES``), CFR+'s averaging ``delay``, the exponents ``alpha``,
+    ``beta``, ``gamma`` (DCFR's; linear CFR's 1, 1, 1; DCFR+/PDCFR+'s alpha; gamma the average
+    weight exponent of DCFR+, PCFR+, PDCFR+ and SAPCFR+, the schedule's start g0 for HS-DCFR
+    and HS-PCFR+) and the schedule's ``horizon`` n (0 where there is none)."""
 
     variant: int
     delay: int
@@ -310,11 +290,32 @@ class Settings(NamedTuple):
     horizon: int
 
 
+def kernel_settings(variant: str, parameters: dict[str, float]) -> Settings:
+    """``checked_parameters``' result as the kernels take it."""
+    linear = 1.0 if variant == "lcfr" else 0.0  # linear CFR is DCFR(1, 1, 1)
+    return Settings(VARIANT_CODES[variant], int(parameters.get("delay", 0)),
+                    float(parameters.get("alpha", linear)), float(parameters.get("beta", linear)),
+                    float(parameters.get("gamma", parameters.get("gamma_start", linear))),
+                    int(parameters.get("horizon", 0)))
+
+
 class VariantSolver:
     """What every CFR-family solver of every engine shares: its ``variant``, the variant's
     parameters checked (``_configure``), the kernels' ``Settings`` and the parameters as
     attributes (``delay``, ``alpha``, ``beta``, ``gamma``, ``horizon``; ``gamma_start`` for the
-    schedule variants), which provenance records."""
+    schedule variants), which provenance records; and its checkpoints, ``state`` /
+    ``load_state`` over the subclass's ``state_arrays()`` (the arrays that, with ``iteration``,
+    determine the solver's future), ``_rematch()`` deriving the current strategy from them."""
+
+    def state(self) -> SolverState:
+        """The solver's state (its arrays, not copies) for a checkpoint."""
+        return SolverState(self.state_arrays(), self.iteration)
+
+    def load_state(self, state: SolverState) -> None:
+        """Continue from a ``state()`` (checked: FileFormatError if it is another solver's)."""
+        state.copy_into(self.state_arrays())
+        self.iteration = int(state.iteration)
+        self._rematch()
 
     def _configure(self, variant: str, given: dict[str, float | None], alternating: bool = True,
                    rows: bool = False) -> dict:
@@ -329,12 +330,11 @@ class VariantSolver:
         if variant in PREDICTIVE and not alternating:
             raise ParameterError(f"{variant} predicts each player's next regrets from its last "
                                  f"update: alternating must be True")
-        kernel = kernel_parameters(variant, parameters)
+        self._settings = kernel_settings(variant, parameters)
         self.variant = variant
-        self.delay, self.alpha, self.beta, self.gamma, self.horizon = kernel
+        _, self.delay, self.alpha, self.beta, self.gamma, self.horizon = self._settings
         if variant in SCHEDULED:
             self.gamma_start = self.gamma
-        self._settings = Settings(VARIANT_CODES[variant], *kernel)
         return parameters
 
 

@@ -6,9 +6,9 @@ Two routes lead to the same flat arrays:
   It is the reference: every game can be built this way, and it checks the rules as it
   goes (probabilities, consistent infosets, finite utilities).
 * ``tree_from_preorder(...)`` finishes arrays that a fast, game-specific generator
-  emitted in depth-first preorder (a numba kernel, typically). A stable sort by depth
-  turns preorder into breadth-first order with contiguous children; infoset and public
-  codes (int64) become ids numbered by first appearance.
+  emitted in depth-first preorder (a numba kernel, typically; ``compile_preorder`` runs
+  one). A stable sort by depth turns preorder into breadth-first order with contiguous
+  children; infoset and public codes (int64) become ids numbered by first appearance.
 
 Both stop early with TreeTooLargeError when the node limit would be exceeded.
 """
@@ -89,6 +89,25 @@ def allocate_preorder(num_nodes: int) -> Preorder:
     preorder.chance_prob[:] = 1.0
     preorder.utility[:] = 0.0
     return preorder
+
+
+def compile_preorder(game: Game, num_nodes: int, node_limit: int | None, progress: bool,
+                     emit: Callable[[Preorder], tuple[int, dict]]) -> GameTree:
+    """``game``'s GameTree from a fast generator: ``emit(preorder)`` fills
+    ``allocate_preorder(num_nodes)`` (after the node limit is checked) and returns the number
+    of nodes it wrote and ``tree_from_preorder``'s describers (``describe_infoset``,
+    ``action_labels_of``, optionally ``describe_public``)."""
+    limit = checked_node_limit(game.spec, num_nodes, node_limit)
+    from efgkit.io.progress import progress_bar  # lazily: `efgkit games` lists without tqdm
+    with progress_bar(total=2, desc=f"building {game.spec}", enabled=progress) as bar:
+        preorder = allocate_preorder(num_nodes)
+        written, describers = emit(preorder)
+        if written != num_nodes:  # a bug, not bad input: the two counts are one rule set
+            raise RuntimeError(f"{game.spec}: the kernel wrote {written} nodes, the count is {num_nodes}")
+        bar.update(1)
+        tree = tree_from_preorder(game.spec, **preorder._asdict(), **describers, game=game, node_limit=limit)
+        bar.update(1)
+    return tree
 
 
 def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = False) -> GameTree:

@@ -35,7 +35,7 @@ walks the protocol methods and gives the identical tree (same fingerprint), only
 from __future__ import annotations
 
 from efgkit.errors import GameSpecError
-from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
+from efgkit.games.builder import compile_preorder
 from efgkit.games.goofspiel_codes import BID_BITS, MAX_CARDS, OUTCOME_BITS, OUTCOMES_SHIFT, ROUND_BITS
 from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
@@ -167,26 +167,10 @@ class Goofspiel:
         """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
         from efgkit.games.goofspiel_preorder import emit_preorder
 
-        total = num_nodes(self.cards)
-        limit = checked_node_limit(self.spec, total, node_limit)
-        from efgkit.io.progress import progress_bar  # lazily: `efgkit games` lists without tqdm
-        with progress_bar(total=2, desc=f"building {self.spec}", enabled=progress) as bar:
-            preorder = allocate_preorder(total)
-            written = emit_preorder(self.cards, preorder)
-            if written != total:  # a bug, not bad input: the two counts are one rule set
-                raise RuntimeError(f"goofspiel kernel wrote {written} nodes, num_nodes counted {total}")
-            bar.update(1)
-            tree = tree_from_preorder(
-                self.spec,
-                **preorder._asdict(),
-                describe_infoset=self._describe_infoset,
-                action_labels_of=self._action_labels_of,
-                describe_public=self._describe_public,
-                game=self,
-                node_limit=limit,
-            )
-            bar.update(1)
-        return tree
+        describers = {"describe_infoset": self._describe_infoset, "action_labels_of": self._action_labels_of,
+                      "describe_public": self._describe_public}
+        return compile_preorder(self, num_nodes(self.cards), node_limit, progress,
+                                lambda preorder: (emit_preorder(self.cards, preorder), describers))
 
     def _decode_infoset(self, code: int) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
         player = code & 1

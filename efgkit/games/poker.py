@@ -75,7 +75,7 @@ from efgkit.games.betting_tree import (
     Betting,
     BettingTree,
 )
-from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
+from efgkit.games.builder import compile_preorder
 from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import CHANCE, PLAYER0, PLAYER1, TERMINAL
 from efgkit.games.tree import GameTree
@@ -483,29 +483,14 @@ class LimitPoker:
         """Build the GameTree with a numba kernel (identical to ``build_tree(self)``)."""
         from efgkit.games.poker_preorder import deal_tables, expand_deals, skeleton_view
 
-        total = self.num_nodes()
-        limit = checked_node_limit(self.spec, total, node_limit)
-        from tqdm import tqdm  # imported when a build runs: `efgkit games` lists without it
-        with tqdm(total=3, desc=f"building {self.spec}", disable=not progress) as bar:
+        def emit(preorder):
             skeleton = _BettingSkeleton(self)
-            bar.update(1)
-            preorder = allocate_preorder(total)
             view = skeleton_view(skeleton.tree, skeleton.board_radix, skeleton.num_board_codes)
-            written = expand_deals(view, deal_tables(self), preorder)
-            if written != total:  # a bug, not bad input: the two counts are one rule set
-                raise RuntimeError(f"poker kernel wrote {written} nodes, num_nodes counted {total}")
-            bar.update(1)
-            tree = tree_from_preorder(
-                self.spec,
-                **preorder._asdict(),
-                describe_infoset=skeleton.describe_infoset,
-                action_labels_of=skeleton.action_labels_of,
-                describe_public=skeleton.describe_public,
-                game=self,
-                node_limit=limit,
-            )
-            bar.update(1)
-        return tree
+            return expand_deals(view, deal_tables(self), preorder), {
+                "describe_infoset": skeleton.describe_infoset, "action_labels_of": skeleton.action_labels_of,
+                "describe_public": skeleton.describe_public}
+
+        return compile_preorder(self, self.num_nodes(), node_limit, progress, emit)
 
 
 class _BettingSkeleton:

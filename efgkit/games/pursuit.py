@@ -75,7 +75,7 @@ from typing import NamedTuple
 import numpy as np
 
 from efgkit.errors import GameDefinitionError, GameSpecError
-from efgkit.games.builder import allocate_preorder, checked_node_limit, tree_from_preorder
+from efgkit.games.builder import compile_preorder
 from efgkit.games.parameters import GameEntry, Parameter
 from efgkit.games.protocol import PLAYER0, PLAYER1, TERMINAL
 from efgkit.games.pursuit_board import (
@@ -264,30 +264,19 @@ class GraphPursuit:
         from efgkit.games.pursuit_preorder import BOARD, emit_preorder
 
         attacker_decisions, defender_decisions, terminals = node_counts(self.moves)
-        total = attacker_decisions + defender_decisions + terminals
-        limit = checked_node_limit(self.spec, total, node_limit)
-        from efgkit.io.progress import progress_bar  # lazily: `efgkit games` lists without tqdm
-        with progress_bar(total=2, desc=f"building {self.spec}", enabled=progress) as bar:
-            preorder = allocate_preorder(total)
+
+        def emit(preorder):
             # Each decision node adds at most one row to its player's trie (plus row 0).
             trie = np.zeros((2, max(attacker_decisions, defender_decisions) + 1, 5), np.int64)
             board = BOARD._replace(timeout_utility=self.timeout_utility)
             written, trie_rows = emit_preorder(self.moves, board, preorder, trie)
-            if written != total:  # a bug, not bad input: the two counts are one rule set
-                raise RuntimeError(f"pursuit kernel wrote {written} nodes, num_nodes counted {total}")
-            bar.update(1)
             names = [_infoset_names(player, trie[player, : trie_rows[player]])
                      for player in (PLAYER0, PLAYER1)]
-            tree = tree_from_preorder(
-                self.spec,
-                **preorder._asdict(),
-                describe_infoset=lambda code: names[code & 1][code >> 1][0],
-                action_labels_of=lambda code: names[code & 1][code >> 1][1],
-                game=self,
-                node_limit=limit,
-            )
-            bar.update(1)
-        return tree
+            return written, {"describe_infoset": lambda code: names[code & 1][code >> 1][0],
+                             "action_labels_of": lambda code: names[code & 1][code >> 1][1]}
+
+        return compile_preorder(self, attacker_decisions + defender_decisions + terminals, node_limit,
+                                progress, emit)
 
 
 def _decode_observation(player: int, code: int) -> tuple[int, ...]:

@@ -32,6 +32,26 @@ def parents_and_depths(first_child, num_children):
     return parent, depth
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def subtree_utility_bounds(internal_nodes, first_child, num_children, utility):
+    """Smallest and largest terminal utility below every node, float64 (nodes,) each,
+    bottom-up over ``internal_nodes`` int32 (breadth-first); ``first_child`` int32,
+    ``num_children`` int16 and ``utility`` float64 (nodes,) as in GameTree."""
+    low = utility.copy()
+    high = utility.copy()
+    for i in range(internal_nodes.shape[0] - 1, -1, -1):
+        node = internal_nodes[i]
+        start = first_child[node]
+        lo = np.inf
+        hi = -np.inf
+        for k in range(num_children[node]):
+            lo = min(lo, low[start + k])
+            hi = max(hi, high[start + k])
+        low[node] = lo
+        high[node] = hi
+    return low, high
+
+
 def own_action_structure(kind, infoset, first_child, num_children, action_offset, action_infoset):
     """Each player's own action sequences: int32 (2, nodes) last own flat action on the path
     to each node (-1: none); int32 (infosets,) the owner's last flat action before each

@@ -1,38 +1,23 @@
 """The explicit-stack depth-first walk every poker engine runs, with per-engine visitors.
 
-The streamed best response walks a level's betting template per block of columns
-(``full_game._walk_block``) and the boards of a work item level by level
-(``full_game._item``, ``card_blind.blind_item``); sampled CFR walks the betting tree on a
-sampled board (``sampled_cfr._walk_player``); local best response and matches walk it on a
-dealt board (``board_walk.responder_value``). Each is the same loop over a stack indexed by
-depth: start a node, set up its next child one deeper (or finish the node when none is
-left), and when a child is finished step back and combine it into its parent.
-``depth_first`` is that loop, once; what a node, a child and combining mean is the
-engine's, given as four *visitors*, each ``visitor(args, d)`` (``args`` the engine's tuple of
-bundles and scalars, ``d`` int64 the depth):
+The streamed best response (``full_game._walk_block`` over a betting template, ``_item`` and
+``card_blind.blind_item`` over the boards of a work item), sampled CFR
+(``sampled_cfr._walk_player``) and local best response and matches
+(``board_walk.responder_value``) each walk a stack indexed by depth: start a node, set up
+its next child one deeper or finish the node when none is left, combine a finished child
+into its parent. ``depth_first`` is that loop; the engine gives four *visitors*
+``visitor(args, d)`` (``args`` its tuple of bundles and scalars, ``d`` int64 the depth):
+``open_`` starts the node at ``d`` (True: a leaf, finished at once), ``next_child`` sets up
+the next child at ``d + 1`` (False: none left), ``close`` finishes the node at ``d``
+(``no_close``: nothing to do), ``gather`` combines the child at ``d + 1`` into ``d``.
 
-* ``open_`` starts the node set up at depth ``d``; True for a leaf, finished at once (a
-  terminal, a deal node ending a template, the last level of boards);
-* ``next_child`` sets up the next child of the node at ``d`` at depth ``d + 1``; False when
-  none is left;
-* ``close`` finishes the node at ``d`` once every child is in (sampled CFR's regret update,
-  a level of boards walked once the deals below are in; ``no_close`` where nothing is left);
-* ``gather`` combines the finished child at ``d + 1`` into the node at ``d``.
-
-Walks of the betting tree keep per depth the ``node``, the next child to try (``cursor``) and
-the ``action`` leading to the child below; ``push_child`` is their common last step of
-``next_child``.
-
-Why visitors inlined into one driver rather than a driver that calls them: these walks are
-the engines' inner loops, and a call per node passing the arrays of an engine's bundles costs
-more than the node's work on small games (``sampled_cfr.py``'s note above its ``_open``).
-``depth_first`` is ``inline="always"`` and takes the visitors as arguments: numba merges it
-into the engine's kernel before typing, the visitors' dispatchers are then constants there,
-and those declared ``inline="always"`` are merged in turn. Each engine's kernel is typed and
-compiled as the loop it wrote by hand before, specialised to its visitors, with no call left
-per node (docs/benchmarks.md has the A/B); visitors that do a level's work per call (the
-board walks') stay kernels of their own, called. numba's inliner takes no ``*args``, hence
-one ``args`` tuple, which the visitors unpack.
+Inlined, not called: a call per node passing an engine's bundles costs more than a node's
+work on small games (``sampled_cfr.py``'s note above ``_open``). ``depth_first`` is
+``inline="always"`` and takes the visitors as arguments, so numba merges it into the engine's
+kernel before typing, where the visitors are constants and those ``inline="always"`` are
+merged in turn: each kernel compiles to the loop it wrote by hand (docs/benchmarks.md).
+Visitors doing a level's work per call (the board walks') stay kernels of their own. The
+inliner takes no ``*args``: hence one ``args`` tuple.
 """
 
 from __future__ import annotations

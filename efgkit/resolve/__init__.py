@@ -12,7 +12,7 @@ from efgkit.resolve.distributional import (
     follow_probability,
     hedge_follow_probability,
 )
-from efgkit.resolve.engines import EvaluatorFactory, SequenceFormSolver, SolverFactory
+from efgkit.resolve.engines import EvaluatorFactory, SolverFactory
 from efgkit.resolve.gadgets import (
     GADGETS,
     Gadget,
@@ -36,7 +36,7 @@ from efgkit.resolve.subgame import (
 __all__ = [
     "CONSTRAINT_KINDS", "GADGETS", "GIFT_BOUNDS", "AugmentedInfosets", "BlueprintValues", "ContinualResolver",
     "ContinualResult", "DistributionalSolver", "EvaluatorFactory", "Gadget", "PublicStateTree",
-    "ResolveResult", "Resolver", "RootConstraints", "SequenceFormSolver", "SolverFactory", "Subgame",
+    "ResolveResult", "Resolver", "RootConstraints", "SolverFactory", "Subgame",
     "SubgameError", "SubgameReport", "coinflip_gadget", "distributional_gadget", "distributional_spread",
     "extract_subgame", "follow_probability", "hedge_follow_probability", "maxmargin_gadget",
     "public_state_id", "resolve_gadget", "round_subgames", "splice", "subgame_at", "unsafe_gadget",

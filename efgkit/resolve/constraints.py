@@ -46,12 +46,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numba
 import numpy as np
 
 from efgkit.errors import ParameterError
 from efgkit.games.csr import positions_within
 from efgkit.games.protocol import TERMINAL
+from efgkit.games.tree_structure import subtree_utility_bounds
 from efgkit.resolve.subgame import AugmentedInfosets, Subgame
 from efgkit.solvers.best_response import BestResponse
 from efgkit.solvers.strategy import Strategy
@@ -144,9 +144,9 @@ class BlueprintValues:
         anyone plays below it."""
         if self._min_payoff_action_values[player] is None:
             tree = self.tree
-            sign = 1.0 if player == 0 else -1.0
-            least = _least_payoff_below(tree.node_kind, tree.node_first_child, tree.node_num_children,
-                                        sign * tree.node_utility)
+            low, high = subtree_utility_bounds(tree.internal_nodes, tree.node_first_child,
+                                               tree.node_num_children, tree.node_utility)
+            least = low if player == 0 else -high
             own = np.flatnonzero(tree.node_kind == player)
             counts = tree.node_num_children[own].astype(np.int64)
             k = positions_within(counts)
@@ -284,20 +284,3 @@ class BlueprintValues:
                         gift[e] += lost
             result.append(gift)
         return result
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def _least_payoff_below(kind, first_child, num_children, utility):
-    """float64 per node: the least ``utility`` of any terminal at or below it (bottom-up over
-    the breadth-first order)."""
-    least = np.empty(kind.shape[0])
-    for node in range(kind.shape[0] - 1, -1, -1):
-        if kind[node] == TERMINAL:
-            least[node] = utility[node]
-            continue
-        start = first_child[node]
-        value = least[start]
-        for k in range(1, num_children[node]):
-            value = min(value, least[start + k])
-        least[node] = value
-    return least

@@ -96,7 +96,7 @@ class Resolver:
 
     ``gadget``: one of GADGETS; ``constraints``: "br", "selfplay" or "deepstack";
     ``solver``: builds the Solver of each gadget GameTree (a CFR variant's class;
-    ``SequenceFormSolver``: an exact equilibrium, the same at every checkpoint, for small
+    ``SequenceFormLP``: an exact equilibrium, the same at every checkpoint, for small
     gadgets and exact safety checks; distributional gadgets need a CFR-family class);
     ``evaluator``: builds the Evaluator of the blueprint's and the spliced strategies'
     InfosetMaps; ``iterations`` per gadget; ``p``: the coin-flip probability;

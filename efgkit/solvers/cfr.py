@@ -43,7 +43,6 @@ from efgkit.core.regret_rules import (
     vad_match_row,
     vad_update_row,
 )
-from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.games.csr import positions_within
 from efgkit.games.tree import GameTree
@@ -97,6 +96,9 @@ class CFRSolver(VariantSolver):
         self._matched_abstract = self._player_abstract  # all but the held infosets
         self._held = np.zeros(0, np.int32)
         self._held_actions = np.zeros(0, np.int64)
+        self._rematch()
+
+    def _rematch(self) -> None:
         for player in (0, 1):
             self._match(player)
 
@@ -124,8 +126,7 @@ class CFRSolver(VariantSolver):
             self._matched_abstract = tuple(a[~held[a]] for a in self._player_abstract)
             self._held = infosets
             self._held_actions = np.repeat(offsets[infosets], counts) + positions_within(counts)
-            for player in (0, 1):
-                self._match(player)
+            self._rematch()
         self.layout.edge_prob[self._held_actions] = probabilities
 
     def iterate(self, iterations: int = 1) -> CFRSolver:
@@ -158,17 +159,6 @@ class CFRSolver(VariantSolver):
         if self.variant in ROW_RULES:
             arrays["volatility"] = self._state.volatility
         return arrays
-
-    def state(self) -> SolverState:
-        """The solver's state (its arrays, not copies) for a checkpoint."""
-        return SolverState(self.state_arrays(), self.iteration)
-
-    def load_state(self, state: SolverState) -> None:
-        """Continue from a ``state()`` (checked: FileFormatError if it is another solver's)."""
-        state.copy_into(self.state_arrays())
-        self.iteration = int(state.iteration)
-        for player in (0, 1):
-            self._match(player)
 
 
 class CFRPlusSolver(CFRSolver):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.games.csr import positions_within
 from efgkit.games.tree import GameTree
@@ -90,6 +91,18 @@ class FictitiousPlay:
 
     def average_strategy(self) -> Strategy:
         return Strategy(self.infoset_map, self.average.copy())
+
+    def _state_arrays(self) -> dict[str, np.ndarray]:
+        return {"average": self.average, "best_responses": self.best_responses}
+
+    def state(self) -> SolverState:
+        """The average and the last pure responses: with ``iteration`` the run's future
+        (``best_response_values`` stays NaN after a resume until the next iteration)."""
+        return SolverState(self._state_arrays(), self.iteration)
+
+    def load_state(self, state: SolverState) -> None:
+        state.copy_into(self._state_arrays())
+        self.iteration = int(state.iteration)
 
     def current_strategy(self) -> Strategy:
         """The last iteration's pure best responses, on the original (identity) infosets."""

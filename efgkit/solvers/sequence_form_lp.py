@@ -17,10 +17,12 @@ fast for commands that never solve one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
 from efgkit.maps.infoset_map import InfosetMap
@@ -45,10 +47,14 @@ class SequenceFormSolution:
 
 
 class SequenceFormLP:
-    """Builds the sequence-form matrices of ``tree`` once; ``solve()`` returns an equilibrium."""
+    """Builds the sequence-form matrices of ``tree`` once; ``solve()`` returns an equilibrium.
+
+    Also a core Solver whose iterations change nothing (its strategies are the equilibrium,
+    solved once): re-solving uses it for exact gadget solutions without solver error."""
 
     def __init__(self, tree: GameTree) -> None:
         self.tree = tree
+        self.iteration = 0
         parent_action = tree.infoset_parent_action  # raises unless perfect recall
         action_player = tree.infoset_player[tree.action_infoset]
         self._column = np.zeros(tree.num_infoset_actions + 1, dtype=np.int64)
@@ -134,3 +140,24 @@ class SequenceFormLP:
             ratio = np.where(parent_weight > 1e-12, realization / parent_weight, 0.0)
         behavior = normalize_per_infoset(ratio, tree.infoset_action_offset)
         return SequenceFormSolution(value0, Strategy.from_behavior(tree, behavior))
+
+    @cached_property
+    def _equilibrium(self) -> Strategy:
+        return self.solve().strategy
+
+    def iterate(self, iterations: int = 1) -> SequenceFormLP:
+        self.iteration += iterations
+        return self
+
+    def current_strategy(self) -> Strategy:
+        return self._equilibrium
+
+    average_strategy = current_strategy
+
+    def state(self) -> SolverState:
+        """Only the iteration: the equilibrium is recomputed, identically."""
+        return SolverState({}, self.iteration)
+
+    def load_state(self, state: SolverState) -> None:
+        state.check({})
+        self.iteration = int(state.iteration)

@@ -107,8 +107,9 @@ def _check_resumable(path: str | os.PathLike, provenance: dict, iteration: int, 
 
 
 def _in_memory(solver) -> bool:
-    """Whether ``solver`` hands out its state (else it saves and restores itself)."""
-    return callable(getattr(solver, "state", None))
+    """Whether a checkpoint holds ``solver``'s ``state()``; the disk solver, whose state is
+    read and written slice by slice, saves and restores itself."""
+    return not callable(getattr(solver, "restore", None))
 
 
 # ----------------------------------------------------------------------------- sampled solves

@@ -269,8 +269,7 @@ class DiskSolver(VariantSolver):
             for part in slices(array.shape[0], 8):
                 array[part] = 0.0
                 self._relieve()
-        for player in (0, 1):
-            self._match(player, 0)
+        self._rematch()
 
     # ------------------------------------------------------------------ memory plan
     def _plan_windows(self, baseline: int, window_bytes: int | None) -> None:
@@ -379,9 +378,9 @@ class DiskSolver(VariantSolver):
             abstract_of=np.arange(num_infosets, dtype=np.int32),
             probabilities=_AverageStrategy(self.average_accumulator, self._action_offset),
             provenance=provenance, after_slice=self._relieve,
-            solver_state=SolverState(self._state_arrays(), self.iteration))
+            solver_state=self.state())
 
-    def _state_arrays(self) -> dict[str, np.ndarray]:
+    def state_arrays(self) -> dict[str, np.ndarray]:
         """The mapped arrays of the solver state (the prediction for the predictive variants)."""
         arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
         if self.variant in PREDICTIVE:
@@ -407,7 +406,7 @@ class DiskSolver(VariantSolver):
                 if not np.array_equal(abstract_of[part], np.arange(part.start, part.stop)):
                     raise FileFormatError(f"{path}: checkpoint is on an abstraction; a solve on "
                                           f"disk runs on the unabstracted game")
-            targets = self._state_arrays()
+            targets = self.state_arrays()
             group = handle["solver_state"]
             state = SolverState({name: dataset_checked(handle, f"solver_state/{name}", "<f8")
                                  for name in targets if name in group},
@@ -428,9 +427,12 @@ class DiskSolver(VariantSolver):
                 "iterations": int(record.attrs["iterations"]),
                 "nash_conv_history": [(int(i), float(v)) for i, v in history[()].tolist()],
             }
+        self._rematch()
+        return provenance
+
+    def _rematch(self) -> None:
         for player in (0, 1):
             self._match(player, self.iteration)
-        return provenance
 
     def _copy_verified(self, name: str, dataset: h5py.Dataset, target: np.ndarray) -> None:
         """Copy state array ``name`` from ``dataset`` (shape checked) into ``target`` slice by

@@ -130,8 +130,7 @@ class StrategyLayout:
         offset = buckets.row_offsets()
         rows = np.full((tree.decision_nodes.shape[0], tree.num_hands), -1, np.int64)
         for d, node in enumerate(tree.decision_nodes.tolist()):
-            betting_node = betting.node_of_history[tree.betting_histories[tree.betting[node]]]
-            decision = betting.decision_index[betting_node]
+            decision = betting.decision_index[tree.betting[node]]  # one game, one betting tree numbering
             board = np.array(tree.board_cards[tree.board[node]], np.int64)
             valid = tree.valid_hands(node)
             bucket = buckets.abstraction.buckets(int(tree.round[node]), board, tree.hand_cards)

@@ -41,7 +41,6 @@ from efgkit.core.regret_rules import (
     vad_match_row,
     vad_update_row,
 )
-from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.io.budget import check_memory
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
@@ -412,16 +411,6 @@ class VectorCFR(VariantSolver):
         if self.variant in ROW_RULES:
             arrays["volatility"] = self._state.volatility
         return arrays
-
-    def state(self) -> SolverState:
-        """The solver's state (its arrays, not copies) for a checkpoint."""
-        return SolverState(self.state_arrays(), self.iteration)
-
-    def load_state(self, state: SolverState) -> None:
-        """Continue from a ``state()`` (checked: FileFormatError if it is another solver's)."""
-        state.copy_into(self.state_arrays())
-        self.iteration = int(state.iteration)
-        self._rematch()
 
     def average_strategy(self) -> np.ndarray:
         """Average strategy per row action (uniform where nothing accumulated)."""

@@ -217,13 +217,11 @@ def _add_average(average, x, amount, fixed, round_):
 #   order, the rows come in order (the cache lines of large abstractions are read once) and
 #   ``_close`` updates each row once (a plain walk updates it once per hand; the later
 #   passes add 0 and match it to the same strategy).
-# The walk's visitors are inlined into ``_walk_player``, which is compiled without
-# numba's reference counting (``io.numba_private.WITHOUT_REFCOUNTS``): the walk allocates nothing and
-# every array it sees is owned by the caller. With reference counting every helper call
-# increfs and decrefs the ~30 arrays of its four NamedTuples (Leduc ran 5.5x more iterations
-# per CPU second without), and as separate functions each call still passes those ~30
-# arrays' fields: inlined, Leduc runs 3.9x more iterations per CPU second (a node visit cost
-# 110 ns before), 52-card hold'em, whose time is in the vectors, no fewer.
+# The walk's visitors are inlined into ``_walk_player`` (``depth_first``), which is compiled
+# without numba's reference counting (``io.numba_private.WITHOUT_REFCOUNTS``): the walk
+# allocates nothing and every array it sees is owned by the caller. A call per node would
+# count references of and pass the ~30 arrays of its four NamedTuples, most of a node visit's
+# cost on small games (docs/poker-engine.md, "The walk's helpers inlined").
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _open(args, depth):
     """Start the decision or deal node at ``depth`` (a live deal node's values cleared) and,
