@@ -307,6 +307,17 @@ class VariantSolver:
     ``load_state`` over the subclass's ``state_arrays()`` (the arrays that, with ``iteration``,
     determine the solver's future), ``_rematch()`` deriving the current strategy from them."""
 
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """The arrays that, with ``iteration``, fully determine the solver's future: regrets and
+        the average's accumulator, the predictive variants' prediction (the last instantaneous
+        regrets), VAD-CFR's per-row volatility EWMA (engines keeping them in ``_state``)."""
+        arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
+        if self.variant in PREDICTIVE:
+            arrays["prediction"] = self._state.instant
+        if self.variant in ROW_RULES:
+            arrays["volatility"] = self._state.volatility
+        return arrays
+
     def state(self) -> SolverState:
         """The solver's state (its arrays, not copies) for a checkpoint."""
         return SolverState(self.state_arrays(), self.iteration)

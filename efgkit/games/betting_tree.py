@@ -145,6 +145,8 @@ class BettingTree:
         self.decision_nodes = np.flatnonzero(self.kind <= 1).astype(np.int64)
         self.decision_index = np.full(self.num_nodes, -1, np.int64)
         self.decision_index[self.decision_nodes] = np.arange(self.decision_nodes.shape[0])
+        self.node_of_history = {history: node for node, history in enumerate(self.histories)}
+        """The node of each betting history (play follows a hand's betting through it)."""
         self.round_of_level = [int(self.round[self.level == j].min()) for j in range(self.num_levels)]
         """The round in which the board of each level is first seen (its card abstraction's round)."""
         depth = np.zeros(self.num_nodes, np.int64)

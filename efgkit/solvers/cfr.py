@@ -25,7 +25,6 @@ import numba
 import numpy as np
 
 from efgkit.core.regret_rules import (
-    PREDICTIVE,
     ROW_RULES,
     VAD_WARMUP,
     VARIANT_VAD_CFR,
@@ -148,17 +147,6 @@ class CFRSolver(VariantSolver):
             self.infoset_map,
             normalize_per_infoset(self.average_accumulator, self.infoset_map.abstract_action_offset),
         )
-
-    def state_arrays(self) -> dict[str, np.ndarray]:
-        """The arrays that, with ``iteration``, fully determine the solver's future (the
-        predictive variants add their prediction, the last instantaneous regrets; VAD-CFR its
-        per-infoset volatility EWMA)."""
-        arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
-        if self.variant in PREDICTIVE:
-            arrays["prediction"] = self._state.instant
-        if self.variant in ROW_RULES:
-            arrays["volatility"] = self._state.volatility
-        return arrays
 
 
 class CFRPlusSolver(CFRSolver):

@@ -403,15 +403,6 @@ class VectorCFR(VariantSolver):
         self.iteration += iterations
         return self
 
-    def state_arrays(self) -> dict[str, np.ndarray]:
-        """The arrays that, with ``iteration``, determine the solver's future (checkpoints)."""
-        arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator}
-        if self.variant in PREDICTIVE:
-            arrays["prediction"] = self._state.instant
-        if self.variant in ROW_RULES:
-            arrays["volatility"] = self._state.volatility
-        return arrays
-
     def average_strategy(self) -> np.ndarray:
         """Average strategy per row action (uniform where nothing accumulated)."""
         return normalize_per_infoset(self.average_accumulator, self.layout.action_offset)
