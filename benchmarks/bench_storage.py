@@ -44,8 +44,8 @@ from efgkit.storage.compact import export_compact
 from efgkit.storage.compact_reader import (
     HEADER,
     MAGIC,
+    PACKED_VERSION,
     VALUES_HEAD,
-    VERSION,
     CompactStrategy,
     fingerprint_of,
     header_crc,
@@ -133,7 +133,7 @@ def synthetic_efgs(path: Path, infosets: int, seed: int = 0) -> list[str]:
         handle.seek(HEADER.size + len(spec))
         while chunk := handle.read(1 << 24):
             crc = zlib.crc32(chunk, crc)
-    fields = [MAGIC, VERSION, 8, 0, count, count, 2 * count, 0, segment, slot_bits, check_bits, 0,
+    fields = [MAGIC, PACKED_VERSION, 8, 0, count, count, 2 * count, 0, segment, slot_bits, check_bits, 0,
               count, 0, slots_at, starts_at, values_at, 0, 0, 0, size, crc, 0, bytes(32),
               len(spec)]
     fields[-3] = header_crc(HEADER.pack(*fields) + spec)

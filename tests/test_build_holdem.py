@@ -60,7 +60,7 @@ def test_build_holdem_runs_the_whole_job_into_one_folder(runner, json_output, tm
     ([HOLDEM5, "--buckets", "25,3,3,99999"], "the river of holdem(ranks=5) has 73,550"),
     (["leduc", "--sizes", "3"], "--sizes does not apply to leduc"),
     ([HOLDEM5, "--time", "0"], "--time and --eval-time must be > 0"),
-    ([HOLDEM5, "--buckets", "1,2"], "--buckets '1,2': give four positive integers"),
+    ([HOLDEM5, "--buckets", "1,2"], "--buckets '1,2': give 4 positive integers"),
 ])
 def test_build_refuses_options_of_the_other_kind_of_build(runner, tmp_path, arguments, message):
     result = runner.invoke(main, ["build", *arguments, "--out", str(tmp_path / "x")])

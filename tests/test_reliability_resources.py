@@ -177,3 +177,20 @@ def test_the_streamed_best_response_checks_its_walk_buffers(monkeypatch):
     monkeypatch.setenv("EFGKIT_MEMORY_BUDGET", str(needed - 1))
     with pytest.raises(ParameterError, match="a streamed best response on holdem.ranks=5. .one walk"):
         StreamedEvaluator(layout)
+
+
+def test_evaluate_refuses_a_damaged_strategy_file_before_building_the_game(tmp_path, runner, monkeypatch):
+    """A truncated strategy file for a game given as GAME gets its one line without the
+    game's tree being built first (holdem(ranks=3,rounds=2)'s tree took 5 GB for nothing)."""
+    from efgkit.cli import main, solve
+
+    path = tmp_path / "kuhn.h5"
+    assert runner.invoke(main, ["solve", "kuhn", "-n", "5", "--out", str(path)]).exit_code == 0
+    path.write_bytes(path.read_bytes()[:2000])
+
+    def no_build(spec, **_):
+        raise AssertionError(f"built {spec} before reading the strategy file")
+
+    monkeypatch.setattr(solve, "build_game", no_build)
+    result = runner.invoke(main, ["evaluate", "kuhn", str(path)])
+    assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1, result.output

@@ -41,7 +41,7 @@ from efgkit.storage.disk_solve import (
     peak_rss,
     working_file_matches,
 )
-from efgkit.storage.strategy_file import load_strategy, save_strategy
+from efgkit.storage.strategy_file import load_strategy, save_strategy, stored_game
 
 ITERATIVE_SOLVERS = {**SOLVER_CLASSES, "fp": FictitiousPlay}
 ALGORITHMS = (*ITERATIVE_SOLVERS, "lp")
@@ -567,6 +567,7 @@ def evaluate(ctx: click.Context, game_and_file: GameAndFile, engine: str | None,
         evaluate_streamed(game, strategy_file, bucket_file, workers, scheduler, game_value, abstract_game,
                           as_json)
         return
+    stored_game(strategy_file)  # a damaged file is refused before the game is built
     tree, _ = build_game(game)
     strategy, provenance = load_strategy(strategy_file, tree)
     started = time.perf_counter()

@@ -91,7 +91,8 @@ class VectorGadget(VariantSolver):
         self.subtree = PublicSubtree(tree, node, root_reach)
         self.layout = subtree_layout(layout, self.subtree)
         actions = self.layout.num_actions
-        self._state = RowState(np.zeros(actions), np.zeros(actions), np.zeros(actions), np.zeros(actions))
+        # No volatility: the gadgets run the CFR+ family, not VAD-CFR's row rules.
+        self._state = RowState(*(np.zeros(actions) for _ in range(4)), np.zeros(0))
         self._view, self._rows = tree_view(self.subtree), self.layout.view()
         self._work = workspace(self.subtree)
         self.iteration = 0
@@ -101,7 +102,7 @@ class VectorGadget(VariantSolver):
         heads = self._head_offset.shape[0] - 1
         self._head_rows = np.arange(heads, dtype=np.int64)
         size = int(self._head_offset[-1])
-        self._head = RowState(np.zeros(size), np.zeros(size), np.zeros(size), np.zeros(size))
+        self._head = RowState(*(np.zeros(size) for _ in range(4)), np.zeros(0))
         for rows, offsets, state in ((self._head_rows, self._head_offset, self._head),
                                      *((r, self.layout.action_offset, self._state)
                                        for r in self.layout.rows_of_player)):

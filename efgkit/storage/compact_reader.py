@@ -54,7 +54,9 @@ from math import comb
 MAGIC = b"EFGS\r\n\x1a\n"
 VERSION = 7
 """The version this reader writes for coded rows; files of ``READ_VERSIONS`` are read."""
-READ_VERSIONS = (6, 7)
+PACKED_VERSION = 6
+"""The version of files whose rows are packed, not coded."""
+READ_VERSIONS = (PACKED_VERSION, VERSION)
 HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQQII32sH")
 """magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
 bits, reserved, explicit entries, classes, slots/starts/values/keys/classes/card table

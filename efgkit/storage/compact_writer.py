@@ -39,6 +39,7 @@ from efgkit.storage.compact_reader import (
     HEADER,
     MAGIC,
     MAX_SLOT_BITS,
+    PACKED_VERSION,
     VALUES_HEAD,
     VERSION,
     fingerprint_of,
@@ -415,7 +416,8 @@ def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits
     body = bytearray(size - base)
     for name, section in named.items():
         body[offsets[name] - base:offsets[name] - base + len(section)] = section
-    fields = [MAGIC, VERSION if flags & FLAG_CODED else 6, bits, flags, num_keys, num_rows, num_values,
+    version = VERSION if flags & FLAG_CODED else PACKED_VERSION
+    fields = [MAGIC, version, bits, flags, num_keys, num_rows, num_values,
               seed, segment, slot_bits, check_bits, 0, num_explicit, classes.shape[0],
               *offsets.values(), size, zlib.crc32(body), 0, bytes.fromhex(fingerprint),
               len(spec)]
