@@ -132,14 +132,14 @@ def test_resolve_takes_a_bucket_strategy_and_reports_nash_conv_and_mbb(holdem_bl
     from efgkit.storage.bucket_strategy import load_bucket_strategy
 
     result = CliRunner().invoke(main, ["resolve", str(holdem_blueprint), "--gadget", "reach-maxmargin",
-                                       "--no-split-gifts", "-n", "20", "--json"])
+                                       "--no-split-gifts", "-n", "5", "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     game = make_game("holdem(ranks=3,rounds=2)")
     buckets, strategy, _, _ = load_bucket_strategy(holdem_blueprint, game)
     tree = PublicTree(game)
     expected = VectorResolver(tree, StrategyLayout.from_bucket_layout(tree, buckets), strategy,
-                              gadget="reach-maxmargin", split_gifts=False, iterations=20).resolve()
+                              gadget="reach-maxmargin", split_gifts=False, iterations=5).resolve()
     assert data["nash_conv_before"] == pytest.approx(expected.before.nash_conv, abs=1e-12)
     assert data["nash_conv_after"] == pytest.approx(expected.after.nash_conv, abs=1e-12)
     assert data["nash_conv_after"] < data["nash_conv_before"]
