@@ -70,7 +70,7 @@ def test_full_game_benchmark_quick_mode_cross_checks_the_streamed_walk():
     )
     assert "| holdem(ranks=5,rounds=3) (10-20-20 random buckets) | 95 | 190 |" in result.stdout
     check = next(line for line in result.stdout.splitlines()
-                 if line.startswith("| holdem(ranks=4,rounds=3,caps=1-1-1) |"))
+                 if line.startswith("| holdem(ranks=3,rounds=3,caps=1-1-1) |"))
     assert float(check.rstrip(" |").split("|")[-1]) <= 1e-9  # streamed = materialised best response
 
 
