@@ -96,12 +96,8 @@ class LayoutSeat:
         betting = self.layout.betting
         node = betting.node_of_history[decision.state.betting.history]
         round_index = int(betting.round[node])
-        board = np.array(decision.board[:self._board_cards[round_index]], np.int64)
-        bucket = int(self.layout.abstraction.buckets(round_index, board,
-                                                     np.array([decision.hand], np.int64))[0])
-        d = int(betting.decision_index[node])
-        start = int(self.layout.action_start[d]) + bucket * int(self.layout.width[d])
-        return self.strategy[start:start + int(self.layout.width[d])]
+        return self.layout.row(self.strategy, int(betting.decision_index[node]), round_index,
+                               decision.board[:self._board_cards[round_index]], decision.hand)
 
     def choose(self, decision: Decision, rng: random.Random) -> int:
         return sample(self.probabilities(decision).tolist(), rng)

@@ -72,8 +72,6 @@ class BucketPolicy:
         self.layout, self.strategy = layout, layout.checked(strategy)
         self.decision_of = {game.betting_text(Betting(betting.histories[node], (0, 0), 0)): decision
                             for decision, node in enumerate(betting.decision_nodes.tolist())}
-        self.hands = betting.hands()[0]
-        self.hand_of = {tuple(hand): index for index, hand in enumerate(self.hands.tolist())}
 
     def __call__(self, state: MatchState) -> list[float]:
         text = state.betting.text() or "-"
@@ -82,11 +80,8 @@ class BucketPolicy:
         if decision is None or int(self.layout.width[decision]) != len(legal):
             raise ProtocolError(f"betting {text!r} is no decision of the strategy's game with "
                                 f"{len(legal)} actions")
-        hand = self.hand_of[tuple(sorted(state.hole[state.position]))]
-        bucket = int(self.layout.abstraction.buckets(state.betting.round, np.array(state.board, np.int64),
-                                                     self.hands)[hand])
-        start = int(self.layout.action_start[decision]) + bucket * len(legal)
-        return self.strategy[start:start + len(legal)].tolist()
+        return self.layout.row(self.strategy, decision, state.betting.round, state.board,
+                               sorted(state.hole[state.position])).tolist()
 
 
 def open_policy(path: str | os.PathLike, game: LimitPoker | None = None, bucket_file=None):

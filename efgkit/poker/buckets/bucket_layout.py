@@ -61,6 +61,15 @@ class BucketLayout:
                   for d in range(self.width.shape[0])]
         return np.concatenate([*starts, [self.num_actions]]).astype(np.int64)
 
+    def row(self, strategy: np.ndarray, decision: int, round_index: int, board, hand) -> np.ndarray:
+        """``strategy``'s probabilities at betting decision ``decision`` (an index into the
+        betting tree's decision nodes) for the hole cards ``hand`` (card indices, ascending) on
+        ``board``, the cards dealt up to round ``round_index``."""
+        bucket = int(self.abstraction.buckets(round_index, np.asarray(board, np.int64),
+                                              np.array([hand], np.int64))[0])
+        start = int(self.action_start[decision]) + bucket * int(self.width[decision])
+        return strategy[start:start + int(self.width[decision])]
+
     def view(self) -> BettingView:
         b = self.betting
         return BettingView(b.kind, b.first_child, b.num_children, b.level.astype(np.int64), b.contribution,
