@@ -140,13 +140,13 @@ def hulhe_rows(bits_per_action: dict[str, float]) -> list[str]:
 def report(args, layout: BucketLayout, own: float | None, lines: list, times: dict, bits_of: dict) -> str:
     """The section's text; an exploitability not measured yet reads "pending"."""
     table = ["| setting | file bytes | of which bucket tables | bits per action (rows) | vs 4-byte floats | "
-             "added exploitability (mbb/g, exact) | C decision, every street (us) | C decision, river (us) | "
-             "export seconds |", "|---|---|---|---|---|---|---|---|---|"]
+             "added exploitability (mbb/g, exact) | C decision, every street (us) | "
+             "C decision, last street (us) | export seconds |", "|---|---|---|---|---|---|---|---|---|"]
     for f, (name, size, tables, per_action, added, seconds) in enumerate(lines):
         shown = "pending" if added is None else f"{added:+.3f}"
         table.append(f"| {name} | {size:,} | {tables:,} | {per_action:.2f} | {32 / per_action:.1f}:1 | "
                      f"{shown} | {times[f, 'every street'] / 1000:.2f} | "
-                     f"{times[f, 'river'] / 1000:.2f} | {seconds:.1f} |")
+                     f"{times[f, 'last street'] / 1000:.2f} | {seconds:.1f} |")
     return "\n".join([
         f"{args.spec}, buckets {args.bucket_file.name}, {layout.num_rows:,} rows, "
         f"{layout.num_actions:,} actions; the strategy: CFR+ (public chance sampling), "
@@ -172,6 +172,8 @@ def main() -> None:
     parser.add_argument("--grids", default="16,8,32")
     parser.add_argument("--keys", type=int, default=2000)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--section", default="compact-holdem",
+                        help="the section of docs/compact-format.md to write")
     args = parser.parse_args()
     game = make_game(args.spec)
     layout = BucketLayout(BettingTree(game), IsomorphicCards.from_bucket_file(game, args.bucket_file))
@@ -192,12 +194,13 @@ def main() -> None:
         bits_of[name] = coded_bits_per_action(layout, export) if coded else float(bits)
         files.append(work / f"{i}.efgs")
         lines.append([name, export.bytes, export.card_table_bytes, bits_of[name], None, seconds])
-    groups = {"every street": random_keys(layout, args.keys, (0, 1, 2, 3), 1),
-              "river": random_keys(layout, args.keys, (3,), 2)}
+    last = game.num_rounds - 1
+    groups = {"every street": random_keys(layout, args.keys, tuple(range(last + 1)), 1),
+              "last street": random_keys(layout, args.keys, (last,), 2)}
     times = c_times(files, groups, work)
     def publish(text: str) -> None:
         if not args.no_write:
-            update_section(DOC, "compact-holdem", text)
+            update_section(DOC, args.section, text)
 
     publish(report(args, layout, None, lines, times, bits_of))
     evaluator = StreamedEvaluator(layout)  # exact evaluations last, most wanted first: minutes each
