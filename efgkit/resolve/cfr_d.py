@@ -39,15 +39,23 @@ itself) and the largest subgame-root regret ε_S met (``RegretBound``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
 
+import h5py
 import numpy as np
 
 from efgkit.core.evaluation import Evaluation
 from efgkit.core.regret_rules import VariantSolver, average_weight
-from efgkit.errors import ParameterError
+from efgkit.core.run_loop import CheckpointSchedule, RunEnd, run_iterations
+from efgkit.core.solver_state import SolverState
+from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
+from efgkit.io.atomic import atomic_output_path
+from efgkit.io.checked_hdf5 import attribute, open_checked, read_dataset, seal, stamp, write_dataset
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import RootConstraints
 from efgkit.resolve.gadgets import Gadget, extract_subgame, maxmargin_gadget, resolve_gadget
@@ -84,8 +92,12 @@ class StoredBytes:
         return self.trunk + self.root_values
 
     def to_dict(self) -> dict[str, int]:
-        return {"trunk_bytes": self.trunk, "root_value_bytes": self.root_values,
-                "cfr_d_bytes": self.cfr_d, "full_solver_bytes": self.full_strategy}
+        return {
+            "trunk_bytes": self.trunk,
+            "root_value_bytes": self.root_values,
+            "cfr_d_bytes": self.cfr_d,
+            "full_solver_bytes": self.full_strategy,
+        }
 
 
 @dataclass(frozen=True)
@@ -107,8 +119,10 @@ class RegretBound:
     @property
     def nash_conv(self) -> float:
         t = self.iterations
-        return sum(self.delta * n * np.sqrt(self.actions / t) + self.root_infosets * self.subgame_regret
-                   for n in self.trunk_infosets)
+        return sum(
+            self.delta * n * float(np.sqrt(self.actions / t)) + self.root_infosets * self.subgame_regret
+            for n in self.trunk_infosets
+        )
 
 
 class CFRD(VariantSolver):
@@ -118,15 +132,24 @@ class CFRD(VariantSolver):
     each subgame for ``subgame_iterations`` iterations every trunk iteration.
     """
 
-    def __init__(self, tree: GameTree, *, round_number: int = 2, variant: str = "cfr+",
-                 subgame_iterations: int = 100, subgame_solver: str = "cfr+",
-                 track_average: bool = False) -> None:
+    def __init__(
+        self,
+        tree: GameTree,
+        *,
+        round_number: int = 2,
+        variant: str = "cfr+",
+        subgame_iterations: int = 100,
+        subgame_solver: str = "cfr+",
+        track_average: bool = False,
+    ) -> None:
         if variant not in VARIANTS:
-            raise ParameterError(f"CFR-D's trunk variant must be one of {', '.join(VARIANTS)}, "
-                                 f"got {variant!r}")
+            raise ParameterError(
+                f"CFR-D's trunk variant must be one of {', '.join(VARIANTS)}, got {variant!r}"
+            )
         if subgame_solver not in SOLVER_CLASSES:
-            raise ParameterError(f"subgame solver must be one of {', '.join(SOLVER_CLASSES)}, "
-                                 f"got {subgame_solver!r}")
+            raise ParameterError(
+                f"subgame solver must be one of {', '.join(SOLVER_CLASSES)}, got {subgame_solver!r}"
+            )
         if subgame_iterations < 1:
             raise ParameterError(f"subgame iterations must be >= 1, got {subgame_iterations}")
         self._configure(variant, {}, alternating=variant == "cfr+")
@@ -146,14 +169,16 @@ class CFRD(VariantSolver):
         self.regrets = np.zeros(size)
         self.average_accumulator = np.zeros(size)
         self._state = RegretState(self.regrets, self.average_accumulator, np.zeros(size), np.zeros(0))
-        self._work = CFRBuffers(trunk.edge_prob, tree.node_utility.copy(), np.zeros(tree.num_nodes),
-                                np.zeros(tree.num_infosets))
+        self._work = CFRBuffers(
+            trunk.edge_prob, tree.node_utility.copy(), np.zeros(tree.num_nodes), np.zeros(tree.num_infosets)
+        )
         self._roots = _RootValues(self.subgames)
         self.root_value_sums = np.zeros(self._roots.size)
         self.root_weight = np.zeros(1)
         self._behavior = Strategy.uniform(self._identity).behavior().copy()
-        self._gadgets = [extract_subgame(s, np.ones(s.num_roots), kind="cfr-d subgame")
-                         for s in self.subgames]
+        self._gadgets = [
+            extract_subgame(s, np.ones(s.num_roots), kind="cfr-d subgame") for s in self.subgames
+        ]
         self._subgame_actions = np.flatnonzero(~trunk.is_trunk_action)
         self._player_of_action = tree.infoset_player[tree.action_infoset]
         if track_average:
@@ -167,8 +192,12 @@ class CFRD(VariantSolver):
         weighted sums of the root values ``root_value_sums`` (float64 per subgame, player and
         augmented infoset) and their total weight ``root_weight``; with ``track_average``
         the subgame solutions' average accumulator and the largest subgame regret too."""
-        arrays = {"regrets": self.regrets, "average_accumulator": self.average_accumulator,
-                  "root_value_sums": self.root_value_sums, "root_weight": self.root_weight}
+        arrays = {
+            "regrets": self.regrets,
+            "average_accumulator": self.average_accumulator,
+            "root_value_sums": self.root_value_sums,
+            "root_weight": self.root_weight,
+        }
         if self.track_average:
             arrays.update(subgame_average=self.subgame_average, subgame_regret=self.subgame_regret)
         return arrays
@@ -178,8 +207,14 @@ class CFRD(VariantSolver):
             self._match(player)
 
     def _match(self, player: int) -> None:
-        match_player(self._settings, self.iteration, self._trunk.rows[player], self._trunk.view.action_offset,
-                     self._state, self._trunk.edge_prob)
+        match_player(
+            self._settings,
+            self.iteration,
+            self._trunk.rows[player],
+            self._trunk.view.action_offset,
+            self._state,
+            self._trunk.edge_prob,
+        )
 
     def iterate(self, iterations: int = 1) -> CFRD:
         """Run ``iterations`` trunk iterations (each solving every subgame once per update)."""
@@ -194,9 +229,18 @@ class CFRD(VariantSolver):
                 if self.alternating:
                     self._solve_subgames()
                 self._root_values(player, weight)
-                update_player(t, player, self._settings, self._trunk.passes, self._trunk.view,
-                              self._trunk.infosets[player], self._trunk.rows[player], self._state, self._work,
-                              no_samples())
+                update_player(
+                    t,
+                    player,
+                    self._settings,
+                    self._trunk.passes,
+                    self._trunk.view,
+                    self._trunk.infosets[player],
+                    self._trunk.rows[player],
+                    self._state,
+                    self._work,
+                    no_samples(),
+                )
                 if self.alternating:
                     self._match(player)
             if not self.alternating:
@@ -207,7 +251,7 @@ class CFRD(VariantSolver):
 
     def current_strategy(self) -> Strategy:
         """The trunk's current strategy (uniform in the subgames)."""
-        return self._trunk_strategy(self._trunk.edge_prob[:self._trunk.num_actions])
+        return self._trunk_strategy(self._trunk.edge_prob[: self._trunk.num_actions])
 
     def average_strategy(self) -> Strategy:
         """The trunk's average strategy, uniform in the subgames (``resolve`` fills them)."""
@@ -225,19 +269,24 @@ class CFRD(VariantSolver):
     def stored_bytes(self) -> StoredBytes:
         """Bytes CFR-D keeps (trunk and root values) against a CFR solve of the whole game."""
         itemsize = self.regrets.itemsize
-        return StoredBytes(2 * self.regrets.size * itemsize, self.root_value_sums.size * itemsize,
-                           2 * self.tree.num_infoset_actions * itemsize)
+        return StoredBytes(
+            2 * self.regrets.size * itemsize,
+            self.root_value_sums.size * itemsize,
+            2 * self.tree.num_infoset_actions * itemsize,
+        )
 
     def resolve(self, iterations: int = 1000, *, gadget: str = "resolve", solver: str = "cfr+") -> Strategy:
         """A complete strategy: the trunk average, and every subgame re-solved for each player
         with ``gadget`` (``RESOLVE_GADGETS``), the opponent's averaged root values as the
         constraints, ``iterations`` of ``solver`` per gadget."""
         if gadget not in RESOLVE_GADGETS:
-            raise ParameterError(f"the re-solving gadget must be one of {', '.join(RESOLVE_GADGETS)}, "
-                                 f"got {gadget!r}")
+            raise ParameterError(
+                f"the re-solving gadget must be one of {', '.join(RESOLVE_GADGETS)}, got {gadget!r}"
+            )
         if solver not in SOLVER_CLASSES:
-            raise ParameterError(f"re-solving solver must be one of {', '.join(SOLVER_CLASSES)}, "
-                                 f"got {solver!r}")
+            raise ParameterError(
+                f"re-solving solver must be one of {', '.join(SOLVER_CLASSES)}, got {solver!r}"
+            )
         trunk = self.average_strategy()
         layout = self._response.layout
         layout.set_strategy(trunk.behavior())
@@ -258,8 +307,15 @@ class CFRD(VariantSolver):
         averaged root values, with ``root_reach`` π_{-o}(r) (chance and the trunk average)."""
         opponent = 1 - player
         elements = self._roots.elements[subgame][opponent]
-        return RootConstraints(self.subgames[subgame], player, elements, np.asarray(root_reach, np.float64),
-                               self.root_values(subgame, opponent), np.ones(elements.num_elements), "cfr-d")
+        return RootConstraints(
+            self.subgames[subgame],
+            player,
+            elements,
+            np.asarray(root_reach, np.float64),
+            self.root_values(subgame, opponent),
+            np.ones(elements.num_elements),
+            "cfr-d",
+        )
 
     def implicit_average(self) -> Strategy:
         """The profile Theorem 17 bounds (``track_average`` only): the trunk average with the
@@ -280,8 +336,14 @@ class CFRD(VariantSolver):
         utility = tree.node_utility[tree.node_kind == TERMINAL]
         counts = tuple(int(rows.size) for rows in self._trunk.rows)
         elements = max(e.num_elements for pair in self._roots.elements for e in pair)
-        return RegretBound(self.iteration, float(utility.max() - utility.min()), counts,
-                           int(tree.infoset_num_actions.max()), elements, float(self.subgame_regret[0]))
+        return RegretBound(
+            self.iteration,
+            float(utility.max() - utility.min()),
+            counts,
+            int(tree.infoset_num_actions.max()),
+            elements,
+            float(self.subgame_regret[0]),
+        )
 
     # ------------------------------------------------------------------ one iteration's parts
     def _trunk_strategy(self, rows: np.ndarray) -> Strategy:
@@ -292,7 +354,7 @@ class CFRD(VariantSolver):
     def _solve_subgames(self) -> None:
         """Every subgame solved afresh under the trunk's current strategy (into ``_behavior``)."""
         trunk, work = self._trunk, self._work
-        self._behavior[trunk.flat_actions] = trunk.edge_prob[:trunk.num_actions]
+        self._behavior[trunk.flat_actions] = trunk.edge_prob[: trunk.num_actions]
         others_reach(trunk.passes, trunk.edge_prob, -1, work.reach)
         solver_class = SOLVER_CLASSES[self.subgame_solver]
         for subgame, gadget in zip(self.subgames, self._gadgets, strict=True):
@@ -332,12 +394,16 @@ class CFRD(VariantSolver):
         for index, subgame in enumerate(self.subgames):
             element = self._roots.elements[index][player].element_of_root
             nodes = subgame.root_nodes
-            counterfactual = np.bincount(element, weights=sign * others[nodes] * values[nodes],
-                                         minlength=int(element.max()) + 1)
+            counterfactual = np.bincount(
+                element, weights=sign * others[nodes] * values[nodes], minlength=int(element.max()) + 1
+            )
             self.root_value_sums[self._roots.slice(index, player)] += weight * counterfactual
             if self.track_average:
-                played = np.bincount(element, weights=sign * others[nodes] * solution_values[nodes],
-                                     minlength=int(element.max()) + 1)
+                played = np.bincount(
+                    element,
+                    weights=sign * others[nodes] * solution_values[nodes],
+                    minlength=int(element.max()) + 1,
+                )
                 gap = float((counterfactual - played).max())
                 self.subgame_regret[0] = max(self.subgame_regret[0], gap)
 
@@ -346,8 +412,14 @@ class CFRD(VariantSolver):
         tree = self.tree
         reach = np.zeros(tree.num_infosets)
         offsets = tree.infoset_action_offset
-        view = InfosetView(tree.infoset_parent_action, tree.action_infoset, offsets, tree.infoset_num_actions,
-                           offsets[:-1], offsets)
+        view = InfosetView(
+            tree.infoset_parent_action,
+            tree.action_infoset,
+            offsets,
+            tree.infoset_num_actions,
+            offsets[:-1],
+            offsets,
+        )
         own_infoset_reach(tree.infosets_of(player), view, self._behavior, reach)
         mine = self._subgame_actions[self._player_of_action[self._subgame_actions] == player]
         self.subgame_average[mine] += weight * reach[tree.action_infoset[mine]] * self._behavior[mine]
@@ -395,14 +467,21 @@ class _Trunk:
         self.num_actions = int(action_offset[-1])
         infoset_offset = np.zeros(tree.num_infosets, np.int32)
         infoset_offset[trunk_infosets] = action_offset[:-1]
-        self.view = InfosetView(tree.infoset_parent_action, tree.action_infoset, tree.infoset_action_offset,
-                                tree.infoset_num_actions, infoset_offset, action_offset)
+        self.view = InfosetView(
+            tree.infoset_parent_action,
+            tree.action_infoset,
+            tree.infoset_action_offset,
+            tree.infoset_num_actions,
+            infoset_offset,
+            action_offset,
+        )
         owner = tree.infoset_player[trunk_infosets]
         self.infosets = tuple(trunk_infosets[owner == p] for p in (0, 1))
         self.rows = tuple(np.flatnonzero(owner == p).astype(np.int32) for p in (0, 1))
         offsets = tree.infoset_action_offset
-        self.flat_actions = np.concatenate([np.arange(offsets[i], offsets[i + 1])
-                                            for i in trunk_infosets]).astype(np.int64)
+        self.flat_actions = np.concatenate(
+            [np.arange(offsets[i], offsets[i + 1]) for i in trunk_infosets]
+        ).astype(np.int64)
         self.is_trunk_action = np.zeros(tree.num_infoset_actions, dtype=bool)
         self.is_trunk_action[self.flat_actions] = True
         internal = tree.internal_nodes
@@ -414,11 +493,128 @@ class _Trunk:
         is_decision = kind < CHANCE
         prob_offset[is_decision] = infoset_offset[infoset[is_decision]]
         num_children = np.ascontiguousarray(tree.node_num_children[nodes])
-        self.passes = NodePasses(nodes, kind, first_child, num_children, prob_offset.astype(np.int32),
-                                 infoset)
+        self.passes = NodePasses(
+            nodes, kind, first_child, num_children, prob_offset.astype(np.int32), infoset
+        )
         self.edge_prob = np.concatenate([np.zeros(self.num_actions), tree.node_chance_prob])
 
 
 def nash_conv_of(strategy: Strategy) -> Evaluation:
     """The exact evaluation of a (re-solved or implicit) CFR-D strategy in its game."""
     return BestResponse(strategy.infoset_map).evaluate(strategy)
+
+
+@dataclass
+class CFRDRun:
+    """A CFR-D run and what it measured: the solver, the ``history`` of evaluations (one dict
+    per evaluated trunk iteration: the re-solved strategy's NashConv, and the implicit
+    average's with ``track_average``), how it ended."""
+
+    solver: CFRD
+    history: list[dict] = field(default_factory=list)
+    end: RunEnd | None = None
+
+
+def run_cfr_d(
+    solver: CFRD,
+    iterations: int,
+    *,
+    every: int | None = None,
+    resolve_iterations: int = 1000,
+    gadget: str = "resolve",
+    state: str | os.PathLike | None = None,
+    checkpoint_every: int | None = None,
+    checkpoint_seconds: float | None = None,
+    time_limit: float | None = None,
+    progress: bool = False,
+) -> CFRDRun:
+    """Run ``solver`` to trunk iteration ``iterations`` by the core run loop, re-solving and
+    evaluating every ``every`` iterations (and at the end). With ``state`` (a path) the run
+    checkpoints there (every ``checkpoint_every`` iterations / ``checkpoint_seconds``, and at
+    the end); run again with the same ``state`` it resumes and ends bit-identical to an
+    uninterrupted run."""
+    run = CFRDRun(solver)
+    checkpoints = None
+    if state is not None:
+        checkpoints = CFRDCheckpoints(state, solver, every=checkpoint_every, seconds=checkpoint_seconds)
+        if Path(state).exists():
+            run.history = checkpoints.resume(solver)
+
+    def evaluate() -> None:
+        strategy = solver.resolve(resolve_iterations, gadget=gadget)
+        entry = {"iteration": solver.iteration, "nash_conv": nash_conv_of(strategy).nash_conv}
+        if solver.track_average:
+            entry["implicit_nash_conv"] = nash_conv_of(solver.implicit_average()).nash_conv
+        run.history.append(entry)
+
+    run.end = run_iterations(
+        solver,
+        iterations,
+        every=every,
+        evaluate=evaluate if every else None,
+        history=run.history,
+        checkpoints=checkpoints,
+        time_limit=time_limit,
+        progress=progress,
+        description="CFR-D trunk",
+    )
+    if checkpoints is not None:
+        checkpoints.write(solver, run.history)
+    return run
+
+
+STATE_FORMAT = "efgkit-cfr-d-state"
+STATE_VERSION = 1
+
+
+class CFRDCheckpoints(CheckpointSchedule):
+    """A CFR-D run's checkpoints at ``path``: its ``SolverState`` (trunk and root values) in
+    checked HDF5 with the game, the run's settings and the evaluation history, written
+    atomically on ``CheckpointSchedule``'s schedule."""
+
+    def __init__(
+        self, path: str | os.PathLike, solver: CFRD, *, every: int | None = None, seconds: float | None = None
+    ) -> None:
+        super().__init__(every=every, seconds=seconds)
+        self.path = path
+        self.settings = json.dumps(
+            {
+                "variant": solver.variant,
+                "round": solver.round_number,
+                "subgame_iterations": solver.subgame_iterations,
+                "subgame_solver": solver.subgame_solver,
+                "track_average": solver.track_average,
+            },
+            sort_keys=True,
+        )
+
+    def save(self, solver: CFRD, history: list[dict]) -> None:
+        with atomic_output_path(self.path) as temporary, h5py.File(temporary, "w") as handle:
+            stamp(handle, STATE_FORMAT, STATE_VERSION)
+            handle.attrs.update(
+                game_spec=solver.tree.spec,
+                tree_fingerprint=solver.tree.fingerprint,
+                settings=self.settings,
+                iteration=solver.iteration,
+                history=json.dumps(history),
+            )
+            for name, array in solver.state_arrays().items():
+                write_dataset(handle, name, array, compressed=False)
+            seal(handle)
+
+    def resume(self, solver: CFRD) -> list[dict]:
+        """Load the checkpoint into ``solver`` and return its history (FileFormatError if it
+        is another game's or another run's)."""
+        with open_checked(self.path, STATE_FORMAT, STATE_VERSION, "CFR-D state") as handle:
+            attrs = handle.attrs
+            tree = solver.tree
+            if (str(attrs["game_spec"]), str(attrs["tree_fingerprint"])) != (tree.spec, tree.fingerprint):
+                raise FileFormatError(f"{self.path}: the CFR-D state is for another game")
+            if str(attrs["settings"]) != self.settings:
+                raise FileFormatError(f"{self.path}: the CFR-D state was made with {attrs['settings']}")
+            state = SolverState(
+                {name: read_dataset(handle, name) for name in handle}, attribute(handle, "iteration", int)
+            )
+            history = json.loads(str(attrs["history"]))
+        solver.load_state(state)
+        return history
