@@ -11,8 +11,9 @@ trunk regrets and average plus both players' root values; CFR+: regrets and aver
 infoset-action), plus CFR-D's transient working set (the largest subgame solver's regrets
 and average).
 
-Results go to ``benchmarks/results/cfrd.json`` and the report to docs/results-cfrd.md.
-``--quick`` runs a seconds-long version into a temporary directory.
+Results go to ``benchmarks/results/cfrd.json`` (a run replaces the entries of the games it ran)
+and the report to docs/results-cfrd.md. ``--quick`` runs a seconds-long version into a
+temporary directory; ``--report-only`` rewrites the report from the results file.
 """
 
 from __future__ import annotations
@@ -95,21 +96,28 @@ def _slope(rows: list[dict], key: str) -> float:
     return float(np.polyfit(x, y, 1)[0])
 
 
-def report(results: list[dict], settings: dict) -> str:
+def report(results: list[dict]) -> str:
     lines = [
         "# CFR-D: decomposition against plain CFR+",
         "",
-        "Written by `benchmarks/bench_cfrd.py` (results in `benchmarks/results/cfrd.json`). "
-        f"Every subgame is solved afresh by {settings['subgame_iterations']} CFR+ iterations each trunk "
-        f"iteration; the complete strategy is recovered at each row by re-solving every subgame for each "
-        f"player with Burch's gadget ({settings['resolve_iterations']} CFR+ iterations), the opponent's "
-        "averaged root values as constraints. NashConv exact, in chips.",
+        "Written by `benchmarks/bench_cfrd.py` (results in `benchmarks/results/cfrd.json`). CFR-D solves "
+        "every subgame afresh each trunk iteration by CFR+; at each row the complete strategy is "
+        "recovered by re-solving every subgame for each player with Burch's gadget (CFR+), the opponent's "
+        "averaged root values as constraints, and evaluated exactly (NashConv, chips). *implicit*: the "
+        "trunk average with the sequence-form average of the subgame solutions, the profile Theorem 17 "
+        "bounds (kept for this check only; CFR-D does not store it). *Thm 17 bound*: "
+        "sum_p (Delta |I_TR,p| sqrt(A/T) + N_S eps_S) with eps_S the largest subgame-root regret measured.",
         "",
     ]
     for result in results:
         runs = result["runs"]
+        settings = result["settings"]
         lines += [
             f"## {result['game']}",
+            "",
+            f"{settings['subgame_iterations']} CFR+ iterations per subgame solve, "
+            f"{settings['resolve_iterations']} per re-solving gadget; {result['infoset_actions']:,} "
+            "infoset-actions in the game.",
             "",
             "| trunk iterations | CFR-D (cfr) re-solved | implicit | Thm 17 bound | CFR-D (cfr+) re-solved | "
             "implicit | CFR+ (whole game) |",
@@ -124,11 +132,19 @@ def report(results: list[dict], settings: dict) -> str:
                 f"{b['implicit_nash_conv']:.4f} | "
                 f"{c['nash_conv']:.5f} |"
             )
-        slopes = ", ".join(f"{name} {_slope(runs[name]['rows'], key):.2f}" for name, key in
-                           (("cfr-d/cfr", "resolved_nash_conv"), ("cfr-d/cfr+", "resolved_nash_conv"),
-                            ("cfr+", "nash_conv")))
-        lines += ["", f"Log-log slope of NashConv against iterations from 10 on: {slopes} (Burch §5.2.3: "
-                  "O(1/sqrt T), slope -0.5, for CFR-D with either trunk)."]
+        slopes = ", ".join(
+            f"{name} {_slope(runs[name]['rows'], key):.2f}"
+            for name, key in (
+                ("cfr-d/cfr", "resolved_nash_conv"),
+                ("cfr-d/cfr+", "resolved_nash_conv"),
+                ("cfr+", "nash_conv"),
+            )
+        )
+        lines += [
+            "",
+            f"Log-log slope of NashConv against iterations from 10 on: {slopes} (Burch §5.2.3: "
+            "O(1/sqrt T), slope -0.5, for CFR-D with either trunk).",
+        ]
         d = runs["cfr-d/cfr+"]
         lines += [
             "",
@@ -153,24 +169,35 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--report-only", action="store_true", help="rewrite the report from the results file")
     args = parser.parse_args()
-    if args.report_only:
-        stored = json.loads((ROOT / "benchmarks" / "results" / "cfrd.json").read_text())
-        (ROOT / "docs" / "results-cfrd.md").write_text(report(stored["results"], stored["settings"]))
-        return
-    if args.quick:
-        args.games, args.max_iterations, args.subgame_iterations, args.resolve_iterations = "leduc", 5, 10, 50
-    checkpoints = tuple(c for c in CHECKPOINTS if c <= args.max_iterations)
-    settings = {"subgame_iterations": args.subgame_iterations, "resolve_iterations": args.resolve_iterations}
-    results = [
-        run_game(spec, checkpoints, args.subgame_iterations, args.resolve_iterations)
-        for spec in args.games.split(";")
-    ]
-    out = Path(tempfile.mkdtemp()) if args.quick else ROOT
-    results_path = out / "benchmarks" / "results" / "cfrd.json" if not args.quick else out / "cfrd.json"
+    results_path = ROOT / "benchmarks" / "results" / "cfrd.json"
+    doc = ROOT / "docs" / "results-cfrd.md"
+    stored = json.loads(results_path.read_text()) if results_path.exists() else {"results": []}
+    for result in stored["results"]:  # files written before the settings moved into each game
+        result.setdefault("settings", stored.get("settings"))
+    if not args.report_only:
+        if args.quick:
+            args.games, args.max_iterations, args.subgame_iterations, args.resolve_iterations = (
+                "leduc",
+                5,
+                10,
+                50,
+            )
+            out = Path(tempfile.mkdtemp())
+            results_path, doc, stored = out / "cfrd.json", out / "results-cfrd.md", {"results": []}
+        checkpoints = tuple(c for c in CHECKPOINTS if c <= args.max_iterations)
+        settings = {
+            "subgame_iterations": args.subgame_iterations,
+            "resolve_iterations": args.resolve_iterations,
+        }
+        for spec in args.games.split(";"):
+            result = {
+                **run_game(spec, checkpoints, args.subgame_iterations, args.resolve_iterations),
+                "settings": settings,
+            }
+            stored["results"] = [r for r in stored["results"] if r["game"] != spec] + [result]
     results_path.parent.mkdir(parents=True, exist_ok=True)
-    results_path.write_text(json.dumps({"settings": settings, "results": results}, indent=1))
-    doc = out / "docs" / "results-cfrd.md" if not args.quick else out / "results-cfrd.md"
-    doc.write_text(report(results, settings))
+    results_path.write_text(json.dumps({"results": stored["results"]}, indent=1))
+    doc.write_text(report(stored["results"]))
     print(f"wrote {results_path} and {doc}")
 
 
