@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from markdown_sections import update_section
+
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = (1, 2, 5, 10, 20, 50, 100, 200, 500)
 
@@ -197,7 +199,7 @@ def main() -> None:
             stored["results"] = [r for r in stored["results"] if r["game"] != spec] + [result]
     results_path.parent.mkdir(parents=True, exist_ok=True)
     results_path.write_text(json.dumps({"results": stored["results"]}, indent=1))
-    doc.write_text(report(stored["results"]))
+    update_section(doc, "cfrd", report(stored["results"]))
     print(f"wrote {results_path} and {doc}")
 
 
