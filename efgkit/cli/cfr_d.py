@@ -13,6 +13,7 @@ from efgkit.cli.app import (
     main,
     show_progress,
 )
+from efgkit.io.progress import progress_bar
 from efgkit.resolve.cfr_d import CFRD, RESOLVE_GADGETS, VARIANTS, nash_conv_of, run_cfr_d
 from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.storage.strategy_file import save_strategy
@@ -164,8 +165,16 @@ def cfr_d(
         time_limit=time_limit,
         progress=show_progress(),
     )
-    if not run.history or run.history[-1]["iteration"] != solver.iteration:
-        strategy = solver.resolve(resolve_iterations, gadget=gadget)
+    evaluated = bool(run.history) and run.history[-1]["iteration"] == solver.iteration
+    strategy = None
+    if not evaluated or out is not None:
+        with progress_bar(
+            total=len(solver.subgames), unit="subgame", desc="re-solving", enabled=show_progress()
+        ) as bar:
+            strategy = solver.resolve(
+                resolve_iterations, gadget=gadget, progress=lambda done, _: bar.update(done - bar.n)
+            )
+    if not evaluated:
         run.history.append({"iteration": solver.iteration, "nash_conv": nash_conv_of(strategy).nash_conv})
     parameters = {
         "variant": variant,
@@ -178,7 +187,7 @@ def cfr_d(
     if out is not None:
         save_strategy(
             out,
-            solver.resolve(resolve_iterations, gadget=gadget),
+            strategy,
             provenance={
                 "algorithm": "cfr-d",
                 "parameters": parameters,

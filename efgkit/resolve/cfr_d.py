@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -275,10 +276,18 @@ class CFRD(VariantSolver):
             2 * self.tree.num_infoset_actions * itemsize,
         )
 
-    def resolve(self, iterations: int = 1000, *, gadget: str = "resolve", solver: str = "cfr+") -> Strategy:
+    def resolve(
+        self,
+        iterations: int = 1000,
+        *,
+        gadget: str = "resolve",
+        solver: str = "cfr+",
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Strategy:
         """A complete strategy: the trunk average, and every subgame re-solved for each player
         with ``gadget`` (``RESOLVE_GADGETS``), the opponent's averaged root values as the
-        constraints, ``iterations`` of ``solver`` per gadget."""
+        constraints, ``iterations`` of ``solver`` per gadget; ``progress(done, total)`` after
+        each subgame."""
         if gadget not in RESOLVE_GADGETS:
             raise ParameterError(
                 f"the re-solving gadget must be one of {', '.join(RESOLVE_GADGETS)}, got {gadget!r}"
@@ -300,6 +309,8 @@ class CFRD(VariantSolver):
                 built = (resolve_gadget if gadget == "resolve" else maxmargin_gadget)(constraints)
                 average = SOLVER_CLASSES[solver](built.tree).iterate(iterations).average_strategy()
                 parts.append(built.resolved_behavior(average))
+            if progress is not None:
+                progress(index + 1, len(self.subgames))
         return splice(trunk, parts)
 
     def constraints(self, subgame: int, player: int, root_reach: np.ndarray) -> RootConstraints:
