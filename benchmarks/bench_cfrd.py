@@ -86,6 +86,41 @@ def run_game(
     return result
 
 
+PEAK_RSS_CODE = """
+import resource, sys
+from efgkit.specs import load_game
+tree = load_game(sys.argv[1])
+if sys.argv[2] == "cfr-d":
+    from efgkit.resolve.cfr_d import CFRD
+    CFRD(tree, subgame_iterations=int(sys.argv[3])).iterate(2)
+elif sys.argv[2] == "cfr+":
+    from efgkit.solvers.cfr import CFRPlusSolver
+    CFRPlusSolver(tree).iterate(2)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def peak_rss(spec: str, subgame_iterations: int) -> dict:
+    """Peak resident memory (kB) of a process that builds the game's tree and nothing else,
+    and of one that runs two iterations of CFR-D or of CFR+ on it."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    peaks = {}
+    for what in ("tree", "cfr-d", "cfr+"):
+        output = subprocess.run(
+            [sys.executable, "-c", PEAK_RSS_CODE, spec, what, str(subgame_iterations)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        ).stdout
+        peaks[f"peak_rss_kb_{what}"] = int(output.split()[-1])
+    return peaks
+
+
 def _slope(rows: list[dict], key: str) -> float:
     """The least-squares slope of log NashConv against log iterations over rows from 10 on."""
     import numpy as np
@@ -148,6 +183,15 @@ def report(results: list[dict]) -> str:
             "O(1/sqrt T), slope -0.5, for CFR-D with either trunk).",
         ]
         d = runs["cfr-d/cfr+"]
+        if "peak_rss_kb_cfr-d" in result:
+            lines += [
+                "",
+                f"Peak resident memory of a process running two iterations: CFR-D "
+                f"{result['peak_rss_kb_cfr-d'] / 1024:,.0f} MiB, CFR+ "
+                f"{result['peak_rss_kb_cfr+'] / 1024:,.0f} MiB, building the GameTree alone "
+                f"{result['peak_rss_kb_tree'] / 1024:,.0f} MiB (both walk the whole tree; CFR-D's saving "
+                "is in the state it keeps, not in this engine's working set).",
+            ]
         lines += [
             "",
             f"Stored between iterations: CFR-D {d['cfr_d_bytes']:,} B (trunk {d['trunk_bytes']:,} B + "
@@ -169,6 +213,9 @@ def main() -> None:
     parser.add_argument("--subgame-iterations", type=int, default=100)
     parser.add_argument("--resolve-iterations", type=int, default=1000)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--memory-only", action="store_true", help="add the peak RSS of --games to the results"
+    )
     parser.add_argument("--report-only", action="store_true", help="rewrite the report from the results file")
     args = parser.parse_args()
     results_path = ROOT / "benchmarks" / "results" / "cfrd.json"
@@ -192,9 +239,15 @@ def main() -> None:
             "resolve_iterations": args.resolve_iterations,
         }
         for spec in args.games.split(";"):
+            if args.memory_only:
+                for result in stored["results"]:
+                    if result["game"] == spec:
+                        result.update(peak_rss(spec, result["settings"]["subgame_iterations"]))
+                continue
             result = {
                 **run_game(spec, checkpoints, args.subgame_iterations, args.resolve_iterations),
                 "settings": settings,
+                **peak_rss(spec, args.subgame_iterations),
             }
             stored["results"] = [r for r in stored["results"] if r["game"] != spec] + [result]
     results_path.parent.mkdir(parents=True, exist_ok=True)
