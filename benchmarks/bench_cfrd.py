@@ -33,8 +33,8 @@ CHECKPOINTS = (1, 2, 5, 10, 20, 50, 100, 200, 500)
 def run_game(
     spec: str, checkpoints: tuple[int, ...], subgame_iterations: int, resolve_iterations: int
 ) -> dict:
-    from efgkit.resolve.cfr_d import CFRD, nash_conv_of
-    from efgkit.solvers.best_response import BestResponse
+    from efgkit.resolve.cfr_d import CFRD
+    from efgkit.solvers.best_response import BestResponse, nash_conv
     from efgkit.solvers.cfr import CFRPlusSolver
     from efgkit.specs import load_game
 
@@ -47,8 +47,8 @@ def run_game(
             began = time.perf_counter()
             solver.iterate(target - solver.iteration)
             seconds += time.perf_counter() - began
-            resolved = nash_conv_of(solver.resolve(resolve_iterations)).nash_conv
-            implicit = nash_conv_of(solver.implicit_average()).nash_conv
+            resolved = nash_conv(solver.resolve(resolve_iterations))
+            implicit = nash_conv(solver.implicit_average())
             bound = solver.regret_bound()
             rows.append(
                 {

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from efgkit.cli import main
 from efgkit.errors import ParameterError
-from efgkit.resolve.cfr_d import CFRD, nash_conv_of, run_cfr_d
+from efgkit.resolve.cfr_d import CFRD, run_cfr_d
+from efgkit.solvers.best_response import nash_conv
 from efgkit.specs import load_game
 
 
@@ -22,9 +23,9 @@ def leduc():
 def test_cfr_d_exploitability_falls_with_trunk_iterations(leduc):
     solver = CFRD(leduc, variant="cfr+", subgame_iterations=50)
     solver.iterate(3)
-    early = nash_conv_of(solver.resolve(300)).nash_conv
+    early = nash_conv(solver.resolve(300))
     solver.iterate(27)
-    late = nash_conv_of(solver.resolve(300)).nash_conv
+    late = nash_conv(solver.resolve(300))
     assert late < 0.5 * early
     assert late < 0.3
 
@@ -33,7 +34,7 @@ def test_cfr_d_implicit_average_is_within_theorem_17(leduc):
     solver = CFRD(leduc, variant="cfr", subgame_iterations=50, track_average=True)
     solver.iterate(10)
     bound = solver.regret_bound()
-    implicit = nash_conv_of(solver.implicit_average()).nash_conv
+    implicit = nash_conv(solver.implicit_average())
     assert bound.trunk_infosets == (18, 18) and bound.actions == 3 and bound.root_infosets == 5
     assert 0.0 <= implicit <= bound.nash_conv
     assert bound.subgame_regret >= 0.0

@@ -14,7 +14,8 @@ from efgkit.cli.app import (
     show_progress,
 )
 from efgkit.io.progress import progress_bar
-from efgkit.resolve.cfr_d import CFRD, RESOLVE_GADGETS, VARIANTS, nash_conv_of, run_cfr_d
+from efgkit.resolve.cfr_d import CFRD, RESOLVE_GADGETS, VARIANTS, run_cfr_d
+from efgkit.solvers.best_response import nash_conv
 from efgkit.solvers.cfr import SOLVER_CLASSES
 from efgkit.storage.strategy_file import save_strategy
 
@@ -175,7 +176,7 @@ def cfr_d(
                 resolve_iterations, gadget=gadget, progress=lambda done, _: bar.update(done - bar.n)
             )
     if not evaluated:
-        run.history.append({"iteration": solver.iteration, "nash_conv": nash_conv_of(strategy).nash_conv})
+        run.history.append({"iteration": solver.iteration, "nash_conv": nash_conv(strategy)})
     parameters = {
         "variant": variant,
         "round": round_number,

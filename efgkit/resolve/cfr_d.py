@@ -48,7 +48,6 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from efgkit.core.evaluation import Evaluation
 from efgkit.core.regret_rules import VariantSolver, average_weight
 from efgkit.core.run_loop import CheckpointSchedule, RunEnd, run_iterations
 from efgkit.core.solver_state import SolverState
@@ -62,7 +61,7 @@ from efgkit.resolve.constraints import RootConstraints
 from efgkit.resolve.gadgets import Gadget, extract_subgame, maxmargin_gadget, resolve_gadget
 from efgkit.resolve.splice import splice
 from efgkit.resolve.subgame import Subgame, round_subgames
-from efgkit.solvers.best_response import BestResponse
+from efgkit.solvers.best_response import BestResponse, nash_conv
 from efgkit.solvers.cfr import (
     SOLVER_CLASSES,
     CFRBuffers,
@@ -510,11 +509,6 @@ class _Trunk:
         self.edge_prob = np.concatenate([np.zeros(self.num_actions), tree.node_chance_prob])
 
 
-def nash_conv_of(strategy: Strategy) -> Evaluation:
-    """The exact evaluation of a (re-solved or implicit) CFR-D strategy in its game."""
-    return BestResponse(strategy.infoset_map).evaluate(strategy)
-
-
 @dataclass
 class CFRDRun:
     """A CFR-D run and what it measured: the solver, the ``history`` of evaluations (one dict
@@ -553,9 +547,9 @@ def run_cfr_d(
 
     def evaluate() -> None:
         strategy = solver.resolve(resolve_iterations, gadget=gadget)
-        entry = {"iteration": solver.iteration, "nash_conv": nash_conv_of(strategy).nash_conv}
+        entry = {"iteration": solver.iteration, "nash_conv": nash_conv(strategy)}
         if solver.track_average:
-            entry["implicit_nash_conv"] = nash_conv_of(solver.implicit_average()).nash_conv
+            entry["implicit_nash_conv"] = nash_conv(solver.implicit_average())
         run.history.append(entry)
 
     run.end = run_iterations(
