@@ -8,7 +8,7 @@ import pytest
 from efgkit.cli import main
 
 COMMANDS = ("build", "games", "info", "solve", "evaluate", "refine", "tradeoff", "cards", "convert", "export",
-            "play", "resolve", "holdem-abstraction", "warm-up", "bot")
+            "play", "resolve", "holdem-abstraction", "warm-up", "bot", "cfr-d")
 KUHN_VALUE = -1 / 18
 
 

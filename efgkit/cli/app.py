@@ -56,6 +56,8 @@ COMMANDS = {
     "bot": ("efgkit.cli.bot", "Play STRATEGY (.efgs or a bucket strategy .h5) against the ACPC dealer at "
                               "HOST PORT."),
     "convert": ("efgkit.cli.convert", "Convert the game INPUT into OUTPUT."),
+    "cfr-d": ("efgkit.cli.cfr_d", "Solve GAME by decomposition (CFR-D) and recover a complete strategy by "
+                                  "re-solving."),
     "warm-up": ("efgkit.cli.warm_up", "Compile and cache the numba kernels of the common commands, so their "
                                       "first run is fast."),
 }

@@ -117,10 +117,17 @@ def _opponent(against: str, game, betting):
 
 
 def play_bucket_strategies(spec: str, path: str, against: str | None, hands: int | None, seat: int | None,
-                           seed: int | None, as_json: bool) -> None:
+                           seed: int | None, as_json: bool, resolve: str | None = None,
+                           resolve_iterations: int = 200) -> None:
     """A bucket strategy (.h5 or its .efgs export) against you at the terminal, or a duplicate
-    match against a baseline or another file."""
+    match against a baseline or another file; with ``resolve`` a match of the strategy
+    re-solving at decision time (``resolve.decision_time``) against ``against``."""
     game = poker_game(spec)
+    if resolve is not None:
+        if against is None:
+            raise ParameterError("--resolve plays a match: give --against random|call|raise|fold|OTHER.h5")
+        _resolving_match(game, path, against, hands, seed, resolve, resolve_iterations, as_json)
+        return
     if against is None:
         _play_against_person(game, path, hands, seat, seed, as_json)
         return
@@ -245,3 +252,64 @@ def _play_against_person(game, path: str, hands: int | None, seat: int | None, s
             "total_chips": total, "mbb_per_hand": mbb(total / played, game) if played else None}
     emit(as_json, data, [f"{played} hand{'s' * (played != 1)}, {total:+g} chips for you"
                          + (f" ({data['mbb_per_hand']:+,.0f} mbb/hand)" if played else "")])
+
+
+class _ResolvingSeat:
+    """A seat that asks a ``DecisionTimeResolver`` for its probabilities at each decision."""
+
+    def __init__(self, resolver) -> None:
+        self.resolver = resolver
+
+    def choose(self, decision, rng) -> int:
+        from efgkit.play.poker_hands import sample
+
+        row = self.resolver.probabilities(decision.hand, decision.board, decision.state.betting.history)
+        return sample(row.tolist(), rng)
+
+
+def _resolving_match(game, path: str, against: str, hands: int | None, seed: int | None, gadget: str,
+                     iterations: int, as_json: bool) -> None:
+    """The blueprint re-solving at decision time against ``against``: ``hands`` deals, each played
+    in both seats (the re-solver's payoff summed over the pair), mean mbb/g with its 95% interval,
+    and the time of every re-solver decision (mean, p95)."""
+    import random
+
+    import numpy as np
+
+    from efgkit.play.poker_hands import Deal, LayoutSeat, mbb, play_hand
+    from efgkit.poker.materialised.layout import StrategyLayout
+    from efgkit.poker.materialised.public_tree import PublicTree
+    from efgkit.resolve.decision_time import DecisionTimeResolver
+
+    buckets, strategy = _strategy(path, game)
+    opponent = LayoutSeat(*_opponent(against, game, buckets.betting))
+    tree = PublicTree(game)
+    resolver = DecisionTimeResolver(tree, StrategyLayout.from_bucket_layout(tree, buckets), strategy,
+                                    gadget=gadget, iterations=iterations)
+    seat, rng, deals = _ResolvingSeat(resolver), random.Random(seed), hands or 200
+    pairs = []
+    started = time.perf_counter()
+    with _progress_bar(deals, "playing") as bar:
+        for _ in range(deals):
+            deal = Deal.shuffled(game, rng)
+            first = play_hand(game, (seat, opponent), deal, rng).payoff
+            second = -play_hand(game, (opponent, seat), deal, rng).payoff
+            pairs.append((first + second) / 2.0)
+            bar.update(1)
+    mean = float(np.mean(pairs))
+    error = float(np.std(pairs, ddof=1) / np.sqrt(len(pairs))) if len(pairs) > 1 else float("nan")
+    seconds = np.array(resolver.seconds)
+    data = {"game": game.spec, "strategy": path, "opponent": against, "resolve": gadget,
+            "resolve_iterations": iterations, "deals": deals, "seed": seed, "chips_per_game": mean,
+            "mbb_per_game": mbb(mean, game), "ci95_mbb": mbb(1.96 * error, game),
+            "decisions": int(seconds.size),
+            "resolves": resolver.resolves, "seconds_per_decision_mean": float(seconds.mean()),
+            "seconds_per_decision_p95": float(np.percentile(seconds, 95)),
+            "seconds": time.perf_counter() - started}
+    lines = [f"{path} re-solving ({gadget}, {iterations} iterations) against {against}: "
+             f"{data['mbb_per_game']:+,.0f} +- {data['ci95_mbb']:,.0f} mbb/g over {deals} deals in both "
+             f"seats",
+             f"{data['decisions']} decisions, {resolver.resolves} re-solves; time per decision "
+             f"mean {data['seconds_per_decision_mean'] * 1e3:.1f} ms, p95 "
+             f"{data['seconds_per_decision_p95'] * 1e3:.1f} ms"]
+    emit(as_json, data, lines)

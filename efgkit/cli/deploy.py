@@ -433,9 +433,17 @@ def _plays_on_buckets(game: str, strategy_file: str) -> bool:
 @click.option("--seat", type=click.IntRange(0, 1), default=None,
               help="Your seat when playing interactively  [default: alternate]")
 @click.option("--seed", type=int, default=None, help="Random seed (cards and mixed actions).")
+@click.option("--resolve", "resolve_gadget", type=click.Choice(["resolve", "maxmargin", "unsafe"]),
+              default=None,
+              help="A bucket strategy re-solves, at each decision after a board deal, the subgame after "
+                   "that deal with this gadget (public-tree engine; resolve and maxmargin are safe) and "
+                   "plays --hands deals in both seats --against the opponent; reports mbb/g and the time "
+                   "per decision.")
+@click.option("--resolve-iterations", type=click.IntRange(min=1), default=200, show_default=True,
+              help="CFR+ iterations of each decision-time re-solve.")
 @json_option
 def play(game_and_file: GameAndFile, against: str | None, hands: int | None, seat: int | None,
-         seed: int | None, as_json: bool) -> None:
+         seed: int | None, resolve_gadget: str | None, resolve_iterations: int, as_json: bool) -> None:
     """Play STRATEGY.efgs: against you at the terminal, or N hands --against random|OTHER.efgs.
 
     Seats alternate. A match reports the strategy's mean payoff per hand with its 95%
@@ -455,8 +463,12 @@ def play(game_and_file: GameAndFile, against: str | None, hands: int | None, sea
     if _plays_on_buckets(game, strategy_file):
         from efgkit.cli.bucket_play import play_bucket_strategies
 
-        play_bucket_strategies(game, strategy_file, against, hands, seat, seed, as_json)
+        play_bucket_strategies(game, strategy_file, against, hands, seat, seed, as_json, resolve_gadget,
+                               resolve_iterations)
         return
+    if resolve_gadget is not None:
+        raise ParameterError("--resolve re-solves bucket strategies of limit poker (STRATEGY.h5 of efgkit "
+                             "solve --engine sampled) on the public-tree engine")
     if seat is not None and against is not None:
         raise ParameterError("--seat is for interactive play; a match alternates seats")
     tree, _ = build_game(game)

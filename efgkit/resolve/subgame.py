@@ -67,7 +67,9 @@ class Subgame:
 
     Attributes: ``root_nodes`` (int32, sorted), ``nodes`` (int32, every history of the
     subgame in breadth-first order), ``root_index`` (int32 per tree node: index of the root
-    above it, -1 outside), ``name`` (e.g. the public-state key).
+    above it, -1 outside; computed again on first use and then kept, so the many subgames of
+    a round do not each hold an array of the whole tree's size), ``name`` (e.g. the
+    public-state key).
     """
 
     def __init__(self, tree: GameTree, root_nodes: np.ndarray, name: str = "") -> None:
@@ -93,7 +95,6 @@ class Subgame:
                 f"{tree.infoset_keys[straddling]!r} has histories inside and outside it; "
                 f"choose roots that include every history such an infoset can come from"
             )
-        self.root_index = root_index
         self.nodes = np.flatnonzero(root_index >= 0).astype(np.int32)
 
     def __repr__(self) -> str:
@@ -102,6 +103,18 @@ class Subgame:
     @property
     def num_roots(self) -> int:
         return int(self.root_nodes.shape[0])
+
+    @cached_property
+    def root_index(self) -> np.ndarray:
+        """int32 per tree node: the index of the root above it, -1 outside the subgame."""
+        return self._root_index()
+
+    def _root_index(self) -> np.ndarray:
+        """``root_index``, from the cache if it is there, else computed and not kept."""
+        if "root_index" in self.__dict__:
+            return self.__dict__["root_index"]
+        tree = self.tree
+        return _root_index(tree.node_first_child, tree.node_num_children, self.root_nodes, tree.num_nodes)[0]
 
     @cached_property
     def preorder(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -118,7 +131,7 @@ class Subgame:
         """Partition the roots by what ``player`` knows (union-find over its infosets inside)."""
         tree = self.tree
         element, first_infoset = _union_roots_by_infoset(
-            tree.node_kind, tree.node_infoset, self.nodes, self.root_index, player,
+            tree.node_kind, tree.node_infoset, self.nodes, self._root_index(), player,
             self.num_roots, tree.num_infosets)
         keys = []
         for e in range(int(element.max()) + 1):
