@@ -29,6 +29,7 @@ import argparse
 import resource
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -86,6 +87,17 @@ def ns_per_bucket(tool: Path, path: Path, round_index: int, hands: np.ndarray,
     return best, resident
 
 
+def say(text: str) -> None:
+    """Progress on stderr (the report goes to stdout and the doc at the end)."""
+    print(text, file=sys.stderr, flush=True)
+
+
+def timing_count(args, evaluations: int) -> int:
+    """Hands to time a street on: ``--timing-hands``, fewer for streets whose lookups cost
+    many evaluations (at most ``--timing-evaluations`` in all, at least 20)."""
+    return max(20, min(args.timing_hands, args.timing_evaluations // evaluations))
+
+
 def random_hands(num_cards: int, board: int, count: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return np.array([rng.choice(num_cards, 2 + board, replace=False) for _ in range(count)], np.uint8)
@@ -95,17 +107,20 @@ def reduced_deck(args, work: Path, tool: Path, lines: list[str]) -> dict:
     """The reduced deck: sizes, times, the exhaustive check; returns the exception shares."""
     ranks = args.ranks
     buckets = tuple(int(b) for b in args.buckets.split(","))
-    bucket_file = work / "buckets.h5"
+    bucket_file = args.bucket_file or work / "buckets.h5"
     started = time.perf_counter()
-    options = AbstractionOptions(buckets=buckets, num_ranks=ranks, bins=args.bins, seed=0)
-    build_abstraction(options, bucket_file)
+    if args.bucket_file is None:
+        options = AbstractionOptions(buckets=buckets, num_ranks=ranks, bins=args.bins, seed=0)
+        build_abstraction(options, bucket_file)
     built = time.perf_counter() - started
+    say(f"bucket file ready ({built:.0f} s)")
     game = make_game(f"holdem(ranks={ranks})")
     layout = BucketLayout(BettingTree(game), IsomorphicCards.from_bucket_file(game, bucket_file))
     strategy = layout.random(0)
     started = time.perf_counter()
     every = export_bucket_strategy(layout, strategy, work / "computed.efgs", compute_budget=2**32 - 1)
     describe_seconds = time.perf_counter() - started
+    say(f"descriptions written ({describe_seconds:.0f} s)")
     tables = export_bucket_strategy(layout, strategy, work / "tables.efgs", bucket_tables="inline")
     ruled = export_bucket_strategy(layout, strategy, work / "ruled.efgs", compute_budget=args.budget,
                                    bucket_tables="inline")
@@ -114,7 +129,7 @@ def reduced_deck(args, work: Path, tool: Path, lines: list[str]) -> dict:
         for info in every.computed:
             r = STREETS.index(info["street"])
             board = (0, 3, 4, 5)[r]
-            hands = random_hands(4 * ranks, board, args.timing_hands, r)
+            hands = random_hands(4 * ranks, board, timing_count(args, info["evaluations"]), r)
             computed_ns, _ = ns_per_bucket(tool, work / "computed.efgs", r, hands)
             table_ns, _ = ns_per_bucket(tool, work / "tables.efgs", r, hands)
             chosen = next(x for x in ruled.computed if x["street"] == info["street"])["computed"]
@@ -124,12 +139,18 @@ def reduced_deck(args, work: Path, tool: Path, lines: list[str]) -> dict:
                         f"{table_ns / 1000:.2f} | {computed_ns / 1000:.2f} | "
                         f"{'computed' if chosen else 'table'} |")
             indexer = F.hand_indexer(board, ranks)
-            every_hand = indexer.unindex(1, np.arange(indexer.round_size(1)))
+            size = indexer.round_size(1)
+            count = min(size, max(1000, args.check_evaluations // info["evaluations"]))
+            chosen_rows = (np.arange(size) if count == size
+                           else np.sort(np.random.default_rng(r).choice(size, count, replace=False)))
             started = time.perf_counter()
-            got = np.frombuffer(c_buckets(tool, work / "computed.efgs", r, every_hand), "<i4")
-            labels = np.asarray(lookup.tables()[r])
-            checks.append(f"{info['street']}: {int(np.sum(got != labels))} of {labels.shape[0]:,} differ "
-                          f"({time.perf_counter() - started:.0f} s)")
+            hands = indexer.unindex(1, chosen_rows)
+            got = np.frombuffer(c_buckets(tool, work / "computed.efgs", r, hands), "<i4")
+            labels = np.asarray(lookup.tables()[r])[chosen_rows]
+            scope = "every one" if count == size else f"a random {count:,} of {size:,}"
+            checks.append(f"{info['street']}: {int(np.sum(got != labels))} differ ({scope}; "
+                          f"{time.perf_counter() - started:.0f} s)")
+            say(checks[-1])
     keys = {"every street": random_keys(layout, args.keys, (0, 1, 2, 3), 1),
             "river": random_keys(layout, args.keys, (3,), 2)}
     times = c_times([work / "tables.efgs", work / "ruled.efgs", work / "computed.efgs"], keys, work)
@@ -141,7 +162,7 @@ def reduced_deck(args, work: Path, tool: Path, lines: list[str]) -> dict:
               "| evaluations per lookup | C table lookup (us) | C computed (us) | rule chose |",
               "|---|---|---|---|---|---|---|---|---|",
               *rows, "",
-              "The C reader's bucket against the pipeline's, every canonical hand: "
+              "The C reader's bucket against the pipeline's on canonical hands: "
               + "; ".join(checks) + ".",
               "", "| file | bytes | C decision, every street (us) | C decision, river (us) |",
               "|---|---|---|---|"]
@@ -167,8 +188,10 @@ def standard_deck(args, work: Path, tool: Path, lines: list[str]) -> dict[str, f
         2: (1000, description_bytes(HISTOGRAM, 50, 5, None, histogram_centroids, [], [], 0)),
         3: (1000, description_bytes(OCHS, 8, 5, clusters, river_centroids, [], [], 0))})
     times, rss = {}, 0
-    for street, r, count in (("river", 3, args.timing_hands), ("turn", 2, 200), ("flop", 1, 5)):
+    for street, r in (("river", 3), ("turn", 2), ("flop", 1)):
+        count = timing_count(args, planned_description_bytes(13, street, 1000)[1])
         times[street], rss = ns_per_bucket(tool, path, r, random_hands(52, (0, 3, 4, 5)[r], count, r))
+        say(f"52 cards, {street}: {times[street] / 1000:.1f} us")
     checks = []
     for street, r, board_cards, boards_count, per_board in (
             ("river", 3, 5, max(1, args.sample // 100), 100),
@@ -197,6 +220,7 @@ def standard_deck(args, work: Path, tool: Path, lines: list[str]) -> dict[str, f
                       f"on "
                       f"{features_equal:,}, buckets equal on {buckets_equal:,} "
                       f"({time.perf_counter() - started:.0f} s)")
+        say(checks[-1])
     lines += ["Standard deck (52 cards), 1,000 buckets per street, a description-only file:", "",
               "| street | evaluations per lookup | C bucket (us) |", "|---|---|---|"]
     for street in ("flop", "turn", "river"):
@@ -242,9 +266,16 @@ def main() -> None:
     parser.add_argument("--buckets", default="64,200,200,200")
     parser.add_argument("--bins", type=int, default=50)
     parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET)
+    parser.add_argument("--bucket-file", type=Path, default=None,
+                        help="a pipeline bucket file of --ranks ranks and --buckets to use instead of "
+                             "building one")
     parser.add_argument("--timing-hands", type=int, default=20000)
+    parser.add_argument("--timing-evaluations", type=int, default=20_000_000)
+    parser.add_argument("--check-evaluations", type=int, default=2_000_000_000,
+                        help="hand evaluations the check of a street against the pipeline may cost: every "
+                             "canonical hand if they fit, else a random sample that does")
     parser.add_argument("--sample", type=int, default=100000)
-    parser.add_argument("--turn-sample", type=int, default=100000)
+    parser.add_argument("--turn-sample", type=int, default=10000)
     parser.add_argument("--keys", type=int, default=2000)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()

@@ -18,6 +18,8 @@ from efgkit.abstraction.cards.holdem import features as F
 from efgkit.abstraction.cards.holdem.bucket_file import BucketLookup, StreetBuckets, save_buckets
 from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
 from efgkit.games.hand_ranking import hand_value as reference_value
+from efgkit.interop.acpc import game_definition
+from efgkit.interop.acpc_protocol import AcpcDealer, serve_in_thread
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.buckets.card_abstraction import IsomorphicCards
@@ -62,6 +64,21 @@ def pipeline(tmp_path_factory):
     layout = BucketLayout(BettingTree(game), IsomorphicCards.from_bucket_file(game, folder / "b.h5"))
     export = export_bucket_strategy(layout, layout.random(0), folder / "s.efgs", compute_budget=10**9)
     return folder, layout, export
+
+
+def _c_match(bot: Path, files: tuple[Path, Path], game, hands: int):
+    """Two C bots (seeds 1 and 2) through a duplicate dealer (seed 3): its MatchResult."""
+    dealer = AcpcDealer(game_definition(game), hands, seed=3, duplicate=True, timeout=60)
+    thread, outcome = serve_in_thread(dealer)
+    processes = [subprocess.Popen([str(bot), str(path), "127.0.0.1", str(port), str(seed)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for seed, (path, port) in enumerate(zip(files, dealer.ports, strict=True), start=1)]
+    thread.join()
+    for process in processes:
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+    assert "error" not in outcome, outcome.get("error")
+    return outcome["result"]
 
 
 def _every_hand(ranks: int, board: int) -> np.ndarray:
@@ -287,3 +304,19 @@ def test_damaged_descriptions_are_one_line_refusals_under_sanitizers(pipeline, c
                     assert 0 <= bucket < 12
         except CompactFormatError as exc:
             assert "\n" not in str(exc)
+
+
+def test_the_c_bot_plays_a_computed_file_hand_for_hand_as_the_table_file(pipeline, c_tools, tmp_path):
+    """efgs_acpc through the ACPC protocol: the same strategy exported with tables and with
+    every street computed draws the same actions (same buckets, rows and random bits), so
+    two matches with the same seeds end chip for chip alike, without an invalid action."""
+    folder, layout, export = pipeline
+    subprocess.run(["make", "-s", "-C", str(C_SOURCES), f"OUT={c_tools[0]}", f"{c_tools[0]}/efgs_acpc"],
+                   check=True)
+    tables = export_bucket_strategy(layout, layout.random(0), tmp_path / "tables.efgs")
+    other = export_bucket_strategy(layout, layout.random(1), tmp_path / "other.efgs")
+    game = layout.betting.game
+    computed = _c_match(c_tools[0] / "efgs_acpc", (Path(export.path), Path(other.path)), game, 300)
+    tabled = _c_match(c_tools[0] / "efgs_acpc", (Path(tables.path), Path(other.path)), game, 300)
+    assert computed.invalid_actions == (0, 0)
+    np.testing.assert_array_equal(computed.values, tabled.values)
