@@ -66,8 +66,17 @@ TODAY_MB = 190
 
 
 def build_tools(work: Path) -> Path:
-    subprocess.run(["make", "-s", "-C", str(C_SOURCES), f"OUT={work}", f"{work}/efgs_buckets"], check=True)
+    subprocess.run(["make", "-s", "-C", str(C_SOURCES), f"OUT={work}", f"{work}/efgs_buckets",
+                    f"{work}/efgs_query"], check=True)
     return work / "efgs_buckets"
+
+
+def cpu_decision_ns(query: Path, path: Path, keys: list[str], runs: int = 3) -> float:
+    """CPU nanoseconds of one efgs_probabilities call (``efgs_query --bench``, 5 rounds of
+    the keys; the fastest of ``runs`` runs)."""
+    text = "".join(f"{key}\n" for key in keys)
+    return min(float(subprocess.run([str(query), "--bench", str(path), "5"], input=text, capture_output=True,
+                                    text=True, check=True).stdout.split()[0]) for _ in range(runs))
 
 
 def c_buckets(tool: Path, path: Path, round_index: int, hands: np.ndarray, mode: str | None = None):
@@ -153,22 +162,29 @@ def reduced_deck(args, work: Path, tool: Path, lines: list[str]) -> dict:
             say(checks[-1])
     keys = {"every street": random_keys(layout, args.keys, (0, 1, 2, 3), 1),
             "river": random_keys(layout, args.keys, (3,), 2)}
-    times = c_times([work / "tables.efgs", work / "ruled.efgs", work / "computed.efgs"], keys, work)
+    files = [work / "tables.efgs", work / "ruled.efgs", work / "computed.efgs"]
+    times = c_times(files, keys, work)
+    cpu = {(f, group): cpu_decision_ns(work / "efgs_query", path, keys[group])
+           for f, path in enumerate(files) for group in keys}
     _, rss = ns_per_bucket(tool, work / "ruled.efgs", 3, random_hands(4 * ranks, 5, 10, 0))
     lines += [f"holdem(ranks={ranks}), pipeline buckets {args.buckets} (EMD flop and turn, {args.bins} bins, "
               f"OCHS river; built in {built:.0f} s), random rows; descriptions and their exceptions "
               f"found in {describe_seconds:.0f} s; rule budget {args.budget:,} hand evaluations.", "",
               "| street | canonical hands | table bytes | description bytes | exceptions "
-              "| evaluations per lookup | C table lookup (us) | C computed (us) | rule chose |",
+              "| evaluations per lookup | C table lookup (us, CPU) | C computed (us, CPU) | rule chose |",
               "|---|---|---|---|---|---|---|---|---|",
               *rows, "",
               "The C reader's bucket against the pipeline's on canonical hands: "
               + "; ".join(checks) + ".",
-              "", "| file | bytes | C decision, every street (us) | C decision, river (us) |",
-              "|---|---|---|---|"]
+              "", "C decision (key -> canonical index -> bucket -> row), CPU time (`efgs_query --bench`, "
+              "`clock()`) and wall time (`efgs_time`, the files interleaved; inflated by the machine's "
+              "load, which CPU time is not):", "",
+              "| file | bytes | every street, CPU (us) | river, CPU (us) | every street, wall (us) "
+              "| river, wall (us) |", "|---|---|---|---|---|---|"]
     for f, (name, export) in enumerate((("all tables", tables), ("the rule's choice", ruled),
                                         ("every street computed", every))):
-        lines.append(f"| {name} | {export.bytes:,} | {times[(f, 'every street')] / 1000:.2f} | "
+        lines.append(f"| {name} | {export.bytes:,} | {cpu[(f, 'every street')] / 1000:.2f} | "
+                     f"{cpu[(f, 'river')] / 1000:.2f} | {times[(f, 'every street')] / 1000:.2f} | "
                      f"{times[(f, 'river')] / 1000:.2f} |")
     lines += ["", f"Resident memory of the C tool after loading the rule's file and bucketing: {rss:,} kB "
               f"(the file is {ruled.bytes:,} bytes, mapped).", ""]
@@ -221,7 +237,8 @@ def standard_deck(args, work: Path, tool: Path, lines: list[str]) -> dict[str, f
                       f"{features_equal:,}, buckets equal on {buckets_equal:,} "
                       f"({time.perf_counter() - started:.0f} s)")
         say(checks[-1])
-    lines += ["Standard deck (52 cards), 1,000 buckets per street, a description-only file:", "",
+    lines += ["Standard deck (52 cards), 1,000 buckets per street, a description-only file (C bucket: CPU "
+              "time, `efgs_buckets --time`, the fastest of 3 runs):", "",
               "| street | evaluations per lookup | C bucket (us) |", "|---|---|---|"]
     for street in ("flop", "turn", "river"):
         _, evaluations = planned_description_bytes(13, street, 1000)

@@ -17,14 +17,16 @@ import pytest
 from efgkit.abstraction.cards.holdem import features as F
 from efgkit.abstraction.cards.holdem.bucket_file import BucketLookup, StreetBuckets, save_buckets
 from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
+from efgkit.cli import main
 from efgkit.games.hand_ranking import hand_value as reference_value
 from efgkit.interop.acpc import game_definition
 from efgkit.interop.acpc_protocol import AcpcDealer, serve_in_thread
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
-from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+from efgkit.poker.buckets.card_abstraction import CardIndependent, IsomorphicCards
 from efgkit.specs import make_game
 from efgkit.storage import compact_reader
+from efgkit.storage.bucket_strategy import save_bucket_strategy
 from efgkit.storage.compact_holdem import export_bucket_strategy
 from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy
 from efgkit.storage.computed_buckets import (
@@ -320,3 +322,27 @@ def test_the_c_bot_plays_a_computed_file_hand_for_hand_as_the_table_file(pipelin
     tabled = _c_match(c_tools[0] / "efgs_acpc", (Path(tables.path), Path(other.path)), game, 300)
     assert computed.invalid_actions == (0, 0)
     np.testing.assert_array_equal(computed.values, tabled.values)
+
+
+def test_export_compute_buckets_writes_format_8_and_reports_the_rule(pipeline, runner, json_output, tmp_path):
+    """``efgkit export --compute-buckets EVALS``: the river within the budget is computed,
+    the dearer streets keep their tables; the report gives the rule's inputs per street;
+    a strategy on no pipeline bucket file is one line and exit code 2."""
+    folder, layout, export = pipeline
+    save_bucket_strategy(folder / "strategy.h5", layout, layout.random(0),
+                         {"algorithm": "random", "iterations": 0})
+    river = next(r for r in export.computed if r["street"] == "river")
+    data = json_output(runner.invoke(main, ["export", str(folder / "strategy.h5"), "--out",
+                                            str(tmp_path / "s.efgs"), "--compute-buckets",
+                                            str(river["evaluations"]), "--json"]))
+    assert [(r["street"], r["computed"]) for r in data["computed_buckets"]] == [
+        ("flop", False), ("turn", False), ("river", True)]
+    with CompactStrategy(str(tmp_path / "s.efgs")) as strategy:
+        assert strategy.version == 8 and sorted(strategy.card_table.computed) == [3]
+    game = make_game("holdem(ranks=5)")
+    independent = BucketLayout(BettingTree(game), CardIndependent())
+    save_bucket_strategy(tmp_path / "none.h5", independent, independent.random(0),
+                         {"algorithm": "random", "iterations": 0})
+    result = runner.invoke(main, ["export", str(tmp_path / "none.h5"), "--out", str(tmp_path / "n.efgs"),
+                                  "--compute-buckets", "2000"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "bucket file" in result.stderr

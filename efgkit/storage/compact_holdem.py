@@ -12,8 +12,10 @@ takes a key's cards to its bucket (docs/compact-format.md):
   (``cr/cc/r``; ``-`` before any action), and gives its block's first row;
 * per round the bucket is: 0 (``CardIndependent``), the deal itself (``LosslessCards``),
   the canonical (suit-isomorphic) index of (hole cards, board) (``IsomorphicCards``
-  canonical: Waugh's indexer, which both readers carry), or a packed table over that
-  index (a hold'em pipeline bucket file), ``ceil(log2 buckets)`` bits per entry.
+  canonical: Waugh's indexer, which both readers carry), a packed table over that
+  index (a hold'em pipeline bucket file), ``ceil(log2 buckets)`` bits per entry, or, with
+  ``compute_budget``, a description the reader computes the bucket from (format 8,
+  ``computed_buckets``).
 
 Small tables go into the file. Large ones (52-card turn and river tables: 1.4e7 and
 1.2e8 canonical hands) are written once into a separate bucket-table file (.efgb:

@@ -28,7 +28,9 @@
  * key index takes to a block of rows, and the bucket of its cards (card=/cards=, board=),
  * which picks the row in the block. No class is needed. A round's bucket is read from a
  * packed table over the cards or over their canonical (suit-isomorphic, Waugh 2013) index,
- * or is that index itself, the deal itself (lossless), or 0. Tables too large to ship in
+ * or is that index itself, the deal itself (lossless), or 0, or (format 8) is computed from
+ * a small description: hold'em features by enumeration, the nearest stored centroid
+ * (efgs_computed.c). Tables too large to ship in
  * every strategy live in a bucket-table file (.efgb) that the strategy names and checks
  * by sha256: efgs_open_file opens it beside the strategy (the recorded name), or the
  * caller attaches it with efgs_open_bucket_tables / efgs_attach_bucket_tables.
