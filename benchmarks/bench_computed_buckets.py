@@ -244,7 +244,7 @@ def standard_deck(args, work: Path, tool: Path, lines: list[str]) -> dict[str, f
         _, evaluations = planned_description_bytes(13, street, 1000)
         lines.append(f"| {street} | {evaluations:,} | {times[street] / 1000:,.1f} |")
     lines += ["", "Against the pipeline's kernels (float32 OCHS bit for bit; histograms exactly): "
-              + "; ".join(checks) + f". Peak resident memory of the C tool: {rss:,} kB.", ""]
+              + "; ".join(checks) + f". Resident memory of the C tool after timing: {rss:,} kB.", ""]
     return times
 
 
