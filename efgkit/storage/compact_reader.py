@@ -396,6 +396,17 @@ def _colex(ranks: int) -> int:
     return rank
 
 
+def _preflop_classes(num_cards: int) -> list[list[int]]:
+    """The canonical preflop class of every hole pair (cards x cards) of a deck of four suits
+    (a computed round's opponent clusters are per class)."""
+    indexer = CanonicalIndex((2,), num_cards // SUITS)
+    table = [[0] * num_cards for _ in range(num_cards)]
+    for a in range(num_cards):
+        for b in range(a + 1, num_cards):
+            table[a][b] = table[b][a] = indexer.index([a, b])
+    return table
+
+
 def lossless_buckets(num_cards: int, private: int, deals: list[int]) -> int:
     """Buckets of the lossless method: every deal of the board in order, then the hand."""
     count = comb(num_cards, private)
@@ -563,7 +574,7 @@ class CardTable:
             try:
                 description = ComputedRound(self._data, position, limit, buckets=buckets,
                                             entries=indexer.size, num_ranks=self.num_cards // SUITS,
-                                            board=board)
+                                            board=board, class_of_pair=_preflop_classes(self.num_cards))
             except (DescriptionError, struct.error) as exc:
                 raise CompactFormatError(f"{self.path}: round {round_index}'s {exc}") from exc
             self.computed[round_index] = description

@@ -111,10 +111,12 @@ def lookup_evaluations(kind: int, num_cards: int, board: int, final_board: int) 
 class ComputedRound:
     """One round's description, read from ``data`` at ``offset`` (at most ``limit``),
     checked against the round: its ``buckets``, its canonical hands ``entries``, the deck's
-    ``num_ranks`` and the ``board`` cards seen. ``size`` is its length in bytes."""
+    ``num_ranks`` and the ``board`` cards seen; ``class_of_pair`` gives the canonical preflop
+    class of every hole pair (cards x cards, the reader's indexer: OCHS needs it). ``size`` is
+    its length in bytes."""
 
     def __init__(self, data, offset: int, limit: int, *, buckets: int, entries: int, num_ranks: int,
-                 board: int) -> None:
+                 board: int, class_of_pair) -> None:
         if offset + DESCRIPTION_HEAD.size > limit:
             raise DescriptionError("computed-bucket description is out of range")
         (self.kind, self.dims, self.final_board, self.num_classes, self.num_exceptions,
@@ -149,7 +151,7 @@ class ComputedRound:
             raise DescriptionError("computed-bucket description is corrupted")
         self.num_cards, self.board = 4 * num_ranks, board
         self.offset = 4 * (STANDARD_RANKS - num_ranks)
-        self._class_of_pair = _preflop_classes(num_ranks) if ochs else None
+        self._class_of_pair = class_of_pair if ochs else None
 
     def _doubled(self, hand: list[int], board: list[int]) -> tuple[list[int], list[int]]:
         """2 x wins + ties and opponents per cluster (OCHS) or in cluster 0, on a full board."""
@@ -209,17 +211,3 @@ class ComputedRound:
             if bucket == 0 or distance < best:
                 best, nearest = distance, bucket
         return nearest
-
-
-def _preflop_classes(num_ranks: int) -> list[list[int]]:
-    """The canonical preflop class of every hole pair (cards, cards), as the hand indexer
-    numbers them (the compact reader's ``CanonicalIndex``)."""
-    from efgkit.storage.compact_reader import CanonicalIndex  # the reader imports this module
-
-    indexer = CanonicalIndex((2,), num_ranks)
-    cards = 4 * num_ranks
-    table = [[0] * cards for _ in range(cards)]
-    for a in range(cards):
-        for b in range(a + 1, cards):
-            table[a][b] = table[b][a] = indexer.index([a, b])
-    return table
