@@ -48,10 +48,10 @@ def c_tools(tmp_path_factory):
     if compiler is None:
         pytest.skip("no C compiler on this machine")
     folder = tmp_path_factory.mktemp("c")
-    source = str(C_SOURCES / "efgs.c")
-    subprocess.run([compiler, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2", source,
+    sources = [str(C_SOURCES / "efgs.c"), str(C_SOURCES / "efgs_computed.c")]
+    subprocess.run([compiler, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2", *sources,
                     str(C_SOURCES / "efgs_query.c"), "-o", str(folder / "efgs_query")], check=True)
-    subprocess.run([compiler, "-std=c99", "-O2", "-shared", "-fPIC", source, "-o",
+    subprocess.run([compiler, "-std=c99", "-O2", "-shared", "-fPIC", *sources, "-o",
                     str(folder / "libefgs.so")], check=True)
     return folder
 
@@ -657,6 +657,7 @@ def sanitized_query(tmp_path_factory):
     tool = tmp_path_factory.mktemp("sanitized") / "efgs_query"
     built = subprocess.run([compiler, "-std=c99", "-g", "-O1", "-fsanitize=address,undefined",
                             "-fno-sanitize-recover=all", str(C_SOURCES / "efgs.c"),
+                            str(C_SOURCES / "efgs_computed.c"),
                             str(C_SOURCES / "efgs_query.c"), "-o", str(tool)], capture_output=True)
     if built.returncode:
         pytest.skip("this compiler has no address/undefined sanitizers")

@@ -49,7 +49,8 @@ def efgs_query(tmp_path_factory):
         pytest.skip("no C compiler on this machine")
     sources = Path(compact_reader.__file__).parent / "efgs_c"
     tool = tmp_path_factory.mktemp("c") / "efgs_query"
-    subprocess.run([compiler, "-std=c99", "-O2", str(sources / "efgs.c"), str(sources / "efgs_query.c"),
+    subprocess.run([compiler, "-std=c99", "-O2", str(sources / "efgs.c"), str(sources / "efgs_computed.c"),
+                    str(sources / "efgs_query.c"),
                     "-o", str(tool)], check=True)
     return tool
 

@@ -95,6 +95,13 @@ def _output_format(out: str, output_format: str | None) -> str:
 @click.option("--coded", is_flag=True,
               help="Entropy-code the rows in blocks (format 7: smaller for nearly pure strategies, "
                    "read as fast; docs/compact-format.md, Coded rows).")
+@click.option("--compute-buckets", "compute_budget", type=click.IntRange(0, 2**32 - 1), default=None,
+              metavar="EVALS",
+              help="Bucket strategies on a hold'em pipeline bucket file: store a street as a small "
+                   "description the device computes its bucket from (format 8) where one lookup "
+                   "costs at most EVALS hand evaluations and the description is smaller than the "
+                   "table (2000: about 50 us in C here, the 52-card river; docs/compact-format.md, "
+                   "Computed buckets).")
 @click.option("--nash-conv", is_flag=True,
               help="Bucket strategies: also the exact NashConv before and after quantization "
                    "(streamed best response in the full game: reduced decks only).")
@@ -103,7 +110,8 @@ def _output_format(out: str, output_format: str | None) -> str:
 def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, gamedef_out: str | None,
            output_format: str | None, bits: str, prune_unreachable: bool, with_keys: bool,
            check_bits: int, rounding: str, key_map: str, card_abstraction_file: str | None,
-           bucket_tables: str, bucket_file: str | None, coded: bool, nash_conv: bool, as_json: bool) -> None:
+           bucket_tables: str, bucket_file: str | None, coded: bool, compute_budget: int | None,
+           nash_conv: bool, as_json: bool) -> None:
     """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
 
     GAME is the strategy's game, by default the built-in game the file names (a game read
@@ -130,6 +138,7 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
     check_writable(gamedef_out, "--gamedef")
     bucket_only = [f"--{name.replace('_', '-')}" for name in ("bucket_tables", "nash_conv")
                    if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    bucket_only += ["--compute-buckets"] * (compute_budget is not None)
     bucket_only += ["--buckets"] * (bucket_file is not None)
     if is_bucket_strategy_file(strategy_file):
         tree_only = [f"--{name.removesuffix('_file').replace('_', '-')}" for name in (
@@ -141,7 +150,7 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
                                  f"(rows are rounded by largest remainder), not "
                                  f"{tree_only[0] if tree_only else '--format ' + output_format}")
         _export_bucket_strategy(strategy_file, out, int(bits), check_bits, bucket_tables,
-                                bucket_file, nash_conv, game, as_json, coded)
+                                bucket_file, nash_conv, game, as_json, coded, compute_budget)
         _also_game_definition(out, gamedef_out, as_json)
         return
     if bucket_only:
@@ -248,7 +257,8 @@ def _export_game_definition(strategy_file: str, gamedef_out: str | None, as_json
 
 def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits: int,
                             bucket_tables: str, bucket_file: str | None, nash_conv: bool,
-                            game: str | None, as_json: bool, coded: bool = False) -> None:
+                            game: str | None, as_json: bool, coded: bool = False,
+                            compute_budget: int | None = None) -> None:
     """``efgkit export`` of a bucket-strategy file (compact_holdem.export_bucket_strategy)."""
     import h5py
 
@@ -272,6 +282,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
                       enabled=show_progress()) as bar:
         result = export_bucket_strategy(layout, strategy, out, bits=bits, check_bits=check_bits,
                                         bucket_tables=bucket_tables, coded=coded,
+                                        compute_budget=compute_budget,
                                         progress=lambda stage: bar.set_postfix_str(stage)
                                         or bar.update(1))
     data = {"out": out, "format": "efgs", "game": layout.betting.game.spec, "bits": bits,
@@ -282,7 +293,8 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
             "bucket_tables": result.bucket_tables_path,
             "bucket_tables_bytes": result.bucket_tables_bytes,
             "bucket_tables_written": result.bucket_tables_written,
-            "rounding": "nearest", "max_abs_error": result.max_abs_error, "coded": coded}
+            "rounding": "nearest", "max_abs_error": result.max_abs_error, "coded": coded,
+            "computed_buckets": result.computed}
     lines = [f"wrote {out} (efgs, {bits}-bit): {result.rows:,} rows of "
              f"{layout.abstraction.description}, {result.explicit_entries:,} betting histories "
              f"indexed, {result.bytes:,} bytes (card table {result.card_table_bytes:,})"]
@@ -290,6 +302,11 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
         lines.append(f"bucket tables in {result.bucket_tables_path} ({result.bucket_tables_bytes:,} "
                      f"bytes, {'written' if result.bucket_tables_written else 'already there'}; "
                      f"the .efgs checks its sha256)")
+    for street in result.computed:
+        lines.append(f"{street['street']} buckets {'computed' if street['computed'] else 'from its table'}: "
+                     f"description {street['description_bytes']:,} bytes ({street['exceptions']:,} "
+                     f"exceptions), table {street['table_bytes']:,} bytes, {street['evaluations']:,} "
+                     f"hand evaluations per lookup")
     lines.append(f"largest change of a probability: {result.max_abs_error:.3e} (less than "
                  f"one step of its row, at most 1/{int(result.totals.min()) if result.totals.size else 1:,})")
     if nash_conv:

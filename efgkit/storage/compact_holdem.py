@@ -12,8 +12,10 @@ takes a key's cards to its bucket (docs/compact-format.md):
   (``cr/cc/r``; ``-`` before any action), and gives its block's first row;
 * per round the bucket is: 0 (``CardIndependent``), the deal itself (``LosslessCards``),
   the canonical (suit-isomorphic) index of (hole cards, board) (``IsomorphicCards``
-  canonical: Waugh's indexer, which both readers carry), or a packed table over that
-  index (a hold'em pipeline bucket file), ``ceil(log2 buckets)`` bits per entry.
+  canonical: Waugh's indexer, which both readers carry), a packed table over that
+  index (a hold'em pipeline bucket file), ``ceil(log2 buckets)`` bits per entry, or, with
+  ``compute_budget``, a description the reader computes the bucket from (format 8,
+  ``computed_buckets``).
 
 Small tables go into the file. Large ones (52-card turn and river tables: 1.4e7 and
 1.2e8 canonical hands) are written once into a separate bucket-table file (.efgb:
@@ -46,8 +48,10 @@ from efgkit.storage.compact_reader import (
     CANONICAL,
     CARD_HEAD,
     CARD_ROUND,
+    COMPUTED,
     CONSTANT,
     FLAG_CODED,
+    FLAG_COMPUTED,
     HEADER,
     LOSSLESS,
     SUITS,
@@ -92,6 +96,9 @@ class BucketExport(CompactFile):
     bucket_tables_bytes: int
     bucket_tables_written: bool
     """False when an identical bucket-table file was already there (written once)."""
+    computed: list[dict]
+    """Per round whose bucket could be computed on the device: the rule's inputs (street,
+    description and table bytes, hand evaluations per lookup, exceptions) and its choice."""
     weights: np.ndarray
     """int64 quantized weights in the layout's order (``BucketLayout`` rows)."""
     totals: np.ndarray
@@ -205,13 +212,17 @@ def planned_bytes(layout: BucketLayout, *, bits: int = 8, check_bits: int = 8,
 
 def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str | os.PathLike, *,
                            bits: int = 8, check_bits: int = 8, bucket_tables: str = "auto",
-                           coded: bool = False, progress=None) -> BucketExport:
+                           coded: bool = False, compute_budget: int | None = None,
+                           progress=None) -> BucketExport:
     """Write ``strategy`` (float64 per row action of ``layout``) as a compact file.
 
     ``bucket_tables``: ``auto`` (tables of at most ``INLINE_TABLE_BYTES`` in all go into
     the file, else into a bucket-table file beside it named by its digest), ``inline``,
     or the path of the bucket-table file (.efgb), written unless it already holds the
     same tables. ``coded``: the rows entropy-coded in blocks (format 7, ``row_coding``).
+    ``compute_budget`` (hand evaluations per lookup; a pipeline bucket file's abstraction
+    only): each street a device can compute is computed when the rule of
+    ``computed_buckets.choose`` says so (format 8), the others keep their tables.
     ``progress(stage)`` after each of the ``EXPORT_STAGES``.
     """
     progress = progress or (lambda stage: None)
@@ -223,6 +234,7 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     total = action_totals(row_offsets, bits)
     progress(EXPORT_STAGES[0])
     rounds = round_buckets(game, layout.abstraction)
+    computed = [] if compute_budget is None else _computed_rounds(rounds, layout.abstraction, compute_budget)
     tables_path, tables_data, written = _place_tables(rounds, game, path, bucket_tables)
     progress(EXPORT_STAGES[1])
     keys = [game.betting_text(Betting(betting.histories[node], (0, 0), 0))
@@ -232,8 +244,8 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     cards = CardSection(card_names(structure), structure.private_cards_per_player, rounds,
                         tables_reference=reference)
     blocks = CardBlocks(keys, layout.buckets, layout.width, np.arange(row_offsets.shape[0] - 1))
-    head = dict(spec=game.spec, fingerprint=betting_digest(betting), bits=bits, flags=FLAG_CODED * coded,
-                num_keys=0)
+    flags = FLAG_CODED * coded | FLAG_COMPUTED * any(r.method == COMPUTED for r in rounds)
+    head = dict(spec=game.spec, fingerprint=betting_digest(betting), bits=bits, flags=flags, num_keys=0)
     compact = card_file(head, weights, row_offsets, blocks, cards, check_bits)
     compact.data = with_game_definition(compact.data, game)
     progress(EXPORT_STAGES[2])
@@ -242,8 +254,39 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     return BucketExport(
         **vars(compact), bucket_tables_path=str(tables_path) if tables_path else None,
         bucket_tables_bytes=len(tables_data) if tables_path else 0, bucket_tables_written=written,
+        computed=computed,
         weights=weights, totals=total,
         max_abs_error=float(np.max(np.abs(weights / total - strategy), initial=0.0)))
+
+
+def _computed_rounds(rounds: list[RoundBuckets], abstraction, budget: int) -> list[dict]:
+    """Describe every round of a pipeline bucket file that a device can compute and, where
+    the rule chooses it, replace its table by the description (in place); returns the
+    rule's inputs and choice per described round."""
+    from efgkit.abstraction.cards.holdem.bucket_file import BucketLookup
+    from efgkit.abstraction.cards.holdem.deck import ROUND_NAMES
+    from efgkit.storage.computed_buckets import check_budget, choose, describe_street
+
+    check_budget(budget)
+    if abstraction.reference.get("kind") != "bucket-file":
+        raise ParameterError("computed buckets need a hold'em pipeline bucket file's abstraction "
+                             "(its centroids and features)")
+    report = []
+    with BucketLookup(abstraction.reference["path"]) as lookup:
+        for r, round_buckets_ in enumerate(rounds):
+            description = describe_street(lookup, ROUND_NAMES[r], budget) if r else None
+            if description is None:
+                continue
+            chosen = choose(description, budget)
+            report.append({"street": description.street, "computed": chosen,
+                           "description_bytes": len(description.data),
+                           "table_bytes": description.table_bytes, "evaluations": description.evaluations,
+                           "exceptions": description.exceptions,
+                           "canonical_hands": description.canonical_hands})
+            if chosen:
+                rounds[r] = RoundBuckets(round_buckets_.dealt, COMPUTED, round_buckets_.buckets,
+                                         description=description.data)
+    return report
 
 
 def _place_tables(rounds: list[RoundBuckets], game: LimitPoker, path, bucket_tables: str

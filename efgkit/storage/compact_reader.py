@@ -51,12 +51,16 @@ from hashlib import blake2b, sha256
 from itertools import combinations_with_replacement
 from math import comb
 
+from efgkit.storage.computed_reader import ComputedRound, DescriptionError
+
 MAGIC = b"EFGS\r\n\x1a\n"
 VERSION = 7
 """The version this reader writes for coded rows; files of ``READ_VERSIONS`` are read."""
 PACKED_VERSION = 6
 """The version of files whose rows are packed, not coded."""
-READ_VERSIONS = (PACKED_VERSION, VERSION)
+COMPUTED_VERSION = 8
+"""The version of a file with a computed round (``FLAG_COMPUTED``), rows packed or coded."""
+READ_VERSIONS = (PACKED_VERSION, VERSION, COMPUTED_VERSION)
 HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQQII32sH")
 """magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
 bits, reserved, explicit entries, classes, slots/starts/values/keys/classes/card table
@@ -77,11 +81,12 @@ TABLES_ROUND = struct.Struct("<BBBxIQQ")
 """Bucket-table file, per round: hole cards, board cards, bits, buckets, entries, offset."""
 TABLES_MAGIC = b"EFGB\r\n\x1a\n"
 TABLES_VERSION = 1
-METHODS = ("combination table", "canonical table", "canonical", "lossless", "constant")
+METHODS = ("combination table", "canonical table", "canonical", "lossless", "constant", "computed")
 """How a round's bucket is found (docs/compact-format.md): a table over (hand rank, board
 rank), a table over the canonical (suit-isomorphic) index of (hole cards, board), the
-canonical index itself, the deal itself (lossless), or 0 (card independent)."""
-BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT = range(len(METHODS))
+canonical index itself, the deal itself (lossless), 0 (card independent), or computed from a
+description (format 8, ``computed_reader``)."""
+BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT, COMPUTED = range(len(METHODS))
 TABLE_METHODS = (BY_COMBINATION, BY_CANONICAL)
 INLINE, EXTERNAL = 0, 1
 VALUES_HEAD = struct.Struct("<QQ")
@@ -104,6 +109,8 @@ FLAG_KEYS = 2
 FLAG_GAMEDEF = 4
 """The file ends with an ACPC game definition and its u32 length (``compact_gamedef``)."""
 FLAG_CODED = 8
+FLAG_COMPUTED = 16
+"""A round's bucket is computed from a description in the card table (format 8)."""
 BITS = (4, 8, 16)
 MAX_SLOT_BITS = 56
 VERIFY_CHUNK = 1 << 24
@@ -389,6 +396,17 @@ def _colex(ranks: int) -> int:
     return rank
 
 
+def _preflop_classes(num_cards: int) -> list[list[int]]:
+    """The canonical preflop class of every hole pair (cards x cards) of a deck of four suits
+    (a computed round's opponent clusters are per class)."""
+    indexer = CanonicalIndex((2,), num_cards // SUITS)
+    table = [[0] * num_cards for _ in range(num_cards)]
+    for a in range(num_cards):
+        for b in range(a + 1, num_cards):
+            table[a][b] = table[b][a] = indexer.index([a, b])
+    return table
+
+
 def lossless_buckets(num_cards: int, private: int, deals: list[int]) -> int:
     """Buckets of the lossless method: every deal of the board in order, then the hand."""
     count = comb(num_cards, private)
@@ -472,8 +490,10 @@ class CardTable:
     """
 
     def __init__(self, data, offset: int, limit: int, path: str = "card table",
-                 tables_path: str | None = None) -> None:
-        self._data, self.path, self.external = data, path, None
+                 tables_path: str | None = None, computed: bool = False) -> None:
+        self._data, self.path, self.external, self._computed_allowed = data, path, None, computed
+        self.computed: dict[int, ComputedRound] = {}
+        """The description of every round whose bucket is computed (``COMPUTED``)."""
         if offset + CARD_HEAD.size > limit:
             raise CompactFormatError(f"{path}: card table is out of range")
         width, cards, private, rounds, recall, groups, action_bits = CARD_HEAD.unpack_from(
@@ -533,7 +553,7 @@ class CardTable:
         bits, buckets = self.bucket_bits[round_index], self.buckets[round_index]
         board = self.board_sizes[round_index]
         indexer = None
-        if method in (BY_CANONICAL, CANONICAL):
+        if method in (BY_CANONICAL, CANONICAL, COMPUTED):
             if self.num_cards % SUITS or self.num_cards // SUITS > 13 or board + self.private > 7:
                 raise CompactFormatError(f"{self.path}: card table is corrupted")
             indexer = CanonicalIndex((self.private, board) if board else (self.private,),
@@ -545,10 +565,21 @@ class CardTable:
                                                [d for d in self.deals[:round_index + 1] if d])}
         if (method >= len(METHODS) or source > EXTERNAL or not 0 <= bits <= 32
                 or not 1 <= buckets <= 1 << bits or self.private + board > self.num_cards
-                or (method not in TABLE_METHODS and (source or buckets != computed[method]))
-                or (source == EXTERNAL and method != BY_CANONICAL)):
+                or (method not in (*TABLE_METHODS, COMPUTED) and (source or buckets != computed[method]))
+                or (source == EXTERNAL and method != BY_CANONICAL)
+                or (method == COMPUTED and (source or not self._computed_allowed or self.private != 2))):
             raise CompactFormatError(f"{self.path}: card table is corrupted")
         self._indexers.append(indexer)
+        if method == COMPUTED:  # its description, where a table would be
+            try:
+                description = ComputedRound(self._data, position, limit, buckets=buckets,
+                                            entries=indexer.size, num_ranks=self.num_cards // SUITS,
+                                            board=board, class_of_pair=_preflop_classes(self.num_cards))
+            except (DescriptionError, struct.error) as exc:
+                raise CompactFormatError(f"{self.path}: round {round_index}'s {exc}") from exc
+            self.computed[round_index] = description
+            self._tables.append(None)
+            return position + description.size
         if method not in TABLE_METHODS:
             self._tables.append(None)
             return position
@@ -643,6 +674,8 @@ class CardTable:
             entry = self._indexers[round_index].index(hand + board)
             if method == CANONICAL:
                 return entry
+            if method == COMPUTED:
+                return self.computed[round_index].bucket(hand, board, entry)
         bits = self.bucket_bits[round_index]
         data, offset = self._tables[round_index]
         bit = entry * bits
@@ -733,12 +766,12 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: not a compact strategy (.efgs) file")
         version = struct.unpack_from("<H", data, 8)[0]
         self.version = version
-        if version > VERSION:
+        if version > COMPUTED_VERSION:
             raise CompactFormatError(f"{self.path}: compact format version {version} is newer "
-                                     f"than this reader ({VERSION}); upgrade the reader")
+                                     f"than this reader ({COMPUTED_VERSION}); upgrade the reader")
         if version not in READ_VERSIONS:
             raise CompactFormatError(f"{self.path}: compact format version {version} (this "
-                                     f"reader reads {READ_VERSIONS[0]} to {VERSION}) is no longer "
+                                     f"reader reads {READ_VERSIONS[0]} to {COMPUTED_VERSION}) is no longer "
                                      f"read; export the strategy again with efgkit export")
         if len(data) < HEADER.size:
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes)")
@@ -757,8 +790,12 @@ class CompactStrategy:
             size -= 4 + len(self.game_definition.encode())
         if cards_at and (cards_at < header_end or classes or starts_at):
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
-        self.card_table = CardTable(data, cards_at, size, self.path,
-                                    self._bucket_tables) if cards_at else None
+        computed = bool(flags & FLAG_COMPUTED)
+        if computed != (version == COMPUTED_VERSION):
+            raise CompactFormatError(f"{self.path}: header is corrupted (version {version} with "
+                                     f"flags {flags})")
+        self.card_table = CardTable(data, cards_at, size, self.path, self._bucket_tables,
+                                    computed=computed) if cards_at else None
         # With a card table an index value is (first row, actions) of a block.
         block_bits = self.card_table.action_bits if self.card_table else 0
         if bits not in BITS or not 0 < slot_bits <= MAX_SLOT_BITS or check_bits > slot_bits or (
@@ -778,7 +815,8 @@ class CompactStrategy:
         self.bits, self.seed, self._values_at = bits, seed, values_at + VALUES_HEAD.size
         self._wide_end, self._narrow_start = VALUES_HEAD.unpack_from(data, values_at)
         self.coded = bool(flags & FLAG_CODED)
-        if self.coded != (version == 7) or not self._wide_end <= self._narrow_start <= values or (
+        if (version < COMPUTED_VERSION and self.coded != (version == VERSION)) or not (
+                self._wide_end <= self._narrow_start <= values) or (
                 bits == 16 and self._wide_end) or (not self.coded and self._values_at + (
                     self._value_bit(values) + 7) // 8 > size):
             raise CompactFormatError(f"{self.path}: values section is corrupted")

@@ -35,7 +35,9 @@ from efgkit.storage.compact_reader import (
     CARD_HEAD,
     CARD_ROUND,
     CLASS_ENTRY,
+    COMPUTED_VERSION,
     FLAG_CODED,
+    FLAG_COMPUTED,
     HEADER,
     MAGIC,
     MAX_SLOT_BITS,
@@ -416,7 +418,8 @@ def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits
     body = bytearray(size - base)
     for name, section in named.items():
         body[offsets[name] - base:offsets[name] - base + len(section)] = section
-    version = VERSION if flags & FLAG_CODED else PACKED_VERSION
+    version = (COMPUTED_VERSION if flags & FLAG_COMPUTED else VERSION if flags & FLAG_CODED
+               else PACKED_VERSION)
     fields = [MAGIC, version, bits, flags, num_keys, num_rows, num_values,
               seed, segment, slot_bits, check_bits, 0, num_explicit, classes.shape[0],
               *offsets.values(), size, zlib.crc32(body), 0, bytes.fromhex(fingerprint),
@@ -438,6 +441,9 @@ class RoundBuckets:
     table methods."""
     external: bool = False
     """The table lives in the bucket-table file, not in the compact file."""
+    description: bytes | None = None
+    """The method ``COMPUTED``'s description (``computed_buckets``), inline where a table
+    would be."""
 
     @property
     def bits(self) -> int:
@@ -491,8 +497,8 @@ def card_table_bytes(cards: CardSection, *, groups: list[tuple[int, int, int]] =
         sha, name = cards.tables_reference
         encoded = name.encode()
         parts += [sha, struct.pack("<H", len(encoded)), encoded]
-    parts += [pack_bits(r.table, r.bits) for r in rounds
-              if r.table is not None and not r.external and r.bits]
+    parts += [r.description if r.description is not None else pack_bits(r.table, r.bits) for r in rounds
+              if r.description is not None or (r.table is not None and not r.external and r.bits)]
     return b"".join(parts)
 
 

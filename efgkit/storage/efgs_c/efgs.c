@@ -26,6 +26,7 @@
 #define FLAG_KEYS 2u
 #define FLAG_GAMEDEF 4u
 #define FLAG_CODED 8u
+#define FLAG_COMPUTED 16u  /* format 8: a round's bucket is computed (efgs_computed.c) */
 #define CODED_HEAD_SIZE 40u
 #define CODED_CONTEXT_SIZE 16u
 #define MAX_CODE_LENGTH 24u
@@ -215,7 +216,7 @@ static uint64_t binomial(uint64_t n, uint64_t k) {
     return result;
 }
 
-enum { BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT, NUM_METHODS };
+enum { BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT, COMPUTED, NUM_METHODS };
 #define ACTION_GROUP_SIZE 16u
 #define TABLES_HEAD_SIZE 16u
 #define TABLES_ROUND_SIZE 24u
@@ -367,9 +368,10 @@ static int open_card_round(efgs_reader *reader, unsigned round) {
     if (method >= NUM_METHODS || reader->bucket_source[round] > 1u || reader->bucket_bits[round] > 32u ||
         reader->buckets[round] < 1u || (uint64_t)reader->buckets[round] > (uint64_t)1 << reader->bucket_bits[round] ||
         reader->private_cards + board > reader->num_cards ||
-        (reader->bucket_source[round] == 1u && method != BY_CANONICAL))
+        (reader->bucket_source[round] == 1u && method != BY_CANONICAL) ||
+        (method == COMPUTED && !(reader->flags & FLAG_COMPUTED)))
         return EFGS_ERROR_FORMAT;
-    if (method == BY_CANONICAL || method == CANONICAL) {
+    if (method == BY_CANONICAL || method == CANONICAL || method == COMPUTED) {
         if (reader->num_cards % 4u != 0 || reader->num_cards > 52u ||
             efgs_canonical_init(&reader->canonical[round], reader->private_cards, board, reader->num_cards / 4u) != EFGS_OK)
             return EFGS_ERROR_FORMAT;
@@ -377,7 +379,8 @@ static int open_card_round(efgs_reader *reader, unsigned round) {
     }
     if (method == LOSSLESS) computed = lossless_buckets(reader, round);
     if (method == CONSTANT) computed = 1;
-    if (method >= CANONICAL && (reader->bucket_source[round] != 0 || computed != reader->buckets[round]))
+    if (method >= CANONICAL && method != COMPUTED &&
+        (reader->bucket_source[round] != 0 || computed != reader->buckets[round]))
         return EFGS_ERROR_FORMAT;
     return EFGS_OK;
 }
@@ -442,6 +445,13 @@ static int open_card_table(efgs_reader *reader, const unsigned char *bytes, size
     }
     for (round = 0; round < reader->num_card_rounds; round++) {
         if ((status = open_card_round(reader, round)) != EFGS_OK) return status;
+        if (reader->bucket_method[round] == COMPUTED) { /* its description, where a table would be */
+            if (reader->bucket_source[round] != 0 ||
+                (status = efgs_computed_open(reader, round, bytes, position, size, &length)) != EFGS_OK)
+                return EFGS_ERROR_FORMAT;
+            position += length;
+            continue;
+        }
         if (reader->bucket_method[round] > BY_CANONICAL || reader->bucket_source[round] == 1u) continue;
         length = bucket_table_entries(reader, round);
         if (length == UINT64_MAX) return EFGS_ERROR_FORMAT;
@@ -548,7 +558,7 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     int status;
     memset(reader, 0, sizeof *reader);
     if (size < 10u || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
-    if (read_u16(bytes + 8) != 6u && read_u16(bytes + 8) != EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
+    if (read_u16(bytes + 8) < 6u || read_u16(bytes + 8) > EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
     if (size < HEADER_SIZE) return EFGS_ERROR_TRUNCATED;
     reader->spec_length = read_u16(bytes + 148);
     header_end = HEADER_SIZE + reader->spec_length;
@@ -572,7 +582,10 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     }
     reader->version = read_u16(bytes + 8);
     reader->coded = (reader->flags & FLAG_CODED) != 0;
-    if (reader->coded != (reader->version == 7u)) return EFGS_ERROR_FORMAT;
+    /* 6: packed rows; 7: coded rows; 8: computed buckets (rows packed or coded) */
+    if ((reader->version < 8u && (reader->coded != (reader->version == 7u) || (reader->flags & FLAG_COMPUTED))) ||
+        (reader->version == 8u && !(reader->flags & FLAG_COMPUTED)))
+        return EFGS_ERROR_FORMAT;
     reader->num_infosets = read_u32(bytes + 12);
     reader->num_rows = read_u32(bytes + 16);
     reader->num_values = read_u64(bytes + 20);
@@ -991,6 +1004,7 @@ static int64_t bucket_of(const efgs_reader *reader, unsigned round, const unsign
         memcpy(sorted + reader->private_cards, board, reader->board_cards[round] * sizeof *sorted);
         entry = efgs_canonical_index(&reader->canonical[round], sorted);
         if (method == CANONICAL) return (int64_t)entry;
+        if (method == COMPUTED) return efgs_computed_bucket(reader, round, hand, board, entry);
     }
     if (reader->bucket_source[round] == 1u && reader->tables_data == NULL) return EFGS_ERROR_TABLES;
     at = (reader->bucket_source[round] == 1u ? reader->tables_data : reader->data) + reader->bucket_table_offset[round];
@@ -1001,6 +1015,20 @@ static int64_t bucket_of(const efgs_reader *reader, unsigned round, const unsign
     for (i = 0; i < width; i++) word |= (uint64_t)at[i] << (8u * i);
     bucket = (word >> shift) & (((uint64_t)1 << bits) - 1u);
     return bucket < reader->buckets[round] ? (int64_t)bucket : EFGS_ERROR_CORRUPTED;
+}
+
+int64_t efgs_bucket(const efgs_reader *reader, unsigned round, const unsigned *hand, const unsigned *board) {
+    unsigned sorted[MAX_CARDS], j, k, count;
+    if (reader->data == NULL || reader->cards_offset == 0 || round >= reader->num_card_rounds) return EFGS_ERROR_CARD;
+    count = reader->private_cards + reader->board_cards[round];
+    for (j = 0; j < count; j++) {
+        sorted[j] = j < reader->private_cards ? hand[j] : board[j - reader->private_cards];
+        if (sorted[j] >= reader->num_cards) return EFGS_ERROR_CARD;
+        for (k = 0; k < j; k++)
+            if (sorted[k] == sorted[j]) return EFGS_ERROR_CARD;
+    }
+    sort_cards(sorted, reader->private_cards);
+    return bucket_of(reader, round, sorted, board);
 }
 
 /* Split a key into its fields card=/cards=, board=, bets= (the last of each wins) and its
@@ -1603,7 +1631,7 @@ const char *efgs_status_message(int status) {
     case EFGS_OK: return "ok";
     case EFGS_ERROR_IO: return "cannot open or read the file (or it is not a regular file)";
     case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
-    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads version 6; export again)";
+    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads versions 6 to 8; export again)";
     case EFGS_ERROR_TRUNCATED: return "file is truncated";
     case EFGS_ERROR_CORRUPTED: return "file is corrupted";
     case EFGS_ERROR_NOT_FOUND: return "no such infoset key";

@@ -28,7 +28,9 @@
  * key index takes to a block of rows, and the bucket of its cards (card=/cards=, board=),
  * which picks the row in the block. No class is needed. A round's bucket is read from a
  * packed table over the cards or over their canonical (suit-isomorphic, Waugh 2013) index,
- * or is that index itself, the deal itself (lossless), or 0. Tables too large to ship in
+ * or is that index itself, the deal itself (lossless), or 0, or (format 8) is computed from
+ * a small description: hold'em features by enumeration, the nearest stored centroid
+ * (efgs_computed.c). Tables too large to ship in
  * every strategy live in a bucket-table file (.efgb) that the strategy names and checks
  * by sha256: efgs_open_file opens it beside the strategy (the recorded name), or the
  * caller attaches it with efgs_open_bucket_tables / efgs_attach_bucket_tables.
@@ -46,7 +48,7 @@
 extern "C" {
 #endif
 
-#define EFGS_FORMAT_VERSION 7       /* the newest version read; 6 is read too */
+#define EFGS_FORMAT_VERSION 8       /* the newest version read; 6 and 7 are read too */
 #define EFGS_MAX_CODED_CONTEXTS 64  /* (actions, field width) codes of a file with coded rows */
 #define EFGS_MAX_CODED_ACTIONS 64   /* actions of a coded row */
 #define EFGS_MAX_CARD_ROUNDS 8
@@ -94,6 +96,24 @@ typedef struct efgs_coded_context {
     uint32_t counts[25];    /* codes per length 0..24, read from the file when opening */
 } efgs_coded_context;
 
+/* A round whose bucket is computed on the device (bucket method 5, format 8, docs/
+ * compact-format.md "Computed buckets"): the pipeline's features by enumeration, the
+ * nearest stored centroid, unless the canonical index is a stored exception. */
+enum efgs_computed_kind {
+    EFGS_COMPUTED_OCHS = 1,      /* final street: strength against each opponent cluster, L2 */
+    EFGS_COMPUTED_EHS = 2,       /* final street: E[HS], L2 (|x - c|) */
+    EFGS_COMPUTED_HISTOGRAM = 3  /* before it: final-strength histogram over the runouts, EMD */
+};
+#define EFGS_METHOD_COMPUTED 5u
+typedef struct efgs_computed {
+    unsigned kind, dims;         /* dims: opponent clusters (OCHS), 1 (E[HS]) or bins */
+    unsigned final_board;        /* board cards at the showdown */
+    unsigned centroid_width;     /* doubles per centroid: dims, or bins - 1 (a CDF) */
+    uint32_t num_classes, num_exceptions;
+    uint32_t budget;             /* the rule's hand evaluations per lookup that chose it */
+    size_t classes_offset, centroids_offset, exception_index_offset, exception_bucket_offset;
+} efgs_computed;
+
 /* An infoset's class: what the coarsest abstraction (Cermak et al. 4.1.1) knows of it. */
 typedef struct efgs_class {
     uint32_t player;
@@ -129,11 +149,14 @@ typedef struct efgs_reader {
     unsigned board_dealt[EFGS_MAX_CARD_ROUNDS];   /* board cards dealt in each round */
     unsigned bucket_bits[EFGS_MAX_CARD_ROUNDS];
     unsigned bucket_method[EFGS_MAX_CARD_ROUNDS]; /* 0 table by card ranks, 1 table by canonical
-                                                     index, 2 canonical index, 3 lossless, 4 zero */
+                                                     index, 2 canonical index, 3 lossless, 4 zero,
+                                                     5 computed (format 8) */
     unsigned bucket_source[EFGS_MAX_CARD_ROUNDS]; /* 0 in this file, 1 in the bucket-table file */
     uint32_t buckets[EFGS_MAX_CARD_ROUNDS];
     size_t bucket_table_offset[EFGS_MAX_CARD_ROUNDS];  /* in data, or in tables_data (source 1) */
     efgs_canonical canonical[EFGS_MAX_CARD_ROUNDS];
+    efgs_computed computed[EFGS_MAX_CARD_ROUNDS];  /* rounds of method 5 */
+    uint16_t pair_class[52 * 52];         /* preflop class of hole pair (a, b), for OCHS */
     /* The bucket-table file (.efgb) when a round's table lives there. */
     const unsigned char *tables_sha256;   /* 32 bytes in the strategy file, NULL if none needed */
     const char *tables_name;              /* its recorded file name, NOT zero-terminated */
@@ -215,6 +238,21 @@ int efgs_verify(const efgs_reader *reader);
  * index takes the hole cards, then the board (valid, distinct); c->size classes. */
 int efgs_canonical_init(efgs_canonical *c, unsigned hole, unsigned board, unsigned num_ranks);
 uint64_t efgs_canonical_index(const efgs_canonical *c, const unsigned *cards);
+
+/* The bucket of sorted hole cards ``hand`` with the ``board`` seen in ``round`` (in the order
+ * dealt), as a key lookup reads it: >= 0, or a negative efgs_status. */
+int64_t efgs_bucket(const efgs_reader *reader, unsigned round, const unsigned *hand, const unsigned *board);
+/* A computed round's features of a hand (the pipeline's, efgs_computed.c): the OCHS values or
+ * E[HS] as the pipeline's float32, or the histogram's runout counts. Returns their number,
+ * EFGS_ERROR_NOT_FOUND for a round not computed, EFGS_ERROR_CAPACITY. */
+int efgs_computed_features(const efgs_reader *reader, unsigned round, const unsigned *hand,
+                           const unsigned *board, double *features, int capacity);
+/* Used by the reader: open round ``round``'s description at ``position`` (before ``limit``),
+ * its bytes in *length; the bucket of a hand whose canonical index is ``index``. */
+int efgs_computed_open(efgs_reader *reader, unsigned round, const unsigned char *bytes, uint64_t position,
+                       uint64_t limit, uint64_t *length);
+int64_t efgs_computed_bucket(const efgs_reader *reader, unsigned round, const unsigned *hand,
+                             const unsigned *board, uint64_t index);
 
 /* The 64-bit key hash: BLAKE2b, 8-byte digest, of (seed as 8 little-endian bytes, key). */
 uint64_t efgs_key_hash(const char *key, size_t key_length, uint64_t seed);
