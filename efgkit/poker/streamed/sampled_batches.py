@@ -70,18 +70,19 @@ NO_UPDATE = DiscountRule(-1, 1.0, 1.0, 1.0, 1.0)
 _WALKERS: dict[tuple[str, int], GroupWalker] = {}
 """This process's group walkers, by (plan key, thread): a worker keeps its walker across groups."""
 _MAPPED: dict[str, np.ndarray] = {}
-"""Shared strategy files mapped in this process, by path."""
+"""Shared files mapped in this process, by path."""
 
 
 class GroupPlan(NamedTuple):
     """What a worker needs to walk groups of one solver, sent once: a unique ``key``, the
-    ``layout``, the ``precision`` and the shared strategy file (``strategy_path``; None when
-    the groups run in this process and get the array itself)."""
+    ``layout``, the ``precision`` and the ``directory`` of the shared files (``strategy``,
+    and per group ``instant-G`` and ``average-G``, where the group's sums go; None when the
+    groups run in this process, get the strategy array and return new arrays)."""
 
     key: str
     layout: BucketLayout
     precision: str
-    strategy_path: str | None
+    directory: str | None
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -110,11 +111,10 @@ def add_rows(rows, action_start, part, total, integer):
             i += 1
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def copy_rows(rows, action_start, source, target):
-    """``target``'s actions of decisions ``rows`` set to ``source``'s."""
-    for d in rows:
-        target[action_start[d]:action_start[d + 1]] = source[action_start[d]:action_start[d + 1]]
+def player_actions(layout: BucketLayout, decisions: tuple[np.ndarray, np.ndarray]) -> list[int]:
+    """Each player's number of actions (its ``decisions``' rows)."""
+    widths = np.diff(layout.action_start)
+    return [int(widths[d].sum()) for d in decisions]
 
 
 class GroupWalker:
@@ -130,7 +130,7 @@ class GroupWalker:
         self.decisions = (np.flatnonzero(player == 0).astype(np.int64),
                           np.flatnonzero(player == 1).astype(np.int64))
         self.action_start = layout.action_start
-        self.sizes = [int(np.sum(np.diff(self.action_start)[d])) for d in self.decisions]
+        self.sizes = player_actions(layout, self.decisions)
         stored = {"float64": np.float64, "float32": np.float32, "int32": np.int32}[precision]
         working = np.float64 if precision == "float64" else np.float32
         self.integer = precision == "int32"
@@ -139,60 +139,68 @@ class GroupWalker:
         self.no_regrets = np.zeros(0, stored)
         self.decision_round = betting.round[betting.decision_nodes].astype(np.int64)
 
-    def walk(self, strategy: np.ndarray, player: int, weight: float, scale: np.ndarray,
-             uniforms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def walk(self, strategy: np.ndarray, player: int, weight: float, scale: np.ndarray, uniforms: np.ndarray,
+             out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``player``'s instantaneous regrets and average contributions (weight ``weight``, int32
         ``scale`` (2, rounds)) summed over the boards of ``uniforms`` against ``strategy``,
-        as ``take_rows`` lays them out."""
+        as ``take_rows`` lays them out, in ``out`` (two arrays at least that long) or new arrays."""
         state = RowState(self.no_regrets, self.average, strategy, self.instant, np.zeros(0))
         fixed = Fixed(self.integer, np.array(scale, np.float64), self.decision_round)
         walk_boards(self.view, self.tables, self.sampler, self.board, self.walk_stack, state, player,
                     float(weight), fixed, NO_UPDATE, uniforms)
-        rows = self.decisions[player]
-        instant = np.empty(self.sizes[player], self.instant.dtype)
-        average = np.empty(self.sizes[player], self.average.dtype)
-        take_rows(rows, self.action_start, self.instant, instant)
-        take_rows(rows, self.action_start, self.average, average)
-        return instant, average
+        size = self.sizes[player]
+        instant, average = out or (np.empty(size, self.instant.dtype), np.empty(size, self.average.dtype))
+        take_rows(self.decisions[player], self.action_start, self.instant, instant)
+        take_rows(self.decisions[player], self.action_start, self.average, average)
+        return instant[:size], average[:size]
 
 
-def _shared_strategy(path: str, dtype: np.dtype, size: int) -> np.ndarray:
-    """The strategy file at ``path`` mapped (once per process); ParameterError if this worker
-    cannot see it."""
+def shared_array(path: str, dtype, size: int, create: bool = False) -> np.ndarray:
+    """The shared file at ``path`` as an array of ``size`` ``dtype`` (``create``: a new zeroed
+    file), mapped once per process; ParameterError if a worker cannot see it."""
     mapped = _MAPPED.get(path)
-    if mapped is None:
+    if mapped is None or create:
         try:
-            mapped = np.memmap(path, dtype=dtype, mode="r+", shape=(size,))
+            mapped = np.memmap(path, dtype=dtype, mode="w+" if create else "r+", shape=(size,))
         except OSError as exc:
-            raise ParameterError(f"a Dask worker cannot map the sampled solver's shared strategy file "
-                                 f"{path} ({exc.strerror}): batched sampled CFR needs its workers on "
-                                 f"this machine") from None
-        _MAPPED.clear()  # a new file: an earlier solver's is gone
+            raise ParameterError(f"a Dask worker cannot map the sampled solver's shared file {path} "
+                                 f"({exc.strerror}): batched sampled CFR needs its workers on this "
+                                 f"machine") from None
+        directory = os.path.dirname(path)
+        for stale in [other for other in _MAPPED if os.path.dirname(other) != directory]:
+            del _MAPPED[stale]  # an earlier solver's
         _MAPPED[path] = mapped
     return mapped
 
 
 def walk_group(plan: GroupPlan, strategy: np.ndarray | None, player: int, weight: float, scale: np.ndarray,
-               uniforms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One group of boards (``GroupWalker.walk``) on this process's walker for ``plan``;
-    ``strategy`` None: the plan's shared strategy file."""
+               uniforms: np.ndarray, group: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Group ``group`` of the boards (``GroupWalker.walk``) on this process's walker for
+    ``plan``: with shared files, against the shared strategy and into the group's files
+    (None returned), else against ``strategy`` into new arrays."""
     key = (plan.key, threading.get_ident())
     walker = _WALKERS.get(key)
     if walker is None:
         for stale in [k for k in _WALKERS if k[0] != plan.key]:
             del _WALKERS[stale]
         walker = _WALKERS[key] = GroupWalker(plan.layout, plan.precision)
-    if strategy is None:
-        strategy = _shared_strategy(plan.strategy_path, walker.instant.dtype, plan.layout.num_actions)
-    return walker.walk(strategy, player, weight, scale, uniforms)
+    if plan.directory is None:
+        return walker.walk(strategy, player, weight, scale, uniforms)
+    strategy = shared_array(os.path.join(plan.directory, "strategy"), walker.instant.dtype,
+                            plan.layout.num_actions)
+    out = tuple(shared_array(os.path.join(plan.directory, f"{name}-{group}"), array.dtype, max(walker.sizes))
+                for name, array in (("instant", walker.instant), ("average", walker.average)))
+    walker.walk(strategy, player, weight, scale, uniforms, out)
+    return None
 
 
 def _forget(key: str, directory: str | None) -> None:
-    """Drop this process's walkers of plan ``key`` and its shared strategy file."""
+    """Drop this process's walkers of plan ``key`` and the shared files in ``directory``."""
     for stale in [k for k in _WALKERS if k[0] == key]:
         del _WALKERS[stale]
     if directory is not None:
-        _MAPPED.clear()
+        for path in [path for path in _MAPPED if os.path.dirname(path) == directory]:
+            del _MAPPED[path]
         shutil.rmtree(directory, ignore_errors=True)
 
 
@@ -237,33 +245,31 @@ class BatchedSampledCFR(SampledCFR):
         self.boards_per_iteration = int(boards_per_iteration)
         super().__init__(layout, **options)
         self.runner = runner or ChunkRunner()
-        self._plan = self._shared = None
+        key, directory, self._slots = uuid.uuid4().hex, None, []
+        self._sizes = player_actions(layout, self._decisions)
+        if self.runner.distributed:  # the strategy and the groups' sums in shared memory
+            directory = tempfile.mkdtemp(prefix="efgkit-sampled-",
+                                         dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+            strategy = shared_array(os.path.join(directory, "strategy"), self._state.strategy.dtype,
+                                    layout.num_actions, create=True)
+            strategy[:] = self._state.strategy
+            self._state = self._state._replace(strategy=strategy)
+            self._slots = [tuple(shared_array(os.path.join(directory, f"{name}-{g}"), array.dtype,
+                                              max(self._sizes), create=True)
+                                 for name, array in (("instant", self._state.instant),
+                                                     ("average", self.average_accumulator)))
+                           for g in range(self.board_groups)]
+        weakref.finalize(self, _forget, key, directory)
+        self._plan = self.runner.share(GroupPlan(key, layout, self.precision, directory))
 
     def batch_provenance(self) -> dict[str, int]:
         """``boards_per_iteration`` and ``board_groups`` (a resumed run must use the same)."""
         return {"boards_per_iteration": self.boards_per_iteration, "board_groups": self.board_groups}
 
-    def _start(self) -> None:
-        """The plan sent to the workers and, on Dask, the shared strategy file (once)."""
-        key = uuid.uuid4().hex
-        directory = path = None
-        if self.runner.distributed:
-            directory = tempfile.mkdtemp(prefix="efgkit-sampled-",
-                                         dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-            path = os.path.join(directory, "strategy")
-            strategy = self._state.strategy
-            self._shared = np.memmap(path, dtype=strategy.dtype, mode="w+", shape=strategy.shape)
-        weakref.finalize(self, _forget, key, directory)
-        self._plan = self.runner.share(GroupPlan(key, self.layout, self.precision, path))
-
     def iterate(self, iterations: int = 1) -> BatchedSampledCFR:
         """Run ``iterations`` iterations of ``boards_per_iteration`` boards each (the Generator
         advances by that many rows of uniforms an iteration)."""
         check_iterations(self.variant, self._settings.horizon, self.iteration, iterations)
-        if self._plan is None:
-            self._start()
-        if self._shared is not None:
-            self._shared[:] = self._state.strategy  # load_state may have changed it
         boards, total = self.boards_per_iteration, self._sampler.cards.shape[0]
         left = iterations
         while left > 0:
@@ -281,19 +287,15 @@ class BatchedSampledCFR(SampledCFR):
         start = self.layout.action_start
         weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
         size = self.boards_per_iteration // self.board_groups
-        source = None if self._shared is not None else state.strategy
+        source = None if self._slots else state.strategy
         for player in range(2):
             if settings.variant not in (VARIANT_CFR, VARIANT_CFR_PLUS):
                 clear_rows(decisions[player], start, state.instant)
             arguments = [(self._plan, source, player, weight, fixed.scale.copy(),
-                          uniforms[g * size:(g + 1) * size]) for g in range(self.board_groups)]
-            for instant, average in self.runner.imap(walk_group, arguments):
+                          uniforms[g * size:(g + 1) * size], g) for g in range(self.board_groups)]
+            for g, sums in enumerate(self.runner.imap(walk_group, arguments)):
+                instant, average = sums or (slot[:self._sizes[player]] for slot in self._slots[g])
                 add_rows(decisions[player], start, instant, state.instant, False)
                 add_rows(decisions[player], start, average, state.average, fixed.integer)
-            halved = update_batch(self._view, self._walk, settings, decisions, self.layout.width, t, player,
-                                  state, fixed)
-            if self._shared is not None:
-                if halved:
-                    self._shared[:] = state.strategy
-                else:
-                    copy_rows(decisions[player], start, state.strategy, self._shared)
+            update_batch(self._view, self._walk, settings, decisions, self.layout.width, t, player, state,
+                         fixed)
