@@ -138,18 +138,20 @@ class GroupWalker:
         self.average = np.zeros(layout.num_actions, stored)
         self.no_regrets = np.zeros(0, stored)
         self.decision_round = betting.round[betting.decision_nodes].astype(np.int64)
+        self.sums = (np.empty(max(self.sizes), working), np.empty(max(self.sizes), stored))
 
     def walk(self, strategy: np.ndarray, player: int, weight: float, scale: np.ndarray, uniforms: np.ndarray,
              out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``player``'s instantaneous regrets and average contributions (weight ``weight``, int32
         ``scale`` (2, rounds)) summed over the boards of ``uniforms`` against ``strategy``,
-        as ``take_rows`` lays them out, in ``out`` (two arrays at least that long) or new arrays."""
+        as ``take_rows`` lays them out, in ``out`` (two arrays at least that long) or in ``sums``
+        (the walker's own, overwritten by its next walk)."""
         state = RowState(self.no_regrets, self.average, strategy, self.instant, np.zeros(0))
         fixed = Fixed(self.integer, np.array(scale, np.float64), self.decision_round)
         walk_boards(self.view, self.tables, self.sampler, self.board, self.walk_stack, state, player,
                     float(weight), fixed, NO_UPDATE, uniforms)
         size = self.sizes[player]
-        instant, average = out or (np.empty(size, self.instant.dtype), np.empty(size, self.average.dtype))
+        instant, average = out or self.sums
         take_rows(self.decisions[player], self.action_start, self.instant, instant)
         take_rows(self.decisions[player], self.action_start, self.average, average)
         return instant[:size], average[:size]
@@ -177,7 +179,8 @@ def walk_group(plan: GroupPlan, strategy: np.ndarray | None, player: int, weight
                uniforms: np.ndarray, group: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Group ``group`` of the boards (``GroupWalker.walk``) on this process's walker for
     ``plan``: with shared files, against the shared strategy and into the group's files
-    (None returned), else against ``strategy`` into new arrays."""
+    (None returned), else against ``strategy`` into the walker's ``sums`` (this process adds
+    them before it walks the next group)."""
     key = (plan.key, threading.get_ident())
     walker = _WALKERS.get(key)
     if walker is None:
