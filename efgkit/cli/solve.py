@@ -62,7 +62,8 @@ SOLVE_ENGINES = {engine.name: engine for engine in (
                       "built (full hold'em)",
            IN_MEMORY - {"abstraction_file"} | {"buckets", "seed", "precision", "regret_scaling",
                                                 "average_scaling", "mapped", "final_nash_conv",
-                                                "lbr_boards", "abstract_game"},
+                                                "lbr_boards", "abstract_game", "boards_per_iteration",
+                                                "board_groups", "workers", "scheduler"},
            needs=("buckets",), algorithms=CFR_VARIANTS),
 )}
 """The engines of ``efgkit solve`` and the options each takes (``engine_options``)."""
@@ -236,6 +237,20 @@ def _keep_interrupted_run(solver, algorithm: str, out: str | None, state: str | 
 @click.option("--average-scaling", default=None, metavar="S[,S...]",
               help="--precision int32: average-strategy units per chip and iteration, one per betting "
                    "round (or one for all), e.g. 16,16,1,1  [default: 16]")
+@click.option("--boards-per-iteration", type=click.IntRange(min=1), default=1, show_default=True,
+              metavar="B", help="Boards walked per iteration against the same current strategy, their "
+                                "regret and average updates summed (public chance sampling with a batch "
+                                "of boards); B > 1 splits them among --workers.")
+@click.option("--board-groups", type=click.IntRange(min=1), default=None, metavar="G",
+              help="The B boards as G groups of consecutive boards, each walked by one task into one "
+                   "accumulator, the groups summed in order: the result depends on --seed, B and G, "
+                   "not on the workers; fewer groups move less memory  [default: B]")
+@click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="A Dask LocalCluster of this many worker processes walking the board groups (0: this "
+                   "process).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="A running Dask scheduler (tcp://host:8786) whose workers, on this machine, walk the "
+                   "board groups.")
 @click.option("--mapped", is_flag=True,
               help="Keep the regrets, averages and working arrays memory-mapped in FILE.h5.work beside "
                    "--state (abstractions larger than RAM comfortably holds); checkpoints copy them "
@@ -259,7 +274,8 @@ def solve(ctx: click.Context, game: str, engine: str | None, algorithm: str, ite
           out: str | None, plot: str | None, abstraction_file: str | None, state: str | None,
           checkpoint_every: int | None, checkpoint_seconds: float | None, resume: bool,
           memory_limit: str | None, buckets: str | None, seed: int, precision: str | None,
-          regret_scaling: str | None, average_scaling: str | None, mapped: bool, final_nash_conv: bool,
+          regret_scaling: str | None, average_scaling: str | None, boards_per_iteration: int,
+          board_groups: int | None, workers: int, scheduler: str | None, mapped: bool, final_nash_conv: bool,
           lbr_boards: int | None, abstract_game: bool, as_json: bool) -> None:
     """Solve GAME (default: leduc with CFR+) and report NashConv over iterations.
 
@@ -304,7 +320,8 @@ def solve(ctx: click.Context, game: str, engine: str | None, algorithm: str, ite
         solve_sampled(SampledRun(game, algorithm, options, iterations, buckets, seed, precision or "float64",
                                  every if "every" in given else None, final_evaluation, lbr_boards, out,
                                  plot, state, checkpoint_every, checkpoint_seconds, resume, mapped,
-                                 abstract_game, time_limit), as_json)
+                                 abstract_game, time_limit, boards_per_iteration, board_groups, workers,
+                                 scheduler), as_json)
         return
 
     tree, build_seconds = build_game(game)

@@ -69,6 +69,11 @@ class SampledRun(NamedTuple):
     """Evaluate in the abstract game (``abstract_best_response``) instead of the full game."""
     time_limit: float | None = None
     """Stop after this many seconds of solving (None: run every iteration)."""
+    boards_per_iteration: int = 1
+    board_groups: int | None = None
+    """None: one board a group (``sampled_batches``)."""
+    workers: int = 0
+    scheduler: str | None = None
 
 
 def solve_sampled(run: SampledRun, as_json: bool) -> None:
@@ -76,33 +81,40 @@ def solve_sampled(run: SampledRun, as_json: bool) -> None:
     resumable, evaluated exactly every ``run.every`` iterations. With ``run.mapped`` the
     working file is removed however the run ends (the state file holds the last checkpoint;
     only a killed process leaves it, and the next run replaces it)."""
-    if not run.mapped:
-        _solve_sampled(run, as_json, None)
-        return
-    from efgkit.storage.sampled_working import WorkingFile
+    from efgkit.io.chunk_runner import ChunkRunner
+    from efgkit.poker.streamed.sampled_batches import check_batches
 
-    working = WorkingFile(run.state)
-    try:
-        _solve_sampled(run, as_json, working)
-    finally:
-        working.remove()
+    check_batches(run.boards_per_iteration, run.board_groups, run.workers > 0 or run.scheduler is not None)
+    with ChunkRunner(scheduler=run.scheduler, workers=0 if run.scheduler else run.workers) as runner:
+        if not run.mapped:
+            _solve_sampled(run, as_json, None, runner)
+            return
+        from efgkit.storage.sampled_working import WorkingFile
+
+        working = WorkingFile(run.state)
+        try:
+            _solve_sampled(run, as_json, working, runner)
+        finally:
+            working.remove()
 
 
-def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
+def _solve_sampled(run: SampledRun, as_json: bool, working, runner) -> None:
     """``solve_sampled`` with the solver's arrays mapped from ``working`` (a WorkingFile) or
-    in memory (None)."""
+    in memory (None), the board groups run by ``runner`` (a ChunkRunner)."""
     from efgkit.cli.plots import write_plot
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.buckets.bucket_layout import BucketLayout
     from efgkit.poker.buckets.named_abstractions import abstraction_named
-    from efgkit.poker.streamed.sampled_cfr import SampledCFR
+    from efgkit.poker.streamed.sampled_batches import sampled_solver
 
     game = poker_game(run.spec)
     layout = BucketLayout(BettingTree(game), abstraction_named(game, run.buckets))
-    solver = SampledCFR(layout, variant=run.algorithm, seed=run.seed, precision=run.precision,
-                        allocate=working and working.allocate, **run.options)
+    solver = sampled_solver(layout, variant=run.algorithm, seed=run.seed, precision=run.precision,
+                            allocate=working and working.allocate, runner=runner,
+                            boards_per_iteration=run.boards_per_iteration, board_groups=run.board_groups,
+                            **run.options)
     provenance = {"algorithm": run.algorithm, "parameters": solver.parameters, "precision": run.precision,
-                  "seed": run.seed, "engine": "sampled"}
+                  "seed": run.seed, "engine": "sampled", **solver.batch_provenance()}
     history: list[dict] = []
     seconds_before, resumed_from = 0.0, None
     if run.resume and Path(run.state).exists():
@@ -187,13 +199,16 @@ def _solve_sampled(run: SampledRun, as_json: bool, working) -> None:
             "strategy_bytes": strategy_bytes, "solver_state_bytes": memory["state"],
             "working_bytes": memory["working"], "history": history, "state": run.state,
             "state_storage": "mapped" if working else "memory",
-            "resumed_from_iteration": resumed_from,
+            "resumed_from_iteration": resumed_from, "boards_per_iteration": run.boards_per_iteration,
+            "board_groups": solver.board_groups, "ran_on": runner.description,
             "checkpoints_written": checkpoints.written if checkpoints else 0}
     if run.time_limit is not None:
         data["stopped_by_time"] = end.out_of_time
     lines = [f"{run.algorithm} with public chance sampling on {game.spec}: {solver.iteration:,} iterations "
              f"in {seconds:.2f} s" + (f" (resumed at iteration {resumed_from:,})" if resumed_from else "")
-             + (f" (stopped by --time {run.time_limit:g} s)" if end.out_of_time else ""),
+             + (f" (stopped by --time {run.time_limit:g} s)" if end.out_of_time else "")
+             + (f"; {run.boards_per_iteration} boards an iteration in {solver.board_groups} groups on "
+                f"{runner.description}" if run.boards_per_iteration > 1 else ""),
              f"abstraction: {layout.abstraction.description}; {layout.num_rows:,} rows, "
              f"{layout.num_actions:,} actions",
              f"{run.precision} regrets and averages: solver state {memory['state']:,} bytes, working arrays "

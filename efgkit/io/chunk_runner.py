@@ -117,6 +117,11 @@ class ChunkRunner:
         return f"Dask LocalCluster ({self.workers} worker processes)"
 
     @property
+    def distributed(self) -> bool:
+        """Whether chunks run on Dask workers (else in this process)."""
+        return self._client is not None
+
+    @property
     def parallelism(self) -> int:
         """How many chunks run at once."""
         if self._client is None:

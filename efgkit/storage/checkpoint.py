@@ -152,9 +152,11 @@ def resume_sampled(path: str, solver, provenance: dict, iterations: int) -> tupl
     made, wanted = recorded.get("parameters") or {}, provenance["parameters"]
     for name, flag in (("engine", "--engine"), ("algorithm", "--algorithm"), ("precision", "--precision"),
                        ("seed", "--seed"), ("regret_scaling", "--regret-scaling"),
-                       ("average_scaling", "--average-scaling"), ("parameters", "variant parameters")):
+                       ("average_scaling", "--average-scaling"), ("parameters", "variant parameters"),
+                       ("boards_per_iteration", "--boards-per-iteration"),
+                       ("board_groups", "--board-groups")):
         was, now = (made.get(name), wanted.get(name)) if name.endswith("_scaling") else (recorded.get(name),
-                                                                                         provenance[name])
+                                                                                         provenance.get(name))
         if was != now:
             raise ParameterError(f"{path}: checkpoint was made with {name} {was!r}, not {now!r}; resume "
                                  f"with the same {flag}")

@@ -499,19 +499,61 @@ def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
         _walk_player(view, board, walk, state, player, weight, fixed, rule)
         if not _local(rule):
             update_rows(decisions[player], start, settings, t, state, width)
-        halved = False
-        for round_ in range(walk.largest.shape[1]):
-            if walk.largest[1, round_] > HALVING_THRESHOLD:
-                _halve(state.average, view.action_start, fixed.decision_round, round_)
-                fixed.scale[1, round_] *= 0.5
-            if walk.largest[0, round_] > HALVING_THRESHOLD:
-                _halve(state.regrets, view.action_start, fixed.decision_round, round_)
-                fixed.scale[0, round_] *= 0.5
-                halved = True
-        if halved:  # every row is matched again from the halved regrets
-            for p in range(2):
-                match_rows(decisions[p], start, np.bool_(False), 1.0, state.regrets, state.instant,
-                           state.strategy, width)  # np.bool_: not a literal
+        _halve_outgrown(view, walk, decisions, width, state, fixed)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _halve_outgrown(view, walk, decisions, width, state, fixed):
+    """After a player's update: halve each round's int32 averages or regrets whose largest
+    entry (``walk.largest``) passed HALVING_THRESHOLD, and their scale; True if regrets were
+    halved (then every row is matched again)."""
+    halved = False
+    for round_ in range(walk.largest.shape[1]):
+        if walk.largest[1, round_] > HALVING_THRESHOLD:
+            _halve(state.average, view.action_start, fixed.decision_round, round_)
+            fixed.scale[1, round_] *= 0.5
+        if walk.largest[0, round_] > HALVING_THRESHOLD:
+            _halve(state.regrets, view.action_start, fixed.decision_round, round_)
+            fixed.scale[0, round_] *= 0.5
+            halved = True
+    if halved:  # every row is matched again from the halved regrets
+        for p in range(2):
+            match_rows(decisions[p], view.action_start, np.bool_(False), 1.0, state.regrets, state.instant,
+                       state.strategy, width)  # np.bool_: not a literal
+    return halved
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def update_batch(view, walk, settings, decisions, width, t, player, state, fixed):
+    """Iteration ``t``'s update of ``player``'s rows once a batch of boards has been walked
+    (``state.instant`` and ``state.average`` hold the batch's sums): every row of the player
+    as ``_close`` updates a row (CFR, CFR+: a row no board reached keeps its regrets and
+    strategy) or as ``_iteration`` after its walk (the other variants), then the int32
+    halving; True if regrets were halved (every row matched again)."""
+    rule = discount_rule(settings.variant, t, settings.alpha, settings.beta, settings.gamma, settings.horizon)
+    walk.largest[:, :] = 0
+    start = view.action_start
+    if _local(rule):
+        for d in decisions[player]:
+            m = width[d]
+            round_ = fixed.decision_round[d] if fixed.integer else 0
+            for row in range(start[d], start[d + 1], m):
+                _update_row(state, row, m, walk, fixed, round_, rule)
+    else:
+        update_rows(decisions[player], start, settings, t, state, width)
+    return _halve_outgrown(view, walk, decisions, width, state, fixed)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def walk_boards(view, tables, sampler, board, walk, state, player, weight, fixed, rule, uniforms):
+    """``player``'s walks on the boards dealt from the rows of ``uniforms`` (float64 (boards,
+    board cards)), one after another against ``state.strategy``, adding into
+    ``state.instant`` and ``state.average`` (a ``rule`` of neither CFR nor CFR+: no row is
+    updated during the walks)."""
+    for i in range(uniforms.shape[0]):
+        _sample_cards(sampler, uniforms[i])
+        _deal(sampler, tables, board)
+        _walk_player(view, board, walk, state, player, weight, fixed, rule)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -593,6 +635,28 @@ def _per_round(name: str, value, game) -> list[float]:
     return values.tolist()
 
 
+def board_sampling(layout: BucketLayout) -> tuple[Sampler, SampledBoard, UpdateWalkStack, tuple]:
+    """What dealing and walking boards of ``layout`` needs: a ``Sampler``, a ``SampledBoard``,
+    an ``UpdateWalkStack`` and the abstraction's kernel tables (fresh buffers, one board at a
+    time)."""
+    betting = layout.betting
+    n = betting.num_cards
+    hand_cards, hand_mask = betting.hands()
+    hands, levels = hand_cards.shape[0], betting.num_levels
+    walk = new_update_walk(betting.max_depth + 2, hands, n, betting.game.num_rounds)
+    deck = betting.game.card_structure
+    sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
+                      betting.deal_size.astype(np.int64), offsets_of(betting.deal_size),
+                      np.array(betting.round_of_level, np.int64), hand_mask, deck.num_ranks, deck.num_suits)
+    board = SampledBoard(*hand_lists(levels, hands), np.zeros((levels, hands), np.int64),
+                         np.full((levels, hands), -1, np.int64), betting.level_weight,
+                         np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
+                         np.zeros(1, np.int64), hand_cards, np.zeros((hands, 2), np.int64),
+                         np.zeros(hands + 1, np.int64), np.zeros(1, np.int64),
+                         np.zeros((levels, hands), np.int64))
+    return sampler, board, walk, layout.abstraction.kernel_tables()
+
+
 class SampledCFR(VariantSolver):
     """Any efgkit CFR variant with public chance sampling on a ``BucketLayout``.
 
@@ -602,6 +666,7 @@ class SampledCFR(VariantSolver):
     ``state()`` resumes a run bit-identically (``load_state``). ``allocate`` makes the
     per-action arrays (``{name: (length, dtype)}`` to zeroed arrays; default in memory), e.g.
     memory-mapped from a working file (``storage.sampled_working``).
+    (``sampled_batches.BatchedSampledCFR`` walks several boards an iteration, in parallel.)
     """
 
     def __init__(self, layout: BucketLayout, *, variant: str = "cfr+", seed: int = 0,
@@ -650,32 +715,15 @@ class SampledCFR(VariantSolver):
                                arrays["instant"], np.zeros(0))
         self.iteration = 0
         self.rng = np.random.default_rng(seed)
-        n = betting.num_cards
-        self.hand_cards, self.hand_mask = betting.hands()
         level_weight = betting.level_weight
         # int32 regrets count chips summed over the opponent's hands, as the released code's:
         # the kernel's values carry the probability of the private deal, level_weight.
-        rounds = betting.game.num_rounds
         self._fixed = Fixed(precision == "int32", np.array(
             [np.array(scaling["regret_scaling"]) / level_weight[0], scaling["average_scaling"]])
-            if precision == "int32" else np.ones((2, rounds)),
+            if precision == "int32" else np.ones((2, betting.game.num_rounds)),
             betting.round[betting.decision_nodes].astype(np.int64))
-        hands = self.hand_cards.shape[0]
-        self._walk = new_update_walk(betting.max_depth + 2, hands, n, rounds)
-        deck = betting.game.card_structure
-        self._sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
-                                betting.deal_size.astype(np.int64),
-                                offsets_of(betting.deal_size),
-                                np.array(betting.round_of_level, np.int64), self.hand_mask, deck.num_ranks,
-                                deck.num_suits)
-        levels = betting.num_levels
-        self._board = SampledBoard(*hand_lists(levels, hands), np.zeros((levels, hands), np.int64),
-                                   np.full((levels, hands), -1, np.int64), level_weight,
-                                   np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
-                                   np.zeros(1, np.int64), self.hand_cards, np.zeros((hands, 2), np.int64),
-                                   np.zeros(hands + 1, np.int64), np.zeros(1, np.int64),
-                                   np.zeros((levels, hands), np.int64))
-        self._tables = layout.abstraction.kernel_tables()
+        self._sampler, self._board, self._walk, self._tables = board_sampling(layout)
+        self.hand_cards, self.hand_mask = self._board.hand_cards, self._sampler.hand_mask
         self._rematch()
 
     def _rematch(self) -> None:
@@ -705,6 +753,14 @@ class SampledCFR(VariantSolver):
             self.iteration += chunk
             left -= chunk
         return self
+
+    boards_per_iteration = board_groups = 1
+    """One board an iteration (``sampled_batches.BatchedSampledCFR`` walks more)."""
+
+    def batch_provenance(self) -> dict[str, int]:
+        """What a checkpoint records of the boards an iteration: nothing for one board (as
+        files written before batches were)."""
+        return {}
 
     @property
     def rng_state(self) -> dict:
