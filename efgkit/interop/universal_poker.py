@@ -237,6 +237,5 @@ def _round_rows(layout: BucketLayout, round_index: int, level: int, hand_cards: 
     for board in _boards(betting.deal_size[:level].tolist(), betting.num_cards):
         mask = sum(1 << c for c in board)
         hands = np.flatnonzero((hand_mask & mask) == 0)
-        # LosslessCards numbers a hand by its row in the hands passed: pass them all
-        buckets = layout.abstraction.buckets(round_index, np.array(board, np.int64), hand_cards)[hands]
+        buckets = layout.abstraction.buckets(round_index, np.array(board, np.int64), hand_cards[hands])
         yield _card_field(board, names), hands.tolist(), buckets.tolist()
