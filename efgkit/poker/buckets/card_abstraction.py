@@ -210,7 +210,22 @@ class LosslessCards:
 
     def buckets(self, round: int, board: np.ndarray, hand_cards: np.ndarray) -> np.ndarray:
         board = sorted_deals(board, self._deal_sizes[:self._deals_by_round[round]])
-        return _buckets_of(self._tables, round, board, hand_cards)
+        hand_cards = np.sort(np.asarray(hand_cards, np.int64), axis=1)
+        # The kernel numbers a hand by its row in ``hand_cards`` (the engines pass every hand, in
+        # order); here a hand is numbered by its cards, whatever hands are passed.
+        by_row = _buckets_of(self._tables, round, board, hand_cards)
+        rows = np.arange(hand_cards.shape[0])
+        return np.where(by_row < 0, -1, by_row - rows + self._hand_rank(hand_cards))
+
+    def _hand_rank(self, hand_cards: np.ndarray) -> np.ndarray:
+        """Each hand's (sorted rows of cards) place among all hands in lexicographic order:
+        C(n, k) - 1 - sum_i C(n - 1 - c_i, k - i), the kernel's rank of a deal."""
+        n, k = self._num_cards, hand_cards.shape[1]
+        binomial = _binomial_table(n + 1, k + 1)
+        rank = np.full(hand_cards.shape[0], comb(n, k) - 1, np.int64)
+        for i in range(k):
+            rank -= binomial[n - 1 - hand_cards[:, i], k - i]
+        return rank
 
     def kernel_tables(self) -> LosslessTables:
         """Its kernel view; ``hand_buckets`` wants each deal's cards sorted."""
