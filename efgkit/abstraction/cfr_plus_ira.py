@@ -55,6 +55,9 @@ from efgkit.solvers.traversal import ProfileLayout, infoset_view
 
 HEURISTIC, BOUND = 0, 1
 CONVENTIONS = ("paper", "reference")
+DEFAULT_CONVENTIONS = "paper"
+"""The paper's text: "reference" keeps fewer sets on GP5, GP6 and 5-card Kuhn but ends GS3
+at 8 sets where the paper reports 16 (docs/results-ira.md)."""
 REFERENCE_BOUND_HEAD_START = 0.99
 """The reference code's bound sample starts each regret at 0.99 of the bound times t
 (``LimitedMemoryMaxRegretIRCFR.INIT_REGRET_WEIGHT``)."""
@@ -89,7 +92,7 @@ class CFRPlusIRA:
         delay: int = 100,
         bound_divisor: float = 100.0,
         random_state: int | np.random.Generator | None = None,
-        conventions: str = "paper",
+        conventions: str = DEFAULT_CONVENTIONS,
     ) -> None:
         if conventions not in CONVENTIONS:
             raise ParameterError(f"conventions must be one of {', '.join(CONVENTIONS)}, got {conventions!r}")
