@@ -136,8 +136,10 @@ class CFRPlusIRA:
         self.iteration = 0
         self.splits = {"heuristic": 0, "bound": 0}
         self._evaluator: BestResponse | None = None
-        for player in (0, 1):
-            self._match(self.map.abstract_infosets_of(player))
+        # The reference code's fresh data (``IRCFRData``'s constructor sets ``r[0] = 1``):
+        # every set, at the start and when split off, first plays its first action.
+        self._first_action_start = conventions == "reference"
+        self._start_fresh(np.arange(self.map.num_abstract, dtype=np.int32))
 
     # ------------------------------------------------------------ iterations
     def iterate(self, iterations: int = 1) -> CFRPlusIRA:
@@ -168,6 +170,17 @@ class CFRPlusIRA:
                 self._bound_update(t)
             self.iteration = t
         return self
+
+    def _start_fresh(self, abstract: np.ndarray) -> None:
+        """Give ``abstract`` (int32 sets) fresh data: zero regrets and average, the first
+        action's regret 1 under the reference conventions; then regret-match them."""
+        for a in abstract.tolist():
+            lo, hi = self.map.abstract_action_offset[a], self.map.abstract_action_offset[a + 1]
+            self.regrets[lo:hi] = 0.0
+            self.average_accumulator[lo:hi] = 0.0
+            if self._first_action_start:
+                self.regrets[lo] = 1.0
+        self._match(abstract)
 
     def _match(self, abstract: np.ndarray) -> None:
         match_player(self._settings, self.iteration, abstract, self.map.abstract_action_offset,
@@ -235,7 +248,7 @@ class CFRPlusIRA:
             unsampled = np.setdiff1d(self.map.members(a), members).astype(np.int32)
             parts = [np.concatenate([groups[0], unsampled]), *groups[1:]]
             new_ids = self.map.split(a, parts, keep=0)[1:]
-            self._match(np.array(new_ids, np.int32))
+            self._start_fresh(np.array(new_ids, np.int32))
             self.layout.reassign(np.concatenate(groups[1:]))
             self.splits["heuristic"] += len(new_ids)
 
@@ -263,10 +276,8 @@ class CFRPlusIRA:
             self._slots[BOUND, infoset] = -1
             if new is None:
                 continue
-            lo, hi = self.map.abstract_action_offset[new], self.map.abstract_action_offset[new + 1]
-            self.regrets[lo:hi] = 0.0
-            self.average_accumulator[lo:hi] = 0.0
-            self._match(np.array([old, new], np.int32))
+            self._start_fresh(np.array([new], np.int32))
+            self._match(np.array([old], np.int32))
             self.layout.reassign(np.array([infoset], np.int32))
             self.splits["bound"] += 1
 
@@ -285,11 +296,7 @@ class CFRPlusIRA:
             new = self.map.detach(infoset)
             if new is None:
                 continue
-            for a in (old, new):
-                lo, hi = self.map.abstract_action_offset[a], self.map.abstract_action_offset[a + 1]
-                self.regrets[lo:hi] = 0.0
-                self.average_accumulator[lo:hi] = 0.0
-            self._match(np.array([old, new], np.int32))
+            self._start_fresh(np.array([old, new], np.int32))
             self.layout.reassign(np.array([infoset], np.int32))
             self._slots[BOUND, infoset] = -1
             self.splits["bound"] += 1
