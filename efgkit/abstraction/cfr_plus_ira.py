@@ -73,13 +73,15 @@ class CFRPlusIRA:
 
     * ``"paper"`` (default): the paper's text as described above.
     * ``"reference"``: what the authors' code (GTLibrary ``LimitedMemoryMaxRegretIRCFR``)
-      does where it departs from the text (docs/conventions.md): player 1 updates before
-      player 0; the bound update runs per player update and only from iteration ``delay``
-      on, resamples after windows of 1, 2, 6, 12, 24, ... player updates, draws whole
-      abstract sets uniformly (like the heuristic), starts each sampled regret at
-      0.99 sqrt|A| sqrt t and detaches a member once max_a R / t > sqrt|A| / sqrt t (no
-      Delta_I, no divisor; R accumulated, not averaged over the window); the detached
-      member starts from zero, the set it leaves keeps its regrets and average.
+      does where it departs from the text (docs/conventions.md): every set, at the start
+      and when split off, first plays its first action (regret 1 on it, as
+      ``IRCFRData``'s constructor sets); player 1 updates before player 0; the bound
+      update runs per player update and only from iteration ``delay`` on, resamples after
+      windows of 1, 2, 6, 12, 24, ... player updates, draws whole abstract sets uniformly
+      (like the heuristic), starts each sampled regret at 0.99 sqrt|A| sqrt t and detaches
+      a member once max_a R / t > sqrt|A| / sqrt t (no Delta_I, no divisor; R accumulated,
+      not averaged over the window); the detached member starts fresh, the set it leaves
+      keeps its regrets and average.
     """
 
     def __init__(
