@@ -16,8 +16,8 @@ PAPER_FINAL_SIZES = {("kuhn", "FPIRA"): 12, ("kuhn(cards=5)", "FPIRA"): 17, ("GS
                      ("kuhn", "B10H90"): 11, ("kuhn(cards=5)", "B10H90"): 16, ("GS3", "B10H90"): 16}
 
 
-VARIANTS = ("paper", "reference, uniform start", "reference", "paper, GP payoffs reference",
-            "reference, GP payoffs reference")
+VARIANTS = ("paper", "reference", "reference, first-action start", "paper, GP payoffs reference",
+            "reference, GP payoffs reference", "reference, first-action start, GP payoffs reference")
 ISSUE_ROWS = (  # docs/results-ira.md "Both conventions": (game, setting, quantity, paper's value)
     ("GP5", "B10H90", "percent", 9.5), ("GP5", "B10H90", "map entries", 10.7),
     ("GP6", "B100H900", "percent", 2.0), ("GP5", "FPIRA", "percent", 19.6),
@@ -32,11 +32,12 @@ ISSUE_ROWS = (  # docs/results-ira.md "Both conventions": (game, setting, quanti
 
 def _variant(record: dict) -> str:
     """Which conventions a record ran under (bench_ira --conventions, --payoffs). CFR+IRA
-    records of the reference conventions made before those started every set on its first
-    action carry ``"first_action_start": false``."""
+    runs that started every set on its first action, as the reference code's ``IRCFRData``
+    does (measured in issue 34's second pass, not part of "reference"), carry
+    ``"first_action_start": true``."""
     name = record.get("conventions", "paper")
-    if name == "reference" and not record.get("first_action_start", True):
-        name += ", uniform start"
+    if record.get("first_action_start"):
+        name += ", first-action start"
     if record.get("payoffs", "paper") != "paper":
         name += ", GP payoffs reference"
     return name

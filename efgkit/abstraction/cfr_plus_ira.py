@@ -73,9 +73,8 @@ class CFRPlusIRA:
 
     * ``"paper"`` (default): the paper's text as described above.
     * ``"reference"``: what the authors' code (GTLibrary ``LimitedMemoryMaxRegretIRCFR``)
-      does where it departs from the text (docs/conventions.md): every set, at the start
-      and when split off, first plays its first action (regret 1 on it, as
-      ``IRCFRData``'s constructor sets); player 1 updates before player 0; the bound
+      does where it departs from the text (docs/conventions.md): player 1 updates before
+      player 0; the bound
       update runs per player update and only from iteration ``delay`` on, resamples after
       windows of 1, 2, 6, 12, 24, ... player updates, draws whole abstract sets uniformly
       (like the heuristic), starts each sampled regret at 0.99 sqrt|A| sqrt t and detaches
@@ -138,9 +137,6 @@ class CFRPlusIRA:
         self.iteration = 0
         self.splits = {"heuristic": 0, "bound": 0}
         self._evaluator: BestResponse | None = None
-        # The reference code's fresh data (``IRCFRData``'s constructor sets ``r[0] = 1``):
-        # every set, at the start and when split off, first plays its first action.
-        self._first_action_start = conventions == "reference"
         self._start_fresh(np.arange(self.map.num_abstract, dtype=np.int32))
 
     # ------------------------------------------------------------ iterations
@@ -174,14 +170,12 @@ class CFRPlusIRA:
         return self
 
     def _start_fresh(self, abstract: np.ndarray) -> None:
-        """Give ``abstract`` (int32 sets) fresh data: zero regrets and average, the first
-        action's regret 1 under the reference conventions; then regret-match them."""
+        """Give ``abstract`` (int32 sets) fresh data, zero regrets and average (uniform
+        play), and regret-match them."""
         for a in abstract.tolist():
             lo, hi = self.map.abstract_action_offset[a], self.map.abstract_action_offset[a + 1]
             self.regrets[lo:hi] = 0.0
             self.average_accumulator[lo:hi] = 0.0
-            if self._first_action_start:
-                self.regrets[lo] = 1.0
         self._match(abstract)
 
     def _match(self, abstract: np.ndarray) -> None:
