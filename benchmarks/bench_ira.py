@@ -165,6 +165,8 @@ def main() -> None:
                         help="Graph Pursuit's timeout payoff: paper 0, reference +1")
     parser.add_argument("--settings", help="only these settings (comma-separated, e.g. FPIRA)")
     parser.add_argument("--seconds-cap", type=float, help="override each run's time cap")
+    parser.add_argument("--target", type=float, help="override each run's NashConv target "
+                        "(e.g. 0.05 for the paper's tables only)")
     parser.add_argument("--cpu", type=int, help="pin to this CPU (default: the last one; -1: "
                         "do not pin, for a machine whose cores others share)")
     parser.add_argument("--report", action="store_true", help="write docs/results-ira.md")
@@ -183,6 +185,8 @@ def main() -> None:
                 continue
             if args.seconds_cap is not None:
                 job["seconds_cap"] = args.seconds_cap
+            if args.target is not None:
+                job["target"] = args.target
             with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
                 record = pool.submit(_run, job).result()
             final = record["history"][-1]

@@ -112,3 +112,14 @@ def test_the_verdict_says_plainly_when_the_abstraction_did_not_pay_off():
     assert "did not pay off here: it saved no memory" in verdict({**data, "memory_words": 1200}, full)
     assert "did NOT reach" in verdict({**data, "reached": False}, None)
     assert "missed the target" in verdict({**data, "reached": False}, None)
+
+
+def test_an_fpira_build_runs_and_records_the_reference_conventions(tmp_path):
+    folder = tmp_path / "gs3"
+    result = CliRunner().invoke(main, ["build", "GS3", "--out", str(folder), "--algorithm", "fpira",
+                                       "--reference-iterations", "10", "--max-iterations", "200",
+                                       "--every", "20", "--target", "0.05", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["conventions"] == "reference"
+    _, provenance = load_strategy(folder / "strategy.h5", load_game("GS3"))
+    assert provenance["parameters"]["conventions"] == "reference"

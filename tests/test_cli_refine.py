@@ -75,3 +75,15 @@ def test_refine_runs_the_reference_conventions_and_records_them(runner, json_out
     assert data["reached"]
     result = runner.invoke(main, ["refine", "kuhn", "--conventions", "code"])
     assert result.exit_code == 2 and "code" in result.stderr
+
+
+def test_fpira_defaults_to_the_reference_conventions_and_cfr_plus_ira_to_the_papers(runner, json_output):
+    runs = {algorithm: json_output(runner.invoke(main, ["refine", "GS3", "-a", algorithm, "--target",
+                                                        "0.05", "--json"]))
+            for algorithm in ("fpira", "cfr+ira")}
+    assert runs["fpira"]["conventions"] == runs["fpira"]["parameters"]["conventions"] == "reference"
+    assert runs["cfr+ira"]["conventions"] == "paper" and "conventions" not in runs["cfr+ira"]["parameters"]
+    paper = json_output(runner.invoke(main, ["refine", "GS3", "-a", "fpira", "--target", "0.05",
+                                             "--conventions", "paper", "--json"]))
+    assert [h["abstract_infosets"] for h in paper["history"]] != [
+        h["abstract_infosets"] for h in runs["fpira"]["history"]]

@@ -82,8 +82,9 @@ def test_utilities_are_the_papers_goal_capture_and_timeout_values():
     assert values == {GOAL_UTILITY, CAPTURE_UTILITY, TIMEOUT_UTILITY} == {2.0, -1.0, 0.0}
 
 
-@pytest.mark.parametrize("moves", [2, 3])
-def test_reference_payoffs_pay_one_on_timeout_and_keep_the_tree(moves):
+@pytest.mark.parametrize("moves, captures_on_goal", [(2, 0), (3, 0), (4, 180)])
+def test_reference_payoffs_pay_one_on_timeout_two_for_a_capture_on_goal_and_keep_the_tree(
+        moves, captures_on_goal):
     paper = GraphPursuit(moves).compile()
     reference = GraphPursuit(moves, "reference").compile()
     assert REFERENCE_TIMEOUT_UTILITY == 1.0
@@ -91,9 +92,25 @@ def test_reference_payoffs_pay_one_on_timeout_and_keep_the_tree(moves):
     assert timeout.any()
     assert np.array_equal(reference.node_kind, paper.node_kind)
     assert np.all(reference.node_utility[timeout] == 1.0)
-    assert np.array_equal(reference.node_utility[~timeout], paper.node_utility[~timeout])
+    on_goal = (paper.node_utility == CAPTURE_UTILITY) & (reference.node_utility == GOAL_UTILITY)
+    assert int(on_goal.sum()) == captures_on_goal
+    same = ~timeout & ~on_goal
+    assert np.array_equal(reference.node_utility[same], paper.node_utility[same])
     slow = build_tree(GraphPursuit(moves, "reference"))
     assert np.array_equal(slow.node_utility, reference.node_utility)
+
+
+def test_a_capture_on_the_goal_pays_two_only_under_the_reference_payoffs():
+    # Unit 2 steps onto the goal as the attacker does: the reference code tests the goal first.
+    actions = ["0->1", "7->3,13->9", "1->2", "3->7,9->8", "2->6", "7->3,8->9", "6->10", "3->2,9->10"]
+    game, state = play(4, actions)
+    assert game.current_player(state) == TERMINAL and state.attacker == 10 == state.unit2
+    assert game.terminal_utility(state) == CAPTURE_UTILITY
+    reference = GraphPursuit(4, "reference")
+    state = reference.initial_state()
+    for action in actions:
+        state = reference.apply(state, action)
+    assert reference.terminal_utility(state) == GOAL_UTILITY
 
 
 def test_infoset_keys_hold_each_players_remembered_observations():

@@ -49,6 +49,26 @@ def test_resume_with_other_parameters_is_refused(runner, tmp_path):
     assert result.exit_code == 2 and "same algorithm and parameters" in result.stderr
 
 
+def test_a_checkpoint_of_the_old_fpira_default_resumes_with_the_papers_conventions(runner, tmp_path):
+    """Paper-convention checkpoints record no conventions key (FPIRA's default before it became
+    "reference"): resumed without --conventions they continue as paper, bit-identically; with
+    --conventions reference they are refused in one line."""
+    whole = _refine(runner, *FPIRA, "--conventions", "paper", "--max-iterations", "40")
+    state = tmp_path / "state.h5"
+    _refine(runner, *FPIRA, "--conventions", "paper", "--max-iterations", "15", "--state", str(state))
+    import h5py
+
+    with h5py.File(state, "r") as handle:
+        assert "conventions" not in json.loads(handle.attrs["parameters"])
+    resumed = _refine(runner, *FPIRA, "--max-iterations", "40", "--state", str(state), "--resume")
+    assert resumed["conventions"] == "paper"
+    _same_run(whole, resumed)
+    result = runner.invoke(main, ["refine", *FPIRA, "--conventions", "reference", "--max-iterations",
+                                  "50", "--state", str(state), "--resume"])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert "same algorithm and parameters" in result.stderr
+
+
 @pytest.mark.parametrize("arguments, name, edit, words", [
     (CFR_PLUS_IRA, "numbers", lambda value: {k: v for k, v in value.items() if k != "doublings"},
      "counters has no 'doublings'"),

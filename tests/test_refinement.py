@@ -30,7 +30,7 @@ def _first_action_strategy(tree):
 
 def _assert_theorem_1(tree, iterations):
     plain = FictitiousPlay(tree, alternating=True, initial_strategy=_first_action_strategy(tree))
-    refined = FPIRA(tree)
+    refined = FPIRA(tree, conventions="paper")  # Theorem 1 is the paper's FPIRA, not the code's
     for _ in range(iterations):
         expected = evaluate(plain.average_strategy()).nash_conv
         assert refined.evaluate().nash_conv == pytest.approx(expected, abs=1e-9)
@@ -49,14 +49,24 @@ def test_theorem_1_on_random_games(seed):
     _assert_theorem_1(random_tree(seed), 15)
 
 
-def test_fpira_final_abstraction_sizes_near_the_papers():
+def test_fpira_runs_the_reference_conventions_by_default():
+    tree = load_game("GS3")
+    assert FPIRA(tree).conventions == "reference"
+    assert CFRPlusIRA(tree).conventions == "paper"
+    default, reference = FPIRA(tree).iterate(60), FPIRA(tree, conventions="reference").iterate(60)
+    assert np.array_equal(default.behavior(), reference.behavior())
+    assert not np.array_equal(default.behavior(), FPIRA(tree, conventions="paper").iterate(60).behavior())
+
+
+@pytest.mark.parametrize("conventions", ["paper", "reference"])
+def test_fpira_final_abstraction_sizes_near_the_papers(conventions):
     # Paper §5.7: FPIRA ends with 12 (Kuhn) and 17 (5-card Kuhn) abstract infosets.
     sizes = {}
     for spec in ("kuhn", "kuhn(cards=5)"):
-        solver = FPIRA(load_game(spec))
+        solver = FPIRA(load_game(spec), conventions=conventions)
         solver.refine(0.01, max_iterations=3000, every=50)
         sizes[spec] = solver.map.num_abstract
-    assert sizes["kuhn"] == 12
+    assert sizes["kuhn"] == {"paper": 12, "reference": 11}[conventions]
     assert 15 <= sizes["kuhn(cards=5)"] <= 20
 
 
@@ -165,7 +175,7 @@ def test_table_1_counterexample_heuristic_never_splits_but_the_bound_does():
 
 def test_reference_fpira_takes_delta_one_sided():
     tree = load_game("kuhn(cards=5)")
-    paper, reference = FPIRA(tree), FPIRA(tree, conventions="reference")
+    paper, reference = FPIRA(tree, conventions="paper"), FPIRA(tree, conventions="reference")
     rng = np.random.default_rng(0)
     one_sided_differs = False
     for _ in range(20):
@@ -223,3 +233,4 @@ def test_reference_fpira_leaves_infosets_the_opponent_never_reaches_alone():
     assert solver._reached_histories(0)[king] == 0
     solver.iterate(1)
     assert np.array_equal(solver.behavior()[start:start + 2], [1.0, 0.0])
+

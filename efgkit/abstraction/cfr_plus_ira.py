@@ -55,6 +55,9 @@ from efgkit.solvers.traversal import ProfileLayout, infoset_view
 
 HEURISTIC, BOUND = 0, 1
 CONVENTIONS = ("paper", "reference")
+DEFAULT_CONVENTIONS = "paper"
+"""The paper's text: "reference" keeps fewer sets on GP5, GP6 and 5-card Kuhn but ends GS3
+at 8 sets where the paper reports 16 (docs/results-ira.md)."""
 REFERENCE_BOUND_HEAD_START = 0.99
 """The reference code's bound sample starts each regret at 0.99 of the bound times t
 (``LimitedMemoryMaxRegretIRCFR.INIT_REGRET_WEIGHT``)."""
@@ -71,12 +74,13 @@ class CFRPlusIRA:
     * ``"paper"`` (default): the paper's text as described above.
     * ``"reference"``: what the authors' code (GTLibrary ``LimitedMemoryMaxRegretIRCFR``)
       does where it departs from the text (docs/conventions.md): player 1 updates before
-      player 0; the bound update runs per player update and only from iteration ``delay``
-      on, resamples after windows of 1, 2, 6, 12, 24, ... player updates, draws whole
-      abstract sets uniformly (like the heuristic), starts each sampled regret at
-      0.99 sqrt|A| sqrt t and detaches a member once max_a R / t > sqrt|A| / sqrt t (no
-      Delta_I, no divisor; R accumulated, not averaged over the window); the detached
-      member starts from zero, the set it leaves keeps its regrets and average.
+      player 0; the bound
+      update runs per player update and only from iteration ``delay`` on, resamples after
+      windows of 1, 2, 6, 12, 24, ... player updates, draws whole abstract sets uniformly
+      (like the heuristic), starts each sampled regret at 0.99 sqrt|A| sqrt t and detaches
+      a member once max_a R / t > sqrt|A| / sqrt t (no Delta_I, no divisor; R accumulated,
+      not averaged over the window); the detached member starts fresh, the set it leaves
+      keeps its regrets and average.
     """
 
     def __init__(
@@ -89,7 +93,7 @@ class CFRPlusIRA:
         delay: int = 100,
         bound_divisor: float = 100.0,
         random_state: int | np.random.Generator | None = None,
-        conventions: str = "paper",
+        conventions: str = DEFAULT_CONVENTIONS,
     ) -> None:
         if conventions not in CONVENTIONS:
             raise ParameterError(f"conventions must be one of {', '.join(CONVENTIONS)}, got {conventions!r}")
@@ -133,8 +137,7 @@ class CFRPlusIRA:
         self.iteration = 0
         self.splits = {"heuristic": 0, "bound": 0}
         self._evaluator: BestResponse | None = None
-        for player in (0, 1):
-            self._match(self.map.abstract_infosets_of(player))
+        self._start_fresh(np.arange(self.map.num_abstract, dtype=np.int32))
 
     # ------------------------------------------------------------ iterations
     def iterate(self, iterations: int = 1) -> CFRPlusIRA:
@@ -165,6 +168,15 @@ class CFRPlusIRA:
                 self._bound_update(t)
             self.iteration = t
         return self
+
+    def _start_fresh(self, abstract: np.ndarray) -> None:
+        """Give ``abstract`` (int32 sets) fresh data, zero regrets and average (uniform
+        play), and regret-match them."""
+        for a in abstract.tolist():
+            lo, hi = self.map.abstract_action_offset[a], self.map.abstract_action_offset[a + 1]
+            self.regrets[lo:hi] = 0.0
+            self.average_accumulator[lo:hi] = 0.0
+        self._match(abstract)
 
     def _match(self, abstract: np.ndarray) -> None:
         match_player(self._settings, self.iteration, abstract, self.map.abstract_action_offset,
@@ -232,7 +244,7 @@ class CFRPlusIRA:
             unsampled = np.setdiff1d(self.map.members(a), members).astype(np.int32)
             parts = [np.concatenate([groups[0], unsampled]), *groups[1:]]
             new_ids = self.map.split(a, parts, keep=0)[1:]
-            self._match(np.array(new_ids, np.int32))
+            self._start_fresh(np.array(new_ids, np.int32))
             self.layout.reassign(np.concatenate(groups[1:]))
             self.splits["heuristic"] += len(new_ids)
 
@@ -260,10 +272,8 @@ class CFRPlusIRA:
             self._slots[BOUND, infoset] = -1
             if new is None:
                 continue
-            lo, hi = self.map.abstract_action_offset[new], self.map.abstract_action_offset[new + 1]
-            self.regrets[lo:hi] = 0.0
-            self.average_accumulator[lo:hi] = 0.0
-            self._match(np.array([old, new], np.int32))
+            self._start_fresh(np.array([new], np.int32))
+            self._match(np.array([old], np.int32))
             self.layout.reassign(np.array([infoset], np.int32))
             self.splits["bound"] += 1
 
@@ -282,11 +292,7 @@ class CFRPlusIRA:
             new = self.map.detach(infoset)
             if new is None:
                 continue
-            for a in (old, new):
-                lo, hi = self.map.abstract_action_offset[a], self.map.abstract_action_offset[a + 1]
-                self.regrets[lo:hi] = 0.0
-                self.average_accumulator[lo:hi] = 0.0
-            self._match(np.array([old, new], np.int32))
+            self._start_fresh(np.array([old, new], np.int32))
             self.layout.reassign(np.array([infoset], np.int32))
             self._slots[BOUND, infoset] = -1
             self.splits["bound"] += 1

@@ -15,8 +15,10 @@ update (players alternate; one iteration = player 0 then player 1):
 5. if Delta > ``delta_tolerance``, Refine (Alg. 4, Case 2) detaches every reachable member
    of the touched abstract sets and the average becomes b-tilde; else it becomes b-hat.
 
-New sets inherit the pre-update average. ``conventions="reference"`` follows the authors'
-code (GTLibrary) where the paper's text leaves a choice open or says otherwise:
+New sets inherit the pre-update average. ``conventions="reference"`` (the default: smaller
+abstractions and NashConv 0.05 reached sooner on every game measured, docs/results-ira.md)
+follows the authors' code (GTLibrary) where the paper's text leaves a choice open or says
+otherwise; ``conventions="paper"`` is the text as above:
 
 * best responses value an infoset the opponent never reaches from the opponent's strategy
   below it (``FPIRABestResponse``) instead of giving every action 0 and taking the first:
@@ -31,8 +33,9 @@ code (GTLibrary) where the paper's text leaves a choice open or says otherwise:
   histories.
 
 Theorem 1: with the same initial pure strategy and tie-breaking, FPIRA's exploitability
-equals fictitious play's in the original game at every iteration (tested for "paper"
-against ``FictitiousPlay(alternating=True)``).
+equals fictitious play's in the original game at every iteration. It holds for "paper"
+(tested against ``FictitiousPlay(alternating=True)``), not for "reference", whose updates
+skip the infosets the opponent's average never reaches.
 """
 
 from __future__ import annotations
@@ -54,13 +57,15 @@ from efgkit.solvers.traversal import infoset_view
 from efgkit.solvers.trembling import trembling_best_response
 
 CONVENTIONS = ("paper", "reference")
+DEFAULT_CONVENTIONS = "reference"
 
 
 class FPIRA:
     """Fictitious play on a refined imperfect-recall abstraction (alternating updates)."""
 
     def __init__(self, tree: GameTree, *, initial: InfosetMap | None = None,
-                 delta_tolerance: float = 1e-8, conventions: str = "paper") -> None:
+                 delta_tolerance: float = 1e-8,
+                 conventions: str = DEFAULT_CONVENTIONS) -> None:
         if conventions not in CONVENTIONS:
             raise ParameterError(f"conventions must be one of {', '.join(CONVENTIONS)}, got {conventions!r}")
         self.conventions = conventions

@@ -286,7 +286,8 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
     write_rows_csv(str(csv_path), rows, "--out")
     write_tradeoff_plot(str(png_path), game, rows, full_words, "--out")
     save_strategy(folder / "strategy.h5", strategy, provenance={
-        "algorithm": algorithm, "parameters": {"seed": seed}, "iterations": best["iteration"],
+        "algorithm": algorithm, "parameters": {"seed": seed, "conventions": refiner.conventions},
+        "iterations": best["iteration"],
         "nash_conv_history": [{"iteration": r.iteration, "nash_conv": r.nash_conv}
                               for r in history]})
     with progress_bar(total=EVALUATIONS, unit="evaluation", desc="rounding", enabled=show_progress()) as bar:
@@ -297,7 +298,8 @@ def _build(game: str, folder: Path, target: float, algorithm: str, max_iteration
     state_bytes = 4 * memory["memory_words"]
     data = {
         "game": tree.spec, "game_as_given": game, "out": str(folder), "target": target,
-        "algorithm": algorithm, "reached": reached, "iterations": best["iteration"],
+        "algorithm": algorithm, "conventions": refiner.conventions, "reached": reached,
+        "iterations": best["iteration"],
         "nash_conv": best["nash_conv"], "exploitability": best["nash_conv"] / 2,
         "abstract_infosets": memory["abstract_infosets"], "original_infosets": tree.num_infosets,
         "memory_words": memory["memory_words"], "map_entries": memory["map_entries"],

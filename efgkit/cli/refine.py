@@ -34,9 +34,16 @@ from efgkit.storage.strategy_file import load_strategy, save_strategy
 REFINERS = ("cfr+ira", "fpira")
 CONVENTIONS = ("paper", "reference")
 conventions_option = click.option(
-    "--conventions", type=click.Choice(CONVENTIONS), default="paper", show_default=True,
+    "--conventions", type=click.Choice(CONVENTIONS), default=None,
     help="paper: Čermák et al.'s text; reference: the authors' code where it departs from "
-         "the text (docs/conventions.md, 'FPIRA and CFR+IRA').")
+         "the text (docs/conventions.md, 'FPIRA and CFR+IRA'). Default: reference for FPIRA, "
+         "paper for CFR+IRA; a resumed run keeps the conventions its checkpoint records.")
+
+
+def _default_conventions(algorithm: str) -> str:
+    from efgkit.abstraction import cfr_plus_ira, fpira
+
+    return (fpira if algorithm == "fpira" else cfr_plus_ira).DEFAULT_CONVENTIONS
 
 
 def _initial_abstraction(tree: GameTree, initial: str) -> InfosetMap:
@@ -51,9 +58,11 @@ def _initial_abstraction(tree: GameTree, initial: str) -> InfosetMap:
 
 
 def _make_refiner(tree: GameTree, algorithm: str, initial: InfosetMap, kb: int, kh: int,
-                  delay: int, seed: int, conventions: str = "paper"):
+                  delay: int, seed: int, conventions: str | None = None):
     from efgkit.abstraction.cfr_plus_ira import CFRPlusIRA
     from efgkit.abstraction.fpira import FPIRA
+
+    conventions = conventions or _default_conventions(algorithm)
 
     if algorithm == "fpira":
         return FPIRA(tree, initial=initial, conventions=conventions)
@@ -167,7 +176,7 @@ refine_options = [
 @json_option
 @click.pass_context
 def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int, kh: int,
-           delay: int, initial: str, max_iterations: int, every: int, conventions: str,
+           delay: int, initial: str, max_iterations: int, every: int, conventions: str | None,
            seed: int, out: str | None, plot: str | None, state: str | None, checkpoint_every: int | None,
            checkpoint_seconds: float | None, resume: bool, seconds_limit: float | None,
            as_json: bool) -> None:
@@ -177,10 +186,15 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
     original game. The result file holds the abstraction (InfosetMap) and the average
     strategy, and `efgkit evaluate` reads it.
     """
-    parameters = _refinement_parameters(ctx, algorithm, kb, kh, delay, seed, conventions)
     check_writable(out, "--out")
     check_writable(plot, "--plot")
     check_state_file(ctx, state, resume)
+    if conventions is None and resume and Path(state).exists():
+        from efgkit.storage.refinement_state import recorded_conventions
+
+        conventions = recorded_conventions(state)
+    conventions = conventions or _default_conventions(algorithm)
+    parameters = _refinement_parameters(ctx, algorithm, kb, kh, delay, seed, conventions)
     if state is not None:
         ctx.with_resource(exclusive_lock(state))
     tree, build_seconds = build_game(game)
@@ -232,7 +246,7 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
     if plot is not None:
         _write_refinement_plot(plot, tree.spec, algorithm, history, tree.num_infosets)
     data = {
-        "game": tree.spec, "algorithm": algorithm, "parameters": parameters,
+        "game": tree.spec, "algorithm": algorithm, "conventions": conventions, "parameters": parameters,
         "target": target, "reached": final.nash_conv <= target,
         "nash_conv": final.nash_conv, "exploitability": final.nash_conv / 2,
         "abstract_infosets": memory["abstract_infosets"],
@@ -320,7 +334,8 @@ def _parse_settings(text: str) -> list[tuple[str, int, int]]:
               help="Write a PNG of memory (32-bit words) against NashConv.")
 @json_option
 def tradeoff(game: str, settings: str, seeds: int, target: float, max_iterations: int,
-             every: int, conventions: str, csv_path: str, plot: str | None, as_json: bool) -> None:
+             every: int, conventions: str | None, csv_path: str, plot: str | None,
+             as_json: bool) -> None:
     """Memory against exploitability: run refinements of GAME and record both as they go.
 
     Each CSV row is one evaluation: setting, seed, iteration, NashConv, abstract infosets,

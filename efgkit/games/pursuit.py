@@ -17,7 +17,8 @@ or it and a unit swap across an edge.
 Payoffs (player 0): 2 if the attacker stands on the goal, uncaught, when the game ends
 after the last round, -1 if it is caught (which ends the game), 0 otherwise (the paper's
 timeout value, ``payoffs=paper``); ``payoffs=reference`` pays +1 there as the reference
-code does (seed_cermak.md Appendix A item 8).
+code does (seed_cermak.md Appendix A item 8), and 2 for a capture on the goal (the code
+tests the goal before the capture).
 Decisions, made to reproduce the digest's sizes EXACTLY and a game that is not trivial:
 
 * The tree is the reference code's: reaching the goal does not end the game. Play goes on
@@ -29,8 +30,10 @@ Decisions, made to reproduce the digest's sizes EXACTLY and a game that is not t
   (value exactly 2; CFR+ below NashConv 1e-3 in 100 iterations), which cannot be the
   game on which the paper's solvers needed seconds to minutes. With the end-of-game rule
   GP5's value is -0.4 for the attacker and CFR+ needs about 200 iterations to 0.005.
-* The goal counts only for a round that ends without a capture: an attacker that steps
-  onto the goal while a unit steps onto it too (or swaps with it) is caught (-1).
+* Under ``payoffs=paper`` the goal counts only for a round that ends without a capture: an
+  attacker that steps onto the goal while a unit steps onto it too (or swaps with it) is
+  caught (-1). ``payoffs=reference`` tests the goal first, as the reference code does, so
+  such a capture pays 2.
 * Distances are directed shortest paths along out-edges, measured FROM the attacker TO a
   unit. At its turn the attacker sees the nodes of the units within distance <= 2 of its
   current node, listed in unit order, e.g. ``units{9,12}``, without saying which unit is
@@ -196,7 +199,7 @@ class GraphPursuit:
             raise GameSpecError(f"pursuit: payoffs={payoffs} must be one of {', '.join(PAYOFFS)}")
         self.moves = moves
         self.payoffs = payoffs
-        self.timeout_utility = PAYOFFS[payoffs]
+        self.timeout_utility, self.capture_on_goal_utility = PAYOFFS[payoffs]
         self.spec = PURSUIT.canonical_spec({"moves": moves, "payoffs": payoffs})
 
     # ----------------------------------------------------------- Game protocol
@@ -241,9 +244,9 @@ class GraphPursuit:
                   "unit2": to2,
                   "defender_key": f"{state.defender_key} {action}"}
         if caught or rounds_done == self.moves:
-            on_goal = not caught and state.attacker == GOAL
-            utility = (GOAL_UTILITY if on_goal
-                       else CAPTURE_UTILITY if caught else self.timeout_utility)
+            on_goal = state.attacker == GOAL
+            utility = ((self.capture_on_goal_utility if on_goal else CAPTURE_UTILITY) if caught
+                       else GOAL_UTILITY if on_goal else self.timeout_utility)
             return state._replace(mover=TERMINAL, utility=utility, **common)
         seen = _observation_text(PLAYER0, _attacker_sees(state.attacker, to1, to2))
         return state._replace(mover=PLAYER0, attacker_key=f"{state.attacker_key} {seen}",
@@ -268,7 +271,8 @@ class GraphPursuit:
         def emit(preorder):
             # Each decision node adds at most one row to its player's trie (plus row 0).
             trie = np.zeros((2, max(attacker_decisions, defender_decisions) + 1, 5), np.int64)
-            board = BOARD._replace(timeout_utility=self.timeout_utility)
+            board = BOARD._replace(timeout_utility=self.timeout_utility,
+                                   capture_on_goal_utility=self.capture_on_goal_utility)
             written, trie_rows = emit_preorder(self.moves, board, preorder, trie)
             names = [_infoset_names(player, trie[player, : trie_rows[player]])
                      for player in (PLAYER0, PLAYER1)]
@@ -312,7 +316,8 @@ PURSUIT = GameEntry(
         Parameter("moves", int, DEFAULT_MOVES, "rounds of moves (x of GPx)", minimum=MIN_MOVES,
                   maximum=MAX_MOVES),
         Parameter("payoffs", str, "paper",
-                  "timeout payoff: paper 0, reference +1 (the authors' code)"),
+                  "paper: timeout 0; reference (the authors' code): timeout +1, a capture "
+                  "on the goal 2"),
     ),
     factory=GraphPursuit,
 )

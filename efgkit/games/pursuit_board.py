@@ -21,7 +21,12 @@ TIMEOUT_UTILITY = 0.0
 REFERENCE_TIMEOUT_UTILITY = 1.0
 """The authors' code pays +1 on timeout (GTLibrary ``PursuitGameState.getEndGameUtilities``:
 ``return new double[]{1, -1};``); the paper's text says 0."""
-PAYOFFS = {"paper": TIMEOUT_UTILITY, "reference": REFERENCE_TIMEOUT_UTILITY}
+PAYOFFS = {"paper": (TIMEOUT_UTILITY, CAPTURE_UTILITY),
+           "reference": (REFERENCE_TIMEOUT_UTILITY, GOAL_UTILITY)}
+"""Per reading: (timeout utility, utility of a capture with the attacker on the goal). The
+authors' code tests the goal before the capture (``getEndGameUtilities``: ``if (onGoal())
+return new double[]{2, -2};`` comes first), so a capture on the goal pays 2 there; the
+paper's text makes any capture -1."""
 
 
 def _shortest_distances() -> np.ndarray:

@@ -33,7 +33,7 @@ class PursuitBoard(NamedTuple):
     a player sees what is within ``radius`` of it; the attacker wins on ``goal``; the
     attacker starts on ``attacker_start``, the defender's units on ``unit1_start`` and
     ``unit2_start``; a game that ends neither on the goal nor in a capture pays
-    ``timeout_utility``."""
+    ``timeout_utility``, a capture with the attacker on the goal ``capture_on_goal_utility``."""
 
     out_offset: np.ndarray
     out_target: np.ndarray
@@ -44,6 +44,7 @@ class PursuitBoard(NamedTuple):
     unit1_start: int
     unit2_start: int
     timeout_utility: float
+    capture_on_goal_utility: float
 
 
 # The graph in CSR form: node n's out-edges lead to OUT_TARGET[OUT_OFFSET[n]:OUT_OFFSET[n + 1]].
@@ -52,7 +53,7 @@ OUT_OFFSET = np.cumsum([0] + [len(GRAPH_OUT_EDGES.get(n, ())) for n in range(NUM
 OUT_TARGET = np.array([t for n in range(NUM_GRAPH_NODES) for t in GRAPH_OUT_EDGES.get(n, ())],
                       np.int64)
 BOARD = PursuitBoard(OUT_OFFSET, OUT_TARGET, DISTANCE, VISIBILITY_RADIUS, GOAL, ATTACKER_START,
-                     UNIT_STARTS[0], UNIT_STARTS[1], TIMEOUT_UTILITY)
+                     UNIT_STARTS[0], UNIT_STARTS[1], TIMEOUT_UTILITY, CAPTURE_UTILITY)
 # Observation codes in the kernel: attacker 0 (no unit seen), 1 + n (one unit on n),
 # 1 + N + N * n1 + n2 (unit 1 on n1, unit 2 on n2); defender 0 (nothing) or 1 + n.
 NUM_OBSERVATIONS = 1 + NUM_GRAPH_NODES + NUM_GRAPH_NODES * NUM_GRAPH_NODES
@@ -109,8 +110,9 @@ def _advance(moves, board, out, frame, level, node):
                       or (attacker == unit1 and origin == to1) or (attacker == unit2 and origin == to2))
             if caught or (level >> 1) + 1 == moves:
                 write_node(out, node, 3, level + 1, 0, -1, (level >> 1) + 1)
-                out.utility[node] = (CAPTURE_UTILITY if caught else GOAL_UTILITY if attacker == board.goal
-                                     else board.timeout_utility)
+                on_goal = attacker == board.goal
+                out.utility[node] = ((board.capture_on_goal_utility if on_goal else CAPTURE_UTILITY)
+                                     if caught else GOAL_UTILITY if on_goal else board.timeout_utility)
                 node += 1
                 continue
             origin, unit1, unit2 = attacker, to1, to2

@@ -48,6 +48,18 @@ def save_refinement_state(path: str | os.PathLike, tree: GameTree, algorithm: st
         raise FileFormatError(f"{path}: cannot write the refinement state ({one_line(exc)})") from exc
 
 
+def recorded_conventions(path: str | os.PathLike) -> str:
+    """The conventions the run checkpointed at ``path`` used: its recorded ``conventions``
+    parameter, or "paper" when it records none (paper-convention runs record no key, and
+    every checkpoint written before the option existed is one)."""
+    with open_checked(path, FORMAT, SCHEMA_VERSION, "refinement state file") as handle:
+        parameters = attribute(handle, "parameters", dict, json_text=True)
+    conventions = parameters.get("conventions", "paper")
+    if conventions not in ("paper", "reference"):
+        raise FileFormatError(f"{path}: /@parameters records unknown conventions {conventions!r}")
+    return conventions
+
+
 def load_refinement_state(path: str | os.PathLike, tree: GameTree, algorithm: str,
                           parameters: dict) -> RefinementState:
     """The state saved at ``path``, checked: the same game, algorithm and parameters."""
