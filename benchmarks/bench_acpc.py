@@ -6,7 +6,7 @@ classes, 200 buckets on flop, turn and river: the tables' size and lookup path a
 a clustered abstraction, the labels are not clustered) and two seeded random strategies on
 it (no strategy solved on this abstraction would mean more: the labels are random), each
 exported to an 8-bit .efgs (bucket tables inline) and B also kept as a bucket .h5.
-The dealer (``interop.acpc_protocol.AcpcDealer``, duplicate deals, seats swapping) plays
+The dealer (``benchmarks/acpc_dealer.AcpcDealer``, duplicate deals, seats swapping) plays
 HANDS hands between efgs_acpc (A) and a second bot (B): another efgs_acpc on B's .efgs, and
 ``efgkit bot``'s Python bucket policy on B's .h5. The protocol result (A's chips per hand,
 95% interval over duplicate pairs) is compared with ``poker.match.HeadToHead`` of A's
@@ -31,11 +31,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from acpc_dealer import AcpcDealer, serve_in_thread
 
 from efgkit.abstraction.cards.holdem.bucket_file import StreetBuckets, save_buckets
 from efgkit.abstraction.cards.holdem.features import hand_indexer
 from efgkit.interop.acpc import game_definition
-from efgkit.interop.acpc_protocol import AcpcDealer, play_acpc, serve_in_thread
+from efgkit.interop.acpc_protocol import play_acpc
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.buckets.card_abstraction import IsomorphicCards

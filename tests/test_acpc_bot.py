@@ -4,11 +4,14 @@ whose result lies within the 95% interval of efgkit's duplicate match, and bad i
 (damaged files, another game, malformed dealer lines) ending the C bot, built with
 AddressSanitizer and UndefinedBehaviorSanitizer, in one stderr line before any action."""
 
+import importlib.util
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,12 +23,10 @@ from efgkit.interop.acpc import game_definition
 from efgkit.interop.acpc_protocol import (
     VERSION_LINE,
     AcpcBetting,
-    AcpcDealer,
     AcpcDeck,
     MatchState,
     ProtocolError,
     play_acpc,
-    serve_in_thread,
 )
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
@@ -39,6 +40,11 @@ from efgkit.storage.compact_holdem import export_bucket_strategy
 from efgkit.storage.compact_reader import CompactStrategy
 
 C_SOURCES = compact_reader.__file__.rsplit("/", 1)[0] + "/efgs_c"
+_DEALER = importlib.util.spec_from_file_location(
+    "acpc_dealer", Path(__file__).resolve().parent.parent / "benchmarks" / "acpc_dealer.py")
+acpc_dealer = sys.modules["acpc_dealer"] = importlib.util.module_from_spec(_DEALER)
+_DEALER.loader.exec_module(acpc_dealer)
+AcpcDealer, serve_in_thread = acpc_dealer.AcpcDealer, acpc_dealer.serve_in_thread
 
 
 def _always(layout, action):
