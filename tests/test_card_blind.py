@@ -18,7 +18,12 @@ from efgkit.poker.codes import BEST_RESPONSE, EXPECTED
 from efgkit.poker.materialised.best_response import evaluate_strategy
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_tree import PublicTree
-from efgkit.poker.streamed.card_blind import blind_classes, blind_entry_values, is_card_blind
+from efgkit.poker.streamed.card_blind import (
+    blind_classes,
+    blind_item_values,
+    is_card_blind,
+    opponent_reach,
+)
 from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.specs import make_game
 
@@ -84,6 +89,19 @@ def test_card_blind_walk_equals_the_public_tree_and_the_game_tree():
             assert result.game_value == pytest.approx(reference.game_value, abs=1e-9)
 
 
+def _blind_entry_values(evaluator, strategy: np.ndarray, player: int, objective: int, item: int):
+    """(entries, hands): what ``StreamedEvaluator.item_values`` returns (the values at every
+    entry, the opponent's reach included), computed by the card-blind walk."""
+    templates = evaluator.templates
+    classes = blind_classes(templates, evaluator.betting, evaluator.layout, strategy, player, objective)
+    relative = blind_item_values(evaluator, [classes], [(player, objective)], item)[0]
+    columns = int(templates.columns[1])
+    column_class = classes.column_class[classes.column_start[1]:classes.column_start[1] + columns]
+    entries = templates.node_of[templates.node_base[templates.start[1]] + np.arange(columns)]
+    reach = opponent_reach(evaluator.betting, evaluator.layout, strategy, player)[entries]
+    return reach[:, None] * relative[column_class - classes.class_start[1]]
+
+
 def test_each_first_deal_gives_the_general_walks_entry_values():
     """Per work item (one canonical flop): the values at every entry, opponent reach included."""
     game = make_game("holdem(ranks=4,caps=1-1-1-1)")
@@ -95,7 +113,7 @@ def test_each_first_deal_gives_the_general_walks_entry_values():
         for item in range(0, len(evaluator.items), 5):
             for objective in (BEST_RESPONSE, EXPECTED):
                 general = evaluator.item_values(strategy, player, objective, reach, item)
-                blind = blind_entry_values(evaluator, strategy, player, objective, item)
+                blind = _blind_entry_values(evaluator, strategy, player, objective, item)
                 np.testing.assert_allclose(blind, general, rtol=0, atol=1e-12)
 
 

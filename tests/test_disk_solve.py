@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from efgkit.cli import main
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.io.mapped_arrays import MappedFile, create_contiguous, create_file
+from efgkit.io.sizes import size_in_bytes
 from efgkit.solvers import (
     CFRPlusSolver,
     CFRSolver,
@@ -24,7 +25,7 @@ from efgkit.solvers import (
 )
 from efgkit.specs import load_game
 from efgkit.storage.checkpoint import resume, write_checkpoint
-from efgkit.storage.disk_solve import DiskSolver, build_working_file, current_rss, parse_size
+from efgkit.storage.disk_solve import DiskSolver, build_working_file, current_rss
 from efgkit.storage.strategy_file import load_checkpoint
 
 TINY_WINDOWS = 20_000  # bytes: dozens of windows on Leduc
@@ -109,12 +110,12 @@ def test_a_limit_below_the_arrays_read_at_random_is_a_clear_error(working_file):
 @pytest.mark.parametrize("text, size", [("1GiB", 2**30), ("512 MiB", 512 * 2**20),
                                         ("2GB", 2 * 10**9), ("1000", 1000), ("1.5KiB", 1536)])
 def test_sizes_parse(text, size):
-    assert parse_size(text) == size
+    assert size_in_bytes(text, "--memory-limit") == size
 
 
 def test_a_bad_size_is_a_clear_error():
     with pytest.raises(ParameterError, match="expected a size"):
-        parse_size("lots")
+        size_in_bytes("lots", "--memory-limit")
 
 
 def test_released_pages_leave_the_resident_set_and_keep_their_data(tmp_path):

@@ -24,7 +24,7 @@ def big_blind_fields(game, exploitability: float) -> tuple[dict, list[str]]:
     big_blind = max(game.blinds) if isinstance(game, LimitPoker) else 0
     if big_blind <= 0:
         return {}, []
-    mbb = exploitability / big_blind * 1000
+    mbb = game.mbb(exploitability)
     return ({"exploitability_mbb_per_game": mbb},
             [f"exploitability {mbb:.3f} mbb/g (big blind {big_blind})"])
 

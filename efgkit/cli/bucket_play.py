@@ -27,29 +27,25 @@ def board_count(text: str) -> int | None:
     return int(text)
 
 
-def _mbb(chips: float, big_blind: float) -> float:
-    return chips / big_blind * 1000
-
-
-def _interval(estimate: Estimate, big_blind: float) -> dict:
+def _interval(estimate: Estimate, game) -> dict:
     low, high = estimate.confidence_interval
-    return {"mbb_per_game": _mbb(estimate.mean, big_blind),
-            "standard_error_mbb": _mbb(estimate.standard_error, big_blind),
-            "ci95_low_mbb": _mbb(low, big_blind), "ci95_high_mbb": _mbb(high, big_blind)}
+    return {"mbb_per_game": game.mbb(estimate.mean),
+            "standard_error_mbb": game.mbb(estimate.standard_error),
+            "ci95_low_mbb": game.mbb(low), "ci95_high_mbb": game.mbb(high)}
 
 
-def _text(estimate: Estimate, big_blind: float) -> str:
-    mean = _mbb(estimate.mean, big_blind)
+def _text(estimate: Estimate, game) -> str:
+    mean = game.mbb(estimate.mean)
     if estimate.exact:
         return f"{mean:,.3f} mbb/g (every board)"
-    half = _mbb(estimate.confidence_interval[1], big_blind) - mean
+    half = game.mbb(estimate.confidence_interval[1]) - mean
     return f"{mean:,.3f} +- {half:,.3f} mbb/g (95% CI, {estimate.boards:,} boards)"
 
 
-def lbr_fields(estimate: Estimate, big_blind: float) -> tuple[dict, str]:
+def lbr_fields(estimate: Estimate, game) -> tuple[dict, str]:
     """An LBR estimate as history fields (``lbr_mbb_per_game``, its interval, the boards) and text."""
-    text = _text(estimate, big_blind)
-    return ({f"lbr_{key}": value for key, value in _interval(estimate, big_blind).items()}
+    text = _text(estimate, game)
+    return ({f"lbr_{key}": value for key, value in _interval(estimate, game).items()}
             | {"lbr_boards": estimate.boards, "lbr_text": text}), text
 
 
@@ -77,14 +73,14 @@ def evaluate_lbr(spec: str, path: str, bucket_file: str | None, boards: int | No
             "rollouts": rollouts, "preflop_rollouts": preflop_rollouts, "lbr_actions": actions, "seed": seed,
             "seconds": seconds,
             "lbr_chips_per_game": estimate.mean, "lbr_standard_error_chips": estimate.standard_error,
-            **{f"lbr_{key}": value for key, value in _interval(estimate, big_blind).items()},
-            "lbr_seat_mbb_per_game": [_mbb(s.mean, big_blind) for s in seats], "big_blind": big_blind,
+            **{f"lbr_{key}": value for key, value in _interval(estimate, game).items()},
+            "lbr_seat_mbb_per_game": [game.mbb(s.mean) for s in seats], "big_blind": big_blind,
             "algorithm": provenance.get("algorithm"), "iterations": provenance.get("iterations"),
             "abstraction": layout.abstraction.description, "rows": layout.num_rows}
     lines = [f"{path}: {provenance.get('algorithm')} strategy for {game.spec} on "
              f"{layout.abstraction.description} ({layout.num_rows:,} rows)",
              f"local best response (Lisy & Bowling 2017; actions {actions}), a lower bound on exploitability "
-             f"(NashConv/2): {_text(estimate, big_blind)}",
+             f"(NashConv/2): {_text(estimate, game)}",
              f"LBR in seat 0 {data['lbr_seat_mbb_per_game'][0]:,.3f}, in seat 1 "
              f"{data['lbr_seat_mbb_per_game'][1]:,.3f} mbb/g; every pair of hands on each board, "
              f"{seconds:.1f} s (big blind {big_blind:g})"]
@@ -94,14 +90,21 @@ def evaluate_lbr(spec: str, path: str, bucket_file: str | None, boards: int | No
 def _strategy(path: str, game, option: str = "STRATEGY"):
     """The layout and strategy of a bucket-strategy file (.h5) or a compact bucket export (.efgs)."""
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file, load_bucket_strategy
-    from efgkit.storage.compact_holdem import is_bucket_export, read_bucket_export
+    from efgkit.storage.compact_holdem import read_bucket_export
 
     if is_bucket_strategy_file(path):
         return load_bucket_strategy(path, game)[:2]
+    _check_bucket_export(path, game, option)
+    return read_bucket_export(path, game)
+
+
+def _check_bucket_export(path: str, game, option: str) -> None:
+    """Refuse ``path`` (given as ``option``), no bucket-strategy .h5, unless it is one's .efgs export."""
+    from efgkit.storage.compact_holdem import is_bucket_export
+
     if not is_bucket_export(path, game):
         raise ParameterError(f"{option} {path}: not a bucket strategy of {game.spec} (a .h5 of efgkit "
                              f"solve --engine sampled or its .efgs export)")
-    return read_bucket_export(path, game)
 
 
 def _opponent(against: str, game, betting):
@@ -149,13 +152,13 @@ def _match(game, path: str, against: str, boards: int | None, seed: int | None, 
     big_blind = max(game.blinds)
     data = {"game": game.spec, "strategy": path, "opponent": against, "boards": boards, "seed": seed,
             "chips_per_game": estimate.mean, "standard_error_chips": estimate.standard_error,
-            **_interval(estimate, big_blind), "big_blind": big_blind}
-    lines = [f"{path} against {against}: {_text(estimate, big_blind)}",
+            **_interval(estimate, game), "big_blind": big_blind}
+    lines = [f"{path} against {against}: {_text(estimate, game)}",
              "duplicate: each board played in both seats with every pair of hands"]
     if match.dealer.num_boards <= EXACT_BOARDS:
         exact = HeadToHead(layout, strategy, opponent_layout, opponent).run()
-        data["expected_mbb_per_game"] = _mbb(exact.mean, big_blind)
-        lines.append(f"exact expected value: {_text(exact, big_blind)}")
+        data["expected_mbb_per_game"] = game.mbb(exact.mean)
+        lines.append(f"exact expected value: {_text(exact, game)}")
     data["seconds"] = time.perf_counter() - started
     emit(as_json, data, lines)
 
@@ -165,13 +168,11 @@ def _bot(game, path: str):
     device plays it: no bucket table is unpacked)."""
     from efgkit.play.poker_hands import KeySeat, LayoutSeat
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file, load_bucket_strategy
-    from efgkit.storage.compact_holdem import is_bucket_export, open_bucket_export
+    from efgkit.storage.compact_holdem import open_bucket_export
 
     if is_bucket_strategy_file(path):
         return LayoutSeat(*load_bucket_strategy(path, game)[:2]), None
-    if not is_bucket_export(path, game):
-        raise ParameterError(f"STRATEGY {path}: not a bucket strategy of {game.spec} (a .h5 of efgkit "
-                             f"solve --engine sampled or its .efgs export)")
+    _check_bucket_export(path, game, "STRATEGY")
     reader = open_bucket_export(path, game)
     return KeySeat(reader, path), reader
 
@@ -216,7 +217,7 @@ def _play_against_person(game, path: str, hands: int | None, seat: int | None, s
     """Hands against the strategy at the terminal, the running result in mbb/hand."""
     import random
 
-    from efgkit.play.poker_hands import Deal, mbb, play_hand
+    from efgkit.play.poker_hands import Deal, play_hand
 
     bot, reader = _bot(game, path)
     person, rng = _Person(game, err=as_json), random.Random(seed)
@@ -243,13 +244,13 @@ def _play_against_person(game, path: str, hands: int | None, seat: int | None, s
             shown = (f"the strategy held {names(deal.slots[1 - yours])}, board "
                      f"{names(deal.board(len(deal.slots)))}" if record.showdown else "a fold")
             click.echo(f"  {shown}: you {'won' if payoff > 0 else 'lost' if payoff < 0 else 'tied'} "
-                       f"{abs(payoff):g} chips; {mbb(total / played, game):+,.0f} mbb/hand over {played} "
+                       f"{abs(payoff):g} chips; {game.mbb(total / played):+,.0f} mbb/hand over {played} "
                        f"hand{'s' * (played != 1)}", err=as_json)
     finally:
         if reader is not None:
             reader.close()
     data = {"game": game.spec, "strategy": path, "mode": "interactive", "hands": played,
-            "total_chips": total, "mbb_per_hand": mbb(total / played, game) if played else None}
+            "total_chips": total, "mbb_per_hand": game.mbb(total / played) if played else None}
     emit(as_json, data, [f"{played} hand{'s' * (played != 1)}, {total:+g} chips for you"
                          + (f" ({data['mbb_per_hand']:+,.0f} mbb/hand)" if played else "")])
 

@@ -7,6 +7,7 @@ import time
 import click
 
 from efgkit.cli.app import build_game, check_writable, emit, json_option, main, save_figure, show_progress
+from efgkit.cli.plots import new_figure
 from efgkit.errors import ParameterError
 
 FEATURE_HELP = ("ehs: E[HS]; ehs2: E[HS^2]; hist: hand-strength histograms with EMD; ochs: strength "
@@ -108,16 +109,11 @@ def cards(game: str, feature: str, buckets: str, recall: str, method: str, bins:
 
 
 def _write_plot(path: str, spec: str, abstraction) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from efgkit.abstraction.cards.hand_strength import HandStrength
 
     strength = HandStrength(abstraction.situations)
     rounds = len(abstraction.labels)
-    figure, axes = plt.subplots(1, rounds, figsize=(4.5 * rounds, 3.8), squeeze=False)
+    figure, axes = new_figure(1, rounds, figsize=(4.5 * rounds, 3.8), squeeze=False)
     for r, labels in enumerate(abstraction.labels):
         axis = axes[0, r]
         axis.scatter(strength.expected(r), labels, s=8, alpha=0.5)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from efgkit.cli.app import save_figure
-from efgkit.cli.plots import write_report
+from efgkit.cli.plots import new_figure, write_report
 from efgkit.jobs.holdem_build import (
     BASELINE_OPPONENTS,
     EXPORT_FILE,
@@ -107,14 +107,9 @@ def _sizes_section(data: dict) -> list[str]:
 
 
 def _write_convergence_plot(path: Path, data: dict) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     points = [(h["cpu_seconds"], h["exploitability_mbb_per_game"]) for h in data["history"]
               if h["cpu_seconds"] > 0 and h["exploitability_mbb_per_game"] > 0]
-    figure, axes = plt.subplots(figsize=(6, 4))
+    figure, axes = new_figure(figsize=(6, 4))
     axes.loglog([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, color="C0",
                 label="sampled CFR+, exact best response")
     axes.set_xlabel("solver CPU time, seconds")

@@ -20,6 +20,17 @@ from efgkit.errors import ParameterError
 from efgkit.io.atomic import atomic_output_path
 
 
+def new_figure(*args, **kwargs):
+    """``matplotlib.pyplot.subplots(*args, **kwargs)`` drawn off screen (the Agg backend), for
+    ``app.save_figure``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(*args, **kwargs)
+
+
 def write_rows_csv(path: str, rows: list[dict], option: str) -> None:
     """Write dict rows (keys of the first row as the header) atomically."""
     buffer = io.StringIO()
@@ -79,12 +90,7 @@ def write_tradeoff_plot(path: str, title: str, rows: list[dict], reference_words
     per ``setting`` the Pareto front (the least NashConv reached with that memory or less) as
     a staircase, a marker at each run's final point; a NashConv of 0 is drawn at the bottom
     edge (a tenth of the least positive one) and said so in the axis label."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6.5, 4.5))
+    figure, axes = new_figure(figsize=(6.5, 4.5))
     positive = [r[value] for r in rows if r[value] > 0]
     floor = min(positive, default=1.0) / 10
     labels = list(dict.fromkeys(r["setting"] for r in rows))
@@ -136,12 +142,7 @@ PLOTTED = {"nash_conv": "NashConv (sum of best-response gains)",
 
 def write_plot(path: str, spec: str, algorithm: str, history: list[dict], key: str = "nash_conv") -> None:
     """Log-log PNG of ``history``'s ``key`` (``PLOTTED``) against iterations."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6, 4))
+    figure, axes = new_figure(figsize=(6, 4))
     points = [(h["iteration"], h[key]) for h in history if h.get(key, 0) > 0]  # a resumed run's kind only
     axes.loglog([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3)
     axes.set_xlabel("iterations")

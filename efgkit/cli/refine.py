@@ -278,12 +278,9 @@ def refine(ctx: click.Context, game: str, algorithm: str, target: float, kb: int
 
 
 def _write_refinement_plot(path: str, spec: str, algorithm: str, history, infosets: int) -> None:
-    import matplotlib
+    from efgkit.cli.plots import new_figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    figure, (left, right) = new_figure(1, 2, figsize=(10, 4))
     iterations = [max(r.iteration, 1) for r in history]
     left.loglog(iterations, [max(r.nash_conv, 1e-12) for r in history])
     left.set_xlabel("iterations")

@@ -6,6 +6,7 @@ import click
 
 from efgkit.cli.app import build_game, check_writable, emit, json_option, main, save_figure, show_progress
 from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
+from efgkit.cli.plots import new_figure
 from efgkit.errors import ParameterError
 from efgkit.io.progress import progress_bar
 from efgkit.resolve import GADGETS, GIFT_BOUNDS, Resolver, round_subgames, subgame_at
@@ -217,12 +218,7 @@ def _resolve_bucket_strategy(spec: str, path: str, *, gadget: str, constraints: 
 
 
 def _write_plot(path: str, spec: str, gadget: str, constraints: str, result) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(figsize=(6, 4))
+    figure, axes = new_figure(figsize=(6, 4))
     iterations = [n for n, _ in result.history]
     axes.semilogx(iterations, [e.exploitability for _, e in result.history], marker="o", markersize=3,
                   label=f"{gadget} ({constraints})")

@@ -29,6 +29,7 @@ from efgkit.core.regret_rules import SCHEDULED, VARIANT_PARAMETERS
 from efgkit.core.run_loop import RunEnd, run_iterations
 from efgkit.errors import ParameterError
 from efgkit.io.lock import exclusive_lock
+from efgkit.io.sizes import size_in_bytes
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers import BestResponse, Evaluation, FictitiousPlay, SequenceFormLP
 from efgkit.solvers.cfr import SOLVER_CLASSES
@@ -37,7 +38,6 @@ from efgkit.storage.checkpoint import Checkpoints
 from efgkit.storage.disk_solve import (
     DiskSolver,
     compile_working_file,
-    parse_size,
     peak_rss,
     working_file_matches,
 )
@@ -296,7 +296,7 @@ def solve(ctx: click.Context, game: str, engine: str | None, algorithm: str, ite
     if state is not None and algorithm not in SOLVER_CLASSES:
         raise ParameterError(f"--state applies to {', '.join(SOLVER_CLASSES)} (the CFR variants: "
                              f"solvers with a state to checkpoint), not {algorithm}")
-    memory_limit = None if memory_limit is None else parse_size(memory_limit)
+    memory_limit = None if memory_limit is None else size_in_bytes(memory_limit, "--memory-limit")
     check_writable(out, "--out")
     check_writable(plot, "--plot")
     final_evaluation = bool(given & {"final_nash_conv", "lbr_boards", "abstract_game"})

@@ -138,7 +138,7 @@ def _solve_sampled(run: SampledRun, as_json: bool, working, runner) -> None:
         point = {"iteration": solver.iteration, "seconds": solve_seconds()}
         started = time.perf_counter()
         lbr = LocalBestResponse(layout, solver.average_strategy(), seed=run.seed)
-        fields, text = lbr_fields(lbr.run(run.lbr_boards), max(game.blinds))
+        fields, text = lbr_fields(lbr.run(run.lbr_boards), game)
         evaluating += time.perf_counter() - started
         history.append({**point, **fields})
         if not as_json:

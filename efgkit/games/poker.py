@@ -264,7 +264,6 @@ class LimitPoker:
         self.deal_sizes = (cards.private_cards_per_player,) * 2 + tuple(
             n for n in cards.public_cards_per_round if n)
         """Cards dealt by each chance slot: the two hands, then each board that opens a round."""
-        self.board_slot_round = tuple(r for r, n in enumerate(cards.public_cards_per_round) if n)
         if deal_by_rank:
             if max(self.deal_sizes) > 1 or cards.private_cards_per_player + cards.num_board_cards >= 5:
                 raise GameDefinitionError(f"{spec}: dealing by rank needs one card per deal and hands "
@@ -406,6 +405,10 @@ class LimitPoker:
         board = tuple(self._dealt_cards(state.cards)[2 * self.deal_sizes[0]:])
         winner = self.card_structure.showdown(*hands, board)
         return float(contribution1 if winner > 0 else -contribution0 if winner < 0 else 0)
+
+    def mbb(self, chips: float) -> float:
+        """``chips`` in milli big blinds (thousandths of the larger blind), the poker field's unit."""
+        return chips / max(self.blinds) * 1000
 
     def infoset_key(self, state: PokerState) -> str:
         player = self.current_player(state)

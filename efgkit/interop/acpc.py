@@ -77,8 +77,6 @@ _FIELDS = {
     "numsuits": "numSuits", "numranks": "numRanks", "numholecards": "numHoleCards",
     "numboardcards": "numBoardCards",
 }
-_PER_PLAYER = ("stack", "blind")
-_PER_ROUND = ("raiseSize", "firstPlayer", "maxRaises", "numBoardCards")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ A file names its ``format`` and
 ``schema_version``; every dataset carries the sha256 of its bytes (checked when it is
 read); the root ``content_sha256`` covers every attribute and every dataset's type,
 shape and digest, so a reader checks the metadata without reading the data. Problems
-are one-line FileFormatErrors. Writers use ``efgkit.io.atomic.atomic_output_path``.
+are one-line FileFormatErrors. Writers write through ``checked_output`` (atomically).
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ import numpy as np
 
 import efgkit
 from efgkit.errors import FileFormatError
+from efgkit.io.atomic import atomic_output_path
 from efgkit.io.error_text import one_line
 from efgkit.io.input_files import check_input_file
-from efgkit.io.mapped_arrays import create_contiguous, slices
+from efgkit.io.mapped_arrays import create_contiguous, create_file, slices
 from efgkit.io.metadata import Expected, checked, plain
 
 COMPRESSED_CHUNK_BYTES = 1 << 20
@@ -199,6 +200,21 @@ def stamp(handle: h5py.File, file_format: str, schema_version: int) -> None:
 
 def seal(handle: h5py.File) -> None:
     handle.attrs["content_sha256"] = manifest_digest(handle)
+
+
+@contextmanager
+def checked_output(path: str | os.PathLike, file_format: str, schema_version: int, what: str,
+                   expected_bytes: int = 0) -> Iterator[h5py.File]:
+    """A new file for ``path``, ``stamp``ed, to fill in the block; then ``seal``ed and put in
+    place atomically (``atomic_output_path``: a failure leaves an existing file untouched).
+    An OSError is a one-line FileFormatError that cannot write ``what``."""
+    try:
+        with atomic_output_path(path, expected_bytes) as temporary, create_file(temporary) as handle:
+            stamp(handle, file_format, schema_version)
+            yield handle
+            seal(handle)
+    except OSError as exc:
+        raise FileFormatError(f"{path}: cannot write {what} ({one_line(exc)})") from exc
 
 
 @contextmanager

@@ -136,11 +136,6 @@ def estimated_exact_seconds(evaluator, strategy: np.ndarray, seed: int) -> float
     return (time.process_time() - started) / drawn.size * items * 2
 
 
-def mbb(chips: float, game: LimitPoker) -> float:
-    """Chips per game in milli big blinds per game."""
-    return chips / max(game.blinds) * 1000
-
-
 def run_holdem_build(build: HoldemBuild, say: Callable[[str], None], progress: bool = False) -> dict:
     """Run the job (module docstring); ``say`` hears a line as each step starts or ends."""
     from efgkit.abstraction.cards.holdem.pipeline import AbstractionOptions, build_abstraction
@@ -250,7 +245,7 @@ def _solve(solver, evaluator, build: HoldemBuild, progress: bool) -> tuple[list[
                 evaluation = evaluator.evaluate(solver.average_strategy(), game_value=False)
                 history.append({"iteration": solver.iteration, "cpu_seconds": cpu,
                                 "nash_conv": evaluation.nash_conv, "exploitability_mbb_per_game":
-                                mbb(evaluation.exploitability, solver.betting.game)})
+                                solver.betting.game.mbb(evaluation.exploitability)})
                 if build.target_mbb is not None and (history[-1]["exploitability_mbb_per_game"]
                                                      <= build.target_mbb):
                     break
@@ -272,18 +267,18 @@ def _evaluate(evaluator, layout, strategy: np.ndarray, build: HoldemBuild, histo
     if estimate > build.eval_seconds:
         lbr = LocalBestResponse(layout, strategy, seed=build.seed).run(build.lbr_boards)
         low, high = lbr.confidence_interval
-        result.update(kind="lbr", lbr_mbb_per_game=mbb(lbr.mean, game), lbr_boards=lbr.boards,
-                      lbr_ci95_mbb=[mbb(low, game), mbb(high, game)])
+        result.update(kind="lbr", lbr_mbb_per_game=game.mbb(lbr.mean), lbr_boards=lbr.boards,
+                      lbr_ci95_mbb=[game.mbb(low), game.mbb(high)])
     else:
         if history and history[-1]["iteration"] == iterations:
             nash_conv = history[-1]["nash_conv"]
         else:
             nash_conv = evaluator.evaluate(strategy, game_value=False).nash_conv
         result.update(kind="exact", nash_conv=nash_conv,
-                      exploitability_mbb_per_game=mbb(nash_conv / 2, game))
+                      exploitability_mbb_per_game=game.mbb(nash_conv / 2))
         if time.process_time() - started + ABSTRACT_COST * estimate <= build.eval_seconds:
             abstract = abstract_evaluation(evaluator, strategy)
-            result.update(abstract_exploitability_mbb_per_game=mbb(abstract.exploitability, game),
+            result.update(abstract_exploitability_mbb_per_game=game.mbb(abstract.exploitability),
                           abstract_exact=abstract.exact)
     result["seconds"] = time.process_time() - started
     return result
@@ -299,8 +294,8 @@ def _matches(layout, strategy: np.ndarray, build: HoldemBuild) -> dict:
         match = HeadToHead(layout, strategy, opponent_layout, opponent, seed=build.seed)
         estimate = match.run(build.match_boards)
         low, high = estimate.confidence_interval
-        matches[name] = {"mbb_per_game": mbb(estimate.mean, game), "boards": estimate.boards,
-                         "ci95_mbb": [mbb(low, game), mbb(high, game)], "every_board": estimate.exact}
+        matches[name] = {"mbb_per_game": game.mbb(estimate.mean), "boards": estimate.boards,
+                         "ci95_mbb": [game.mbb(low), game.mbb(high)], "every_board": estimate.exact}
     return matches
 
 
@@ -319,7 +314,7 @@ def _export(layout, strategy: np.ndarray, build: HoldemBuild, evaluator, exact: 
               "max_abs_error": exported.max_abs_error}
     if exact:
         played = evaluator.evaluate(exported.dequantized(), game_value=False)
-        result["exploitability_mbb_per_game"] = mbb(played.exploitability, layout.betting.game)
+        result["exploitability_mbb_per_game"] = layout.betting.game.mbb(played.exploitability)
     return result
 
 

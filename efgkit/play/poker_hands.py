@@ -155,8 +155,3 @@ def play_hand(game: LimitPoker, seats: tuple[Seat, Seat], deal: Deal, rng: rando
         state = game.apply(state, decision.labels[action])
     showdown = game.folder_of(state.betting) < 0
     return HandRecord(deal, tuple(moves), game.terminal_utility(state), showdown)
-
-
-def mbb(chips: float, game: LimitPoker) -> float:
-    """``chips`` in milli big blinds (thousandths of the larger blind)."""
-    return chips / max(game.blinds) * 1000

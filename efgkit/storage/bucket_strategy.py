@@ -27,18 +27,14 @@ import numpy as np
 
 from efgkit.errors import FileFormatError
 from efgkit.games.poker import LimitPoker
-from efgkit.io.atomic import atomic_output_path
 from efgkit.io.checked_hdf5 import (
     attribute,
+    checked_output,
     hdf5_format,
     open_checked,
     read_dataset,
-    seal,
-    stamp,
     write_dataset,
 )
-from efgkit.io.error_text import one_line
-from efgkit.io.mapped_arrays import create_file
 from efgkit.io.metadata import checked, checked_fields
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
@@ -91,21 +87,15 @@ def save_bucket_strategy(path: str | os.PathLike, layout: BucketLayout, strategy
     check_recorded(layout.abstraction.reference)
     checked_provenance(provenance, "the provenance to write")
     expected = 8 * int(np.size(strategy)) + sum(int(np.asarray(a).nbytes) for a in (state or {}).values())
-    try:
-        with atomic_output_path(path, expected) as temporary:
-            with create_file(temporary) as handle:
-                stamp(handle, FORMAT, SCHEMA_VERSION)
-                handle.attrs["game"] = layout.betting.game.spec
-                handle.attrs["betting_sha256"] = betting_digest(layout.betting)
-                handle.attrs["abstraction"] = json.dumps(layout.abstraction.reference, sort_keys=True)
-                handle.attrs["provenance"] = json.dumps(provenance, sort_keys=True)
-                write_dataset(handle, "strategy", np.asarray(strategy, np.float64), compressed=False)
-                group = handle.create_group("solver_state")
-                for name, array in (state or {}).items():
-                    write_dataset(group, name, np.asarray(array), compressed=False)
-                seal(handle)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write the {WHAT} ({one_line(exc)})") from exc
+    with checked_output(path, FORMAT, SCHEMA_VERSION, f"the {WHAT}", expected) as handle:
+        handle.attrs["game"] = layout.betting.game.spec
+        handle.attrs["betting_sha256"] = betting_digest(layout.betting)
+        handle.attrs["abstraction"] = json.dumps(layout.abstraction.reference, sort_keys=True)
+        handle.attrs["provenance"] = json.dumps(provenance, sort_keys=True)
+        write_dataset(handle, "strategy", np.asarray(strategy, np.float64), compressed=False)
+        group = handle.create_group("solver_state")
+        for name, array in (state or {}).items():
+            write_dataset(group, name, np.asarray(array), compressed=False)
 
 
 def stored_game(path: str | os.PathLike) -> str:

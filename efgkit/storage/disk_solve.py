@@ -47,7 +47,6 @@ from efgkit.games.tree import GameTree
 from efgkit.io.atomic import atomic_output_path
 from efgkit.io.checked_hdf5 import verify_dataset
 from efgkit.io.mapped_arrays import MappedFile, create_file, slices, write_contiguous
-from efgkit.io.sizes import size_in_bytes
 from efgkit.solvers.cfr import (
     CFRBuffers,
     RegretState,
@@ -82,11 +81,6 @@ MIN_WINDOW_BYTES = 1 << 20
 _STREAMED = ("internal/nodes", "internal/kind", "internal/first_child", "internal/num_children",
              "internal/prob_offset", "internal/infoset", "node/values", "node/reach",
              "action/regrets", "action/average", "infoset/player0", "infoset/player1")
-
-
-def parse_size(text: str) -> int:
-    """Bytes in a ``--memory-limit`` like ``1GiB``, ``512MiB``, ``2GB`` or ``1000000``."""
-    return size_in_bytes(text, "--memory-limit")
 
 
 def current_rss() -> int:

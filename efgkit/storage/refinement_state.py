@@ -17,9 +17,13 @@ import h5py
 from efgkit.abstraction.refinement import RefinementRecord, RefinementState
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
-from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import attribute, open_checked, read_dataset, seal, stamp, write_dataset
-from efgkit.io.error_text import one_line
+from efgkit.io.checked_hdf5 import (
+    attribute,
+    checked_output,
+    open_checked,
+    read_dataset,
+    write_dataset,
+)
 from efgkit.io.metadata import checked, checked_fields
 
 FORMAT = "efgkit-refinement-state"
@@ -32,20 +36,15 @@ RECORD_FIELDS = {"iteration": int, "nash_conv": float, "abstract_infosets": int,
 def save_refinement_state(path: str | os.PathLike, tree: GameTree, algorithm: str, parameters: dict,
                           state: RefinementState) -> None:
     """Write ``state`` (with its history) for ``tree`` to ``path``, atomically."""
-    try:
-        with atomic_output_path(path) as temporary, h5py.File(temporary, "w") as handle:
-            stamp(handle, FORMAT, SCHEMA_VERSION)
-            handle.attrs.update(
-                game_spec=tree.spec, tree_fingerprint=tree.fingerprint, algorithm=algorithm,
-                parameters=json.dumps(parameters, sort_keys=True), numbers=json.dumps(state.numbers),
-                rng_state=json.dumps(state.rng_state),
-                history=json.dumps([vars(record) for record in state.history]))
-            arrays = handle.create_group("arrays")
-            for name, array in state.arrays.items():
-                write_dataset(arrays, name, array, compressed=False)
-            seal(handle)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write the refinement state ({one_line(exc)})") from exc
+    with checked_output(path, FORMAT, SCHEMA_VERSION, "the refinement state") as handle:
+        handle.attrs.update(
+            game_spec=tree.spec, tree_fingerprint=tree.fingerprint, algorithm=algorithm,
+            parameters=json.dumps(parameters, sort_keys=True), numbers=json.dumps(state.numbers),
+            rng_state=json.dumps(state.rng_state),
+            history=json.dumps([vars(record) for record in state.history]))
+        arrays = handle.create_group("arrays")
+        for name, array in state.arrays.items():
+            write_dataset(arrays, name, array, compressed=False)
 
 
 def recorded_conventions(path: str | os.PathLike) -> str:

@@ -29,10 +29,9 @@ import numpy as np
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import EfgkitError, FileFormatError, ParameterError
 from efgkit.games.tree import GameTree
-from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import attribute, open_checked, seal, stamp, verify_dataset
+from efgkit.io.checked_hdf5 import attribute, checked_output, open_checked, verify_dataset
 from efgkit.io.error_text import one_line
-from efgkit.io.mapped_arrays import create_file, write_contiguous
+from efgkit.io.mapped_arrays import write_contiguous
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.solvers.strategy import Strategy
 
@@ -136,29 +135,23 @@ def write_strategy_file(path: str | os.PathLike, *, game_spec: str, tree_fingerp
     state_items = 0 if solver_state is None else sum(np.size(solver_state.arrays[name])
                                                        for name in _state_arrays(solver_state))
     expected = 4 * int(np.size(abstract_of)) + 8 * (int(np.size(probabilities)) + state_items)
-    try:
-        with atomic_output_path(path, expected) as temporary:
-            with create_file(temporary) as handle:
-                stamp(handle, FORMAT, SCHEMA_VERSION)
-                handle.attrs["game_spec"] = game_spec
-                handle.attrs["tree_fingerprint"] = tree_fingerprint
-                _write_array(handle.create_group("abstraction"), "abstract_of", abstract_of, "<i4")
-                _write_array(handle.create_group("strategy"), "probabilities", probabilities,
-                             "<f8", after_slice)
-                record = handle.create_group("provenance")
-                record.attrs["algorithm"] = algorithm
-                record.attrs["parameters"] = parameters
-                record.attrs["iterations"] = iterations
-                _write_array(record, "nash_conv", history, HISTORY_DTYPE)
-                if solver_state is not None:
-                    state = handle.create_group("solver_state")
-                    state.attrs["iteration"] = int(solver_state.iteration)
-                    state.attrs["rng_state"] = rng_state
-                    for name in _state_arrays(solver_state):
-                        _write_array(state, name, solver_state.arrays[name], "<f8", after_slice)
-                seal(handle)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write strategy file ({one_line(exc)})") from exc
+    with checked_output(path, FORMAT, SCHEMA_VERSION, "strategy file", expected) as handle:
+        handle.attrs["game_spec"] = game_spec
+        handle.attrs["tree_fingerprint"] = tree_fingerprint
+        _write_array(handle.create_group("abstraction"), "abstract_of", abstract_of, "<i4")
+        _write_array(handle.create_group("strategy"), "probabilities", probabilities,
+                     "<f8", after_slice)
+        record = handle.create_group("provenance")
+        record.attrs["algorithm"] = algorithm
+        record.attrs["parameters"] = parameters
+        record.attrs["iterations"] = iterations
+        _write_array(record, "nash_conv", history, HISTORY_DTYPE)
+        if solver_state is not None:
+            state = handle.create_group("solver_state")
+            state.attrs["iteration"] = int(solver_state.iteration)
+            state.attrs["rng_state"] = rng_state
+            for name in _state_arrays(solver_state):
+                _write_array(state, name, solver_state.arrays[name], "<f8", after_slice)
 
 
 def save_strategy(path: str | os.PathLike, strategy: Strategy, *, provenance: dict,
@@ -283,15 +276,11 @@ def _read_v2(handle: h5py.File, with_state: bool) -> dict:
 
 
 def _read_raw(path: str | os.PathLike, with_state: bool) -> dict:
-    """Everything the file holds, as plain Python / in-memory numpy objects, checked."""
+    """Everything the file holds, as plain Python / in-memory numpy objects, checked (an error
+    reading it is a FileFormatError of ``open_checked``)."""
     with open_strategy_file(path) as handle:
-        try:
-            version = int(handle.attrs["schema_version"])
-            return _read_v1(path, handle) if version == 1 else _read_v2(handle, with_state)
-        except FileFormatError:
-            raise
-        except (OSError, KeyError, ValueError, TypeError, AttributeError, RuntimeError) as exc:
-            raise FileFormatError(f"{path}: cannot read strategy file ({one_line(exc)})") from exc
+        version = int(handle.attrs["schema_version"])
+        return _read_v1(path, handle) if version == 1 else _read_v2(handle, with_state)
 
 
 def stored_game(path: str | os.PathLike) -> tuple[str, str]:

@@ -22,10 +22,8 @@ import numba
 import numpy as np
 
 from efgkit.core.regret_rules import (
-    PREDICTIVE,
     ROW_RULES,
     VAD_WARMUP,
-    VARIANT_CODES,
     VARIANT_VAD_CFR,
     VariantSolver,
     average_weight,
@@ -48,6 +46,7 @@ from efgkit.poker.codes import BEST_RESPONSE, DEAL, FOLD, REGRETS, SHOWDOWN
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_tree import PublicTree
 from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
+from efgkit.solvers.cfr import match_player
 from efgkit.solvers.strategy import normalize_per_infoset
 
 
@@ -383,16 +382,9 @@ class VectorCFR(VariantSolver):
 
     def _rematch(self) -> None:
         """Regret matching of every row from the state (regrets, prediction, volatility), no update."""
-        scale = prediction_scale(VARIANT_CODES[self.variant], self.iteration, self.alpha)
-        offset, instant = self.layout.action_offset, self._state.instant
         for rows in self.layout.rows_of_player:
-            if self.variant in ROW_RULES:
-                for row in rows:
-                    vad_match_row(self.iteration, offset[row], offset[row + 1], self.regrets, instant,
-                                  self._state.volatility[row], self.strategy)
-            else:
-                match_rows(rows, offset, self.variant in PREDICTIVE, scale, self.regrets, self._state.instant,
-                           self.strategy)
+            match_player(self._settings, self.iteration, rows, self.layout.action_offset, self._state,
+                         self.strategy)
 
     def iterate(self, iterations: int = 1) -> VectorCFR:
         """Run ``iterations`` iterations (both players, alternating, player 0 first)."""

@@ -420,19 +420,6 @@ def blind_item_values(evaluator, classes: list[BlindClasses], targets: list[tupl
     return results
 
 
-def blind_entry_values(evaluator, strategy: np.ndarray, player: int, objective: int, item: int) -> np.ndarray:
-    """(entries, hands): what ``StreamedEvaluator.item_values`` returns (the values at every
-    entry, the opponent's reach included), computed by this walk: for tests."""
-    templates = evaluator.templates
-    classes = blind_classes(templates, evaluator.betting, evaluator.layout, strategy, player, objective)
-    relative = blind_item_values(evaluator, [classes], [(player, objective)], item)[0]
-    columns = int(templates.columns[1])
-    column_class = classes.column_class[classes.column_start[1]:classes.column_start[1] + columns]
-    entries = templates.node_of[templates.node_base[templates.start[1]] + np.arange(columns)]
-    reach = opponent_reach(evaluator.betting, evaluator.layout, strategy, player)[entries]
-    return reach[:, None] * relative[column_class - classes.class_start[1]]
-
-
 def opponent_reach(betting, layout, strategy: np.ndarray, player: int) -> np.ndarray:
     """float64 (betting nodes,): the reach of ``player``'s opponent, card blind in
     ``strategy`` (its bucket-0 rows), at every betting node: a scalar per node."""

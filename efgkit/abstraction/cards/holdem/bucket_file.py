@@ -36,10 +36,14 @@ from efgkit.abstraction.cards.holdem.deck import BOARD_CARDS_BY_ROUND, HOLE_CARD
 from efgkit.abstraction.cards.holdem.features import hand_indexer
 from efgkit.abstraction.cards.holdem.isomorphism import index_hand
 from efgkit.errors import AbstractionError, FileFormatError, ParameterError
-from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import attribute, open_checked, seal, stamp, verify_dataset, write_dataset
-from efgkit.io.error_text import one_line
-from efgkit.io.mapped_arrays import MappedFile, create_file
+from efgkit.io.checked_hdf5 import (
+    attribute,
+    checked_output,
+    open_checked,
+    verify_dataset,
+    write_dataset,
+)
+from efgkit.io.mapped_arrays import MappedFile
 
 FORMAT = "efgkit-holdem-buckets"
 SCHEMA_VERSION = 1
@@ -71,27 +75,21 @@ def save_buckets(path: str | os.PathLike, num_ranks: int, streets: list[StreetBu
     rounds = len(streets)
     if not 2 <= rounds <= len(ROUND_NAMES) or [s.street for s in streets] != list(ROUND_NAMES[:rounds]):
         raise ParameterError(f"a bucket file needs the streets {ROUND_NAMES[:2]} to {ROUND_NAMES} in order")
-    try:
-        with atomic_output_path(path) as temporary:
-            with create_file(temporary) as handle:
-                stamp(handle, FORMAT, SCHEMA_VERSION)
-                handle.attrs["num_ranks"] = int(num_ranks)
-                handle.attrs["rounds"] = rounds
-                handle.attrs["parameters"] = json.dumps(parameters, sort_keys=True)
-                for street in streets:
-                    group = handle.create_group(street.street)
-                    dtype = np.uint16 if street.num_buckets <= 1 << 16 else np.uint32
-                    write_dataset(group, "buckets", street.labels.astype(dtype), compressed=False)
-                    centroids = np.asarray(street.centroids, np.float64)
-                    write_dataset(group, "centroids", centroids, compressed=False)
-                    group.attrs["method"] = street.method
-                    group.attrs["num_buckets"] = street.num_buckets
-                    group.attrs["seed"] = int(street.seed)
-                    group.attrs["distance"] = street.distance
-                    group.attrs["within_cluster_mean_distance"] = float(street.within_cluster_mean_distance)
-                seal(handle)
-    except OSError as exc:
-        raise FileFormatError(f"{path}: cannot write the bucket file ({one_line(exc)})") from exc
+    with checked_output(path, FORMAT, SCHEMA_VERSION, "the bucket file") as handle:
+        handle.attrs["num_ranks"] = int(num_ranks)
+        handle.attrs["rounds"] = rounds
+        handle.attrs["parameters"] = json.dumps(parameters, sort_keys=True)
+        for street in streets:
+            group = handle.create_group(street.street)
+            dtype = np.uint16 if street.num_buckets <= 1 << 16 else np.uint32
+            write_dataset(group, "buckets", street.labels.astype(dtype), compressed=False)
+            centroids = np.asarray(street.centroids, np.float64)
+            write_dataset(group, "centroids", centroids, compressed=False)
+            group.attrs["method"] = street.method
+            group.attrs["num_buckets"] = street.num_buckets
+            group.attrs["seed"] = int(street.seed)
+            group.attrs["distance"] = street.distance
+            group.attrs["within_cluster_mean_distance"] = float(street.within_cluster_mean_distance)
 
 
 _BAD_CARD, _REPEATED_CARD = -1, -2

@@ -34,9 +34,7 @@ import h5py
 import numpy as np
 
 from efgkit.errors import FileFormatError, ParameterError
-from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import open_checked, read_dataset, seal, stamp, write_dataset
-from efgkit.io.error_text import one_line
+from efgkit.io.checked_hdf5 import checked_output, open_checked, read_dataset, write_dataset
 
 FORMAT = "efgkit-holdem-features"
 SCHEMA_VERSION = 1
@@ -94,21 +92,15 @@ class FeatureStore:
         atomically replacing the old one."""
         if street not in self.datasets or set(arrays) != set(self.datasets[street]):
             raise ParameterError(f"{street} needs exactly the datasets {self.datasets.get(street)}")
-        try:
-            with atomic_output_path(self.path) as temporary:
-                with h5py.File(temporary, "w-", libver=("v108", "v108")) as handle:
-                    stamp(handle, FORMAT, SCHEMA_VERSION)
-                    for name, value in self.parameters.items():
-                        handle.attrs[name] = value
-                    if self._complete:
-                        with h5py.File(self.path, "r") as old:
-                            for kept in self._complete:
-                                if kept != street:
-                                    old.copy(old[kept], handle, name=kept)
-                    group = handle.create_group(street)
-                    for name in self.datasets[street]:
-                        write_dataset(group, name, arrays[name], compressed=True)
-                    seal(handle)
-        except OSError as exc:
-            raise FileFormatError(f"{self.path}: cannot write the feature file ({one_line(exc)})") from exc
+        with checked_output(self.path, FORMAT, SCHEMA_VERSION, "the feature file") as handle:
+            for name, value in self.parameters.items():
+                handle.attrs[name] = value
+            if self._complete:
+                with h5py.File(self.path, "r") as old:
+                    for kept in self._complete:
+                        if kept != street:
+                            old.copy(old[kept], handle, name=kept)
+            group = handle.create_group(street)
+            for name in self.datasets[street]:
+                write_dataset(group, name, arrays[name], compressed=True)
         self._complete = tuple(s for s in STREETS if s in self._complete or s == street)
