@@ -90,13 +90,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (default 3)")
     parser.add_argument("--items", default="0", help="canonical flop indices, comma-separated (default 0)")
     parser.add_argument("--kinds", default="random,sparse", help="strategies (default random,sparse)")
+    parser.add_argument("--scratch", default=None,
+                        help="directory for the numba caches and values (default: a new temporary one)")
     parser.add_argument("--quick", action="store_true", help="one small flop, one round")
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parent.parent)
     trees = {"this": here, "before": args.before}
     spec, buckets = QUICK if args.quick else (SPEC, BUCKETS)
     items = [int(x) for x in args.items.split(",")]
-    scratch = tempfile.mkdtemp(prefix="full-game-ab-")
+    scratch = args.scratch or tempfile.mkdtemp(prefix="full-game-ab-")
     caches = {name: os.path.join(scratch, f"numba-{name}") for name in trees}
     for kind in args.kinds.split(","):
         cpu = {name: [] for name in trees}
