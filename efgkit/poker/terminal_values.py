@@ -251,7 +251,7 @@ def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, 
     return). Only the rows ``valid_hands`` of ``out`` are written. The columns run innermost
     over contiguous memory, so the per-hand card lookups are shared by every column.
     ``live`` (hands,), optional: the rows of ``opponent_reach`` that may be nonzero; the others
-    are taken as zero and never read (a strategy's zero-reach hands: no work in the sums)."""
+    are zero and left out of the sums (a strategy's zero-reach hands: no work adding zeros)."""
     columns = opponent_reach.shape[1]
     total[:columns] = 0.0
     one_card = hand_cards.shape[1] == 1
@@ -271,24 +271,13 @@ def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, 
     for x in range(valid_hands.shape[0]):
         h = valid_hands[x]
         r, row = opponent_reach[h], out[h]
-        alive = True
-        if live is not None:
-            alive = live[h] != 0
         if one_card:  # a one-card hand meets only itself
-            if alive:
-                for c in range(columns):
-                    row[c] = payoff[c] * (total[c] - r[c])
-            else:
-                for c in range(columns):
-                    row[c] = payoff[c] * total[c]
+            for c in range(columns):
+                row[c] = payoff[c] * (total[c] - r[c])
             continue
         first, second = card_sum[hand_cards[h, 0]], card_sum[hand_cards[h, 1]]
-        if alive:
-            for c in range(columns):
-                row[c] = payoff[c] * _cancelled(total[c] + r[c] - first[c] - second[c], total[c])
-        else:
-            for c in range(columns):
-                row[c] = payoff[c] * _cancelled(total[c] - first[c] - second[c], total[c])
+        for c in range(columns):
+            row[c] = payoff[c] * _cancelled(total[c] + r[c] - first[c] - second[c], total[c])
     if not one_card:
         card_sum[:, :columns] = 0.0
 

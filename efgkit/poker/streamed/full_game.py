@@ -152,8 +152,8 @@ class WalkBuffers(NamedTuple):
     columns some reach enters (a block is a run of them), ``card_sum`` (cards, block),
     ``column_total`` / ``win`` / ``lose`` (block,); ``row_live`` bool (depth, hands): per row of
     the stack ``reach`` being walked, the hands some column's reach enters — the others are
-    pruned (their rows are neither written nor read: the opponent's zero reach, where the
-    strategy never plays to; the responder's own hands are never pruned). Read by
+    pruned (their rows are zero, left out of products and terminal sums: the opponent's zero
+    reach, where the strategy never plays to; the responder's own hands are never pruned). Read by
     ``ABSTRACT`` walks only (empty otherwise): ``responder_depth`` int64 (betting nodes,) the
     responder's decisions above each node, ``depth_target`` int64 (1,), ``action_values``
     float64 (strategy actions,) where the action values of the responder's rows at that depth
@@ -297,7 +297,7 @@ def _open(args, d):
         for h in valid:
             for c in range(cols.shape[0]):
                 if mode == MODE_RECORD:
-                    record[h, lo + cols[c]] = here[h, c] if live[h] else 0.0
+                    record[h, lo + cols[c]] = here[h, c]
                 else:
                     out[h, c] = acc[h, lo + cols[c]]
         return True
@@ -329,7 +329,8 @@ def _next_child(args, d):
         while a < m:
             alive = False
             for h in valid:
-                if not here_live[h]:  # pruned: no reach, no product
+                if not here_live[h]:  # pruned: no reach, no product (the row zero for its readers)
+                    child[h, :width] = 0.0
                     child_live[h] = False
                     continue
                 base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
