@@ -162,3 +162,29 @@ def test_batched_terminal_values_equal_the_one_vector_kernels_column_by_column(h
         showdown_values_batch(reach, hand_cards, valid, strength, card_sum, total, win, lose, scratch, target,
                               combine)
         assert np.array_equal(target[valid], expected[valid])
+
+
+def test_pruning_the_opponents_zero_reach_hands_changes_no_value():
+    """A strategy that never plays one action in about 60% of its rows leaves the opponent's
+    reach zero for many (sequence, hand) pairs: the walk prunes those hands (no products, no
+    terminal sums) and every value still equals the public tree's, the responder's own
+    never-played actions included (its reach is not pruned), at any block width."""
+    game = make_game("holdem(ranks=3,rounds=3,caps=1-1-1)")
+    layout = BucketLayout(BettingTree(game), IsomorphicCards.hashed(game, (3, 4, 5), seed=4))
+    rng = np.random.default_rng(6)
+    strategy = layout.random(5)
+    for d in range(layout.width.shape[0]):
+        rows = strategy[layout.action_start[d]:layout.action_start[d + 1]].reshape(-1, layout.width[d])
+        hit = rng.random(rows.shape[0]) < 0.6
+        rows[hit, rng.integers(0, layout.width[d], rows.shape[0])[hit]] = 0.0
+        rows /= rows.sum(axis=1, keepdims=True)
+    evaluator = StreamedEvaluator(layout)
+    for player in (0, 1):  # some hands reach an entry, some do not: there is something to prune
+        reach = evaluator.entry_reach(strategy, player)
+        assert (reach == 0).any() and (reach > 0).any()
+    reference = evaluate_strategy(StrategyLayout.from_bucket_layout(PublicTree(game), layout), strategy)
+    for block in (2, 64):
+        evaluator.block = block
+        result = evaluator.evaluate(strategy, card_blind=False)
+        assert result.best_response_values == pytest.approx(reference.best_response_values, abs=1e-9)
+        assert result.game_value == pytest.approx(reference.game_value, abs=1e-9)

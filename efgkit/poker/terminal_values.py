@@ -244,17 +244,22 @@ def combined(old, value, combine):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, payoff, out):
+def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, payoff, out, live=None):
     """``fold_values`` for many reach vectors at once: column ``c`` of ``opponent_reach``
     float64 (hands, columns) is one vector, paid ``payoff[c]``; ``card_sum`` float64 (cards,
     columns) and ``total`` float64 (columns,) are scratch (``card_sum`` zero on entry and on
     return). Only the rows ``valid_hands`` of ``out`` are written. The columns run innermost
-    over contiguous memory, so the per-hand card lookups are shared by every column."""
+    over contiguous memory, so the per-hand card lookups are shared by every column.
+    ``live`` (hands,), optional: the rows of ``opponent_reach`` that may be nonzero; the others
+    are zero and left out of the sums (a strategy's zero-reach hands: no work adding zeros)."""
     columns = opponent_reach.shape[1]
     total[:columns] = 0.0
     one_card = hand_cards.shape[1] == 1
     for x in range(valid_hands.shape[0]):
         h = valid_hands[x]
+        if live is not None:  # (the branch is compiled only with ``live``)
+            if live[h] == 0:
+                continue
         r = opponent_reach[h]
         for c in range(columns):
             total[c] += r[c]
@@ -279,12 +284,12 @@ def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, card_sum, total, win_payoff,
-                          lose_payoff, out, target, combine):
+                          lose_payoff, out, target, combine, live=None):
     """``showdown_values`` for many reach vectors at once (the columns of ``opponent_reach``
     float64 (hands, columns), paid ``win_payoff[c]`` / ``lose_payoff[c]``); scratch and
     written rows as in ``fold_values_batch``: the wins in ``out`` and the values ``combined``
     (int64 ``combine``) into ``target`` (``out`` itself when writing). ``total`` holds the
-    running compatible sum.
+    running compatible sum; ``live`` as in ``fold_values_batch`` (pruned rows add nothing).
     Two-dimensional indexing and one loop adding a hand's reach to the total and both its
     cards' sums (row views and a loop per sum cost 20% more, the adding loop as an inline
     helper 8%); a one-card hand's card is counted twice, harmlessly: no other hand holds it,
@@ -305,6 +310,9 @@ def showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, ca
                 out[h, c] = win_payoff[c] * _cancelled(total[c] - card_sum[a, c] - card_sum[b, c], total[c])
         for x in range(start, end):
             h = sorted_hands[x]
+            if live is not None:
+                if live[h] == 0:
+                    continue
             a, b = hand_cards[h, 0], hand_cards[h, last]
             for c in range(columns):
                 r = opponent_reach[h, c]
@@ -326,6 +334,9 @@ def showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, ca
                 target[h, c] = combined(target[h, c], out[h, c] - loss, combine)
         for x in range(start, end):
             h = sorted_hands[x]
+            if live is not None:
+                if live[h] == 0:
+                    continue
             a, b = hand_cards[h, 0], hand_cards[h, last]
             for c in range(columns):
                 r = opponent_reach[h, c]

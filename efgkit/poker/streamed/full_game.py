@@ -150,10 +150,14 @@ class WalkBuffers(NamedTuple):
     level ``valid`` (levels, hands) / ``valid_count`` the hands off the board (level 0's, every
     hand, filled by ``hand_lists``), ``key``; scratch: ``live`` int64 (widest level,) the
     columns some reach enters (a block is a run of them), ``card_sum`` (cards, block),
-    ``column_total`` / ``win`` / ``lose`` (block,). Read by ``ABSTRACT`` walks only (empty
-    otherwise): ``responder_depth`` int64 (betting nodes,) the responder's decisions above each
-    node, ``depth_target`` int64 (1,), ``action_values`` float64 (strategy actions,) where the
-    action values of the responder's rows at that depth are added."""
+    ``column_total`` / ``win`` / ``lose`` (block,); ``row_live`` bool (depth, hands): per row of
+    the stack ``reach`` being walked, the hands some column's reach enters — the others are
+    pruned (their rows are zero, left out of products and terminal sums: the opponent's zero
+    reach, where the strategy never plays to; the responder's own hands are never pruned). Read by
+    ``ABSTRACT`` walks only (empty otherwise): ``responder_depth`` int64 (betting nodes,) the
+    responder's decisions above each node, ``depth_target`` int64 (1,), ``action_values``
+    float64 (strategy actions,) where the action values of the responder's rows at that depth
+    are added."""
 
     entry_start: np.ndarray
     level_start: np.ndarray
@@ -178,6 +182,7 @@ class WalkBuffers(NamedTuple):
     column_total: np.ndarray
     win: np.ndarray
     lose: np.ndarray
+    row_live: np.ndarray
     responder_depth: np.ndarray
     depth_target: np.ndarray
     action_values: np.ndarray
@@ -227,10 +232,11 @@ def _bridge(templates, work, j):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _terminal(view, templates, tables, work, player, p, j, cols, reach, out, target, combine):
+def _terminal(view, templates, tables, work, player, p, j, cols, reach, live, out, target, combine):
     """Fold or showdown values (with chance) of the responder's valid hands in the block of
-    columns ``cols``: a fold's into ``out``, a showdown's ``combined`` (``combine``) into
-    ``target`` with ``out`` its scratch (``target`` itself when written)."""
+    columns ``cols`` from the opponent's ``reach`` (its ``live`` rows): a fold's into ``out``, a
+    showdown's ``combined`` (``combine``) into ``target`` with ``out`` its scratch (``target``
+    itself when written)."""
     width = out.shape[1]
     weight = view.chance_weight[j]
     kind = templates.kind[p]
@@ -243,13 +249,13 @@ def _terminal(view, templates, tables, work, player, p, j, cols, reach, out, tar
             work.lose[c] = view.contribution[node, player] * weight
     if kind == FOLD:
         fold_values_batch(reach, tables.hand_cards, work.valid[j, :work.valid_count[j]], work.card_sum,
-                          work.column_total, work.win, out)
+                          work.column_total, work.win, out, live)
         return
     row = work.key[j] - tables.key_start[j]
     count = tables.showdown_count[row]
     showdown_values_batch(reach, tables.hand_cards, tables.showdown_hands[row, :count],
                           tables.showdown_strength[row, :count], work.card_sum, work.column_total, work.win,
-                          work.lose, out, target, combine)
+                          work.lose, out, target, combine, live)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -276,13 +282,13 @@ def _open(args, d):
     p = work.node[j, d]
     kind = templates.kind[p]
     valid = work.valid[j, :work.valid_count[j]]
-    here = reach[work.slot[j, d]]
+    here, live = reach[work.slot[j, d]], work.row_live[work.slot[j, d]]
     if kind == FOLD or kind == SHOWDOWN:
         if mode != MODE_RECORD:
             combine = _combine(templates, work, player, objective, j, d)
             out = values[work.value_row[j, d]]
             target = values[work.value_row[j, d - 1]] if combine != WRITE else out
-            _terminal(view, templates, tables, work, player, p, j, cols, here, out, target, combine)
+            _terminal(view, templates, tables, work, player, p, j, cols, here, live, out, target, combine)
         return True
     if kind == DEAL:
         record, acc = _bridge(templates, work, j)
@@ -319,23 +325,28 @@ def _next_child(args, d):
         dense = cols[width - 1] - cols[0] == width - 1  # consecutive columns: contiguous slab rows
         key = work.key[j]
         here, child = reach[work.slot[j, d]], reach[d + 1]
+        here_live, child_live = work.row_live[work.slot[j, d]], work.row_live[d + 1]
         while a < m:
             alive = False
             for h in valid:
+                if not here_live[h]:  # pruned: no reach, no product (the row zero for its readers)
+                    child[h, :width] = 0.0
+                    child_live[h] = False
+                    continue
                 base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
                 source, target = here[h], child[h]
+                nonzero = False
                 if dense:  # a slice: indexed from 0, the loads are contiguous (not gathers)
                     weights = slab[base + cols[0]:base + cols[0] + width]
                     for c in range(width):
                         target[c] = source[c] * weights[c]
+                        nonzero |= target[c] != 0.0
                 else:
                     for c in range(width):
                         target[c] = source[c] * slab[base + cols[c]]
-                if not alive:
-                    for c in range(width):
-                        if target[c] != 0.0:
-                            alive = True
-                            break
+                        nonzero |= target[c] != 0.0
+                child_live[h] = nonzero
+                alive |= nonzero
             if alive:
                 break
             a += 1
@@ -461,18 +472,18 @@ def _walk_block(view, templates, tables, work, slab, player, objective, mode, j,
     dense = cols[width - 1] - first == width - 1
     for h in valid:
         row, target = source[h], reach[0, h]
+        nonzero = False
         if dense:
             row = row[first:first + width]
             for c in range(width):
                 target[c] = row[c]
+                nonzero |= target[c] != 0.0
         else:
             for c in range(width):
                 target[c] = row[cols[c]]
-        if not alive:
-            for c in range(width):
-                if target[c] != 0.0:
-                    alive = True
-                    break
+                nonzero |= target[c] != 0.0
+        work.row_live[0, h] = nonzero
+        alive |= nonzero
     if not alive:
         return False
     work.node[j, 0] = templates.start[j]
@@ -811,6 +822,7 @@ class StreamedEvaluator:
                          np.zeros(int(t.columns.max()), np.int64),
                          np.zeros((self.betting.num_cards, self.block)),
                          *(np.zeros(self.block) for _ in range(3)),
+                         np.zeros((int(t.depth.max()), hands), np.bool_),
                          np.zeros(0, np.int64) if depth is None else depth, np.array([target], np.int64),
                          np.zeros(0 if depth is None else self.layout.num_actions))
 
