@@ -266,8 +266,10 @@ def _reachable(constraints: RootConstraints) -> float:
 def terminate_payoffs(values: np.ndarray, element_reach: np.ndarray, k: float) -> np.ndarray:
     """The opponent's payoff for ``terminate`` at each element (float64, like ``values``):
     ``k·c_I/π(I)``, 0 where π(I) = 0; chance reaches the element with π(I)/k, so its expected
-    value there is exactly c_I (Burch's gadget; the GameTree's and the poker engine's)."""
-    return k * normalized_values(values, element_reach)
+    value there is exactly c_I (Burch's gadget; the GameTree's and the poker engine's).
+    ``(k·c_I)/π(I)`` in that order, as before the poker engine shared it: ``k·(c_I/π(I))``
+    rounds differently and moved Leduc's re-solved NashConv by 1.8e-6 through regret ties."""
+    return np.divide(k * values, element_reach, out=np.zeros_like(values), where=element_reach > 0)
 
 
 def _terminate_payoffs(constraints: RootConstraints, k: float) -> np.ndarray:
