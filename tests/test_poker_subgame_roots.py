@@ -153,13 +153,14 @@ def test_vector_gadgets_play_what_cfr_plays_on_the_gadget_gametree(kind, player,
 @pytest.mark.parametrize("gadget, constraints, split", [
     ("unsafe", "br", True), ("resolve", "br", True), ("resolve", "selfplay", True), ("maxmargin", "br", True),
     ("reach-maxmargin", "br", True), ("reach-maxmargin", "br", False), ("distributional", "selfplay", True),
-    ("distributional-hedge", "selfplay", True)])
+    ("distributional-hedge", "selfplay", True), ("reach-distributional", "selfplay", False),
+    ("reach-distributional-hedge", "selfplay", True), ("reach-distributional-hedge", "selfplay", False)])
 def test_vector_resolver_nash_conv_equals_the_gametree_resolver_on_leduc(gadget, constraints, split):
     """Every round-2 subgame of Leduc re-solved for both players from one random blueprint, 40
     CFR+ iterations per gadget: NashConv before and after on the poker engine equal resolve/'s
     Resolver on the GameTree to 1e-9 (unsafe, Burch's re-solve, Estimated, maxmargin,
     reach-maxmargin with gifts split and not split, Estimated + Distributional by Theorem 4's
-    threshold and by Hedge)."""
+    threshold and by Hedge, Reach-Estimated + Distributional with gifts split and not split)."""
     from efgkit.resolve import Resolver
     from efgkit.resolve.vector_resolver import VectorResolver
 
