@@ -35,14 +35,17 @@ args = json.loads({args!r})
 tree = PublicTree(make_game(args["game"]))
 layout = StrategyLayout.lossless(tree)
 blueprint = VectorCFR(tree, layout).iterate(args["blueprint_iterations"]).average_strategy()
+extra = {{"isomorphic": True}} if args["isomorphic"] else {{}}
 resolver = VectorResolver(tree, layout, blueprint, gadget=args["gadget"], constraints=args["constraints"],
-                          iterations=args["iterations"], split_gifts=args["split"])
+                          iterations=args["iterations"], split_gifts=args["split"], **extra)
 if args["roots"]:
     resolver.roots = resolver.roots[:args["roots"]]
 started = time.process_time()
 result = resolver.resolve()
+classes = resolver.__dict__.get("classes")
+solved = len(resolver.roots if classes is None else classes.representatives)
 print(json.dumps({{"cpu_seconds": time.process_time() - started, "nash_conv_after": result.after.nash_conv,
-                  "subgames": len(resolver.roots) * (1 if args["gadget"] == "unsafe" else 2),
+                  "subgames": solved * (1 if args["gadget"] == "unsafe" else 2),
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "digest": hashlib.sha256(result.strategy.tobytes()).hexdigest()[:16]}}))
 """
@@ -65,14 +68,17 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--blueprint-iterations", type=int, default=10)
     parser.add_argument("--roots", type=int, default=0, help="re-solve only the first ROOTS subgames")
+    parser.add_argument("--isomorphic", action="store_true",
+                        help="one board per suit-isomorphism class (trees that have it; not with --roots)")
     parser.add_argument("--repeats", type=int, default=3)
     options = parser.parse_args()
     trees = {name: Path(path).resolve() for name, path in (t.split("=", 1) for t in options.tree)}
     args = {"game": options.game, "gadget": options.gadget, "constraints": options.constraints,
             "split": not options.no_split, "iterations": options.iterations,
-            "blueprint_iterations": options.blueprint_iterations, "roots": options.roots}
+            "blueprint_iterations": options.blueprint_iterations, "roots": options.roots,
+            "isomorphic": options.isomorphic}
     for tree in trees.values():
-        run_child(tree, {**args, "roots": 2, "iterations": 2})  # compile or load the kernels
+        run_child(tree, {**args, "roots": 2, "iterations": 2, "isomorphic": False})  # compile or load kernels
     runs: dict[str, list[dict]] = {name: [] for name in trees}
     for _ in range(options.repeats):
         for name, tree in trees.items():
