@@ -186,20 +186,22 @@ def terminal_pass(tree, player, opponent, card_sum, values):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _add_regrets(values, first, m, h, total, instant, offset):
+def _add_regrets(values, first, m, h, total, instant, offset, ties):
     """Add hand ``h``'s instantaneous regrets ``values[first + k, h] - total`` (k < m) to
-    ``instant[offset + k]``, 0 where within rounding of a tie (``CANCELLATION`` x the largest
-    action value). Two actions worth exactly the same in the game (a bet always folded to and a
-    check to showdown against the same hands) reach their values by different inclusion-exclusion
-    sums here and may differ in the last bit, where the GameTree's per-history sums tie exactly;
+    ``instant[offset + k]``; with ``ties`` (two-card hands), 0 where within rounding of a tie
+    (``CANCELLATION`` x the largest action value). Two actions worth exactly the same in the
+    game (a bet always folded to and a check to showdown against the same hands) reach their
+    values by different inclusion-exclusion sums here and may differ in the last bit, where the
+    GameTree's per-history sums tie exactly;
     CFR+'s regret matching is discontinuous at 0 (regrets (1e-20, 0) play the first action,
-    (0, 0) both), so such a residue is dropped rather than amplified."""
+    (0, 0) both), so such a residue is dropped rather than amplified. One-card hands meet only
+    themselves and keep every regret, as the sampled engine does."""
     scale = 0.0
     for k in range(m):
         scale = max(scale, abs(values[first + k, h]))
     for k in range(m):
         regret = values[first + k, h] - total
-        if abs(regret) > CANCELLATION * scale:
+        if not ties or abs(regret) > CANCELLATION * scale:
             instant[offset + k] += regret
 
 
@@ -215,6 +217,7 @@ def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 
     values = work.values
     own = work.reach[player]
     hands = values.shape[1]
+    ties = tree.hand_cards.shape[1] > 1
     terminal_pass(tree, player, work.reach[1 - player], work.card_sum, values)
     for node in range(kind.shape[0] - 1, -1, -1):
         node_kind = kind[node]
@@ -246,7 +249,7 @@ def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 
                 total += strategy[offset + k] * values[first + k, h]
             values[node, h] = total
             if mode == REGRETS:
-                _add_regrets(values, first, m, h, total, instant, offset)
+                _add_regrets(values, first, m, h, total, instant, offset, ties)
             if weight > 0.0:
                 w = weight * own[node, h] * slot_weight[d, h]
                 if w != 0.0:
