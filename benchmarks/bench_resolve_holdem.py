@@ -2,9 +2,10 @@
 
 For each flop bucket count: a ``--rounds 2`` bucket file (preflop lossless), a blueprint solved by
 vector CFR+ on its buckets, then every technique re-solves every subgame after the flop with
-both players' hands unabstracted (``resolve.vector_resolver``) and the combined strategy is
-evaluated exactly. Prints and writes JSON; CPU seconds per run and the process's peak RSS so
-far (``ru_maxrss``: monotone, so a run's own peak is at most the value shown).
+both players' hands unabstracted (``resolve.vector_resolver``; one board per suit-isomorphism
+class, the bucket blueprint being suit-symmetric) and the combined strategy is evaluated exactly.
+Prints and writes JSON; CPU seconds per run and the process's peak RSS so far (``ru_maxrss``:
+monotone, so a run's own peak is at most the value shown).
 
     python benchmarks/bench_resolve_holdem.py --game 'holdem(ranks=5,rounds=2,caps=1-1)' \
         --buckets 10,100 --iterations 30 --out /tmp/resolve-holdem.json
@@ -27,6 +28,8 @@ TECHNIQUES = (
     ("Reach-Maxmargin (not split)", "reach-maxmargin", "br", False),
     ("Estimated", "resolve", "selfplay", True),
     ("Estimated + Distributional", "distributional-hedge", "selfplay", True),
+    ("Reach-Estimated + Distributional", "reach-distributional-hedge", "selfplay", True),
+    ("Reach-Estimated + Distributional (not split)", "reach-distributional-hedge", "selfplay", False),
 )
 
 
@@ -74,7 +77,7 @@ def run(spec: str, flop_buckets: list[int], iterations: int, blueprint_iteration
             for name, gadget, constraints, split in TECHNIQUES:
                 started = time.process_time()
                 result = VectorResolver(tree, layout, blueprint, gadget=gadget, constraints=constraints,
-                                        iterations=iterations, split_gifts=split).resolve()
+                                        iterations=iterations, split_gifts=split, isomorphic=True).resolve()
                 column["rows"][name] = {"mbb": result.after.exploitability / big_blind * 1000,
                                         "cpu_seconds": time.process_time() - started, "peak_mb": _peak_mb()}
                 print(f"{count} buckets  {name:30s} {column['rows'][name]['mbb']:10.2f} mbb/g  "

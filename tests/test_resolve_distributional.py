@@ -243,3 +243,20 @@ def test_a_distributional_solver_resumes_bit_identically(coin_toss_constraints, 
     assert np.array_equal(resumed.solver.regrets, straight.solver.regrets)
     assert np.array_equal(resumed.solver.average_accumulator, straight.solver.average_accumulator)
     assert np.array_equal(resumed.follow_probabilities_, straight.follow_probabilities_)
+
+
+@pytest.mark.parametrize("split", [True, False])
+def test_reach_estimated_distributional_raises_the_estimates_by_the_gifts(burch_blueprint, split):
+    """Reach-Estimated + Distributional (Brown & Sandholm §8): the Hedge gadget's means are the
+    blueprint's own values plus the opponent's gifts (split or whole), its spread unchanged; a
+    gift somewhere lifts some mean."""
+    subgames = round_subgames(burch_blueprint.tree, 2)
+    values = BlueprintValues(burch_blueprint)
+    estimated = values.constraints_for(subgames, 0, "selfplay")
+    gifts = values.gifts(estimated, split=split)
+    resolver = Resolver(burch_blueprint, gadget="reach-distributional-hedge", constraints="selfplay",
+                        split_gifts=split)
+    for c, gift, gadget in zip(estimated, gifts, resolver.gadgets(subgames, 0), strict=True):
+        assert gadget.kind == "reach-distributional-hedge"
+        np.testing.assert_allclose(gadget.constraints.values, c.values + gift, rtol=0, atol=1e-15)
+    assert max(g.max() for g in gifts) > 1e-6

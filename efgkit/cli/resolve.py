@@ -32,7 +32,9 @@ def plot_checkpoints(iterations: int) -> list[int]:
                    "maxmargin with the opponent's gifts; coinflip: resolve, but with probability p the "
                    "opponent enters with its blueprint reach; distributional / distributional-hedge: "
                    "resolve with Normal alternative payoffs (Brown & Sandholm §6.1; not safe), the "
-                   "opponent entering by Theorem 4's threshold rule or by Hedge (App. B).")
+                   "opponent entering by Theorem 4's threshold rule or by Hedge (App. B); "
+                   "reach-distributional / reach-distributional-hedge: the same with the opponent's "
+                   "gifts added (with selfplay constraints: 'Reach-Estimated + Distributional').")
 @click.option("--p", "p", type=click.FloatRange(0.0, 1.0), default=0.5, show_default=True,
               help="coinflip: probability that the opponent is forced to follow its blueprint.")
 @click.option("--spread", type=click.FloatRange(min=0.0), default=1.0, show_default=True,
@@ -57,7 +59,7 @@ def plot_checkpoints(iterations: int) -> list[int]:
 @click.option("--player", type=click.Choice(["both", "0", "1"]), default="both", show_default=True,
               help="Which player's strategy is re-solved.")
 @click.option("--split-gifts/--no-split-gifts", default=True, show_default=True,
-              help="reach-maxmargin: share each gift by reach (safe) or give it whole to every subgame.")
+              help="reach gadgets: share each gift by reach (safe) or give it whole to every subgame.")
 @click.option("--gift-bound", type=click.Choice(GIFT_BOUNDS), default="cbv", show_default=True,
               help="reach-maxmargin: value the opponent's best alternative by its best-response value "
                    "against the blueprint (cbv) or by its minimum reachable payoff (min-payoff, a bound "
@@ -172,7 +174,8 @@ def _resolve_bucket_strategy(spec: str, path: str, *, gadget: str, constraints: 
     from efgkit.resolve.vector_resolver import VectorResolver
     from efgkit.storage.bucket_strategy import load_bucket_strategy
 
-    runs = {"unsafe", "resolve", "maxmargin", "reach-maxmargin", "distributional", "distributional-hedge"}
+    runs = {"unsafe", "resolve", "maxmargin", "reach-maxmargin", "distributional", "distributional-hedge",
+            "reach-distributional", "reach-distributional-hedge"}
     if gadget not in runs:
         raise ParameterError(f"the poker engine cannot run the {gadget} gadget (it runs "
                              f"{', '.join(sorted(runs))})")

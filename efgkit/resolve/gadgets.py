@@ -52,7 +52,13 @@ from efgkit.resolve.subgame import Subgame, SubgameError
 from efgkit.solvers.strategy import Strategy
 
 GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin", "coinflip", "distributional",
-           "distributional-hedge")  # the last two: resolve/distributional.py
+           "distributional-hedge", "reach-distributional", "reach-distributional-hedge")
+# distributional*: resolve/distributional.py
+REACH_GADGETS = {"reach-maxmargin": "maxmargin", "reach-distributional": "distributional",
+                 "reach-distributional-hedge": "distributional-hedge"}
+"""Brown & Sandholm's Reach techniques (§5; "Reach-Estimated + Distributional" with selfplay
+constraints, §8): the gadget named by the value, on constraint values raised by the opponent's
+gifts (``constraints.BlueprintValues.gifts``, split or not) — on either engine."""
 TERMINATE, FOLLOW = "terminate", "follow"
 
 

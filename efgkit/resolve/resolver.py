@@ -36,6 +36,7 @@ from efgkit.resolve.distributional import (
 from efgkit.resolve.engines import EvaluatorFactory, SolverFactory, check_factories
 from efgkit.resolve.gadgets import (
     GADGETS,
+    REACH_GADGETS,
     Gadget,
     coinflip_gadget,
     maxmargin_gadget,
@@ -100,7 +101,8 @@ class Resolver:
     gadgets and exact safety checks; distributional gadgets need a CFR-family class);
     ``evaluator``: builds the Evaluator of the blueprint's and the spliced strategies'
     InfosetMaps; ``iterations`` per gadget; ``p``: the coin-flip probability;
-    ``split_gifts``: reach-maxmargin gifts shared by reach (safe) or given whole;
+    ``split_gifts``: the reach gadgets' (``REACH_GADGETS``) gifts shared by reach (safe) or given
+    whole;
     ``gift_bound``: the best alternative's value in a gift, "cbv" (the trunk's best-response
     value) or "min-payoff" (its minimum reachable payoff, Brown & Sandholm's lower bound);
     ``spread``: distributional gadgets, the factor on Brown & Sandholm's ``s(I) = |blueprint
@@ -128,7 +130,7 @@ class Resolver:
             raise ParameterError(f"the coin-flip probability p must be in [0, 1], got {p}")
         if not spread >= 0.0 or spread == float("inf"):
             raise ParameterError(f"spread must be a finite number >= 0, got {spread}")
-        if gadget.startswith("distributional"):
+        if REACH_GADGETS.get(gadget, gadget).startswith("distributional"):
             check_head_solver(solver)
         if any(c < 1 or c > iterations for c in checkpoints):
             raise ParameterError(f"checkpoints must lie in 1..{iterations}, got {list(checkpoints)}")
@@ -159,7 +161,7 @@ class Resolver:
                 yield unsafe_gadget(subgame, reach, player) if reach.sum() > 0 else None
             return
         constraints = values.constraints_for(list(subgames), player, self.constraints)
-        if self.gadget == "reach-maxmargin":
+        if self.gadget in REACH_GADGETS:
             gifts = values.gifts(constraints, split=self.split_gifts,
                                  lower_bound=self.gift_bound == "min-payoff")
             constraints = [c.raised_by(g, f"{c.kind}+gifts") for c, g in zip(constraints, gifts,
@@ -171,6 +173,9 @@ class Resolver:
             "coinflip": lambda c: coinflip_gadget(c, self.p),
             "distributional": distributional_gadget,
             "distributional-hedge": lambda c: distributional_gadget(c, kind="distributional-hedge"),
+            "reach-distributional": lambda c: distributional_gadget(c, kind="reach-distributional"),
+            "reach-distributional-hedge": lambda c: distributional_gadget(
+                c, kind="reach-distributional-hedge"),
         }[self.gadget]
         for c in constraints:
             yield build(c) if c.total_reach > 0 else None
@@ -214,9 +219,10 @@ class Resolver:
         if gadget is None:
             return [SubgameReport(subgame.name, player, self.gadget, 0, float("nan"),
                                   float("nan"), True, 0.0) for player in players]
-        if self.gadget.startswith("distributional"):
+        base = REACH_GADGETS.get(self.gadget, self.gadget)
+        if base.startswith("distributional"):
             spread = self.spread * distributional_spread(self.values, subgame, players[0])
-            rule = "hedge" if self.gadget == "distributional-hedge" else "threshold"
+            rule = "hedge" if base == "distributional-hedge" else "threshold"
             solver = DistributionalSolver(gadget, spread, rule=rule, solver=self.solver)
         else:
             solver = self.solver(gadget.tree)

@@ -27,14 +27,24 @@ gadget folds into chance: regrets and average accumulators differ by that factor
 do not. The constraints are ``RootRanges`` (``poker.subgame_roots``), element by element
 ``RootConstraints``' numbers; ``alt(I)`` and the terminate payoff are defined once here and in
 ``gadgets.py`` (``normalized_values``, ``terminate_payoffs``).
+
+Everything a gadget holds is the size of its subgame: the subtree's own layout
+(``subtree_layout``: its rows renumbered, ``action_origin`` back to the game's layout), the
+workspace and the head; the iterations run in one numba kernel (``run_gadget_iterations``), the
+head's regrets and the opponent's entering range updated inside it. Only the distributional
+heads, set by ``FollowRule`` before every iteration, return to Python between iterations.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numba
 import numpy as np
 
 from efgkit.core.regret_rules import VariantSolver, average_weight, clear_rows, match_rows
 from efgkit.errors import ParameterError
+from efgkit.games.csr import positions_within
 from efgkit.poker.codes import EXPECTED, REGRETS
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_subtree import PublicSubtree, subtree_layout
@@ -51,12 +61,150 @@ from efgkit.poker.materialised.vector_cfr import (
 )
 from efgkit.resolve.constraints import normalized_values
 from efgkit.resolve.distributional import FollowRule
-from efgkit.resolve.gadgets import terminate_payoffs
+from efgkit.resolve.gadgets import REACH_GADGETS, terminate_payoffs
 from efgkit.solvers.strategy import normalize_per_infoset
 
 VECTOR_GADGETS = ("unsafe", "resolve", "maxmargin", "reach-maxmargin", "distributional",
-                  "distributional-hedge")
+                  "distributional-hedge", "reach-distributional", "reach-distributional-hedge")
 _RESOLVE_HEADED = ("resolve", "distributional", "distributional-hedge")
+NO_HEAD, RESOLVE_HEAD, MAXMARGIN_HEAD = 0, 1, 2
+"""The head's shape: none (unsafe), (terminate, follow) per opponent hand, one hand choice."""
+
+
+class GadgetHead(NamedTuple):
+    """The opponent's head rows. ``mode``: ``NO_HEAD`` / ``RESOLVE_HEAD`` / ``MAXMARGIN_HEAD``;
+    ``free``: its regrets update it (False: a distributional rule sets it); ``opponent``;
+    ``hands`` int64 (heads,) the opponent hand of each row (resolve) or action (maxmargin);
+    ``offset`` int64 (rows + 1,); ``rows`` int64 (rows,); ``fixed`` float64 (head actions,) the
+    actions' fixed values (terminate's c_I; ``-alt(I)``); ``reach`` float64 (hands,) π(I) of
+    each entry of ``hands``; ``state`` its ``RowState``."""
+
+    mode: int
+    free: bool
+    opponent: int
+    hands: np.ndarray
+    offset: np.ndarray
+    rows: np.ndarray
+    fixed: np.ndarray
+    reach: np.ndarray
+    state: RowState
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def enter(head, root_reach):
+    """The opponent's range at the subgame's root (``root_reach`` float64 (2, hands)) from its
+    head strategy: its follow probability (resolve), or ``s(h) / π(I)`` (maxmargin)."""
+    own = root_reach[head.opponent]
+    own[:] = 0.0
+    strategy, hands = head.state.strategy, head.hands
+    for j in range(hands.shape[0]):
+        if head.mode == RESOLVE_HEAD:
+            own[hands[j]] = strategy[head.offset[j] + 1]
+        else:
+            own[hands[j]] = strategy[j] / head.reach[j]
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _block_sum(a, lo, n):
+    """numpy's sum of ``a[lo:lo + n]`` for ``n <= 128``: in order below 8, else 8 ways."""
+    if n < 8:
+        total = 0.0
+        for i in range(n):
+            total += a[lo + i]
+        return total
+    r = a[lo:lo + 8].copy()
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            r[j] += a[lo + i + j]
+        i += 8
+    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    for x in range(i, n):
+        total += a[lo + x]
+    return total
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _pairwise_sum(a, lo, n):
+    """numpy's pairwise summation of ``a[lo:lo + n]``: a span over 128 is the sum of its halves
+    (split at ``n // 2`` rounded down to a multiple of 8), walked with a stack, not recursion."""
+    span_lo, span_n = np.zeros(128, np.int64), np.zeros(128, np.int64)
+    split, sums = np.zeros(128, np.bool_), np.zeros(128)
+    span_lo[0], span_n[0], spans, results = lo, n, 1, 0
+    while spans:
+        spans -= 1
+        start, size = span_lo[spans], span_n[spans]
+        if split[spans]:  # both halves done: combine the last two results
+            split[spans] = False
+            results -= 1
+            sums[results - 1] += sums[results]
+        elif size <= 128:
+            sums[results] = _block_sum(a, start, size)
+            results += 1
+        else:
+            half = size // 2 - (size // 2) % 8
+            split[spans] = True
+            span_lo[spans + 1], span_n[spans + 1] = start + half, size - half
+            span_lo[spans + 2], span_n[spans + 2] = start, half
+            spans += 3
+    return sums[0]
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _reduce_sum(a):
+    """``np.add.reduceat(a, [0])[0]`` bit for bit (the first element, then numpy's pairwise sum
+    of the rest), so the maxmargin head's expected value is the one numpy's head computed."""
+    return a[0] + _pairwise_sum(a, 1, a.shape[0] - 1) if a.shape[0] else 0.0
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def head_update(head, root_values, root_reach, settings, t, weight):
+    """Iteration ``t``'s instant regrets and average (``weight``) of the head rows from the
+    opponent's counterfactual values at the root (``root_values`` float64 (hands,)); a free
+    head then updates its regrets and the opponent's entering range (``enter``)."""
+    state, hands, offset, fixed = head.state, head.hands, head.offset, head.fixed
+    strategy, instant, average = state.strategy, state.instant, state.average
+    if head.mode == RESOLVE_HEAD:
+        for j in range(hands.shape[0]):
+            lo = offset[j]
+            follow = root_values[hands[j]]
+            expected = strategy[lo] * fixed[lo] + strategy[lo + 1] * follow
+            instant[lo] = fixed[lo] - expected
+            instant[lo + 1] = follow - expected
+    else:
+        for j in range(hands.shape[0]):
+            instant[j] = fixed[j] + root_values[hands[j]] / head.reach[j]
+        expected = _reduce_sum(strategy * instant)
+        for j in range(hands.shape[0]):
+            instant[j] -= expected
+    if weight > 0.0:
+        for x in range(strategy.shape[0]):
+            average[x] += weight * strategy[x]
+    if head.free:
+        update_rows(head.rows, offset, settings, t, state)
+        enter(head, root_reach)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def run_gadget_iterations(tree, layout, settings, rows0, rows1, done, iterations, state, work, head):
+    """Gadget iterations ``done + 1 .. done + iterations`` on a subtree (``vector_cfr``'s
+    ``run_iterations``, alternating, player 0 first), the head updated from the opponent's root
+    values after the opponent's value pass and before its regret update."""
+    action_offset, strategy, instant, average = (layout.action_offset, state.strategy, state.instant,
+                                                 state.average)
+    player_reach_pass(tree, layout, strategy, np.int64(0), work.reach)
+    for it in range(iterations):
+        t = done + it + 1
+        weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
+        for player in range(2):
+            rows = rows0 if player == 0 else rows1
+            clear_rows(rows, action_offset, instant)
+            player_reach_pass(tree, layout, strategy, 1 - player, work.reach)
+            value_and_average_pass(tree, layout, strategy, player, np.int64(REGRETS), work, instant,
+                                   weight, average)
+            if player == head.opponent and head.mode != NO_HEAD:
+                head_update(head, work.values[0], tree.root_reach, settings, t, weight)
+            update_rows(rows, action_offset, settings, t, state)
 
 
 class VectorGadget(VariantSolver):
@@ -64,11 +212,12 @@ class VectorGadget(VariantSolver):
 
     ``tree`` / ``layout``: the full public tree and the layout whose rows the re-solved strategy
     fills (lossless for unabstracted re-solving); ``ranges``: the ``RootRanges`` of the subgame's
-    root for the re-solving player (their ``nodes`` must hold ``node``; for reach-maxmargin,
+    root for the re-solving player (their ``nodes`` must hold ``node``; for the reach gadgets,
     values already raised by the gifts); ``kind``: one of ``VECTOR_GADGETS``; ``spread``
     (distributional gadgets): the standard deviation of each opponent hand's alternative
     payoff, float64 (hands,).
-    ``average_strategy()`` is a strategy of ``layout`` (rows outside the subgame uniform).
+    ``resolved_behavior(player)`` is a player's average strategy as (``layout``'s actions,
+    probabilities); ``average_strategy()`` the subgame's rows as a strategy of ``layout``.
     """
 
     def __init__(self, tree: PublicTree, layout: StrategyLayout, ranges: RootRanges, node: int, kind: str,
@@ -83,27 +232,24 @@ class VectorGadget(VariantSolver):
         if where.size != 1:
             raise ParameterError(f"the ranges are not those of public node {node}")
         i = int(where[0])
+        kind = REACH_GADGETS.get(kind, kind)  # the ranges carry the gifts already
         self.kind, self.player, self.opponent = kind, ranges.player, 1 - ranges.player
         root_reach = np.zeros((2, tree.num_hands))
         root_reach[self.player] = ranges.range[i]
         if kind == "unsafe":
             root_reach[self.opponent] = ranges.opponent_reach[i]
+        self.full_layout = layout
         self.subtree = PublicSubtree(tree, node, root_reach)
-        self.layout = subtree_layout(layout, self.subtree)
+        self.layout, self.action_origin = subtree_layout(layout, self.subtree)
         actions = self.layout.num_actions
         # No volatility: the gadgets run the CFR+ family, not VAD-CFR's row rules.
         self._state = RowState(*(np.zeros(actions) for _ in range(4)), np.zeros(0))
         self._view, self._rows = tree_view(self.subtree), self.layout.view()
         self._work = workspace(self.subtree)
         self.iteration = 0
-        reach = ranges.element_reach[i]
-        self._reach = reach
-        self._head_hands, self._head_offset, self._head_values = self._head_rows_of(ranges, i, reach)
-        heads = self._head_offset.shape[0] - 1
-        self._head_rows = np.arange(heads, dtype=np.int64)
-        size = int(self._head_offset[-1])
-        self._head = RowState(*(np.zeros(size) for _ in range(4)), np.zeros(0))
-        for rows, offsets, state in ((self._head_rows, self._head_offset, self._head),
+        self._reach = ranges.element_reach[i]
+        self._head = self._head_of(ranges, i)
+        for rows, offsets, state in ((self._head.rows, self._head.offset, self._head.state),
                                      *((r, self.layout.action_offset, self._state)
                                        for r in self.layout.rows_of_player)):
             match_rows(rows, offsets, False, 1.0, state.regrets, state.instant, state.strategy)
@@ -111,100 +257,84 @@ class VectorGadget(VariantSolver):
         if kind.startswith("distributional"):
             if spread is None or np.shape(spread) != (tree.num_hands,):
                 raise ParameterError(f"distributional gadgets need a spread per hand ({tree.num_hands})")
-            hands = self._head_hands
-            self._rule = FollowRule(normalized_values(ranges.values[i], reach)[hands],
+            hands = self._head.hands
+            self._rule = FollowRule(normalized_values(ranges.values[i], self._reach)[hands],
                                     np.asarray(spread, np.float64)[hands],
                                     "hedge" if kind.endswith("hedge") else "threshold", nodes)
-        self._enter()
+        if self._head.mode != NO_HEAD:
+            enter(self._head, self.subtree.root_reach)
 
-    def _head_rows_of(self, ranges: RootRanges, i: int, reach: np.ndarray):
-        """The head rows: (hands, action offsets, fixed action values) — resolve: per hand
-        (terminate, follow) with terminate worth c_I; maxmargin: one row over the live hands,
-        action ``h`` worth ``-alt(I)`` plus the entering value added each iteration."""
+    def _head_of(self, ranges: RootRanges, i: int) -> GadgetHead:
+        """The head rows — resolve: per hand (terminate, follow) with terminate worth c_I;
+        maxmargin: one row over the live hands, action ``h`` worth ``-alt(I)`` plus the entering
+        value added each iteration; unsafe: none."""
+        values, reach = ranges.values[i], self._reach
         if self.kind == "unsafe":
-            return np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0)
-        values = ranges.values[i]
-        if self.kind in _RESOLVE_HEADED:
-            hands = self.subtree.valid_hands(0)
+            mode, hands, offset, fixed = NO_HEAD, np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0)
+        elif self.kind in _RESOLVE_HEADED:
+            mode, hands = RESOLVE_HEAD, self.subtree.valid_hands(0).astype(np.int64)
             k = float(reach.sum())
-            terminate = reach / k * terminate_payoffs(values, reach, k)
             fixed = np.zeros(2 * hands.shape[0])
-            fixed[0::2] = terminate[hands]
-            return hands, np.arange(0, 2 * hands.shape[0] + 1, 2, dtype=np.int64), fixed
-        hands = np.flatnonzero(reach > 0)
-        return hands, np.array([0, hands.shape[0]], np.int64), -normalized_values(values, reach)[hands]
-
-    def _enter(self) -> None:
-        """The opponent's root range from its head strategy (follow; or pick h over π(I))."""
-        if self.kind == "unsafe":
-            return
-        opponent = self.subtree.root_reach[self.opponent]
-        opponent[:] = 0.0
-        strategy = self._head.strategy
-        if self.kind in _RESOLVE_HEADED:
-            opponent[self._head_hands] = strategy[1::2]
+            fixed[0::2] = (reach / k * terminate_payoffs(values, reach, k))[hands]
+            offset = np.arange(0, 2 * hands.shape[0] + 1, 2, dtype=np.int64)
         else:
-            opponent[self._head_hands] = strategy / self._reach[self._head_hands]
-
-    def _head_update(self, t: int, weight: float) -> None:
-        """Instant regrets and average of the head rows from the opponent's root values."""
-        root = self._work.values[0, self._head_hands]
-        values = self._head_values.copy()
-        if self.kind in _RESOLVE_HEADED:
-            values[1::2] = root
-        else:
-            values += root / self._reach[self._head_hands]
-        head = self._head
-        product = head.strategy * values
-        expected = np.add.reduceat(product, self._head_offset[:-1])
-        head.instant[:] = values - np.repeat(expected, np.diff(self._head_offset))
-        if weight > 0.0:
-            head.average[:] += weight * head.strategy
-        if self._rule is None:  # a distributional head is set by its rule, not by its regrets
-            update_rows(self._head_rows, self._head_offset, self._settings, t, head)
-            self._enter()
+            mode, hands = MAXMARGIN_HEAD, np.flatnonzero(reach > 0).astype(np.int64)
+            offset, fixed = np.array([0, hands.shape[0]], np.int64), -normalized_values(values, reach)[hands]
+        size = int(offset[-1])
+        state = RowState(*(np.zeros(size) for _ in range(4)), np.zeros(0))
+        return GadgetHead(mode, not self.kind.startswith("distributional"), self.opponent, hands, offset,
+                          np.arange(offset.shape[0] - 1, dtype=np.int64), fixed, reach[hands], state)
 
     def _hold_head(self) -> None:
         """Set the distributional head from the opponent's normalised follow values now."""
-        state, hands = self._state, self._head_hands
+        state, hands = self._state, self._head.hands
         for p in (0, 1):
             player_reach_pass(self._view, self._rows, state.strategy, np.int64(p), self._work.reach)
         value_pass(self._view, self._rows, state.strategy, np.int64(self.opponent), np.int64(EXPECTED),
                    self._work, np.zeros(0))
-        reach = self._reach[hands]
+        reach = self._head.reach
         follow_values = np.divide(self._work.values[0, hands], reach, out=self._rule.means.copy(),
                                   where=reach > 0)
         follow = self._rule(follow_values, self.iteration)
-        self._head.strategy[0::2] = 1.0 - follow
-        self._head.strategy[1::2] = follow
-        self._enter()
+        self._head.state.strategy[0::2] = 1.0 - follow
+        self._head.state.strategy[1::2] = follow
+        enter(self._head, self.subtree.root_reach)
 
     def iterate(self, iterations: int = 1) -> VectorGadget:
         """``iterations`` alternating iterations (player 0 first), the head with the opponent."""
-        state, offsets = self._state, self.layout.action_offset
-        for _ in range(iterations):
-            t = self.iteration + 1
+        rows0, rows1 = self.layout.rows_of_player
+        step = 1 if self._rule is not None else iterations
+        for _ in range(0, iterations, step):
             if self._rule is not None:
                 self._hold_head()
-            weight = average_weight(self._settings.variant, t, self._settings.delay, self._settings.gamma,
-                                    self._settings.horizon)
-            for player in (0, 1):
-                rows = self.layout.rows_of_player[player]
-                clear_rows(rows, offsets, state.instant)
-                for p in (0, 1):
-                    player_reach_pass(self._view, self._rows, state.strategy, np.int64(p), self._work.reach)
-                value_and_average_pass(self._view, self._rows, state.strategy, np.int64(player),
-                                       np.int64(REGRETS), self._work, state.instant, weight, state.average)
-                if player == self.opponent and self._head_rows.size:
-                    self._head_update(t, weight)
-                update_rows(rows, offsets, self._settings, t, state)
-            self.iteration = t
+            run_gadget_iterations(self._view, self._rows, self._settings, rows0, rows1, self.iteration,
+                                  step, self._state, self._work, self._head)
+            self.iteration += step
         return self
 
-    def average_strategy(self) -> np.ndarray:
-        """The average strategy of ``layout``'s rows (uniform where nothing accumulated)."""
+    def subgame_average(self) -> np.ndarray:
+        """The average strategy of the subgame's rows (``self.layout``; uniform where nothing
+        accumulated), float64 (subgame actions,)."""
         return normalize_per_infoset(self._state.average, self.layout.action_offset)
+
+    def resolved_behavior(self, player: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``player``'s (default the re-solver's) average strategy in the subgame as (int64
+        actions of ``layout``, float64 probabilities), like ``gadgets.Gadget.resolved_behavior``."""
+        player = self.player if player is None else player
+        offsets = self.layout.action_offset
+        rows = self.layout.rows_of_player[player]
+        width = offsets[rows + 1] - offsets[rows]
+        actions = np.repeat(offsets[rows], width) + positions_within(width)
+        return self.action_origin[actions], self.subgame_average()[actions]
+
+    def average_strategy(self) -> np.ndarray:
+        """The subgame's average strategy as a strategy of ``layout`` (float64 (layout actions,);
+        rows outside the subgame uniform): a whole-layout array, for callers that want one."""
+        width = np.diff(self.full_layout.action_offset)
+        out = np.repeat(1.0 / np.maximum(width, 1), width)
+        out[self.action_origin] = self.subgame_average()
+        return out
 
     def head_average(self) -> np.ndarray:
         """The opponent's average head play: (terminate, follow) per hand, or the hand choice."""
-        return normalize_per_infoset(self._head.average, self._head_offset)
+        return normalize_per_infoset(self._head.state.average, self._head.offset)

@@ -9,10 +9,11 @@ layout and is evaluated exactly (``poker.best_response.evaluate_strategy``), so 
 whose public tree fits; on Leduc every technique's NashConv is ``Resolver``'s on the GameTree
 (tests/test_poker_subgame_roots.py).
 
-Gifts (reach-maxmargin) follow ``BlueprintValues.gifts``: along the opponent's own path to a
-root, at each of its public decision nodes ``m`` (per hand ``h``) the counterfactual best-response
-value lost by the action taken, ``CBV(m, h) - CBV(child, h) >= 0``, unnormalised; split by reach
-among the subgames' elements ``(root, h)`` below that action, or given whole (not split).
+Gifts (the reach gadgets, ``gadgets.REACH_GADGETS``) follow ``BlueprintValues.gifts``: along the
+opponent's own path to a root, at each of its public decision nodes ``m`` (per hand ``h``) the
+counterfactual best-response value lost by the action taken, ``CBV(m, h) - CBV(child, h) >= 0``,
+unnormalised; split by reach among the subgames' elements ``(root, h)`` below that action, or
+given whole (not split).
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ from efgkit.poker.materialised.best_response import evaluate_strategy
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_tree import PublicTree
 from efgkit.poker.materialised.subgame_roots import CONSTRAINT_KINDS, BlueprintRoots, RootRanges, deal_roots
+from efgkit.poker.materialised.suit_classes import SuitClasses
 from efgkit.resolve.constraints import normalized_values
+from efgkit.resolve.gadgets import REACH_GADGETS
 from efgkit.resolve.vector_gadgets import VECTOR_GADGETS, VectorGadget
 
 
@@ -47,16 +50,19 @@ class VectorResolveResult:
 
 class VectorResolver:
     """Re-solve every subgame of round ``round_number`` of the blueprint ``strategy`` (float64 per
-    action of ``layout`` over ``tree``) with ``gadget`` (``VECTOR_GADGETS``; reach-maxmargin takes
+    action of ``layout`` over ``tree``) with ``gadget`` (``VECTOR_GADGETS``; the reach gadgets take
     ``split_gifts``), ``constraints`` ("br" or "selfplay": Brown & Sandholm's "Estimated" with the
     resolve gadget; with a distributional gadget "Estimated + Distributional") and ``iterations`` of
     CFR ``variant`` per gadget, for ``players``; ``spread``: distributional gadgets' factor on
-    ``s(I) = |blueprint cfv(I) - CBV(I)|`` (``distributional.distributional_spread``)."""
+    ``s(I) = |blueprint cfv(I) - CBV(I)|`` (``distributional.distributional_spread``);
+    ``isomorphic``: re-solve one board per suit-isomorphism class and copy its strategy to the
+    others (``suit_classes``; ParameterError from ``resolve`` if the blueprint is not
+    suit-symmetric)."""
 
     def __init__(self, tree: PublicTree, layout: StrategyLayout, strategy: np.ndarray, *,
                  gadget: str = "resolve", constraints: str = "br", iterations: int = 1000,
                  split_gifts: bool = True, variant: str = "cfr+", players: tuple[int, ...] = (0, 1),
-                 round_number: int = 2, spread: float = 1.0) -> None:
+                 round_number: int = 2, spread: float = 1.0, isomorphic: bool = False) -> None:
         if gadget not in VECTOR_GADGETS:
             raise ParameterError(f"the poker engine runs the gadgets {', '.join(VECTOR_GADGETS)}, "
                                  f"not {gadget!r}")
@@ -74,6 +80,7 @@ class VectorResolver:
             raise ParameterError(f"spread must be a finite number >= 0, got {spread}")
         self.spread = float(spread)
         self.roots = deal_roots(tree, round_number)
+        self.classes = SuitClasses(tree, self.roots) if isomorphic else None
         self.values = BlueprintRoots(layout, self.strategy)
         self.lossless = StrategyLayout.lossless(tree)
 
@@ -90,9 +97,9 @@ class VectorResolver:
         return out
 
     def ranges(self, player: int) -> RootRanges:
-        """The roots' ``RootRanges`` for ``player``, raised by the gifts for reach-maxmargin."""
+        """The roots' ``RootRanges`` for ``player``, raised by the gifts for the reach gadgets."""
         ranges = self.values.ranges(self.roots, player, self.constraints)
-        if self.gadget != "reach-maxmargin":
+        if self.gadget not in REACH_GADGETS:
             return ranges
         return ranges._replace(values=ranges.values + self.gifts(ranges))
 
@@ -101,6 +108,15 @@ class VectorResolver:
         selfplay, best = (self.values.ranges(self.roots, player, kind) for kind in ("selfplay", "br"))
         return self.spread * np.abs(normalized_values(selfplay.values, selfplay.element_reach)
                                     - normalized_values(best.values, best.element_reach))
+
+    def _check_symmetric(self, ranges: RootRanges) -> None:
+        """ParameterError unless every root's ranges are its class representative's renamed."""
+        broken = np.flatnonzero(~self.classes.symmetric(ranges))
+        if broken.size:
+            node = int(ranges.nodes[broken[0]])
+            raise ParameterError(f"the blueprint is not suit-symmetric (public node {node} "
+                                 f"and its representative differ beyond rounding): re-solve every board, "
+                                 f"without suit isomorphism")
 
     def gifts(self, ranges: RootRanges) -> np.ndarray:
         """Brown & Sandholm's gifts per (root, opponent hand), float64 (roots, hands)."""
@@ -139,12 +155,16 @@ class VectorResolver:
         before = evaluate_strategy(self.lossless, blueprint)
         combined = blueprint.copy()
         groups = [self.players] if self.gadget == "unsafe" else [(p,) for p in self.players]
-        kind = "maxmargin" if self.gadget == "reach-maxmargin" else self.gadget
-        done, total = 0, len(groups) * self.roots.shape[0]
+        kind = REACH_GADGETS.get(self.gadget, self.gadget)
+        solved = np.arange(self.roots.shape[0]) if self.classes is None else self.classes.representatives
+        done, total = 0, len(groups) * solved.shape[0]
         for players in groups:
             ranges = self.ranges(players[0])
+            if self.classes is not None:
+                self._check_symmetric(ranges)
             spreads = self.spreads(players[0]) if kind.startswith("distributional") else None
-            for i, node in enumerate(ranges.nodes.tolist()):
+            for i in solved.tolist():
+                node = int(ranges.nodes[i])
                 done += 1
                 if progress is not None:
                     progress(done, total)
@@ -152,19 +172,16 @@ class VectorResolver:
                     continue  # the re-solver never reaches it: it keeps the blueprint
                 solver = VectorGadget(self.tree, self.lossless, ranges, node, kind, variant=self.variant,
                                       spread=None if spreads is None else spreads[i])
-                average = solver.iterate(self.iterations).average_strategy()
+                solver.iterate(self.iterations)
                 for player in players:
-                    actions = _actions_of(solver, player)
-                    combined[actions] = average[actions]
+                    actions, probabilities = solver.resolved_behavior(player)
+                    combined[actions] = probabilities
+            if self.classes is not None:
+                images = self.classes.representative != np.arange(self.roots.shape[0])
+                for j in np.flatnonzero(images).tolist():
+                    if ranges.range[self.classes.representative[j]].any():
+                        source, image = self.classes.image_actions(self.lossless, j, players)
+                        combined[image] = combined[source]
         after = evaluate_strategy(self.lossless, combined)
         return VectorResolveResult(self.lossless, combined, before, after, time.perf_counter() - started)
 
-
-def _actions_of(solver: VectorGadget, player: int) -> np.ndarray:
-    """The lossless layout's actions of ``player``'s rows inside the solver's subtree."""
-    layout, subtree = solver.layout, solver.subtree
-    rows = layout.rows[subtree.kind[subtree.decision_nodes] == player]
-    rows = rows[rows >= 0]
-    offsets = layout.action_offset
-    return np.concatenate([np.arange(offsets[r], offsets[r + 1]) for r in rows.tolist()]
-                          or [np.zeros(0, np.int64)]).astype(np.int64)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from efgkit.errors import ParameterError
+from efgkit.games.csr import positions_within
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_tree import PublicTree
 
@@ -66,9 +67,18 @@ class PublicSubtree:
         return self.valid_list[self.valid_start[board]:self.valid_start[board + 1]]
 
 
-def subtree_layout(layout: StrategyLayout, subtree: PublicSubtree) -> StrategyLayout:
-    """``layout``'s rows at the subtree's decision nodes (the same row and action numbers, so a
-    strategy array of ``layout`` is one of the result)."""
+def subtree_layout(layout: StrategyLayout, subtree: PublicSubtree) -> tuple[StrategyLayout, np.ndarray]:
+    """``layout``'s rows at the subtree's decision nodes renumbered ``0..n-1`` in ``layout``'s
+    order, as a layout of the subtree alone (arrays the size of the subgame, not the game),
+    and ``action_origin`` int64 (its actions,): each action's number in ``layout``."""
     full = layout.tree.decision_index[subtree.origin[subtree.decision_nodes]]
-    return StrategyLayout(subtree, layout.rows[full], layout.action_offset, layout.slot_weight[full],
-                          f"{layout.description} below public node {subtree.root}")
+    rows = layout.rows[full]
+    used = np.unique(rows[rows >= 0])
+    compact = np.full(rows.shape, -1, np.int64)
+    compact[rows >= 0] = np.searchsorted(used, rows[rows >= 0])
+    width = layout.action_offset[used + 1] - layout.action_offset[used]
+    offset = np.concatenate(([0], np.cumsum(width))).astype(np.int64)
+    action_origin = np.repeat(layout.action_offset[used], width) + positions_within(width)
+    return (StrategyLayout(subtree, compact, offset, layout.slot_weight[full],
+                           f"{layout.description} below public node {subtree.root}"),
+            action_origin.astype(np.int64))

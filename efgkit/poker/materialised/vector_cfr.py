@@ -45,7 +45,7 @@ from efgkit.io.numba_private import WITHOUT_REFCOUNTS
 from efgkit.poker.codes import BEST_RESPONSE, DEAL, FOLD, REGRETS, SHOWDOWN
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_tree import PublicTree
-from efgkit.poker.terminal_values import fold_payoff, fold_values, showdown_values
+from efgkit.poker.terminal_values import CANCELLATION, fold_payoff, fold_values, showdown_values
 from efgkit.solvers.cfr import match_player
 from efgkit.solvers.strategy import normalize_per_infoset
 
@@ -184,6 +184,26 @@ def terminal_pass(tree, player, opponent, card_sum, values):
                             card_sum, win, lose, values[node])
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _add_regrets(values, first, m, h, total, instant, offset, ties):
+    """Add hand ``h``'s instantaneous regrets ``values[first + k, h] - total`` (k < m) to
+    ``instant[offset + k]``; with ``ties`` (two-card hands), 0 where within rounding of a tie
+    (``CANCELLATION`` x the largest action value). Two actions worth exactly the same in the
+    game (a bet always folded to and a check to showdown against the same hands) reach their
+    values by different inclusion-exclusion sums here and may differ in the last bit, where the
+    GameTree's per-history sums tie exactly;
+    CFR+'s regret matching is discontinuous at 0 (regrets (1e-20, 0) play the first action,
+    (0, 0) both), so such a residue is dropped rather than amplified. One-card hands meet only
+    themselves and keep every regret, as the sampled engine does."""
+    scale = 0.0
+    for k in range(m):
+        scale = max(scale, abs(values[first + k, h]))
+    for k in range(m):
+        regret = values[first + k, h] - total
+        if not ties or abs(regret) > CANCELLATION * scale:
+            instant[offset + k] += regret
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True, **WITHOUT_REFCOUNTS)
 def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, weight, average):
     """``value_pass`` that also adds, when ``weight`` > 0, ``weight`` x own reach x strategy of
@@ -196,6 +216,7 @@ def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 
     values = work.values
     own = work.reach[player]
     hands = values.shape[1]
+    ties = tree.hand_cards.shape[1] > 1
     terminal_pass(tree, player, work.reach[1 - player], work.card_sum, values)
     for node in range(kind.shape[0] - 1, -1, -1):
         node_kind = kind[node]
@@ -227,8 +248,7 @@ def value_and_average_pass(tree, layout, strategy, player, mode, work, instant, 
                 total += strategy[offset + k] * values[first + k, h]
             values[node, h] = total
             if mode == REGRETS:
-                for k in range(m):
-                    instant[offset + k] += values[first + k, h] - total
+                _add_regrets(values, first, m, h, total, instant, offset, ties)
             if weight > 0.0:
                 w = weight * own[node, h] * slot_weight[d, h]
                 if w != 0.0:
