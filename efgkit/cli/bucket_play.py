@@ -277,7 +277,7 @@ def _resolving_match(game, path: str, against: str, hands: int | None, seed: int
 
     import numpy as np
 
-    from efgkit.play.poker_hands import Deal, LayoutSeat, mbb, play_hand
+    from efgkit.play.poker_hands import Deal, LayoutSeat, play_hand
     from efgkit.poker.materialised.layout import StrategyLayout
     from efgkit.poker.materialised.public_tree import PublicTree
     from efgkit.resolve.decision_time import DecisionTimeResolver
@@ -302,7 +302,7 @@ def _resolving_match(game, path: str, against: str, hands: int | None, seed: int
     seconds = np.array(resolver.seconds)
     data = {"game": game.spec, "strategy": path, "opponent": against, "resolve": gadget,
             "resolve_iterations": iterations, "deals": deals, "seed": seed, "chips_per_game": mean,
-            "mbb_per_game": mbb(mean, game), "ci95_mbb": mbb(1.96 * error, game),
+            "mbb_per_game": game.mbb(mean), "ci95_mbb": game.mbb(1.96 * error),
             "decisions": int(seconds.size),
             "resolves": resolver.resolves, "seconds_per_decision_mean": float(seconds.mean()),
             "seconds_per_decision_p95": float(np.percentile(seconds, 95)),

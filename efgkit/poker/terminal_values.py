@@ -285,15 +285,14 @@ def fold_values_batch(opponent_reach, hand_cards, valid_hands, card_sum, total, 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, card_sum, total, win_payoff,
                           lose_payoff, out, target, combine, live=None):
-    """``showdown_values`` for many reach vectors at once (the columns of ``opponent_reach``
-    float64 (hands, columns), paid ``win_payoff[c]`` / ``lose_payoff[c]``); scratch and
-    written rows as in ``fold_values_batch``: the wins in ``out`` and the values ``combined``
-    (int64 ``combine``) into ``target`` (``out`` itself when writing). ``total`` holds the
-    running compatible sum; ``live`` as in ``fold_values_batch`` (pruned rows add nothing).
-    Two-dimensional indexing and one loop adding a hand's reach to the total and both its
-    cards' sums (row views and a loop per sum cost 20% more, the adding loop as an inline
-    helper 8%); a one-card hand's card is counted twice, harmlessly: no other hand holds it,
-    so its sum is 0 whenever it is read."""
+    """``showdown_values`` for many reach vectors at once (the columns of ``opponent_reach`` float64
+    (hands, columns), paid ``win_payoff[c]`` / ``lose_payoff[c]``); scratch and written rows as in
+    ``fold_values_batch``: the wins in ``out`` and the values ``combined`` (int64 ``combine``) into
+    ``target`` (``out`` itself when writing). ``total`` holds the running compatible sum; ``live`` as
+    in ``fold_values_batch`` (pruned rows add nothing). Two-dimensional indexing and one loop adding a
+    hand's reach to the total and both its cards' sums (row views and a loop per sum cost 20% more,
+    the adding loop as an inline helper 8%); a one-card hand's card is counted twice, harmlessly: no
+    other hand holds it, so its sum is 0 whenever it is read."""
     columns = opponent_reach.shape[1]
     m = sorted_hands.shape[0]
     last = hand_cards.shape[1] - 1
