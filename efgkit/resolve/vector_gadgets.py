@@ -335,6 +335,3 @@ class VectorGadget(VariantSolver):
         out[self.action_origin] = self.subgame_average()
         return out
 
-    def head_average(self) -> np.ndarray:
-        """The opponent's average head play: (terminate, follow) per hand, or the hand choice."""
-        return normalize_per_infoset(self._head.state.average, self._head.offset)
