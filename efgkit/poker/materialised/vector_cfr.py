@@ -195,12 +195,16 @@ def _add_regrets(values, first, m, h, total, instant, offset, ties):
     CFR+'s regret matching is discontinuous at 0 (regrets (1e-20, 0) play the first action,
     (0, 0) both), so such a residue is dropped rather than amplified. One-card hands meet only
     themselves and keep every regret, as the sampled engine does."""
+    if not ties:
+        for k in range(m):
+            instant[offset + k] += values[first + k, h] - total
+        return
     scale = 0.0
     for k in range(m):
         scale = max(scale, abs(values[first + k, h]))
     for k in range(m):
         regret = values[first + k, h] - total
-        if not ties or abs(regret) > CANCELLATION * scale:
+        if abs(regret) > CANCELLATION * scale:
             instant[offset + k] += regret
 
 
