@@ -52,6 +52,7 @@ from efgkit.storage.compact_reader import (
     CONSTANT,
     FLAG_CODED,
     FLAG_COMPUTED,
+    FLAG_MODELLED,
     HEADER,
     LOSSLESS,
     SUITS,
@@ -76,9 +77,11 @@ from efgkit.storage.compact_writer import (
     card_names,
     check_check_bits,
     index_bytes,
+    largest_remainder,
     pack_bits,
     quantize,
 )
+from efgkit.storage.row_model import check_total
 
 INLINE_TABLE_BYTES = 8 << 20
 """Bucket tables up to this many bytes in all go into the compact file (``auto``)."""
@@ -213,7 +216,7 @@ def planned_bytes(layout: BucketLayout, *, bits: int = 8, check_bits: int = 8,
 def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str | os.PathLike, *,
                            bits: int = 8, check_bits: int = 8, bucket_tables: str = "auto",
                            coded: bool = False, compute_budget: int | None = None,
-                           progress=None) -> BucketExport:
+                           model_grid: int | None = None, progress=None) -> BucketExport:
     """Write ``strategy`` (float64 per row action of ``layout``) as a compact file.
 
     ``bucket_tables``: ``auto`` (tables of at most ``INLINE_TABLE_BYTES`` in all go into
@@ -223,15 +226,25 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     ``compute_budget`` (hand evaluations per lookup; a pipeline bucket file's abstraction
     only): each street a device can compute is computed when the rule of
     ``computed_buckets.choose`` says so (format 8), the others keep their tables.
-    ``progress(stage)`` after each of the ``EXPORT_STAGES``.
+    ``model_grid`` (2 to 256): every row rounded to multiples of ``1 / model_grid``
+    (largest remainder) and coded by the context model (format 9, ``row_model``; not with
+    ``coded``). ``progress(stage)`` after each of the ``EXPORT_STAGES``.
     """
     progress = progress or (lambda stage: None)
     game, betting = layout.betting.game, layout.betting
     check_check_bits(check_bits)
     strategy = layout.checked(strategy)
     row_offsets = np.concatenate([[0], np.cumsum(np.repeat(layout.width, layout.buckets))])
-    weights = quantize(strategy, row_offsets, bits)
-    total = action_totals(row_offsets, bits)
+    if model_grid is None:
+        weights = quantize(strategy, row_offsets, bits)
+        total = action_totals(row_offsets, bits)
+    else:
+        check_total(model_grid)
+        if coded:
+            raise ParameterError("rows are either coded (format 7) or modelled (format 9), not both")
+        total = np.full(row_offsets.shape[0] - 1, model_grid, np.int64)
+        weights = largest_remainder(strategy, row_offsets, total)
+        total = np.repeat(total, np.diff(row_offsets))
     progress(EXPORT_STAGES[0])
     rounds = round_buckets(game, layout.abstraction)
     computed = [] if compute_budget is None else _computed_rounds(rounds, layout.abstraction, compute_budget)
@@ -244,9 +257,10 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     cards = CardSection(card_names(structure), structure.private_cards_per_player, rounds,
                         tables_reference=reference)
     blocks = CardBlocks(keys, layout.buckets, layout.width, np.arange(row_offsets.shape[0] - 1))
-    flags = FLAG_CODED * coded | FLAG_COMPUTED * any(r.method == COMPUTED for r in rounds)
+    flags = (FLAG_CODED * coded | FLAG_COMPUTED * any(r.method == COMPUTED for r in rounds)
+             | FLAG_MODELLED * (model_grid is not None))
     head = dict(spec=game.spec, fingerprint=betting_digest(betting), bits=bits, flags=flags, num_keys=0)
-    compact = card_file(head, weights, row_offsets, blocks, cards, check_bits)
+    compact = card_file(head, weights, row_offsets, blocks, cards, check_bits, model_total=model_grid)
     compact.data = with_game_definition(compact.data, game)
     progress(EXPORT_STAGES[2])
     compact.write(path)

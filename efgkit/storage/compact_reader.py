@@ -60,7 +60,9 @@ PACKED_VERSION = 6
 """The version of files whose rows are packed, not coded."""
 COMPUTED_VERSION = 8
 """The version of a file with a computed round (``FLAG_COMPUTED``), rows packed or coded."""
-READ_VERSIONS = (PACKED_VERSION, VERSION, COMPUTED_VERSION)
+MODELLED_VERSION = 9
+"""The version of a file with modelled rows (``FLAG_MODELLED``; buckets computed or not)."""
+READ_VERSIONS = (PACKED_VERSION, VERSION, COMPUTED_VERSION, MODELLED_VERSION)
 HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQQII32sH")
 """magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
 bits, reserved, explicit entries, classes, slots/starts/values/keys/classes/card table
@@ -97,6 +99,14 @@ contexts, blocks, block index offset, stream offset (both from the coded section
 start), stream bits."""
 CODED_CONTEXT = struct.Struct("<HBBIQ")
 """Per context: actions, field width, longest code, symbols, its table's offset."""
+MODEL_HEAD = struct.Struct("<IHBxQQQQ")
+"""Modelled rows (format 9, flag ``FLAG_MODELLED``), after the tier bounds: rows per block,
+grid (what a row's weights sum to), most actions of a row, blocks, block index offset and
+stream offset (from the section's start), stream bytes; the contexts' first
+probabilities (a byte each) follow."""
+MAX_MODEL_ACTIONS = 4
+MAX_MODEL_TOTAL = 256
+MODEL_PROBABILITY_BITS, MODEL_ADAPT_SHIFT = 12, 5
 MAX_CODE_LENGTH = 24
 MAX_CODED_SYMBOLS = 1 << 14
 CODED_ESCAPE, CODED_EMPTY, CODED_FIRST_ENTRY = 0, 1, 2
@@ -111,6 +121,8 @@ FLAG_GAMEDEF = 4
 FLAG_CODED = 8
 FLAG_COMPUTED = 16
 """A round's bucket is computed from a description in the card table (format 8)."""
+FLAG_MODELLED = 32
+"""Rows coded by the context model and range coder of format 9 (``row_model``)."""
 BITS = (4, 8, 16)
 MAX_SLOT_BITS = 56
 VERIFY_CHUNK = 1 << 24
@@ -279,6 +291,13 @@ def row_code(bits: int, actions: int) -> tuple[int, int]:
     """
     field_bits = actions * bits // max(actions - 1, 1)
     return field_bits, (1 << field_bits) - 2
+
+
+def model_contexts(max_actions: int, tree_bits: int) -> int:
+    """Contexts of modelled rows (format 9): the empty-cell bit, then per (actions ``A`` from
+    2, weight ``j < A - 1``) four *zero* and four *all* contexts and a tree of
+    ``2**tree_bits`` nodes (node 0 unused)."""
+    return 1 + (8 + (1 << tree_bits)) * (max_actions * (max_actions - 1) // 2)
 
 
 def header_crc(header: bytes) -> int:
@@ -734,6 +753,35 @@ class CardTable:
             self.external.close()
 
 
+class _RangeDecoder:
+    """The binary range decoder of modelled rows (format 9; the LZMA decoder's arithmetic):
+    ``code`` the block's bytes (zeros read past ``length``), ``probabilities`` of a zero
+    per context, 12 bits, adapted by a shift of 5 as bits are decoded."""
+
+    def __init__(self, code: bytes, length: int, probabilities: list[int]) -> None:
+        self._code, self._length, self._probabilities = code, length, probabilities
+        self.code, self.range, self._at = int.from_bytes(code[:4], "big"), MASK32, 4
+
+    def bit(self, context: int) -> int:
+        p = self._probabilities[context]
+        bound = (self.range >> MODEL_PROBABILITY_BITS) * p
+        if self.code < bound:
+            self.range = bound
+            self._probabilities[context] = p + (((1 << MODEL_PROBABILITY_BITS) - p) >> MODEL_ADAPT_SHIFT)
+            bit = 0
+        else:
+            self.code -= bound
+            self.range -= bound
+            self._probabilities[context] = p - (p >> MODEL_ADAPT_SHIFT)
+            bit = 1
+        while self.range < 1 << 24:
+            byte = self._code[self._at] if self._at < self._length else 0
+            self.range = (self.range << 8) & MASK32
+            self.code = ((self.code << 8) | byte) & MASK32
+            self._at += 1
+        return bit
+
+
 class CompactStrategy:
     """A memory-mapped compact strategy: quantized probabilities by infoset key.
 
@@ -748,7 +796,7 @@ class CompactStrategy:
     listed class reads that class's row. ``coded``: rows entropy-coded (format 7).
     """
 
-    coded = False
+    coded = modelled = False
 
     def __init__(self, path: str, bucket_tables: str | None = None) -> None:
         self._bucket_tables = bucket_tables
@@ -766,12 +814,12 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: not a compact strategy (.efgs) file")
         version = struct.unpack_from("<H", data, 8)[0]
         self.version = version
-        if version > COMPUTED_VERSION:
+        if version > MODELLED_VERSION:
             raise CompactFormatError(f"{self.path}: compact format version {version} is newer "
-                                     f"than this reader ({COMPUTED_VERSION}); upgrade the reader")
+                                     f"than this reader ({MODELLED_VERSION}); upgrade the reader")
         if version not in READ_VERSIONS:
             raise CompactFormatError(f"{self.path}: compact format version {version} (this "
-                                     f"reader reads {READ_VERSIONS[0]} to {COMPUTED_VERSION}) is no longer "
+                                     f"reader reads {READ_VERSIONS[0]} to {MODELLED_VERSION}) is no longer "
                                      f"read; export the strategy again with efgkit export")
         if len(data) < HEADER.size:
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes)")
@@ -790,8 +838,10 @@ class CompactStrategy:
             size -= 4 + len(self.game_definition.encode())
         if cards_at and (cards_at < header_end or classes or starts_at):
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
-        computed = bool(flags & FLAG_COMPUTED)
-        if computed != (version == COMPUTED_VERSION):
+        computed, self.modelled = bool(flags & FLAG_COMPUTED), bool(flags & FLAG_MODELLED)
+        if (version < MODELLED_VERSION and computed != (version == COMPUTED_VERSION)) or (
+                self.modelled != (version == MODELLED_VERSION)) or (self.modelled and (
+                    flags & FLAG_CODED or not cards_at)):
             raise CompactFormatError(f"{self.path}: header is corrupted (version {version} with "
                                      f"flags {flags})")
         self.card_table = CardTable(data, cards_at, size, self.path, self._bucket_tables,
@@ -816,8 +866,9 @@ class CompactStrategy:
         self._wide_end, self._narrow_start = VALUES_HEAD.unpack_from(data, values_at)
         self.coded = bool(flags & FLAG_CODED)
         if (version < COMPUTED_VERSION and self.coded != (version == VERSION)) or not (
-                self._wide_end <= self._narrow_start <= values) or (
-                bits == 16 and self._wide_end) or (not self.coded and self._values_at + (
+                self._wide_end <= self._narrow_start <= values) or (bits == 16 and self._wide_end) or (
+                self.modelled and (self._wide_end or self._narrow_start != values)) or (
+                not self.coded and not self.modelled and self._values_at + (
                     self._value_bit(values) + 7) // 8 > size):
             raise CompactFormatError(f"{self.path}: values section is corrupted")
         self.pruned, self.has_keys = bool(flags & FLAG_PRUNED), bool(flags & FLAG_KEYS)
@@ -834,6 +885,8 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: row table does not end at the value count")
         if self.coded:
             self._open_coded(size)
+        if self.modelled:
+            self._open_modelled(size)
 
     def _open_coded(self, size: int) -> None:
         """Check the coded rows' head, contexts and block index (format 7)."""
@@ -863,6 +916,26 @@ class CompactStrategy:
                 raise CompactFormatError(f"{self.path}: a code table is corrupted")
             self._contexts[actions, width] = (counts, table + 4 * longest, entries_at, symbols)
         self._coding = (block_rows, base + index_at, base + stream_at, stream_bits)
+
+    def _open_modelled(self, size: int) -> None:
+        """Check the modelled rows' head, first probabilities and block index (format 9)."""
+        data, base = self._map, self._values_at
+        if base + MODEL_HEAD.size > size:
+            raise CompactFormatError(f"{self.path}: modelled rows are out of range")
+        block_rows, total, max_actions, blocks, index_at, stream_at, stream_bytes = MODEL_HEAD.unpack_from(
+            data, base)
+        tree_bits = max((total - 2).bit_length(), 0)
+        contexts = model_contexts(max_actions, tree_bits)
+        if not block_rows or blocks != -(-self.num_rows // block_rows) or not (
+                2 <= total <= MAX_MODEL_TOTAL and 1 <= max_actions <= MAX_MODEL_ACTIONS) or (
+                index_at < MODEL_HEAD.size + contexts) or base + index_at + 4 * blocks > size or (
+                stream_at < index_at + 4 * blocks) or base + stream_at + stream_bytes > size:
+            raise CompactFormatError(f"{self.path}: modelled rows are out of range")
+        first = bytes(data[base + MODEL_HEAD.size:base + MODEL_HEAD.size + contexts])
+        if 0 in first:
+            raise CompactFormatError(f"{self.path}: a modelled rows' probability is corrupted")
+        self._model = (block_rows, total, max_actions, tree_bits, [b << 4 for b in first],
+                       base + index_at, base + stream_at, stream_bytes)
 
     def _game_definition(self, flags: int, header_end: int, size: int) -> str | None:
         if not flags & FLAG_GAMEDEF:
@@ -1127,6 +1200,8 @@ class CompactStrategy:
         """The weights of the row at values ``[lo, hi)`` (``row_code`` at its tier's bits),
         or None for an empty cell (all bits ones); a row whose weights pass its total or
         whose padding bits are not zero raises CompactFormatError."""
+        if self.modelled:
+            return self._modelled_row(self._row_at_value(lo), lo, hi)
         tier = self._tier_bits(lo, hi)
         actions, row_bits = hi - lo, (hi - lo) * tier
         field_bits, total = row_code(tier, actions)
@@ -1257,6 +1332,78 @@ class CompactStrategy:
             if bit != end:
                 raise CompactFormatError(f"{self.path}: the coded rows' block index is corrupted")
 
+    # ----------------------------------------------------------------- modelled rows (format 9)
+    def _model_block(self, block: int) -> tuple[int, int]:
+        """Bytes ``[start, end)`` of block ``block``'s code in the stream."""
+        block_rows, _, _, _, _, index_at, _, stream_bytes = self._model
+        start = struct.unpack_from("<I", self._map, index_at + 4 * block)[0]
+        last = block + 1 >= -(-self.num_rows // block_rows)
+        end = stream_bytes if last else struct.unpack_from("<I", self._map, index_at + 4 * block + 4)[0]
+        if not start <= end <= stream_bytes:
+            raise CompactFormatError(f"{self.path}: the modelled rows' block index is corrupted")
+        return start, end
+
+    def _modelled_block(self, block: int, last_row: int) -> list[tuple[int, ...] | None]:
+        """The rows of block ``block`` up to ``last_row`` (inclusive), decoded (None: an empty
+        cell); a row that breaks the model raises CompactFormatError."""
+        block_rows, total, max_actions, tree_bits, first, _, stream_at, _ = self._model
+        start, end = self._model_block(block)
+        code = bytes(self._map[stream_at + start:stream_at + end]) + bytes(4)
+        decoder = _RangeDecoder(code, end - start, list(first))
+        if decoder.code >= decoder.range:
+            raise CompactFormatError(f"{self.path}: a modelled row is corrupted")
+        per = 8 + (1 << tree_bits)
+        previous: dict[int, tuple[int, ...]] = {}
+        rows: list[tuple[int, ...] | None] = []
+        for row in range(block * block_rows, last_row + 1):
+            lo, hi = self._row_values(row)
+            actions = hi - lo
+            if actions > max_actions:
+                raise CompactFormatError(f"{self.path}: a modelled row has too many actions (corrupted)")
+            if decoder.bit(0):
+                rows.append(None)
+                continue
+            weights, rest, before = [], total, previous.get(actions)
+            first_context = 1 + per * ((actions - 1) * (actions - 2) // 2)
+            for j in range(actions - 1):
+                weight = 0
+                if rest:
+                    base = first_context + per * j
+                    kind = 0
+                    if before is not None:
+                        predicted = min(before[j], rest)
+                        kind = 1 if predicted == 0 else 2 if predicted == rest else 3
+                    if decoder.bit(base + kind):
+                        weight = 0
+                    elif rest == 1 or decoder.bit(base + 4 + kind):
+                        weight = rest
+                    else:
+                        node = 1
+                        for _ in range(tree_bits):
+                            node = 2 * node + decoder.bit(base + 8 + node)
+                        weight = node - (1 << tree_bits) + 1
+                        if weight > rest - 1:
+                            raise CompactFormatError(f"{self.path}: a row's weights pass its total {total} "
+                                                     f"(file is corrupted)")
+                weights.append(weight)
+                rest -= weight
+            row_weights = (*weights, rest)
+            previous[actions] = row_weights
+            rows.append(row_weights)
+        return rows
+
+    def _modelled_row(self, row: int, lo: int, hi: int) -> tuple[int, ...] | None:
+        """Row ``row`` (values ``[lo, hi)``) decoded from the start of its block."""
+        if self._row_values(row) != (lo, hi):
+            raise CompactFormatError(f"{self.path}: row table is corrupted")
+        return self._modelled_block(row // self._model[0], row)[-1]
+
+    def _verify_modelled(self) -> None:
+        """Decode every row, block by block."""
+        block_rows = self._model[0]
+        for block in range(-(-self.num_rows // block_rows)):
+            self._modelled_block(block, min(self.num_rows, (block + 1) * block_rows) - 1)
+
     # ----------------------------------------------------------------- keys, integrity
     def _key_range(self, row: int) -> tuple[int, int]:
         lo, hi = struct.unpack_from("<II", self._map, self._keys_at + 4 * row)
@@ -1302,6 +1449,8 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: file is corrupted (payload CRC mismatch)")
         if self.coded:
             self._verify_coded()
+        if self.modelled:
+            self._verify_modelled()
         for row in range(0 if self.card_table is not None or self.coded else self.num_rows):
             self._row(row)  # with a card table rows are checked as they are read
         for position in range(self.num_classes):

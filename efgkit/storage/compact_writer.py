@@ -38,9 +38,11 @@ from efgkit.storage.compact_reader import (
     COMPUTED_VERSION,
     FLAG_CODED,
     FLAG_COMPUTED,
+    FLAG_MODELLED,
     HEADER,
     MAGIC,
     MAX_SLOT_BITS,
+    MODELLED_VERSION,
     PACKED_VERSION,
     VALUES_HEAD,
     VERSION,
@@ -51,6 +53,7 @@ from efgkit.storage.compact_reader import (
     slot_positions,
 )
 from efgkit.storage.row_coding import code_rows
+from efgkit.storage.row_model import model_rows
 
 MAX_SEED_TRIES = 64
 SLOTS_PER_KEY = 1.23
@@ -336,13 +339,15 @@ def _pack_rows_kernel(weights, row_offsets, row_bit, field_bits, present, out):
 
 def pack_rows(weights: np.ndarray, row_offsets: np.ndarray, bits: int,
               present: np.ndarray | None = None, row_bits: np.ndarray | None = None,
-              coded: bool = False) -> bytes:
+              coded: bool = False, model_total: int | None = None) -> bytes:
     """The values section: rows of ``weights`` (int64, each row summing to its total, rows
     given by the CSR ``row_offsets``) in the row code of ``compact_reader.row_code`` at
     ``row_bits`` bits per action (int per row: ``2 bits`` rows first, then ``bits``, then
     ``bits // 2``; default ``bits`` for all), after the two tier counts; rows not
     ``present`` (bool per row) are empty cells, all ones. ``coded``: the rows entropy-coded
-    in blocks (format 7, ``row_coding.code_rows``) instead of packed."""
+    in blocks (format 7, ``row_coding.code_rows``) instead of packed; ``model_total``: every
+    row sums to it and is coded by the context model (format 9, ``row_model.model_rows``;
+    one tier)."""
     row_offsets = np.asarray(row_offsets, np.int64)
     rows, actions = row_offsets.shape[0] - 1, np.diff(row_offsets)
     row_bits = np.full(rows, bits, np.int64) if row_bits is None else np.asarray(row_bits, np.int64)
@@ -351,6 +356,9 @@ def pack_rows(weights: np.ndarray, row_offsets: np.ndarray, bits: int,
         raise ValueError("rows must come in tiers of 2 bits, bits, bits // 2 per action")
     wide_end, narrow_start = (int(row_offsets[np.searchsorted(tier, level)]) for level in (1, 2))
     present = np.ones(rows, bool) if present is None else np.asarray(present, bool)
+    if model_total is not None:
+        return VALUES_HEAD.pack(0, int(row_offsets[-1])) + model_rows(
+            np.asarray(weights, np.int64), row_offsets, present, model_total)
     if coded:
         return VALUES_HEAD.pack(wide_end, narrow_start) + code_rows(
             np.asarray(weights, np.int64), row_offsets, row_bits, present)
@@ -418,8 +426,8 @@ def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits
     body = bytearray(size - base)
     for name, section in named.items():
         body[offsets[name] - base:offsets[name] - base + len(section)] = section
-    version = (COMPUTED_VERSION if flags & FLAG_COMPUTED else VERSION if flags & FLAG_CODED
-               else PACKED_VERSION)
+    version = (MODELLED_VERSION if flags & FLAG_MODELLED else COMPUTED_VERSION if flags & FLAG_COMPUTED
+               else VERSION if flags & FLAG_CODED else PACKED_VERSION)
     fields = [MAGIC, version, bits, flags, num_keys, num_rows, num_values,
               seed, segment, slot_bits, check_bits, 0, num_explicit, classes.shape[0],
               *offsets.values(), size, zlib.crc32(body), 0, bytes.fromhex(fingerprint),
@@ -541,13 +549,15 @@ def copied_rows(weights: np.ndarray, row_offsets: np.ndarray, sources: np.ndarra
 
 def card_file(head: dict, weights: np.ndarray, row_offsets: np.ndarray, blocks: CardBlocks,
               cards: CardSection, check_bits: int,
-              stored_keys: tuple[list[str], np.ndarray] | None = None) -> CompactFile:
+              stored_keys: tuple[list[str], np.ndarray] | None = None,
+              model_total: int | None = None) -> CompactFile:
     """The file with a card table: the ``blocks`` grouped by number of actions
     (``block_groups``), each cell a copy of its source row of ``weights`` (int64 per source
     action, rows by the CSR ``row_offsets``) in one tier, one index entry per betting
     history giving its block's first row and number of actions, and no row-start table.
     ``head``: the header fields ``file_bytes`` takes from the source (spec, fingerprint,
-    bits, flags, num_keys); ``stored_keys``: keys to store, each with its cell."""
+    bits, flags, num_keys); ``stored_keys``: keys to store, each with its cell;
+    ``model_total``: the rows' grid, modelled (``pack_rows``; header flag ``FLAG_MODELLED``)."""
     first_row, first_value, groups = block_groups(blocks.cells, blocks.actions)
     cell_block = np.repeat(np.arange(blocks.cells.shape[0]), blocks.cells)
     file_row = first_row[cell_block] + positions_within(blocks.cells)
@@ -565,7 +575,7 @@ def card_file(head: dict, weights: np.ndarray, row_offsets: np.ndarray, blocks: 
     data = file_bytes(**head, check_bits=check_bits, seed=seed, segment=segment,
                       slot_bits=slot_bits, slots=slots, num_explicit=len(blocks.keys),
                       values=pack_rows(values, starts, head["bits"], sources >= 0,
-                                       coded=bool(head["flags"] & FLAG_CODED)),
+                                       coded=bool(head["flags"] & FLAG_CODED), model_total=model_total),
                       num_values=values.shape[0], row_offsets=None, num_rows=num_rows, keys=keys,
                       classes=np.zeros((0, 4), np.int64), cards=section)
     return CompactFile(data=data, bits=head["bits"], key_map="cards", rows=num_rows,

@@ -27,6 +27,8 @@
 #define FLAG_GAMEDEF 4u
 #define FLAG_CODED 8u
 #define FLAG_COMPUTED 16u  /* format 8: a round's bucket is computed (efgs_computed.c) */
+#define FLAG_MODELLED 32u  /* format 9: rows coded by the context model and range coder */
+#define MODEL_HEAD_SIZE 40u
 #define CODED_HEAD_SIZE 40u
 #define CODED_CONTEXT_SIZE 16u
 #define MAX_CODE_LENGTH 24u
@@ -549,6 +551,39 @@ static int open_coded(efgs_reader *reader, const unsigned char *bytes, size_t si
     return EFGS_OK;
 }
 
+/* The modelled rows' head, first probabilities and block index (format 9): all inside
+ * the file, every first probability non-zero (so no context ever has probability 0 or 1). */
+static int open_modelled(efgs_reader *reader, const unsigned char *bytes, size_t size) {
+    const unsigned char *head = bytes + reader->values_offset;
+    uint64_t base = reader->values_offset, index_at, stream_at, c;
+    reader->block_rows = read_u32(head);
+    reader->model_total = read_u16(head + 4u);
+    reader->model_max_actions = head[6];
+    reader->model_blocks = read_u64(head + 8u);
+    index_at = read_u64(head + 16u);
+    stream_at = read_u64(head + 24u);
+    reader->model_stream_bytes = read_u64(head + 32u);
+    if (reader->block_rows == 0 || reader->model_total < 2u || reader->model_total > EFGS_MAX_MODEL_TOTAL ||
+        reader->model_max_actions < 1u || reader->model_max_actions > EFGS_MAX_MODEL_ACTIONS)
+        return EFGS_ERROR_FORMAT;
+    reader->model_tree_bits = bit_length(reader->model_total - 2u);
+    reader->model_contexts = 1u + (8u + (1u << reader->model_tree_bits)) *
+                                      (reader->model_max_actions * (reader->model_max_actions - 1u) / 2u);
+    if (reader->model_blocks != ((uint64_t)reader->num_rows + reader->block_rows - 1u) / reader->block_rows ||
+        reader->model_blocks > size / 4u || index_at > size || stream_at > size ||
+        reader->model_stream_bytes > size || index_at < MODEL_HEAD_SIZE + reader->model_contexts ||
+        stream_at < index_at + 4u * reader->model_blocks ||
+        !inside(base + index_at, 4u * reader->model_blocks, 0, size) ||
+        !inside(base + stream_at, reader->model_stream_bytes, 0, size))
+        return EFGS_ERROR_FORMAT;
+    reader->model_first_offset = (size_t)(base + MODEL_HEAD_SIZE);
+    reader->model_index_offset = (size_t)(base + index_at);
+    reader->model_stream_offset = (size_t)(base + stream_at);
+    for (c = 0; c < reader->model_contexts; c++)
+        if (bytes[reader->model_first_offset + c] == 0) return EFGS_ERROR_FORMAT;
+    return EFGS_OK;
+}
+
 int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     const unsigned char *bytes = (const unsigned char *)data;
     uint64_t header_end, stored_size, value_bytes, slot_bytes, n, rows, cards_offset;
@@ -582,9 +617,12 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     }
     reader->version = read_u16(bytes + 8);
     reader->coded = (reader->flags & FLAG_CODED) != 0;
-    /* 6: packed rows; 7: coded rows; 8: computed buckets (rows packed or coded) */
+    reader->modelled = (reader->flags & FLAG_MODELLED) != 0;
+    /* 6: packed rows; 7: coded rows; 8: computed buckets (rows packed or coded); 9: modelled
+     * rows of a card table (buckets computed or not) */
     if ((reader->version < 8u && (reader->coded != (reader->version == 7u) || (reader->flags & FLAG_COMPUTED))) ||
-        (reader->version == 8u && !(reader->flags & FLAG_COMPUTED)))
+        (reader->version == 8u && !(reader->flags & FLAG_COMPUTED)) ||
+        reader->modelled != (reader->version == 9u) || (reader->modelled && reader->coded))
         return EFGS_ERROR_FORMAT;
     reader->num_infosets = read_u32(bytes + 12);
     reader->num_rows = read_u32(bytes + 16);
@@ -624,13 +662,17 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     reader->wide_end = read_u64(bytes + read_u64(bytes + 68));
     reader->narrow_start = read_u64(bytes + read_u64(bytes + 68) + 8u);
     if (reader->wide_end > reader->narrow_start || reader->narrow_start > reader->num_values ||
-        (reader->bits == 16 && reader->wide_end > 0))
+        (reader->bits == 16 && reader->wide_end > 0) ||
+        (reader->modelled && (cards_offset == 0 || reader->wide_end != 0 ||
+                              reader->narrow_start != reader->num_values)))
         return EFGS_ERROR_FORMAT;
-    value_bytes = reader->coded ? CODED_HEAD_SIZE : (value_bit(reader, reader->num_values) + 7u) / 8u;
+    value_bytes = reader->coded ? CODED_HEAD_SIZE : reader->modelled ? MODEL_HEAD_SIZE
+                : (value_bit(reader, reader->num_values) + 7u) / 8u;
     if (!inside(read_u64(bytes + 68) + VALUES_HEAD_SIZE, value_bytes, header_end, sections_end))
         return EFGS_ERROR_FORMAT;
     reader->values_offset = (size_t)read_u64(bytes + 68) + VALUES_HEAD_SIZE;
     if (reader->coded && (status = open_coded(reader, bytes, sections_end)) != EFGS_OK) return status;
+    if (reader->modelled && (status = open_modelled(reader, bytes, sections_end)) != EFGS_OK) return status;
     if (reader->flags & FLAG_KEYS) {
         if (!inside(read_u64(bytes + 76), 4u * (rows + 1u) + 4u * (n + 1u), header_end, sections_end))
             return EFGS_ERROR_FORMAT;
@@ -1315,7 +1357,7 @@ static uint64_t values_bits(const efgs_reader *reader, uint64_t bit, unsigned wi
 
 /* Weight ``j`` < actions - 1 of a row (a field). */
 static uint64_t field_at(const efgs_reader *reader, const row_code *code, uint64_t j) {
-    if (reader->coded) return code->fields[j];
+    if (reader->coded || reader->modelled) return code->fields[j];
     return values_bits(reader, code->bit + j * code->width, code->width);
 }
 
@@ -1331,11 +1373,13 @@ static unsigned row_tier(const efgs_reader *reader, uint64_t lo, uint64_t hi) {
 }
 
 static int coded_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code);
+static int modelled_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code);
 
 static int row_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code) {
     uint64_t j, field, sum = 0, rest;
     unsigned tier = row_tier(reader, lo, hi);
     int ones = 1;
+    if (reader->modelled) return modelled_status(reader, lo, hi, code);
     if (tier == 0) return EFGS_ERROR_CORRUPTED; /* a row across two tiers */
     if (reader->coded) return coded_status(reader, lo, hi, code);
     code->bit = value_bit(reader, lo);
@@ -1531,6 +1575,129 @@ static int verify_coded(const efgs_reader *reader) {
     return EFGS_OK;
 }
 
+/* ---- modelled rows (format 9): per row a bit "empty", per weight j < A - 1 (R what the
+ * weights before it leave) a bit "zero", a bit "all of R" (R >= 2), else the weight less
+ * one down a binary tree of tree_bits levels; the zero and all bits in the context of the
+ * previous row of A actions in the block. A binary range decoder (32-bit range, 12-bit
+ * probabilities adapted by a shift of 5), bytes past the block's end read as zeros. ---- */
+
+typedef struct model_decoder {
+    const unsigned char *code;
+    uint64_t length, at;
+    uint32_t value, range;
+    uint16_t probability[EFGS_MAX_MODEL_CONTEXTS];
+} model_decoder;
+
+static uint32_t model_byte(model_decoder *d) {
+    uint32_t byte = d->at < d->length ? d->code[d->at] : 0u;
+    d->at++;
+    return byte;
+}
+
+static unsigned model_bit(model_decoder *d, unsigned context) {
+    uint32_t p = d->probability[context], bound = (d->range >> 12) * p;
+    unsigned bit;
+    if (d->value < bound) {
+        d->range = bound;
+        d->probability[context] = (uint16_t)(p + ((4096u - p) >> 5));
+        bit = 0;
+    } else {
+        d->value -= bound;
+        d->range -= bound;
+        d->probability[context] = (uint16_t)(p - (p >> 5));
+        bit = 1;
+    }
+    while (d->range < (1u << 24)) {
+        d->range <<= 8;
+        d->value = (d->value << 8) | model_byte(d);
+    }
+    return bit;
+}
+
+/* Decode the rows of block ``block`` up to row ``last`` into ``code`` (the last row's fields,
+ * actions, total): EFGS_OK, EFGS_ERROR_NOT_FOUND if the last row is an empty cell, else
+ * EFGS_ERROR_CORRUPTED (a row that breaks the model anywhere before it too). */
+static int modelled_rows(const efgs_reader *reader, uint64_t block, uint64_t last, row_code *code) {
+    model_decoder d;
+    uint32_t previous[EFGS_MAX_MODEL_ACTIONS + 1][EFGS_MAX_MODEL_ACTIONS], rest, weight, predicted;
+    int seen[EFGS_MAX_MODEL_ACTIONS + 1] = {0}, status = EFGS_OK;
+    uint64_t start, end, row, lo, hi, j, c;
+    unsigned per = 8u + (1u << reader->model_tree_bits), actions, base, kind, node, i;
+    start = read_u32(reader->data + reader->model_index_offset + 4u * block);
+    end = block + 1u < reader->model_blocks ? read_u32(reader->data + reader->model_index_offset + 4u * block + 4u)
+                                            : reader->model_stream_bytes;
+    if (start > end || end > reader->model_stream_bytes) return EFGS_ERROR_CORRUPTED;
+    d.code = reader->data + reader->model_stream_offset + start;
+    d.length = end - start;
+    d.at = 0;
+    d.range = 0xffffffffu;
+    d.value = 0;
+    for (i = 0; i < 4u; i++) d.value = (d.value << 8) | model_byte(&d);
+    if (d.value >= d.range) return EFGS_ERROR_CORRUPTED;
+    for (c = 0; c < reader->model_contexts; c++)
+        d.probability[c] = (uint16_t)(reader->data[reader->model_first_offset + c] << 4);
+    for (row = block * reader->block_rows; row <= last; row++) {
+        if (coded_row_values(reader, row, &lo, &hi) != EFGS_OK || hi - lo > reader->model_max_actions)
+            return EFGS_ERROR_CORRUPTED;
+        actions = (unsigned)(hi - lo);
+        code->actions = actions;
+        code->total = reader->model_total;
+        code->width = code->padding = 0;
+        if (model_bit(&d, 0u)) {
+            status = EFGS_ERROR_NOT_FOUND;
+            continue;
+        }
+        status = EFGS_OK;
+        rest = reader->model_total;
+        for (j = 0; j + 1u < actions; j++) {
+            weight = 0;
+            if (rest > 0u) {
+                base = 1u + per * ((actions - 1u) * (actions - 2u) / 2u + (unsigned)j);
+                kind = 0;
+                if (seen[actions]) {
+                    predicted = previous[actions][j] < rest ? previous[actions][j] : rest;
+                    kind = predicted == 0u ? 1u : predicted == rest ? 2u : 3u;
+                }
+                if (model_bit(&d, base + kind)) {
+                    weight = 0;
+                } else if (rest == 1u || model_bit(&d, base + 4u + kind)) {
+                    weight = rest;
+                } else {
+                    for (node = 1, i = 0; i < reader->model_tree_bits; i++) node = 2u * node + model_bit(&d, base + 8u + node);
+                    weight = node - (1u << reader->model_tree_bits) + 1u;
+                    if (weight >= rest) return EFGS_ERROR_CORRUPTED;
+                }
+            }
+            code->fields[j] = previous[actions][j] = weight;
+            rest -= weight;
+        }
+        previous[actions][actions - 1u] = rest;
+        seen[actions] = 1;
+    }
+    return status;
+}
+
+/* row_status of a modelled row: decoded from its block's first row. */
+static int modelled_status(const efgs_reader *reader, uint64_t lo, uint64_t hi, row_code *code) {
+    int64_t row = coded_row_at(reader, lo);
+    uint64_t start, end;
+    if (row < 0 || coded_row_values(reader, (uint64_t)row, &start, &end) != EFGS_OK || end != hi)
+        return EFGS_ERROR_CORRUPTED;
+    return modelled_rows(reader, (uint64_t)row / reader->block_rows, (uint64_t)row, code);
+}
+
+/* Every modelled row, block by block. */
+static int verify_modelled(const efgs_reader *reader) {
+    uint64_t block, last;
+    row_code code;
+    for (block = 0; block < reader->model_blocks; block++) {
+        last = (block + 1u) * reader->block_rows;
+        last = (last < reader->num_rows ? last : reader->num_rows) - 1u;
+        if (modelled_rows(reader, block, last, &code) == EFGS_ERROR_CORRUPTED) return EFGS_ERROR_CORRUPTED;
+    }
+    return EFGS_OK;
+}
+
 /* The row of a key and its code, checked: a row that fails its code (or, outside a card
  * table, is empty) is EFGS_ERROR_CORRUPTED. */
 static int64_t checked_row(const efgs_reader *reader, const char *key, size_t key_length,
@@ -1608,6 +1775,7 @@ int efgs_verify(const efgs_reader *reader) {
         return EFGS_ERROR_CORRUPTED;
     /* with a card table there is no row-start table: rows are checked as they are read */
     if (reader->coded && verify_coded(reader) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
+    if (reader->modelled && verify_modelled(reader) != EFGS_OK) return EFGS_ERROR_CORRUPTED;
     for (row = 0; reader->cards_offset == 0 && !reader->coded && row < reader->num_rows; row++) {
         if (row_bounds(reader, row, &lo, &hi) != EFGS_OK || row_status(reader, lo, hi, &code) != EFGS_OK)
             return EFGS_ERROR_CORRUPTED;

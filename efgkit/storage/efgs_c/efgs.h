@@ -48,7 +48,11 @@
 extern "C" {
 #endif
 
-#define EFGS_FORMAT_VERSION 8       /* the newest version read; 6 and 7 are read too */
+#define EFGS_FORMAT_VERSION 9       /* the newest version read; 6 to 8 are read too */
+#define EFGS_MAX_MODEL_ACTIONS 4    /* actions of a modelled row (format 9) */
+#define EFGS_MAX_MODEL_TOTAL 256    /* the modelled rows' grid */
+#define EFGS_MAX_MODEL_CONTEXTS (1 + (8 + EFGS_MAX_MODEL_TOTAL) * \
+                                 (EFGS_MAX_MODEL_ACTIONS * (EFGS_MAX_MODEL_ACTIONS - 1) / 2))
 #define EFGS_MAX_CODED_CONTEXTS 64  /* (actions, field width) codes of a file with coded rows */
 #define EFGS_MAX_CODED_ACTIONS 64   /* actions of a coded row */
 #define EFGS_MAX_CARD_ROUNDS 8
@@ -178,6 +182,13 @@ typedef struct efgs_reader {
     uint64_t stream_bits;
     unsigned num_contexts;
     efgs_coded_context contexts[EFGS_MAX_CODED_CONTEXTS];
+    /* Modelled rows (format 9, "Modelled rows"): a block of block_rows rows is range-decoded
+     * from its first byte, every context starting at its stored probability. */
+    int modelled;
+    uint32_t model_total;             /* what a row's weights sum to */
+    unsigned model_max_actions, model_tree_bits, model_contexts;
+    uint64_t model_blocks, model_stream_bytes;
+    size_t model_first_offset, model_index_offset, model_stream_offset;
 } efgs_reader;
 
 /* Open a file already in memory (not copied: it must outlive the reader). */
