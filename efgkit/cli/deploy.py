@@ -96,6 +96,15 @@ def _output_format(out: str, output_format: str | None) -> str:
 @click.option("--coded", is_flag=True,
               help="Entropy-code the rows in blocks (format 7: smaller for nearly pure strategies, "
                    "read as fast; docs/compact-format.md, Coded rows).")
+@click.option("--model-grid", type=click.IntRange(2, 256), default=None, metavar="STEPS",
+              help="Bucket strategies: round every row to multiples of 1/STEPS and code the rows "
+                   "with the context model and range coder (format 9: the previous bucket's row "
+                   "as context; docs/compact-format.md, Modelled rows). Not with --coded.")
+@click.option("--snap", type=click.FloatRange(0.0), default=0.0, show_default=True, metavar="LAMBDA",
+              help="With --model-grid: set an action of a row to zero when its probability is below "
+                   "LAMBDA / the row's reach (its share of the solver's average-strategy "
+                   "accumulator, 1 on average), unless it is the row's largest: rows the strategy "
+                   "rarely reaches cost fewer bits. Needs the solver state in the strategy file.")
 @click.option("--compute-buckets", "compute_budget", type=click.IntRange(0, 2**32 - 1), default=None,
               metavar="EVALS",
               help="Bucket strategies on a hold'em pipeline bucket file: store a street as a small "
@@ -111,8 +120,8 @@ def _output_format(out: str, output_format: str | None) -> str:
 def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, gamedef_out: str | None,
            output_format: str | None, bits: str, prune_unreachable: bool, with_keys: bool,
            check_bits: int, rounding: str, key_map: str, card_abstraction_file: str | None,
-           bucket_tables: str, bucket_file: str | None, coded: bool, compute_budget: int | None,
-           nash_conv: bool, as_json: bool) -> None:
+           bucket_tables: str, bucket_file: str | None, coded: bool, model_grid: int | None,
+           snap: float, compute_budget: int | None, nash_conv: bool, as_json: bool) -> None:
     """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
 
     GAME is the strategy's game, by default the built-in game the file names (a game read
@@ -137,7 +146,8 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
     if gamedef_out is not None and output_format != "efgs":
         raise ParameterError("--gamedef goes with --format efgs (the .efgs file carries the definition)")
     check_writable(gamedef_out, "--gamedef")
-    bucket_only = _given_flags(ctx, "bucket_tables", "nash_conv", "compute_budget", "bucket_file")
+    bucket_only = _given_flags(ctx, "bucket_tables", "nash_conv", "compute_budget", "bucket_file",
+                               "model_grid", "snap")
     if is_bucket_strategy_file(strategy_file):
         tree_only = _given_flags(ctx, "prune_unreachable", "with_keys", "rounding", "key_map",
                                  "card_abstraction_file")
@@ -146,8 +156,11 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
                                  f"--check-bits, --bucket-tables, --buckets and --nash-conv "
                                  f"(rows are rounded by largest remainder), not "
                                  f"{tree_only[0] if tree_only else '--format ' + output_format}")
+        if snap and model_grid is None:
+            raise ParameterError("--snap goes with --model-grid")
         _export_bucket_strategy(strategy_file, out, int(bits), check_bits, bucket_tables,
-                                bucket_file, nash_conv, game, as_json, coded, compute_budget)
+                                bucket_file, nash_conv, game, as_json, coded, compute_budget,
+                                (model_grid, snap))
         _also_game_definition(out, gamedef_out, as_json)
         return
     if bucket_only:
@@ -258,13 +271,16 @@ def _export_game_definition(strategy_file: str, gamedef_out: str | None, as_json
 def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits: int,
                             bucket_tables: str, bucket_file: str | None, nash_conv: bool,
                             game: str | None, as_json: bool, coded: bool = False,
-                            compute_budget: int | None = None) -> None:
-    """``efgkit export`` of a bucket-strategy file (compact_holdem.export_bucket_strategy)."""
+                            compute_budget: int | None = None,
+                            model: tuple[int | None, float] = (None, 0.0)) -> None:
+    """``efgkit export`` of a bucket-strategy file (compact_holdem.export_bucket_strategy);
+    ``model``: (``--model-grid``, ``--snap``)."""
     import h5py
 
     from efgkit.cli.app import poker_game
     from efgkit.storage.bucket_strategy import load_bucket_strategy
     from efgkit.storage.compact_holdem import EXPORT_STAGES, TABLE_PLACES, export_bucket_strategy
+    from efgkit.storage.snapped_rows import row_importance
 
     if bucket_tables not in TABLE_PLACES and not bucket_tables.endswith(".efgb"):
         raise ParameterError(f"--bucket-tables {bucket_tables}: auto, inline or a FILE.efgb")
@@ -276,13 +292,21 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
         if game.startswith(BUILT_FROM_FILES):  # the file is untrusted: it does not pick a file to read
             raise ParameterError(f"{strategy_file}: the strategy is for {game!r}, a game read from a "
                                  f"file; name it yourself as GAME before the file")
-    layout, strategy, provenance, _ = load_bucket_strategy(strategy_file, poker_game(game),
-                                                           bucket_file)
+    layout, strategy, provenance, state = load_bucket_strategy(strategy_file, poker_game(game),
+                                                               bucket_file)
+    model_grid, snap = model
+    importance = None
+    if snap:
+        if "average_accumulator" not in state:
+            raise ParameterError(f"{strategy_file}: --snap needs the solver's average-strategy "
+                                 f"accumulator, which the file does not hold")
+        importance = row_importance(state["average_accumulator"], layout.row_offsets())
     with progress_bar(total=len(EXPORT_STAGES), unit="step", desc="exporting",
                       enabled=show_progress()) as bar:
         result = export_bucket_strategy(layout, strategy, out, bits=bits, check_bits=check_bits,
                                         bucket_tables=bucket_tables, coded=coded,
-                                        compute_budget=compute_budget,
+                                        compute_budget=compute_budget, model_grid=model_grid,
+                                        snap=snap, row_importance=importance,
                                         progress=lambda stage: bar.set_postfix_str(stage)
                                         or bar.update(1))
     data = {"out": out, "format": "efgs", "game": layout.betting.game.spec, "bits": bits,
@@ -294,8 +318,10 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
             "bucket_tables_bytes": result.bucket_tables_bytes,
             "bucket_tables_written": result.bucket_tables_written,
             "rounding": "nearest", "max_abs_error": result.max_abs_error, "coded": coded,
+            "model_grid": model_grid, "snap": snap,
             "computed_buckets": result.computed}
-    lines = [f"wrote {out} (efgs, {bits}-bit): {result.rows:,} rows of "
+    setting = f"{bits}-bit" if model_grid is None else f"rows on a grid of 1/{model_grid}, modelled"
+    lines = [f"wrote {out} (efgs, {setting}): {result.rows:,} rows of "
              f"{layout.abstraction.description}, {result.explicit_entries:,} betting histories "
              f"indexed, {result.bytes:,} bytes (card table {result.card_table_bytes:,})"]
     if result.bucket_tables_path:
@@ -307,8 +333,10 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
                      f"description {street['description_bytes']:,} bytes ({street['exceptions']:,} "
                      f"exceptions), table {street['table_bytes']:,} bytes, {street['evaluations']:,} "
                      f"hand evaluations per lookup")
-    lines.append(f"largest change of a probability: {result.max_abs_error:.3e} (less than "
-                 f"one step of its row, at most 1/{int(result.totals.min()) if result.totals.size else 1:,})")
+    step = int(result.totals.min()) if result.totals.size else 1
+    lines.append(f"largest change of a probability: {result.max_abs_error:.3e} " + (
+        f"(snapped rows: their small actions set to zero, --snap {snap:g})" if snap else
+        f"(less than one step of its row, at most 1/{step:,})"))
     if nash_conv:
         from efgkit.poker.streamed.full_game import StreamedEvaluator
 

@@ -82,6 +82,7 @@ from efgkit.storage.compact_writer import (
     quantize,
 )
 from efgkit.storage.row_model import check_total
+from efgkit.storage.snapped_rows import snap_rows
 
 INLINE_TABLE_BYTES = 8 << 20
 """Bucket tables up to this many bytes in all go into the compact file (``auto``)."""
@@ -216,7 +217,8 @@ def planned_bytes(layout: BucketLayout, *, bits: int = 8, check_bits: int = 8,
 def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str | os.PathLike, *,
                            bits: int = 8, check_bits: int = 8, bucket_tables: str = "auto",
                            coded: bool = False, compute_budget: int | None = None,
-                           model_grid: int | None = None, progress=None) -> BucketExport:
+                           model_grid: int | None = None, snap: float = 0.0,
+                           row_importance: np.ndarray | None = None, progress=None) -> BucketExport:
     """Write ``strategy`` (float64 per row action of ``layout``) as a compact file.
 
     ``bucket_tables``: ``auto`` (tables of at most ``INLINE_TABLE_BYTES`` in all go into
@@ -228,7 +230,9 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     ``computed_buckets.choose`` says so (format 8), the others keep their tables.
     ``model_grid`` (2 to 256): every row rounded to multiples of ``1 / model_grid``
     (largest remainder) and coded by the context model (format 9, ``row_model``; not with
-    ``coded``). ``progress(stage)`` after each of the ``EXPORT_STAGES``.
+    ``coded``), after ``snap_rows`` with ``snap`` and ``row_importance`` (float64 per row,
+    ``snapped_rows.row_importance``; needed when ``snap > 0``). ``progress(stage)`` after
+    each of the ``EXPORT_STAGES``.
     """
     progress = progress or (lambda stage: None)
     game, betting = layout.betting.game, layout.betting
@@ -242,8 +246,12 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
         check_total(model_grid)
         if coded:
             raise ParameterError("rows are either coded (format 7) or modelled (format 9), not both")
+        if snap and row_importance is None:
+            raise ParameterError("snapping rows needs each row's importance (the solver's average-"
+                                 "strategy accumulator)")
+        snapped = snap_rows(strategy, row_offsets, row_importance, snap) if snap else strategy
         total = np.full(row_offsets.shape[0] - 1, model_grid, np.int64)
-        weights = largest_remainder(strategy, row_offsets, total)
+        weights = largest_remainder(snapped, row_offsets, total)
         total = np.repeat(total, np.diff(row_offsets))
     progress(EXPORT_STAGES[0])
     rounds = round_buckets(game, layout.abstraction)
