@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_FILES 8
+#define MAX_FILES 16
 #define MAX_GROUPS 8
 #define ROUNDS 20
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_acpc_bot import _always, _c_bot, _match, _python_bot, _within_interval
 from test_compact_holdem import (  # the bucket-strategy fixtures and helpers
     C_SOURCES,
     _crcs_resealed,
@@ -27,9 +28,11 @@ from test_compact_holdem import (  # the bucket-strategy fixtures and helpers
 
 from efgkit.cli import main
 from efgkit.errors import ParameterError
+from efgkit.interop.acpc import game_definition
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.buckets.card_abstraction import IsomorphicCards, LosslessCards
+from efgkit.poker.streamed.match import HeadToHead
 from efgkit.specs import make_game
 from efgkit.storage.bucket_strategy import save_bucket_strategy
 from efgkit.storage.compact_holdem import export_bucket_strategy
@@ -237,3 +240,20 @@ def test_damaged_modelled_rows_are_one_line_errors_under_sanitizers(holdem, sani
             played = subprocess.run([str(sanitized_acpc / tool), str(path), "127.0.0.1", "9"],
                                     capture_output=True, text=True, timeout=60)
             assert played.returncode == 2 and len(played.stderr.strip().splitlines()) == 1, played.stderr
+
+
+def test_efgs_acpc_plays_a_modelled_file_at_its_exact_duplicate_value(sanitized_acpc, tmp_path):
+    """Leduc (lossless buckets): A random, modelled on a grid of 1/64, played by efgs_acpc
+    through the dealer against B always raising (the Python bot): 2,000 duplicate hands end
+    within the 95% interval of the exact duplicate value of what A's file plays."""
+    game = make_game("leduc")
+    layout = BucketLayout(BettingTree(game), LosslessCards(game))
+    a, b = layout.random(0), _always(layout, "raise")
+    export = export_bucket_strategy(layout, a, tmp_path / "a.efgs", model_grid=64)
+    save_bucket_strategy(tmp_path / "b.h5", layout, b, {"algorithm": "always raise", "iterations": 0})
+    exact = HeadToHead(layout, export.dequantized(), layout, b).run().mean
+    subprocess.run(["make", "-s", "-C", str(C_SOURCES), f"OUT={tmp_path}", f"{tmp_path}/efgs_acpc"],
+                   check=True)
+    result, _ = _match(game_definition(game), 2000, [_c_bot(tmp_path / "efgs_acpc", export.path, 1),
+                                                     _python_bot(tmp_path / "b.h5", game, seed=2)])
+    _within_interval(result, exact)

@@ -32,7 +32,7 @@ from efgkit.storage.compact_reader import (
 )
 
 BLOCK_ROWS = 128
-"""Rows per block: 4 bytes of index and about 3 bytes of coder flush per block."""
+"""Rows per block: 4 bytes of index and one or two bytes of coder flush per block."""
 PROBABILITY_BITS = 12
 ADAPT_SHIFT = 5
 
@@ -140,6 +140,9 @@ def _code_kernel(weights, row_offsets, present, total, tree_bits, block_rows, pr
             seen[actions] = True
         if coding and (row % block_rows == block_rows - 1 or row == rows - 1):
             start = block_start[row // block_rows]
+            # any value in [low, low + range) decodes the block; the multiple of 2**24 in it
+            # ends in zero bytes, which are not stored (range >= 2**24 after every bit)
+            state[0] = (state[0] + 0xFFFFFF) & ~np.int64(0xFFFFFF)
             for _ in range(5):
                 length = _shift_low(state, out, length)
             out[start:length - 1] = out[start + 1:length].copy()  # the first byte is always 0
