@@ -34,6 +34,7 @@ from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.buckets.card_abstraction import IsomorphicCards, LosslessCards
 from efgkit.poker.streamed.match import HeadToHead
 from efgkit.specs import make_game
+from efgkit.storage import compact_reader
 from efgkit.storage.bucket_strategy import save_bucket_strategy
 from efgkit.storage.compact_holdem import export_bucket_strategy
 from efgkit.storage.compact_reader import CompactFormatError, CompactStrategy
@@ -167,6 +168,14 @@ def test_export_model_grid_and_snap_from_the_command_line(holdem, tmp_path, runn
         result = runner.invoke(main, ["export", str(bare), "--out", str(tmp_path / "x.efgs"), *extra])
         assert result.exit_code == 2 and words in result.stderr, result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_reader_of_formats_6_to_8_refuses_format_9_in_one_line(holdem, monkeypatch):
+    folder, layout, strategy, _ = holdem
+    export = export_bucket_strategy(layout, strategy, folder / "newer.efgs", model_grid=16)
+    monkeypatch.setattr(compact_reader, "READ_VERSIONS", (6, 7, 8))
+    with pytest.raises(CompactFormatError, match="version 9 is newer than this reader .8.; upgrade"):
+        CompactStrategy(export.path)
 
 
 @pytest.fixture(scope="module")

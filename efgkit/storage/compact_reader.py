@@ -814,13 +814,13 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: not a compact strategy (.efgs) file")
         version = struct.unpack_from("<H", data, 8)[0]
         self.version = version
-        if version > MODELLED_VERSION:
+        if version > max(READ_VERSIONS):
             raise CompactFormatError(f"{self.path}: compact format version {version} is newer "
-                                     f"than this reader ({MODELLED_VERSION}); upgrade the reader")
+                                     f"than this reader ({max(READ_VERSIONS)}); upgrade the reader")
         if version not in READ_VERSIONS:
             raise CompactFormatError(f"{self.path}: compact format version {version} (this "
-                                     f"reader reads {READ_VERSIONS[0]} to {MODELLED_VERSION}) is no longer "
-                                     f"read; export the strategy again with efgkit export")
+                                     f"reader reads {READ_VERSIONS[0]} to {max(READ_VERSIONS)}) is no "
+                                     f"longer read; export the strategy again with efgkit export")
         if len(data) < HEADER.size:
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes)")
         (_, _, bits, flags, keys, rows, values, seed, segment, slot_bits, check_bits, _,
@@ -1358,7 +1358,7 @@ class CompactStrategy:
         for row in range(block * block_rows, last_row + 1):
             lo, hi = self._row_values(row)
             actions = hi - lo
-            if actions > max_actions:
+            if not 1 <= actions <= max_actions:
                 raise CompactFormatError(f"{self.path}: a modelled row has too many actions (corrupted)")
             if decoder.bit(0):
                 rows.append(None)

@@ -1637,7 +1637,7 @@ static int modelled_rows(const efgs_reader *reader, uint64_t block, uint64_t las
     for (c = 0; c < reader->model_contexts; c++)
         d.probability[c] = (uint16_t)(reader->data[reader->model_first_offset + c] << 4);
     for (row = block * reader->block_rows; row <= last; row++) {
-        if (coded_row_values(reader, row, &lo, &hi) != EFGS_OK || hi - lo > reader->model_max_actions)
+        if (coded_row_values(reader, row, &lo, &hi) != EFGS_OK || hi <= lo || hi - lo > reader->model_max_actions)
             return EFGS_ERROR_CORRUPTED;
         actions = (unsigned)(hi - lo);
         code->actions = actions;
@@ -1799,7 +1799,7 @@ const char *efgs_status_message(int status) {
     case EFGS_OK: return "ok";
     case EFGS_ERROR_IO: return "cannot open or read the file (or it is not a regular file)";
     case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
-    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads versions 6 to 8; export again)";
+    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads versions 6 to 9; export again)";
     case EFGS_ERROR_TRUNCATED: return "file is truncated";
     case EFGS_ERROR_CORRUPTED: return "file is corrupted";
     case EFGS_ERROR_NOT_FOUND: return "no such infoset key";
