@@ -120,9 +120,10 @@ class CompressedRound:
         if (sum(self.counts) != self.num_symbols or kraft > 1 << self.longest
                 or max(self.symbols) >= self.run_symbol + self.block_entries):
             raise CompressedTableError("compressed bucket table is corrupted")
-        self._base = _aligned(position + 2 * self.num_symbols)
-        self._index = _aligned(self._base + (self.patterns * self.bits + 7) // 8)
-        self._stream = _aligned(self._index + 4 * self.blocks)
+        # sections are aligned to 8 bytes from the table's start (which need not be aligned)
+        self._base = offset + _aligned(position - offset + 2 * self.num_symbols)
+        self._index = offset + _aligned(self._base - offset + (self.patterns * self.bits + 7) // 8)
+        self._stream = offset + _aligned(self._index - offset + 4 * self.blocks)
         self._data = data
 
     def _bits(self, start: int, bit: int, width: int) -> int:

@@ -82,9 +82,10 @@ int efgs_compressed_open(efgs_reader *reader, unsigned round, const unsigned cha
     for (i = 0; i < table->num_symbols; i++)
         if (le16(bytes + table->symbols_offset + 2u * i) >= 2u * buckets - 1u + table->block_entries)
             return EFGS_ERROR_FORMAT;
-    table->base_offset = (size_t)aligned8(end);
-    table->index_offset = (size_t)aligned8(table->base_offset + (table->patterns * bits + 7u) / 8u);
-    table->stream_offset = (size_t)aligned8(table->index_offset + 4u * table->blocks);
+    /* sections are aligned to 8 bytes from the table's start (which need not be aligned) */
+    table->base_offset = (size_t)(position + aligned8(end - position));
+    table->index_offset = (size_t)(position + aligned8(table->base_offset - position + (table->patterns * bits + 7u) / 8u));
+    table->stream_offset = (size_t)(position + aligned8(table->index_offset - position + 4u * table->blocks));
     end = table->stream_offset + (table->stream_bits + 7u) / 8u;
     if (table->index_offset > limit || table->stream_offset > limit || end > limit) return EFGS_ERROR_FORMAT;
     *length = end - position;
