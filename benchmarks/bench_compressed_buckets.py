@@ -247,6 +247,7 @@ def main() -> None:
     parser.add_argument("--timing-hands", type=int, default=2000)
     parser.add_argument("--max-timed-evaluations", type=int, default=200_000)
     parser.add_argument("--sample", type=int, default=200_000)
+    parser.add_argument("--only-52", action="store_true", help="the standard deck's part alone")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     if args.build_52:
@@ -256,7 +257,8 @@ def main() -> None:
         work = Path(folder)
         tool = build_tools(work)
         lines: list[str] = []
-        reduced_deck(args, work, tool, lines)
+        if not args.only_52:
+            reduced_deck(args, work, tool, lines)
         if args.labels_52:
             standard_deck(args, work, tool, lines)
     text = "\n".join(lines).rstrip()
