@@ -32,9 +32,9 @@ from __future__ import annotations
 import struct
 from math import comb
 
-COMPRESSED_HEAD = struct.Struct("<BBBBIQIIQQ")
-"""coding, longest code, flush states, zero, entries per block, entries, symbols, zero,
-stream bits, patterns."""
+COMPRESSED_HEAD = struct.Struct("<BBBBIQIIQQQ")
+"""coding, longest code, flush states, longest code of the base, entries per block, entries,
+symbols, symbols of the base, stream bits, patterns, base stream bits."""
 RANK_PATTERN_RESIDUALS = 1
 MAX_CODE_LENGTH = 24
 MAX_BLOCK_ENTRIES = 1 << 12
@@ -76,12 +76,59 @@ def pattern_index(hand: list[int], board: list[int], num_ranks: int, flush_state
     return index * 3 * len(board) + 3 * (most - 1) + held
 
 
-def compressed_size(longest: int, symbols: int, patterns: int, bits: int, blocks: int,
-                    stream_bits: int) -> int:
+def compressed_size(longest: int, symbols: int, base_longest: int, base_symbols: int, patterns: int,
+                    entries: int, block_entries: int, stream_bits: int, base_bits: int) -> int:
     """Bytes of a compressed table of these sizes, from its start."""
-    base_at = _aligned(COMPRESSED_HEAD.size + 4 * longest + 2 * symbols)
-    index_at = _aligned(base_at + (patterns * bits + 7) // 8)
-    return _aligned(index_at + 4 * blocks) + (stream_bits + 7) // 8
+    size = _aligned(COMPRESSED_HEAD.size + 4 * longest + 2 * symbols + 4 * base_longest + 2 * base_symbols)
+    size = _aligned(size + 4 * -(-patterns // block_entries))
+    size = _aligned(size + (base_bits + 7) // 8)
+    return _aligned(size + 4 * -(-entries // block_entries)) + (stream_bits + 7) // 8
+
+
+class _Code:
+    """One canonical Huffman code and its blocked stream (the residuals', or the base's)."""
+
+    def __init__(self, data, counts_at: int, longest: int, symbols: int, index_at: int, stream_at: int,
+                 stream_bits: int, limit_symbol: int) -> None:
+        self.counts = struct.unpack_from(f"<{longest}I", data, counts_at)
+        self.symbols = struct.unpack_from(f"<{symbols}H", data, counts_at + 4 * longest)
+        kraft = sum(count << (longest - length) for length, count in enumerate(self.counts, 1))
+        if sum(self.counts) != symbols or kraft > 1 << longest or max(self.symbols) >= limit_symbol:
+            raise CompressedTableError("compressed bucket table is corrupted")
+        self.data, self.index_at, self.stream_at, self.stream_bits = data, index_at, stream_at, stream_bits
+
+    def _symbol(self, bit: int) -> tuple[int, int]:
+        """(symbol, next bit) of the code at ``bit`` (canonical decoding)."""
+        code = first = position = 0
+        for count in self.counts:
+            if bit >= self.stream_bits:
+                break
+            code |= self.data[self.stream_at + (bit >> 3)] >> (bit & 7) & 1
+            bit += 1
+            if code - first < count:
+                return self.symbols[position + code - first], bit
+            position += count
+            first = (first + count) << 1
+            code <<= 1
+        raise CompressedTableError("compressed bucket table is corrupted")
+
+    def value(self, block: int, within: int, buckets: int, accumulate: bool) -> int:
+        """The value at position ``within`` of ``block`` (``accumulate``: the sum of the
+        block's values up to it)."""
+        bit = struct.unpack_from("<I", self.data, self.index_at + 4 * block)[0]
+        run_symbol, position, total = 2 * buckets - 1, 0, 0
+        while True:
+            symbol, bit = self._symbol(bit)
+            if symbol >= run_symbol:
+                position += symbol - run_symbol + 1
+                if position > within:
+                    return total if accumulate else 0
+            else:
+                value = symbol - (buckets - 1)
+                if position == within:
+                    return total + value if accumulate else value
+                total += value
+                position += 1
 
 
 class CompressedRound:
@@ -94,81 +141,39 @@ class CompressedRound:
                  board: int) -> None:
         if offset + COMPRESSED_HEAD.size > limit:
             raise CompressedTableError("compressed bucket table is out of range")
-        (coding, self.longest, flush_states, zero, self.block_entries, self.entries, self.num_symbols,
-         zero_too, self.stream_bits, self.patterns) = COMPRESSED_HEAD.unpack_from(data, offset)
-        self.flush_states, self.num_ranks = bool(flush_states), num_ranks
-        self.buckets, self.bits = buckets, max(int(buckets - 1).bit_length(), 0)
-        self.run_symbol = 2 * buckets - 1
-        if (coding != RANK_PATTERN_RESIDUALS or zero or zero_too or flush_states > 1
-                or not 1 <= self.longest <= MAX_CODE_LENGTH
+        (coding, longest, flush_states, base_longest, self.block_entries, self.entries, symbols, base_symbols,
+         stream_bits, self.patterns, base_bits) = COMPRESSED_HEAD.unpack_from(data, offset)
+        self.flush_states, self.num_ranks, self.buckets = bool(flush_states), num_ranks, buckets
+        limit_symbol = 2 * buckets - 1 + self.block_entries
+        if (coding != RANK_PATTERN_RESIDUALS or flush_states > 1
+                or not 1 <= longest <= MAX_CODE_LENGTH or not 1 <= base_longest <= MAX_CODE_LENGTH
                 or not 1 <= self.block_entries <= MAX_BLOCK_ENTRIES or self.entries != entries
-                or buckets > MAX_COMPRESSED_BUCKETS
-                or not 1 <= self.num_symbols <= self.run_symbol + self.block_entries
-                or self.stream_bits >= 1 << 32
+                or buckets > MAX_COMPRESSED_BUCKETS or not 1 <= symbols <= limit_symbol
+                or not 1 <= base_symbols <= limit_symbol or stream_bits >= 1 << 32 or base_bits >= 1 << 32
                 or self.patterns != pattern_count(num_ranks, board, self.flush_states)):
             raise CompressedTableError("compressed bucket table is corrupted")
-        self.blocks = -(-entries // self.block_entries)
-        self.size = compressed_size(self.longest, self.num_symbols, self.patterns, self.bits, self.blocks,
-                                    self.stream_bits)
+        self.size = compressed_size(longest, symbols, base_longest, base_symbols, self.patterns, entries,
+                                    self.block_entries, stream_bits, base_bits)
         if offset + self.size > limit:
             raise CompressedTableError("compressed bucket table is truncated")
-        position = offset + COMPRESSED_HEAD.size
-        self.counts = struct.unpack_from(f"<{self.longest}I", data, position)
-        position += 4 * self.longest
-        self.symbols = struct.unpack_from(f"<{self.num_symbols}H", data, position)
-        kraft = sum(count << (self.longest - length) for length, count in enumerate(self.counts, 1))
-        if (sum(self.counts) != self.num_symbols or kraft > 1 << self.longest
-                or max(self.symbols) >= self.run_symbol + self.block_entries):
-            raise CompressedTableError("compressed bucket table is corrupted")
         # sections are aligned to 8 bytes from the table's start (which need not be aligned)
-        self._base = offset + _aligned(position - offset + 2 * self.num_symbols)
-        self._index = offset + _aligned(self._base - offset + (self.patterns * self.bits + 7) // 8)
-        self._stream = offset + _aligned(self._index - offset + 4 * self.blocks)
-        self._data = data
-
-    def _bits(self, start: int, bit: int, width: int) -> int:
-        value = 0
-        for k in range(width):
-            value |= (self._data[start + ((bit + k) >> 3)] >> ((bit + k) & 7) & 1) << k
-        return value
-
-    def _symbol(self, bit: int) -> tuple[int, int]:
-        """(symbol, next bit) of the code at ``bit`` (canonical decoding)."""
-        code = first = position = 0
-        for length in range(1, self.longest + 1):
-            if bit >= self.stream_bits:
-                break
-            code |= self._bits(self._stream, bit, 1)
-            bit += 1
-            count = self.counts[length - 1]
-            if code - first < count:
-                return self.symbols[position + code - first], bit
-            position += count
-            first = (first + count) << 1
-            code <<= 1
-        raise CompressedTableError("compressed bucket table is corrupted")
-
-    def residual(self, index: int) -> int:
-        """The residual of canonical index ``index``, decoded from its block."""
-        block, within = divmod(index, self.block_entries)
-        bit = struct.unpack_from("<I", self._data, self._index + 4 * block)[0]
-        position = 0
-        while True:
-            symbol, bit = self._symbol(bit)
-            if symbol >= self.run_symbol:
-                position += symbol - self.run_symbol + 1
-                if position > within:
-                    return 0
-            elif position == within:
-                return symbol - (self.buckets - 1)
-            else:
-                position += 1
+        base_counts_at = offset + COMPRESSED_HEAD.size + 4 * longest + 2 * symbols
+        base_index_at = offset + _aligned(base_counts_at + 4 * base_longest + 2 * base_symbols - offset)
+        base_blocks = -(-self.patterns // self.block_entries)
+        base_stream_at = offset + _aligned(base_index_at - offset + 4 * base_blocks)
+        index_at = offset + _aligned(base_stream_at - offset + (base_bits + 7) // 8)
+        stream_at = offset + _aligned(index_at - offset + 4 * -(-entries // self.block_entries))
+        self.residuals = _Code(data, offset + COMPRESSED_HEAD.size, longest, symbols, index_at, stream_at,
+                               stream_bits, limit_symbol)
+        self.base = _Code(data, base_counts_at, base_longest, base_symbols, base_index_at, base_stream_at,
+                          base_bits, limit_symbol)
 
     def bucket(self, hand: list[int], board: list[int], index: int) -> int:
         """The bucket of ``hand`` with ``board`` (card ids), canonical index ``index``: its
         pattern's base bucket plus its residual. A damaged table raises CompressedTableError."""
         pattern = pattern_index(hand, board, self.num_ranks, self.flush_states)
-        value = self._bits(self._base, pattern * self.bits, self.bits) + self.residual(index)
+        value = (self.base.value(*divmod(pattern, self.block_entries), self.buckets, True)
+                 + self.residuals.value(*divmod(index, self.block_entries), self.buckets, False))
         if not 0 <= value < self.buckets:
             raise CompressedTableError("compressed bucket table is corrupted")
         return value

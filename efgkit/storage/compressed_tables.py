@@ -27,7 +27,6 @@ import numba
 import numpy as np
 
 from efgkit.errors import FileFormatError, ParameterError
-from efgkit.storage.compact_writer import pack_bits
 from efgkit.storage.compressed_reader import (
     COMPRESSED_HEAD,
     MAX_BLOCK_ENTRIES,
@@ -193,15 +192,18 @@ def canonical_patterns(num_ranks: int, board: int, flush_states: bool) -> np.nda
 def _mode_per_pattern(patterns: np.ndarray, labels: np.ndarray, num_patterns: int,
                       buckets: int) -> np.ndarray:
     """int64 (num_patterns,): the most frequent bucket of each pattern's hands (the lowest on
-    a tie; 0 for a pattern no hand has)."""
+    a tie; a pattern no hand has copies the one before it, 0 before any)."""
     keys, counts = np.unique(patterns * buckets + labels, return_counts=True)
     pattern, label = keys // buckets, keys % buckets
     order = np.lexsort((label, -counts, pattern))
     first = np.ones(order.shape[0], bool)
     first[1:] = pattern[order][1:] != pattern[order][:-1]
+    used = np.zeros(num_patterns, bool)
     base = np.zeros(num_patterns, np.int64)
+    used[pattern[order][first]] = True
     base[pattern[order][first]] = label[order][first]
-    return base
+    # a pattern no hand has copies the one before it: a zero difference in the coded base
+    return base[np.maximum.accumulate(np.where(used, np.arange(num_patterns), 0))]
 
 
 @dataclass
@@ -222,6 +224,32 @@ class CompressedTable:
         return 8 * len(self.data) / max(self.entries, 1)
 
 
+def _coded(values: np.ndarray, block_entries: int, buckets: int) -> tuple:
+    """A stream of ``values`` (int64, each in ``(-buckets, buckets)``) in blocks: (codes per
+    length 0..L int64, symbols in code order int64, block index int64, stream uint8 of its
+    bits), checked by decoding it back."""
+    offset, run_symbol = buckets - 1, 2 * buckets - 1
+    symbols = np.empty(values.shape[0], np.int64)
+    count, block_symbol = _symbols(values, block_entries, offset, run_symbol, symbols)
+    symbols = symbols[:count]
+    frequencies = np.bincount(symbols, minlength=run_symbol + block_entries).astype(np.int64)
+    lengths = huffman_lengths(frequencies, MAX_CODE_LENGTH)
+    codes, order, counts = canonical_codes(lengths)
+    starts = np.zeros(count + 1, np.int64)
+    np.cumsum(lengths[symbols], out=starts[1:])
+    if starts[-1] >= 1 << 32:
+        raise ParameterError("a compressed table's stream holds less than 2**32 bits")
+    stream = np.zeros((int(starts[-1]) + 7) // 8, np.uint8)
+    _emit(symbols, codes, lengths, starts, stream)
+    block_index = starts[block_symbol]
+    decoded = np.empty(values.shape[0], np.int64)
+    bad = _decode_residuals(stream, block_index, values.shape[0], block_entries, counts, order, offset,
+                            run_symbol, decoded)
+    if bad >= 0 or not np.array_equal(decoded, values):
+        raise FileFormatError("the compressed bucket table does not decode to its buckets")
+    return counts, order, block_index, stream, int(starts[-1])
+
+
 def compress_table(labels: np.ndarray, buckets: int, num_ranks: int, board: int, *,
                    block_entries: int = BLOCK_ENTRIES, flush_states: bool | None = None) -> CompressedTable:
     """The compressed table of ``labels`` (int, the bucket of every canonical hand of a round
@@ -238,43 +266,32 @@ def compress_table(labels: np.ndarray, buckets: int, num_ranks: int, board: int,
     if buckets > MAX_COMPRESSED_BUCKETS or entries == 0 or labels.min() < 0 or labels.max() >= buckets:
         raise ParameterError(f"a compressed table holds 1 to {MAX_COMPRESSED_BUCKETS:,} buckets, "
                              f"every entry below the round's count")
-    bits = max(int(buckets - 1).bit_length(), 0)
     num_patterns = pattern_count(num_ranks, board, flush_states)
     patterns = canonical_patterns(num_ranks, board, flush_states)
     if patterns.shape[0] != entries:
         raise ParameterError(f"{entries:,} buckets for a round of {patterns.shape[0]:,} canonical hands")
     base = _mode_per_pattern(patterns, labels, num_patterns, buckets)
     residuals = labels - base[patterns]
-    offset, run_symbol = buckets - 1, 2 * buckets - 1
-    symbols = np.empty(entries, np.int64)
-    count, block_symbol = _symbols(residuals, block_entries, offset, run_symbol, symbols)
-    symbols = symbols[:count]
-    frequencies = np.bincount(symbols, minlength=run_symbol + block_entries).astype(np.int64)
-    lengths = huffman_lengths(frequencies, MAX_CODE_LENGTH)
-    codes, order, counts = canonical_codes(lengths)
-    starts = np.zeros(count + 1, np.int64)
-    np.cumsum(lengths[symbols], out=starts[1:])
-    stream_bits = int(starts[-1])
-    if stream_bits >= 1 << 32:
-        raise ParameterError("a compressed table's stream holds less than 2**32 bits")
-    stream = np.zeros((stream_bits + 7) // 8, np.uint8)
-    _emit(symbols, codes, lengths, starts, stream)
-    block_index = starts[block_symbol]
-    decoded = np.empty(entries, np.int64)
-    bad = _decode_residuals(stream, block_index, entries, block_entries, counts, order, offset, run_symbol,
-                            decoded)
-    if bad >= 0 or not np.array_equal(decoded + base[patterns], labels):
-        raise FileFormatError("the compressed bucket table does not decode to its buckets")
-    longest = counts.shape[0] - 1
-    head = COMPRESSED_HEAD.pack(RANK_PATTERN_RESIDUALS, longest, int(flush_states), 0, block_entries, entries,
-                                order.shape[0], 0, stream_bits, num_patterns)
-    data = _padded(head + counts[1:].astype("<u4").tobytes() + order.astype("<u2").tobytes())
-    data += _padded(pack_bits(base, bits)) + _padded(block_index.astype("<u4").tobytes()) + stream.tobytes()
-    if len(data) != compressed_size(longest, order.shape[0], num_patterns, bits, block_index.shape[0],
-                                    stream_bits):
+    # the base table as differences along the pattern order, from 0 at each block's start
+    base_deltas = np.diff(base, prepend=0)
+    base_deltas[::block_entries] = base[::block_entries]
+    streams = [_coded(base_deltas, block_entries, buckets), _coded(residuals, block_entries, buckets)]
+    base_counts, base_order, base_index, base_stream, base_bits = streams[0]
+    counts, order, index, stream, bits = streams[1]
+    head = COMPRESSED_HEAD.pack(RANK_PATTERN_RESIDUALS, counts.shape[0] - 1, int(flush_states),
+                                base_counts.shape[0] - 1, block_entries, entries, order.shape[0],
+                                base_order.shape[0], bits, num_patterns, base_bits)
+    data = _padded(head + counts[1:].astype("<u4").tobytes() + order.astype("<u2").tobytes()
+                   + base_counts[1:].astype("<u4").tobytes() + base_order.astype("<u2").tobytes())
+    data += _padded(base_index.astype("<u4").tobytes()) + _padded(base_stream.tobytes())
+    data += _padded(index.astype("<u4").tobytes()) + stream.tobytes()
+    if len(data) != compressed_size(counts.shape[0] - 1, order.shape[0], base_counts.shape[0] - 1,
+                                    base_order.shape[0], num_patterns, entries, block_entries, bits,
+                                    base_bits):
         raise FileFormatError("the compressed bucket table's layout is inconsistent")
     return CompressedTable(data, entries, block_entries, flush_states, num_patterns,
-                           (entries * bits + 7) // 8, int(np.count_nonzero(residuals)))
+                           (entries * max(int(buckets - 1).bit_length(), 0) + 7) // 8,
+                           int(np.count_nonzero(residuals)))
 
 
 def _padded(data: bytes) -> bytes:

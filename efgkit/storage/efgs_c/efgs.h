@@ -116,15 +116,22 @@ typedef struct efgs_computed {
 
 /* A round's bucket table compressed with random access (bucket method 6, format 10, docs/
  * compact-format.md "Compressed bucket tables"): a base bucket per rank pattern (hole and board
- * ranks, optionally the flush state), and every canonical hand's residual from it, coded in
- * blocks of block_entries hands (zero runs and residuals, one canonical Huffman code); a block
- * index gives each block's first bit (efgs_compressed.c). */
+ * ranks, optionally the flush state), coded as differences along the patterns, and every
+ * canonical hand's residual from it, each coded in blocks of block_entries (zero runs and
+ * values, a canonical Huffman code each); block indices give each block's first bit
+ * (efgs_compressed.c). */
 #define EFGS_METHOD_COMPRESSED 6u
-typedef struct efgs_compressed {
-    uint32_t block_entries, max_length, num_symbols, flush_states;
-    uint64_t entries, stream_bits, blocks, patterns;
-    size_t symbols_offset, base_offset, index_offset, stream_offset;
+/* One canonical Huffman code and its stream in blocks (the residuals', or the base's). */
+typedef struct efgs_compressed_code {
+    uint32_t max_length, num_symbols;
+    uint64_t stream_bits;
+    size_t symbols_offset, index_offset, stream_offset;
     uint32_t counts[25];         /* codes per length 0..24 */
+} efgs_compressed_code;
+typedef struct efgs_compressed {
+    uint32_t block_entries, flush_states;
+    uint64_t entries, patterns;
+    efgs_compressed_code residuals, base;
 } efgs_compressed;
 
 /* An infoset's class: what the coarsest abstraction (Cermak et al. 4.1.1) knows of it. */
