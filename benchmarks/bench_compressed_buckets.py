@@ -20,6 +20,7 @@ Run ``python benchmarks/bench_compressed_buckets.py [--labels-52 DIR]`` (writes 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -212,10 +213,11 @@ def standard_deck(args, work: Path, tool: Path, lines: list[str]) -> None:
     lines.append("")
 
 
-def build_52(folder: Path, buckets: int) -> None:
+def build_52(folder: Path, buckets: int, turn_max_iter: int | None) -> None:
     """The pipeline's 52-card flop and turn streets (the options ``build_abstraction`` uses for
-    169-K-K-K: EMD k-means, 50 bins, seed 0 + round), without the river; labels, centroids
-    and seconds into ``folder``."""
+    169-K-K-K: EMD k-means, 50 bins, seed 0 + round), without the river; labels and seconds
+    into ``folder``. ``turn_max_iter`` caps the turn's exact k-means iterations (this
+    session's run: 1; the pipeline iterates until at most 0.5% of the hands change)."""
     from efgkit.abstraction.cards.holdem import pipeline as P
     from efgkit.io.chunk_runner import ChunkRunner
 
@@ -223,15 +225,17 @@ def build_52(folder: Path, buckets: int) -> None:
     runner, report = ChunkRunner(), {}
     for r, street in ((1, "flop"), (2, "turn")):
         started = time.perf_counter()
+        if street == "turn" and turn_max_iter is not None:
+            options = dataclasses.replace(options, max_iter=turn_max_iter)
         data = P.street_features(options, street, runner, True)
         features = time.perf_counter() - started
-        labels, centroids, mean, details = P._emd_street(street, data["histogram"], data["weight"], buckets,
+        labels, centroids, mean, _ = P._emd_street(street, data["histogram"], data["weight"], buckets,
                                                           options.seed + r, options, runner, True)
         labels, centroids = P._by_strength(np.asarray(labels, np.int64), data["weight"], data["ehs"],
                                            np.asarray(centroids, np.float64))
         np.save(folder / f"{street}-{buckets}-labels.npy", labels.astype(np.uint16))
         report[street] = {"features_s": features, "cluster_s": time.perf_counter() - started - features,
-                          "mean": mean, "hands": int(labels.shape[0])}
+                          "mean": mean, "hands": int(labels.shape[0]), "max_iter": options.max_iter}
         del data
     (folder / f"report-{buckets}.json").write_text(json.dumps(report))
 
@@ -244,6 +248,7 @@ def main() -> None:
     parser.add_argument("--labels-52", default=None, help="a folder of 52-card labels (--build-52)")
     parser.add_argument("--buckets-52", type=int, default=1000)
     parser.add_argument("--build-52", type=Path, default=None, help="build the 52-card streets there")
+    parser.add_argument("--turn-max-iter", type=int, default=None)
     parser.add_argument("--timing-hands", type=int, default=2000)
     parser.add_argument("--max-timed-evaluations", type=int, default=200_000)
     parser.add_argument("--sample", type=int, default=200_000)
@@ -251,7 +256,7 @@ def main() -> None:
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     if args.build_52:
-        build_52(args.build_52, args.buckets_52)
+        build_52(args.build_52, args.buckets_52, args.turn_max_iter)
         return
     with tempfile.TemporaryDirectory(prefix="bench-compressed-") as folder:
         work = Path(folder)
