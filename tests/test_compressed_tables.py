@@ -27,7 +27,7 @@ from efgkit.poker.buckets.card_abstraction import IsomorphicCards
 from efgkit.specs import make_game
 from efgkit.storage import compact_reader
 from efgkit.storage.bucket_strategy import save_bucket_strategy
-from efgkit.storage.compact_holdem import export_bucket_strategy
+from efgkit.storage.compact_holdem import export_bucket_strategy, read_bucket_export
 from efgkit.storage.compact_reader import COMPRESSED, CompactFormatError, CompactStrategy
 from efgkit.storage.compressed_reader import CompressedRound, pattern_index
 from efgkit.storage.compressed_tables import choose_method, compress_table, hand_patterns
@@ -261,3 +261,16 @@ def test_export_compress_tables_reports_the_rule(pipeline, runner, json_output, 
     result = runner.invoke(main, ["export", str(folder / "strategy.h5"), "--out", str(tmp_path / "t.efgs"),
                                   "--compress-tables", "0"])
     assert result.exit_code == 2
+
+
+def test_a_compressed_export_reads_back_as_its_tables(pipeline, tmp_path):
+    """``read_bucket_export`` (what ``efgkit play --against`` plays) decodes the compressed
+    tables whole: the same abstraction and rows as the packed export of the same strategy."""
+    _, layout, export, labels = pipeline
+    game = layout.betting.game
+    packed = export_bucket_strategy(layout, layout.random(0), tmp_path / "packed.efgs")
+    compressed_layout, compressed_rows = read_bucket_export(export.path, game)
+    packed_layout, packed_rows = read_bucket_export(packed.path, game)
+    for r in range(4):
+        np.testing.assert_array_equal(compressed_layout.abstraction.tables[r], labels[r])
+    np.testing.assert_array_equal(compressed_rows, packed_rows)

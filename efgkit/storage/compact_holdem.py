@@ -401,7 +401,8 @@ def _unpacked(packed: tuple[object, int, int, int]) -> np.ndarray:
 
 def _exported_abstraction(card_table, game: LimitPoker, path: str):
     """The card abstraction a compact file's card table describes (``round_buckets`` read
-    back): card independent, lossless, or canonical tables (computed or packed)."""
+    back): card independent, lossless, or canonical tables (the canonical index, packed or
+    compressed tables)."""
     methods = set(card_table.methods[:game.num_rounds])
     if card_table.perfect:
         raise ParameterError(f"{path}: a perfect-recall card table plays through its reader only")
@@ -409,14 +410,19 @@ def _exported_abstraction(card_table, game: LimitPoker, path: str):
         return CardIndependent()
     if methods == {LOSSLESS}:
         return LosslessCards(game)
-    if not methods <= {CONSTANT, CANONICAL, BY_CANONICAL}:
+    if not methods <= {CONSTANT, CANONICAL, BY_CANONICAL, COMPRESSED}:
         raise ParameterError(f"{path}: its bucket methods cannot be read back as a card abstraction")
+    from efgkit.storage.compressed_tables import decoded_table
+
     tables = []
     for r in range(game.num_rounds):
         size = canonical_table_entries(game, r)
         method = card_table.methods[r]
         check_memory(8 * size, f"round {r}'s bucket table of {path} ({size:,} canonical hands)",
                      "play it by key at the terminal instead (efgkit play without --against)")
+        if method == COMPRESSED:
+            tables.append(decoded_table(card_table.compressed[r], card_table.board_sizes[r]))
+            continue
         tables.append(np.zeros(size, np.int64) if method == CONSTANT else np.arange(size, dtype=np.int64)
                       if method == CANONICAL else _unpacked(card_table.packed_table(r)))
     return IsomorphicCards(game, tables, f"bucket tables of {path}", {"kind": "tables"})

@@ -294,6 +294,34 @@ def compress_table(labels: np.ndarray, buckets: int, num_ranks: int, board: int,
                            int(np.count_nonzero(residuals)))
 
 
+def _decoded_stream(code, entries: int, block_entries: int, buckets: int) -> np.ndarray:
+    """int64 (entries,): every value of one coded stream of a table (a reader's ``_Code``)."""
+    counts = np.concatenate([[0], np.asarray(code.counts, np.int64)])
+    blocks = -(-entries // block_entries)
+    index = np.frombuffer(code.data, "<u4", blocks, code.index_at).astype(np.int64)
+    stream = np.frombuffer(code.data, np.uint8, (code.stream_bits + 7) // 8, code.stream_at)
+    out = np.empty(entries, np.int64)
+    if _decode_residuals(stream, index, entries, block_entries, counts, np.asarray(code.symbols, np.int64),
+                         buckets - 1, 2 * buckets - 1, out) >= 0:
+        raise FileFormatError("compressed bucket table is corrupted")
+    return out
+
+
+def decoded_table(table, board: int) -> np.ndarray:
+    """int64 (canonical hands,): every bucket of a compressed table (a reader's
+    ``CompressedRound`` of a round with ``board`` board cards), decoded whole: what a reader
+    returns for each canonical hand."""
+    buckets, block_entries = table.buckets, table.block_entries
+    deltas = _decoded_stream(table.base, table.patterns, block_entries, buckets)
+    sums = np.cumsum(deltas)
+    base = sums - np.concatenate([[0], sums])[np.arange(table.patterns) // block_entries * block_entries]
+    labels = base[canonical_patterns(table.num_ranks, board, table.flush_states)] + _decoded_stream(
+        table.residuals, table.entries, block_entries, buckets)
+    if labels.min(initial=0) < 0 or labels.max(initial=0) >= buckets:
+        raise FileFormatError("compressed bucket table is corrupted")
+    return labels
+
+
 def _padded(data: bytes) -> bytes:
     return data + bytes(-len(data) % 8)
 
@@ -320,4 +348,4 @@ def check_decode_budget(decode_budget: int) -> int:
 
 
 __all__ = ["BLOCK_ENTRIES", "DEFAULT_DECODE_BUDGET", "METHOD_NAMES", "CompressedTable", "canonical_patterns",
-           "check_decode_budget", "choose_method", "compress_table", "hand_patterns"]
+           "check_decode_budget", "choose_method", "compress_table", "decoded_table", "hand_patterns"]
