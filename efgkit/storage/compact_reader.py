@@ -810,8 +810,9 @@ class CompactStrategy:
                                      f"than this reader ({newest}); upgrade the reader")
         if version not in READ_VERSIONS:
             raise CompactFormatError(f"{self.path}: compact format version {version} (this "
-                                     f"reader reads {', '.join(map(str, READ_VERSIONS))}) is not "
-                                     f"read; export the strategy again with efgkit export")
+                                     f"reader reads {', '.join(map(str, READ_VERSIONS))}) is "
+                                     f"{'no longer' if version < READ_VERSIONS[0] else 'not'} read; "
+                                     f"export the strategy again with efgkit export")
         if len(data) < HEADER.size:
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes)")
         (_, _, bits, flags, keys, rows, values, seed, segment, slot_bits, check_bits, _,
