@@ -137,7 +137,7 @@ def c_times(files: list[Path], groups: dict[str, list[str]], work: Path) -> dict
     """Nanoseconds per efgs_probabilities call, per (file, group of keys)."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     subprocess.run([compiler, "-std=c99", "-O2", f"-I{C_SOURCES}", str(C_SOURCES / "efgs.c"),
-                    str(C_SOURCES / "efgs_computed.c"),
+                    str(C_SOURCES / "efgs_computed.c"), str(C_SOURCES / "efgs_compressed.c"),
                     str(TIMER), "-o", str(work / "efgs_time")], check=True)
     text = "".join(f"# {name}\n" + "".join(f"{key}\n" for key in keys) for name, keys in groups.items())
     result = subprocess.run([str(work / "efgs_time"), *map(str, files)], input=text, capture_output=True,

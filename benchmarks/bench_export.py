@@ -270,7 +270,7 @@ def c_query_tool(folder: Path) -> Path | None:
         return None
     sources = Path(compact_reader.__file__).parent / "efgs_c"
     subprocess.run([compiler, "-std=c99", "-O2", str(sources / "efgs.c"),
-                    str(sources / "efgs_computed.c"),
+                    str(sources / "efgs_computed.c"), str(sources / "efgs_compressed.c"),
                     str(sources / "efgs_query.c"), "-o", str(folder / "efgs_query")], check=True)
     return folder / "efgs_query"
 

@@ -231,7 +231,7 @@ def compile_query_tool(folder: Path) -> Path | None:
         return None
     tool = folder / "efgs_query"
     subprocess.run([compiler, "-std=c99", "-O2", str(C_SOURCES / "efgs.c"),
-                    str(C_SOURCES / "efgs_computed.c"),
+                    str(C_SOURCES / "efgs_computed.c"), str(C_SOURCES / "efgs_compressed.c"),
                     str(C_SOURCES / "efgs_query.c"), "-o", str(tool)], check=True)
     return tool
 

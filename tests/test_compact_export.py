@@ -90,7 +90,7 @@ def query_tool(tmp_path_factory):
     if compiler is None:
         pytest.skip("no C compiler on this machine")
     folder = tmp_path_factory.mktemp("c")
-    sources = [str(C_SOURCES / "efgs.c"), str(C_SOURCES / "efgs_computed.c")]
+    sources = [str(C_SOURCES / name) for name in ("efgs.c", "efgs_computed.c", "efgs_compressed.c")]
     subprocess.run([compiler, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2",
                     *sources, str(C_SOURCES / "efgs_query.c"), "-o", str(folder / "efgs_query")],
                    check=True)

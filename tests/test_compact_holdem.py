@@ -48,7 +48,7 @@ def c_tools(tmp_path_factory):
     if compiler is None:
         pytest.skip("no C compiler on this machine")
     folder = tmp_path_factory.mktemp("c")
-    sources = [str(C_SOURCES / "efgs.c"), str(C_SOURCES / "efgs_computed.c")]
+    sources = [str(C_SOURCES / name) for name in ("efgs.c", "efgs_computed.c", "efgs_compressed.c")]
     subprocess.run([compiler, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2", *sources,
                     str(C_SOURCES / "efgs_query.c"), "-o", str(folder / "efgs_query")], check=True)
     subprocess.run([compiler, "-std=c99", "-O2", "-shared", "-fPIC", *sources, "-o",
@@ -657,7 +657,7 @@ def sanitized_query(tmp_path_factory):
     tool = tmp_path_factory.mktemp("sanitized") / "efgs_query"
     built = subprocess.run([compiler, "-std=c99", "-g", "-O1", "-fsanitize=address,undefined",
                             "-fno-sanitize-recover=all", str(C_SOURCES / "efgs.c"),
-                            str(C_SOURCES / "efgs_computed.c"),
+                            str(C_SOURCES / "efgs_computed.c"), str(C_SOURCES / "efgs_compressed.c"),
                             str(C_SOURCES / "efgs_query.c"), "-o", str(tool)], capture_output=True)
     if built.returncode:
         pytest.skip("this compiler has no address/undefined sanitizers")

@@ -50,6 +50,7 @@ def efgs_query(tmp_path_factory):
     sources = Path(compact_reader.__file__).parent / "efgs_c"
     tool = tmp_path_factory.mktemp("c") / "efgs_query"
     subprocess.run([compiler, "-std=c99", "-O2", str(sources / "efgs.c"), str(sources / "efgs_computed.c"),
+                    str(sources / "efgs_compressed.c"),
                     str(sources / "efgs_query.c"),
                     "-o", str(tool)], check=True)
     return tool

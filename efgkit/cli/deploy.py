@@ -112,6 +112,13 @@ def _output_format(out: str, output_format: str | None) -> str:
                    "costs at most EVALS hand evaluations and the description is smaller than the "
                    "table (2000: about 50 us in C here, the 52-card river; docs/compact-format.md, "
                    "Computed buckets).")
+@click.option("--compress-tables", "decode_budget", type=click.IntRange(1, 2**32 - 1), default=None,
+              metavar="HANDS",
+              help="Bucket strategies on hold'em canonical tables: per street the smallest of the "
+                   "packed table, a compressed table (a lookup decodes at most HANDS hands: blocks "
+                   "of min(HANDS, 64)) and, with --compute-buckets, the computed description; the "
+                   "file records the rule (format 10; docs/compact-format.md, Compressed bucket "
+                   "tables).")
 @click.option("--nash-conv", is_flag=True,
               help="Bucket strategies: also the exact NashConv before and after quantization "
                    "(streamed best response in the full game: reduced decks only).")
@@ -121,7 +128,8 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
            output_format: str | None, bits: str, prune_unreachable: bool, with_keys: bool,
            check_bits: int, rounding: str, key_map: str, card_abstraction_file: str | None,
            bucket_tables: str, bucket_file: str | None, coded: bool, model_grid: int | None,
-           snap: float, compute_budget: int | None, nash_conv: bool, as_json: bool) -> None:
+           snap: float, compute_budget: int | None, decode_budget: int | None, nash_conv: bool,
+           as_json: bool) -> None:
     """Export STRATEGY.h5 as a compact .efgs file (or JSON / an OpenSpiel policy table).
 
     GAME is the strategy's game, by default the built-in game the file names (a game read
@@ -146,8 +154,8 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
     if gamedef_out is not None and output_format != "efgs":
         raise ParameterError("--gamedef goes with --format efgs (the .efgs file carries the definition)")
     check_writable(gamedef_out, "--gamedef")
-    bucket_only = _given_flags(ctx, "bucket_tables", "nash_conv", "compute_budget", "bucket_file",
-                               "model_grid", "snap")
+    bucket_only = _given_flags(ctx, "bucket_tables", "nash_conv", "compute_budget", "decode_budget",
+                               "bucket_file", "model_grid", "snap")
     if is_bucket_strategy_file(strategy_file):
         tree_only = _given_flags(ctx, "prune_unreachable", "with_keys", "rounding", "key_map",
                                  "card_abstraction_file")
@@ -160,7 +168,7 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
             raise ParameterError("--snap goes with --model-grid")
         _export_bucket_strategy(strategy_file, out, int(bits), check_bits, bucket_tables,
                                 bucket_file, nash_conv, game, as_json, coded, compute_budget,
-                                (model_grid, snap))
+                                (model_grid, snap), decode_budget)
         _also_game_definition(out, gamedef_out, as_json)
         return
     if bucket_only:
@@ -272,7 +280,8 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
                             bucket_tables: str, bucket_file: str | None, nash_conv: bool,
                             game: str | None, as_json: bool, coded: bool = False,
                             compute_budget: int | None = None,
-                            model: tuple[int | None, float] = (None, 0.0)) -> None:
+                            model: tuple[int | None, float] = (None, 0.0),
+                            decode_budget: int | None = None) -> None:
     """``efgkit export`` of a bucket-strategy file (compact_holdem.export_bucket_strategy);
     ``model``: (``--model-grid``, ``--snap``)."""
     import h5py
@@ -307,6 +316,7 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
                                         bucket_tables=bucket_tables, coded=coded,
                                         compute_budget=compute_budget, model_grid=model_grid,
                                         snap=snap, row_importance=importance,
+                                        decode_budget=decode_budget,
                                         progress=lambda stage: bar.set_postfix_str(stage)
                                         or bar.update(1))
     data = {"out": out, "format": "efgs", "game": layout.betting.game.spec, "bits": bits,
@@ -319,7 +329,9 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
             "bucket_tables_written": result.bucket_tables_written,
             "rounding": "nearest", "max_abs_error": result.max_abs_error, "coded": coded,
             "model_grid": model_grid, "snap": snap,
-            "computed_buckets": result.computed}
+            "computed_buckets": result.computed,
+            "bucket_rule": None if decode_budget is None else {"evaluations": compute_budget or 0,
+                                                               "decoded_hands": decode_budget}}
     setting = f"{bits}-bit" if model_grid is None else f"rows on a grid of 1/{model_grid}, modelled"
     lines = [f"wrote {out} (efgs, {setting}): {result.rows:,} rows of "
              f"{layout.abstraction.description}, {result.explicit_entries:,} betting histories "
@@ -328,7 +340,13 @@ def _export_bucket_strategy(strategy_file: str, out: str, bits: int, check_bits:
         lines.append(f"bucket tables in {result.bucket_tables_path} ({result.bucket_tables_bytes:,} "
                      f"bytes, {'written' if result.bucket_tables_written else 'already there'}; "
                      f"the .efgs checks its sha256)")
-    for street in result.computed:
+    for street in result.computed if decode_budget is not None else ():
+        described = (f", description {street['description_bytes']:,} bytes ({street['exceptions']:,} "
+                     f"exceptions, {street['evaluations']:,} hand evaluations per lookup)"
+                     if street["description_bytes"] is not None else "")
+        lines.append(f"{street['street']} buckets: {street['method']} (table {street['table_bytes']:,} "
+                     f"bytes, compressed {street['compressed_bytes']:,}{described})")
+    for street in result.computed if decode_budget is None else ():
         lines.append(f"{street['street']} buckets {'computed' if street['computed'] else 'from its table'}: "
                      f"description {street['description_bytes']:,} bytes ({street['exceptions']:,} "
                      f"exceptions), table {street['table_bytes']:,} bytes, {street['evaluations']:,} "

@@ -15,7 +15,9 @@ takes a key's cards to its bucket (docs/compact-format.md):
   canonical: Waugh's indexer, which both readers carry), a packed table over that
   index (a hold'em pipeline bucket file), ``ceil(log2 buckets)`` bits per entry, or, with
   ``compute_budget``, a description the reader computes the bucket from (format 8,
-  ``computed_buckets``).
+  ``computed_buckets``), or, with ``decode_budget``, whichever of the packed table, a
+  compressed table (``compressed_tables``) and the description the rule
+  (``compressed_tables.choose_method``) chooses (format 10, the rule recorded).
 
 Small tables go into the file. Large ones (52-card turn and river tables: 1.4e7 and
 1.2e8 canonical hands) are written once into a separate bucket-table file (.efgb:
@@ -48,11 +50,13 @@ from efgkit.storage.compact_reader import (
     CANONICAL,
     CARD_HEAD,
     CARD_ROUND,
+    COMPRESSED,
     COMPUTED,
     CONSTANT,
     FLAG_CODED,
     FLAG_COMPUTED,
     FLAG_MODELLED,
+    FLAG_RULE,
     HEADER,
     LOSSLESS,
     SUITS,
@@ -101,8 +105,9 @@ class BucketExport(CompactFile):
     bucket_tables_written: bool
     """False when an identical bucket-table file was already there (written once)."""
     computed: list[dict]
-    """Per round whose bucket could be computed on the device: the rule's inputs (street,
-    description and table bytes, hand evaluations per lookup, exceptions) and its choice."""
+    """Per round whose bucket could be computed on the device or its table compressed: the
+    rule's inputs (street, description, compressed and table bytes, hand evaluations per
+    lookup, exceptions) and its choice."""
     weights: np.ndarray
     """int64 quantized weights in the layout's order (``BucketLayout`` rows)."""
     totals: np.ndarray
@@ -218,7 +223,8 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
                            bits: int = 8, check_bits: int = 8, bucket_tables: str = "auto",
                            coded: bool = False, compute_budget: int | None = None,
                            model_grid: int | None = None, snap: float = 0.0,
-                           row_importance: np.ndarray | None = None, progress=None) -> BucketExport:
+                           row_importance: np.ndarray | None = None,
+                           decode_budget: int | None = None, progress=None) -> BucketExport:
     """Write ``strategy`` (float64 per row action of ``layout``) as a compact file.
 
     ``bucket_tables``: ``auto`` (tables of at most ``INLINE_TABLE_BYTES`` in all go into
@@ -231,8 +237,12 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
     ``model_grid`` (2 to 256): every row rounded to multiples of ``1 / model_grid``
     (largest remainder) and coded by the context model (format 9, ``row_model``; not with
     ``coded``), after ``snap_rows`` with ``snap`` and ``row_importance`` (float64 per row,
-    ``snapped_rows.row_importance``; needed when ``snap > 0``). ``progress(stage)`` after
-    each of the ``EXPORT_STAGES``.
+    ``snapped_rows.row_importance``; needed when ``snap > 0``).
+    ``decode_budget`` (hands a compressed-table lookup may decode; a canonical hold'em
+    table): per round the rule of ``compressed_tables.choose_method`` chooses among the
+    packed table, a compressed table and (with ``compute_budget``) the description, and the
+    file records it (format 10).
+    ``progress(stage)`` after each of the ``EXPORT_STAGES``.
     """
     progress = progress or (lambda stage: None)
     game, betting = layout.betting.game, layout.betting
@@ -255,18 +265,23 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
         total = np.repeat(total, np.diff(row_offsets))
     progress(EXPORT_STAGES[0])
     rounds = round_buckets(game, layout.abstraction)
-    computed = [] if compute_budget is None else _computed_rounds(rounds, layout.abstraction, compute_budget)
+    if decode_budget is not None:
+        computed = _ruled_rounds(rounds, layout.abstraction, game, compute_budget, decode_budget)
+    else:
+        computed = ([] if compute_budget is None
+                    else _computed_rounds(rounds, layout.abstraction, compute_budget))
     tables_path, tables_data, written = _place_tables(rounds, game, path, bucket_tables)
     progress(EXPORT_STAGES[1])
     keys = [game.betting_text(Betting(betting.histories[node], (0, 0), 0))
             for node in betting.decision_nodes.tolist()]
     structure = game.card_structure
     reference = (hashlib.sha256(tables_data).digest(), tables_path.name) if tables_path else None
+    rule = None if decode_budget is None else (compute_budget or 0, decode_budget)
     cards = CardSection(card_names(structure), structure.private_cards_per_player, rounds,
-                        tables_reference=reference)
+                        tables_reference=reference, rule=rule)
     blocks = CardBlocks(keys, layout.buckets, layout.width, np.arange(row_offsets.shape[0] - 1))
     flags = (FLAG_CODED * coded | FLAG_COMPUTED * any(r.method == COMPUTED for r in rounds)
-             | FLAG_MODELLED * (model_grid is not None))
+             | FLAG_MODELLED * (model_grid is not None) | FLAG_RULE * (rule is not None))
     head = dict(spec=game.spec, fingerprint=betting_digest(betting), bits=bits, flags=flags, num_keys=0)
     compact = card_file(head, weights, row_offsets, blocks, cards, check_bits, model_total=model_grid)
     compact.data = with_game_definition(compact.data, game)
@@ -281,10 +296,11 @@ def export_bucket_strategy(layout: BucketLayout, strategy: np.ndarray, path: str
         max_abs_error=float(np.max(np.abs(weights / total - strategy), initial=0.0)))
 
 
-def _computed_rounds(rounds: list[RoundBuckets], abstraction, budget: int) -> list[dict]:
+def _computed_rounds(rounds: list[RoundBuckets], abstraction, budget: int, keep: bool = False) -> list[dict]:
     """Describe every round of a pipeline bucket file that a device can compute and, where
     the rule chooses it, replace its table by the description (in place); returns the
-    rule's inputs and choice per described round."""
+    rule's inputs and choice per described round (``keep``: with the description's bytes,
+    ``data``, and no round replaced)."""
     from efgkit.abstraction.cards.holdem.bucket_file import BucketLookup
     from efgkit.abstraction.cards.holdem.deck import ROUND_NAMES
     from efgkit.storage.computed_buckets import check_budget, choose, describe_street
@@ -305,9 +321,62 @@ def _computed_rounds(rounds: list[RoundBuckets], abstraction, budget: int) -> li
                            "table_bytes": description.table_bytes, "evaluations": description.evaluations,
                            "exceptions": description.exceptions,
                            "canonical_hands": description.canonical_hands})
-            if chosen:
+            if keep:
+                report[-1]["data"] = description.data
+            elif chosen:
                 rounds[r] = RoundBuckets(round_buckets_.dealt, COMPUTED, round_buckets_.buckets,
                                          description=description.data)
+    return report
+
+
+def _ruled_rounds(rounds: list[RoundBuckets], abstraction, game: LimitPoker, budget: int | None,
+                  decode_budget: int) -> list[dict]:
+    """Per round with a canonical table: its compressed table, its description (with
+    ``budget``: a pipeline bucket file's street a device computes) and the packed table,
+    the rule's choice among them put in place (in ``rounds``); returns what the rule weighed."""
+    from efgkit.abstraction.cards.holdem.deck import ROUND_NAMES
+    from efgkit.storage.compressed_tables import (
+        BLOCK_ENTRIES,
+        check_decode_budget,
+        choose_method,
+        compress_table,
+    )
+
+    check_decode_budget(decode_budget)
+    structure = game.card_structure
+    if structure.num_suits != SUITS or structure.private_cards_per_player != 2:
+        raise ParameterError("compressed bucket tables are hold'em tables (two hole cards, four suits)")
+    described = {}
+    if budget is not None:
+        described = {entry["street"]: entry for entry in _computed_rounds(
+            [RoundBuckets(r.dealt, r.method, r.buckets, r.table) for r in rounds], abstraction, budget,
+            keep=True)}
+    report, board = [], 0
+    for r, round_buckets_ in enumerate(rounds):
+        board += round_buckets_.dealt
+        if round_buckets_.method != BY_CANONICAL:
+            continue
+        compressed = compress_table(round_buckets_.table, round_buckets_.buckets, structure.num_ranks,
+                                    board, block_entries=min(decode_budget, BLOCK_ENTRIES))
+        table_bytes = (round_buckets_.table.shape[0] * round_buckets_.bits + 7) // 8
+        description = described.get(ROUND_NAMES[r], {})
+        chosen = choose_method(table_bytes, compressed, description.get("description_bytes"),
+                               description.get("evaluations"), budget=budget or 0,
+                               decode_budget=decode_budget)
+        report.append({"street": ROUND_NAMES[r], "method": chosen, "computed": chosen == "computed",
+                       "table_bytes": table_bytes, "compressed_bytes": len(compressed.data),
+                       "compressed_block": compressed.block_entries, "flush_states": compressed.flush_states,
+                       "nonzero_residuals": compressed.nonzero_residuals,
+                       "canonical_hands": compressed.entries,
+                       "description_bytes": description.get("description_bytes"),
+                       "evaluations": description.get("evaluations"),
+                       "exceptions": description.get("exceptions")})
+        if chosen == "compressed":
+            rounds[r] = RoundBuckets(round_buckets_.dealt, COMPRESSED, round_buckets_.buckets,
+                                     description=compressed.data)
+        elif chosen == "computed":
+            rounds[r] = RoundBuckets(round_buckets_.dealt, COMPUTED, round_buckets_.buckets,
+                                     description=description["data"])
     return report
 
 
@@ -354,7 +423,8 @@ def _unpacked(packed: tuple[object, int, int, int]) -> np.ndarray:
 
 def _exported_abstraction(card_table, game: LimitPoker, path: str):
     """The card abstraction a compact file's card table describes (``round_buckets`` read
-    back): card independent, lossless, or canonical tables (computed or packed)."""
+    back): card independent, lossless, or canonical tables (the canonical index, packed or
+    compressed tables)."""
     methods = set(card_table.methods[:game.num_rounds])
     if card_table.perfect:
         raise ParameterError(f"{path}: a perfect-recall card table plays through its reader only")
@@ -362,14 +432,19 @@ def _exported_abstraction(card_table, game: LimitPoker, path: str):
         return CardIndependent()
     if methods == {LOSSLESS}:
         return LosslessCards(game)
-    if not methods <= {CONSTANT, CANONICAL, BY_CANONICAL}:
+    if not methods <= {CONSTANT, CANONICAL, BY_CANONICAL, COMPRESSED}:
         raise ParameterError(f"{path}: its bucket methods cannot be read back as a card abstraction")
+    from efgkit.storage.compressed_tables import decoded_table
+
     tables = []
     for r in range(game.num_rounds):
         size = canonical_table_entries(game, r)
         method = card_table.methods[r]
         check_memory(8 * size, f"round {r}'s bucket table of {path} ({size:,} canonical hands)",
                      "play it by key at the terminal instead (efgkit play without --against)")
+        if method == COMPRESSED:
+            tables.append(decoded_table(card_table.compressed[r], card_table.board_sizes[r]))
+            continue
         tables.append(np.zeros(size, np.int64) if method == CONSTANT else np.arange(size, dtype=np.int64)
                       if method == CANONICAL else _unpacked(card_table.packed_table(r)))
     return IsomorphicCards(game, tables, f"bucket tables of {path}", {"kind": "tables"})

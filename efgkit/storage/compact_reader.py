@@ -51,6 +51,7 @@ from hashlib import blake2b, sha256
 from itertools import combinations_with_replacement
 from math import comb
 
+from efgkit.storage.compressed_reader import CompressedRound, CompressedTableError
 from efgkit.storage.computed_reader import ComputedRound, DescriptionError
 
 MAGIC = b"EFGS\r\n\x1a\n"
@@ -61,8 +62,13 @@ PACKED_VERSION = 6
 COMPUTED_VERSION = 8
 """The version of a file with a computed round (``FLAG_COMPUTED``), rows packed or coded."""
 MODELLED_VERSION = 9
-"""The version of a file with modelled rows (``FLAG_MODELLED``; buckets computed or not)."""
-READ_VERSIONS = (PACKED_VERSION, VERSION, COMPUTED_VERSION, MODELLED_VERSION)
+"""The version of a file with modelled rows (``FLAG_MODELLED``; buckets computed or not) and
+no recorded bucket rule."""
+RULE_VERSION = 10
+"""The version of a file whose card table records the rule that chose each round's bucket
+method (``FLAG_RULE``) and may hold compressed tables (``compressed_reader``); its rows may
+be packed, coded or modelled."""
+READ_VERSIONS = (PACKED_VERSION, VERSION, COMPUTED_VERSION, MODELLED_VERSION, RULE_VERSION)
 HEADER = struct.Struct("<8sHBBIIQQIBBHIIQQQQQQQII32sH")
 """magic, version, bits, flags, keys, rows, values, seed, segment length, slot bits, check
 bits, reserved, explicit entries, classes, slots/starts/values/keys/classes/card table
@@ -83,12 +89,14 @@ TABLES_ROUND = struct.Struct("<BBBxIQQ")
 """Bucket-table file, per round: hole cards, board cards, bits, buckets, entries, offset."""
 TABLES_MAGIC = b"EFGB\r\n\x1a\n"
 TABLES_VERSION = 1
-METHODS = ("combination table", "canonical table", "canonical", "lossless", "constant", "computed")
+METHODS = ("combination table", "canonical table", "canonical", "lossless", "constant", "computed",
+           "compressed table")
 """How a round's bucket is found (docs/compact-format.md): a table over (hand rank, board
 rank), a table over the canonical (suit-isomorphic) index of (hole cards, board), the
-canonical index itself, the deal itself (lossless), 0 (card independent), or computed from a
-description (format 8, ``computed_reader``)."""
-BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT, COMPUTED = range(len(METHODS))
+canonical index itself, the deal itself (lossless), 0 (card independent), computed from a
+description (format 8, ``computed_reader``), or a compressed table over the canonical index
+(format 10, ``compressed_reader``)."""
+BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT, COMPUTED, COMPRESSED = range(len(METHODS))
 TABLE_METHODS = (BY_COMBINATION, BY_CANONICAL)
 INLINE, EXTERNAL = 0, 1
 VALUES_HEAD = struct.Struct("<QQ")
@@ -123,6 +131,11 @@ FLAG_COMPUTED = 16
 """A round's bucket is computed from a description in the card table (format 8)."""
 FLAG_MODELLED = 32
 """Rows coded by the context model and range coder of format 9 (``row_model``)."""
+FLAG_RULE = 64
+"""The card table records the rule that chose each round's bucket method (``RULE``) and may
+hold compressed tables (format 10)."""
+RULE = struct.Struct("<II")
+"""The rule's parameters: hand evaluations and decoded hands a lookup may cost."""
 BITS = (4, 8, 16)
 MAX_SLOT_BITS = 56
 VERIFY_CHUNK = 1 << 24
@@ -509,10 +522,15 @@ class CardTable:
     """
 
     def __init__(self, data, offset: int, limit: int, path: str = "card table",
-                 tables_path: str | None = None, computed: bool = False) -> None:
+                 tables_path: str | None = None, computed: bool = False, ruled: bool = False) -> None:
         self._data, self.path, self.external, self._computed_allowed = data, path, None, computed
         self.computed: dict[int, ComputedRound] = {}
         """The description of every round whose bucket is computed (``COMPUTED``)."""
+        self.compressed: dict[int, CompressedRound] = {}
+        """The compressed table of every round whose table is compressed (``COMPRESSED``)."""
+        self.rule: tuple[int, int] | None = None
+        """(hand evaluations, decoded hands) a lookup may cost: the rule that chose each round's
+        method (format 10), or None."""
         if offset + CARD_HEAD.size > limit:
             raise CompactFormatError(f"{path}: card table is out of range")
         width, cards, private, rounds, recall, groups, action_bits = CARD_HEAD.unpack_from(
@@ -556,6 +574,11 @@ class CardTable:
             self.tables_name = bytes(data[position + 34:position + 34 + length]).decode(
                 errors="replace")
             position += 34 + length
+        if ruled:
+            if position + RULE.size > limit:
+                raise CompactFormatError(f"{path}: card table is corrupted")
+            self.rule = RULE.unpack_from(data, position)
+            position += RULE.size
         try:
             for round_index in range(rounds):
                 position = self._open_round(round_index, position, limit, tables_path)
@@ -572,7 +595,7 @@ class CardTable:
         bits, buckets = self.bucket_bits[round_index], self.buckets[round_index]
         board = self.board_sizes[round_index]
         indexer = None
-        if method in (BY_CANONICAL, CANONICAL, COMPUTED):
+        if method in (BY_CANONICAL, CANONICAL, COMPUTED, COMPRESSED):
             if self.num_cards % SUITS or self.num_cards // SUITS > 13 or board + self.private > 7:
                 raise CompactFormatError(f"{self.path}: card table is corrupted")
             indexer = CanonicalIndex((self.private, board) if board else (self.private,),
@@ -584,7 +607,9 @@ class CardTable:
                                                [d for d in self.deals[:round_index + 1] if d])}
         if (method >= len(METHODS) or source > EXTERNAL or not 0 <= bits <= 32
                 or not 1 <= buckets <= 1 << bits or self.private + board > self.num_cards
-                or (method not in (*TABLE_METHODS, COMPUTED) and (source or buckets != computed[method]))
+                or (method not in (*TABLE_METHODS, COMPUTED, COMPRESSED)
+                    and (source or buckets != computed[method]))
+                or (method == COMPRESSED and (source or self.rule is None or self.private != 2))
                 or (source == EXTERNAL and method != BY_CANONICAL)
                 or (method == COMPUTED and (source or not self._computed_allowed or self.private != 2))):
             raise CompactFormatError(f"{self.path}: card table is corrupted")
@@ -599,6 +624,16 @@ class CardTable:
             self.computed[round_index] = description
             self._tables.append(None)
             return position + description.size
+        if method == COMPRESSED:  # inline, where a table would be
+            try:
+                compressed = CompressedRound(self._data, position, limit, buckets=buckets,
+                                             entries=indexer.size, num_ranks=self.num_cards // SUITS,
+                                             board=board)
+            except (CompressedTableError, struct.error) as exc:
+                raise CompactFormatError(f"{self.path}: round {round_index}'s {exc}") from exc
+            self.compressed[round_index] = compressed
+            self._tables.append(None)
+            return position + compressed.size
         if method not in TABLE_METHODS:
             self._tables.append(None)
             return position
@@ -695,6 +730,11 @@ class CardTable:
                 return entry
             if method == COMPUTED:
                 return self.computed[round_index].bucket(hand, board, entry)
+            if method == COMPRESSED:
+                try:
+                    return self.compressed[round_index].bucket(hand, board, entry)
+                except CompressedTableError as exc:
+                    raise CompactFormatError(f"{self.path}: card table is corrupted ({exc})") from exc
         bits = self.bucket_bits[round_index]
         data, offset = self._tables[round_index]
         bit = entry * bits
@@ -814,13 +854,15 @@ class CompactStrategy:
             raise CompactFormatError(f"{self.path}: not a compact strategy (.efgs) file")
         version = struct.unpack_from("<H", data, 8)[0]
         self.version = version
-        if version > max(READ_VERSIONS):
+        newest = max(READ_VERSIONS)
+        if version > newest:
             raise CompactFormatError(f"{self.path}: compact format version {version} is newer "
-                                     f"than this reader ({max(READ_VERSIONS)}); upgrade the reader")
+                                     f"than this reader ({newest}); upgrade the reader")
         if version not in READ_VERSIONS:
             raise CompactFormatError(f"{self.path}: compact format version {version} (this "
-                                     f"reader reads {READ_VERSIONS[0]} to {max(READ_VERSIONS)}) is no "
-                                     f"longer read; export the strategy again with efgkit export")
+                                     f"reader reads {', '.join(map(str, READ_VERSIONS))}) is "
+                                     f"{'no longer' if version < READ_VERSIONS[0] else 'not'} read; "
+                                     f"export the strategy again with efgkit export")
         if len(data) < HEADER.size:
             raise CompactFormatError(f"{self.path}: file is truncated ({len(data)} bytes)")
         (_, _, bits, flags, keys, rows, values, seed, segment, slot_bits, check_bits, _,
@@ -838,14 +880,17 @@ class CompactStrategy:
             size -= 4 + len(self.game_definition.encode())
         if cards_at and (cards_at < header_end or classes or starts_at):
             raise CompactFormatError(f"{self.path}: section offsets are out of range")
-        computed, self.modelled = bool(flags & FLAG_COMPUTED), bool(flags & FLAG_MODELLED)
-        if (version < MODELLED_VERSION and computed != (version == COMPUTED_VERSION)) or (
-                self.modelled != (version == MODELLED_VERSION)) or (self.modelled and (
+        computed, ruled = bool(flags & FLAG_COMPUTED), bool(flags & FLAG_RULE)
+        self.modelled = bool(flags & FLAG_MODELLED)
+        older = version < MODELLED_VERSION
+        if ruled != (version == RULE_VERSION) or (
+                older and (computed != (version == COMPUTED_VERSION) or self.modelled)) or (
+                version == MODELLED_VERSION and not self.modelled) or (self.modelled and (
                     flags & FLAG_CODED or not cards_at)):
             raise CompactFormatError(f"{self.path}: header is corrupted (version {version} with "
                                      f"flags {flags})")
         self.card_table = CardTable(data, cards_at, size, self.path, self._bucket_tables,
-                                    computed=computed) if cards_at else None
+                                    computed=computed, ruled=ruled) if cards_at else None
         # With a card table an index value is (first row, actions) of a block.
         block_bits = self.card_table.action_bits if self.card_table else 0
         if bits not in BITS or not 0 < slot_bits <= MAX_SLOT_BITS or check_bits > slot_bits or (

@@ -39,11 +39,14 @@ from efgkit.storage.compact_reader import (
     FLAG_CODED,
     FLAG_COMPUTED,
     FLAG_MODELLED,
+    FLAG_RULE,
     HEADER,
     MAGIC,
     MAX_SLOT_BITS,
     MODELLED_VERSION,
     PACKED_VERSION,
+    RULE,
+    RULE_VERSION,
     VALUES_HEAD,
     VERSION,
     fingerprint_of,
@@ -426,7 +429,8 @@ def file_bytes(spec: str, fingerprint: str, *, bits: int, flags: int, check_bits
     body = bytearray(size - base)
     for name, section in named.items():
         body[offsets[name] - base:offsets[name] - base + len(section)] = section
-    version = (MODELLED_VERSION if flags & FLAG_MODELLED else COMPUTED_VERSION if flags & FLAG_COMPUTED
+    version = (RULE_VERSION if flags & FLAG_RULE else MODELLED_VERSION if flags & FLAG_MODELLED
+               else COMPUTED_VERSION if flags & FLAG_COMPUTED
                else VERSION if flags & FLAG_CODED else PACKED_VERSION)
     fields = [MAGIC, version, bits, flags, num_keys, num_rows, num_values,
               seed, segment, slot_bits, check_bits, 0, num_explicit, classes.shape[0],
@@ -450,8 +454,8 @@ class RoundBuckets:
     external: bool = False
     """The table lives in the bucket-table file, not in the compact file."""
     description: bytes | None = None
-    """The method ``COMPUTED``'s description (``computed_buckets``), inline where a table
-    would be."""
+    """The method ``COMPUTED``'s description (``computed_buckets``) or ``COMPRESSED``'s table
+    (``compressed_tables``), inline where a table would be."""
 
     @property
     def bits(self) -> int:
@@ -470,6 +474,9 @@ class CardSection(NamedTuple):
     rounds: list[RoundBuckets]
     recall: str = "imperfect"
     tables_reference: tuple[bytes, str] | None = None
+    rule: tuple[int, int] | None = None
+    """(hand evaluations, decoded hands) a lookup may cost: the rule that chose each round's
+    method (format 10, ``FLAG_RULE``), or None."""
 
 
 class CardBlocks(NamedTuple):
@@ -505,6 +512,8 @@ def card_table_bytes(cards: CardSection, *, groups: list[tuple[int, int, int]] =
         sha, name = cards.tables_reference
         encoded = name.encode()
         parts += [sha, struct.pack("<H", len(encoded)), encoded]
+    if cards.rule is not None:
+        parts.append(RULE.pack(*cards.rule))
     parts += [r.description if r.description is not None else pack_bits(r.table, r.bits) for r in rounds
               if r.description is not None or (r.table is not None and not r.external and r.bits)]
     return b"".join(parts)

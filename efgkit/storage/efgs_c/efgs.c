@@ -27,8 +27,11 @@
 #define FLAG_GAMEDEF 4u
 #define FLAG_CODED 8u
 #define FLAG_COMPUTED 16u  /* format 8: a round's bucket is computed (efgs_computed.c) */
-#define FLAG_MODELLED 32u  /* format 9: rows coded by the context model and range coder */
+#define FLAG_MODELLED 32u  /* format 9 (or 10): rows coded by the context model and range coder */
 #define MODEL_HEAD_SIZE 40u
+#define FLAG_RULE 64u      /* format 10: the card table records the rule that chose each round's method
+                              and may hold compressed tables (efgs_compressed.c) */
+#define RULE_RECORD_SIZE 8u
 #define CODED_HEAD_SIZE 40u
 #define CODED_CONTEXT_SIZE 16u
 #define MAX_CODE_LENGTH 24u
@@ -218,7 +221,7 @@ static uint64_t binomial(uint64_t n, uint64_t k) {
     return result;
 }
 
-enum { BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT, COMPUTED, NUM_METHODS };
+enum { BY_COMBINATION, BY_CANONICAL, CANONICAL, LOSSLESS, CONSTANT, COMPUTED, COMPRESSED, NUM_METHODS };
 #define ACTION_GROUP_SIZE 16u
 #define TABLES_HEAD_SIZE 16u
 #define TABLES_ROUND_SIZE 24u
@@ -371,9 +374,10 @@ static int open_card_round(efgs_reader *reader, unsigned round) {
         reader->buckets[round] < 1u || (uint64_t)reader->buckets[round] > (uint64_t)1 << reader->bucket_bits[round] ||
         reader->private_cards + board > reader->num_cards ||
         (reader->bucket_source[round] == 1u && method != BY_CANONICAL) ||
-        (method == COMPUTED && !(reader->flags & FLAG_COMPUTED)))
+        (method == COMPUTED && !(reader->flags & FLAG_COMPUTED)) ||
+        (method == COMPRESSED && (!(reader->flags & FLAG_RULE) || reader->bucket_source[round] != 0)))
         return EFGS_ERROR_FORMAT;
-    if (method == BY_CANONICAL || method == CANONICAL || method == COMPUTED) {
+    if (method == BY_CANONICAL || method == CANONICAL || method == COMPUTED || method == COMPRESSED) {
         if (reader->num_cards % 4u != 0 || reader->num_cards > 52u ||
             efgs_canonical_init(&reader->canonical[round], reader->private_cards, board, reader->num_cards / 4u) != EFGS_OK)
             return EFGS_ERROR_FORMAT;
@@ -381,7 +385,7 @@ static int open_card_round(efgs_reader *reader, unsigned round) {
     }
     if (method == LOSSLESS) computed = lossless_buckets(reader, round);
     if (method == CONSTANT) computed = 1;
-    if (method >= CANONICAL && method != COMPUTED &&
+    if (method >= CANONICAL && method < COMPUTED &&
         (reader->bucket_source[round] != 0 || computed != reader->buckets[round]))
         return EFGS_ERROR_FORMAT;
     return EFGS_OK;
@@ -445,11 +449,23 @@ static int open_card_table(efgs_reader *reader, const unsigned char *bytes, size
         reader->tables_name = (const char *)bytes + position + 34u;
         position += 34u + reader->tables_name_length;
     }
+    if (reader->flags & FLAG_RULE) { /* u32 hand evaluations, u32 decoded entries per lookup */
+        if (!inside(position, RULE_RECORD_SIZE, 0, size)) return EFGS_ERROR_FORMAT;
+        reader->rule_budget = read_u32(bytes + position);
+        reader->rule_decode_budget = read_u32(bytes + position + 4u);
+        position += RULE_RECORD_SIZE;
+    }
     for (round = 0; round < reader->num_card_rounds; round++) {
         if ((status = open_card_round(reader, round)) != EFGS_OK) return status;
         if (reader->bucket_method[round] == COMPUTED) { /* its description, where a table would be */
             if (reader->bucket_source[round] != 0 ||
                 (status = efgs_computed_open(reader, round, bytes, position, size, &length)) != EFGS_OK)
+                return EFGS_ERROR_FORMAT;
+            position += length;
+            continue;
+        }
+        if (reader->bucket_method[round] == COMPRESSED) { /* its compressed table, inline */
+            if ((status = efgs_compressed_open(reader, round, bytes, position, size, &length)) != EFGS_OK)
                 return EFGS_ERROR_FORMAT;
             position += length;
             continue;
@@ -593,7 +609,8 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     int status;
     memset(reader, 0, sizeof *reader);
     if (size < 10u || memcmp(bytes, MAGIC, 8) != 0) return EFGS_ERROR_FORMAT;
-    if (read_u16(bytes + 8) < 6u || read_u16(bytes + 8) > EFGS_FORMAT_VERSION) return EFGS_ERROR_VERSION;
+    if (read_u16(bytes + 8) < 6u || read_u16(bytes + 8) > EFGS_FORMAT_VERSION)
+        return EFGS_ERROR_VERSION;
     if (size < HEADER_SIZE) return EFGS_ERROR_TRUNCATED;
     reader->spec_length = read_u16(bytes + 148);
     header_end = HEADER_SIZE + reader->spec_length;
@@ -619,10 +636,13 @@ int efgs_open_memory(efgs_reader *reader, const void *data, size_t size) {
     reader->coded = (reader->flags & FLAG_CODED) != 0;
     reader->modelled = (reader->flags & FLAG_MODELLED) != 0;
     /* 6: packed rows; 7: coded rows; 8: computed buckets (rows packed or coded); 9: modelled
-     * rows of a card table (buckets computed or not) */
+     * rows of a card table (buckets computed or not); 10: the rule's record and compressed
+     * tables (flag 64; computed buckets and coded or modelled rows too) */
     if ((reader->version < 8u && (reader->coded != (reader->version == 7u) || (reader->flags & FLAG_COMPUTED))) ||
         (reader->version == 8u && !(reader->flags & FLAG_COMPUTED)) ||
-        reader->modelled != (reader->version == 9u) || (reader->modelled && reader->coded))
+        (reader->version < 9u && reader->modelled) || (reader->version == 9u && !reader->modelled) ||
+        (reader->modelled && reader->coded) ||
+        ((reader->version == 10u) != ((reader->flags & FLAG_RULE) != 0)))
         return EFGS_ERROR_FORMAT;
     reader->num_infosets = read_u32(bytes + 12);
     reader->num_rows = read_u32(bytes + 16);
@@ -1047,6 +1067,7 @@ static int64_t bucket_of(const efgs_reader *reader, unsigned round, const unsign
         entry = efgs_canonical_index(&reader->canonical[round], sorted);
         if (method == CANONICAL) return (int64_t)entry;
         if (method == COMPUTED) return efgs_computed_bucket(reader, round, hand, board, entry);
+        if (method == COMPRESSED) return efgs_compressed_bucket(reader, round, hand, board, entry);
     }
     if (reader->bucket_source[round] == 1u && reader->tables_data == NULL) return EFGS_ERROR_TABLES;
     at = (reader->bucket_source[round] == 1u ? reader->tables_data : reader->data) + reader->bucket_table_offset[round];
@@ -1799,7 +1820,7 @@ const char *efgs_status_message(int status) {
     case EFGS_OK: return "ok";
     case EFGS_ERROR_IO: return "cannot open or read the file (or it is not a regular file)";
     case EFGS_ERROR_FORMAT: return "not a compact strategy (.efgs) file";
-    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads versions 6 to 9; export again)";
+    case EFGS_ERROR_VERSION: return "written by another compact format version (this reader reads versions 6 to 10; export again)";
     case EFGS_ERROR_TRUNCATED: return "file is truncated";
     case EFGS_ERROR_CORRUPTED: return "file is corrupted";
     case EFGS_ERROR_NOT_FOUND: return "no such infoset key";

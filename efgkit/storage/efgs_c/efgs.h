@@ -48,8 +48,8 @@
 extern "C" {
 #endif
 
-#define EFGS_FORMAT_VERSION 9       /* the newest version read; 6 to 8 are read too */
-#define EFGS_MAX_MODEL_ACTIONS 4    /* actions of a modelled row (format 9) */
+#define EFGS_FORMAT_VERSION 10      /* the newest version read; 6 to 9 are read too */
+#define EFGS_MAX_MODEL_ACTIONS 4    /* actions of a modelled row (formats 9 and 10) */
 #define EFGS_MAX_MODEL_TOTAL 256    /* the modelled rows' grid */
 #define EFGS_MAX_MODEL_CONTEXTS (1 + (8 + EFGS_MAX_MODEL_TOTAL) * \
                                  (EFGS_MAX_MODEL_ACTIONS * (EFGS_MAX_MODEL_ACTIONS - 1) / 2))
@@ -118,6 +118,26 @@ typedef struct efgs_computed {
     size_t classes_offset, centroids_offset, exception_index_offset, exception_bucket_offset;
 } efgs_computed;
 
+/* A round's bucket table compressed with random access (bucket method 6, format 10, docs/
+ * compact-format.md "Compressed bucket tables"): a base bucket per rank pattern (hole and board
+ * ranks, optionally the flush state), coded as differences along the patterns, and every
+ * canonical hand's residual from it, each coded in blocks of block_entries (zero runs and
+ * values, a canonical Huffman code each); block indices give each block's first bit
+ * (efgs_compressed.c). */
+#define EFGS_METHOD_COMPRESSED 6u
+/* One canonical Huffman code and its stream in blocks (the residuals', or the base's). */
+typedef struct efgs_compressed_code {
+    uint32_t max_length, num_symbols;
+    uint64_t stream_bits;
+    size_t symbols_offset, index_offset, stream_offset;
+    uint32_t counts[25];         /* codes per length 0..24 */
+} efgs_compressed_code;
+typedef struct efgs_compressed {
+    uint32_t block_entries, flush_states;
+    uint64_t entries, patterns;
+    efgs_compressed_code residuals, base;
+} efgs_compressed;
+
 /* An infoset's class: what the coarsest abstraction (Cermak et al. 4.1.1) knows of it. */
 typedef struct efgs_class {
     uint32_t player;
@@ -154,12 +174,15 @@ typedef struct efgs_reader {
     unsigned bucket_bits[EFGS_MAX_CARD_ROUNDS];
     unsigned bucket_method[EFGS_MAX_CARD_ROUNDS]; /* 0 table by card ranks, 1 table by canonical
                                                      index, 2 canonical index, 3 lossless, 4 zero,
-                                                     5 computed (format 8) */
+                                                     5 computed (format 8), 6 compressed
+                                                     table (format 10) */
     unsigned bucket_source[EFGS_MAX_CARD_ROUNDS]; /* 0 in this file, 1 in the bucket-table file */
     uint32_t buckets[EFGS_MAX_CARD_ROUNDS];
     size_t bucket_table_offset[EFGS_MAX_CARD_ROUNDS];  /* in data, or in tables_data (source 1) */
     efgs_canonical canonical[EFGS_MAX_CARD_ROUNDS];
     efgs_computed computed[EFGS_MAX_CARD_ROUNDS];  /* rounds of method 5 */
+    efgs_compressed compressed[EFGS_MAX_CARD_ROUNDS];  /* rounds of method 6 */
+    uint32_t rule_budget, rule_decode_budget;  /* the rule that chose each round's method (flag 64) */
     uint16_t pair_class[52 * 52];         /* preflop class of hole pair (a, b), for OCHS */
     /* The bucket-table file (.efgb) when a round's table lives there. */
     const unsigned char *tables_sha256;   /* 32 bytes in the strategy file, NULL if none needed */
@@ -264,6 +287,13 @@ int efgs_computed_open(efgs_reader *reader, unsigned round, const unsigned char 
                        uint64_t limit, uint64_t *length);
 int64_t efgs_computed_bucket(const efgs_reader *reader, unsigned round, const unsigned *hand,
                              const unsigned *board, uint64_t index);
+
+/* Used by the reader: open round ``round``'s compressed table at ``position`` (before
+ * ``limit``), its bytes in *length; the bucket of a hand whose canonical index is ``index``. */
+int efgs_compressed_open(efgs_reader *reader, unsigned round, const unsigned char *bytes, uint64_t position,
+                         uint64_t limit, uint64_t *length);
+int64_t efgs_compressed_bucket(const efgs_reader *reader, unsigned round, const unsigned *hand,
+                               const unsigned *board, uint64_t index);
 
 /* The 64-bit key hash: BLAKE2b, 8-byte digest, of (seed as 8 little-endian bytes, key). */
 uint64_t efgs_key_hash(const char *key, size_t key_length, uint64_t seed);
