@@ -95,6 +95,8 @@ class DecisionTimeResolver:
             self.values.counterfactual_values(opponent, "br")
         self.lossless = StrategyLayout.lossless(tree)
         self.seconds: list[float] = []
+        self.cpu_seconds: list[float] = []
+        """Per decision, the process's CPU seconds (on a loaded machine ``seconds`` include waits)."""
         self.decision_kinds: list[str] = []
         """Per decision: "blueprint" (before the first deal), "resolved" (re-solved its subgame
         now) or "cached" (a kept re-solve)."""
@@ -123,7 +125,7 @@ class DecisionTimeResolver:
         ids), ``board`` (the board cards so far, deal order) and betting ``history`` (the
         betting tree's history string): the blueprint's before the first deal, the re-solved
         subgame's after it."""
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         node = self.public_node(board, history)
         hand_index = self._hand_index.get(tuple(sorted(hand)))
         if hand_index is None:
@@ -143,19 +145,22 @@ class DecisionTimeResolver:
             at = int(np.searchsorted(actions, offset))
             row = probabilities[at : at + width].copy()
         self.seconds.append(time.perf_counter() - began)
+        self.cpu_seconds.append(time.process_time() - began_cpu)
         self.decision_kinds.append(kind)
         return row
 
     def timing(self) -> dict:
-        """Seconds per decision so far: count, median and p95 of all decisions and of each kind
-        (``decision_kinds``), and the number of re-solves."""
-        seconds, kinds = np.array(self.seconds), np.array(self.decision_kinds)
-        out: dict = {"decisions": int(seconds.size), "resolves": self.resolves}
-        for name, chosen in (("all", seconds), *((k, seconds[kinds == k]) for k in ("blueprint", "resolved",
-                                                                                      "cached"))):
-            out[f"{name}_decisions"] = int(chosen.size)
-            out[f"{name}_seconds_median"] = float(np.median(chosen)) if chosen.size else None
-            out[f"{name}_seconds_p95"] = float(np.percentile(chosen, 95)) if chosen.size else None
+        """Time per decision so far: the count, and the median and p95 of wall and CPU seconds,
+        of all decisions (``all_``) and of each kind (``decision_kinds``); the re-solves."""
+        kinds = np.array(self.decision_kinds)
+        out: dict = {"decisions": len(self.seconds), "resolves": self.resolves}
+        for name in ("all", "blueprint", "resolved", "cached"):
+            chosen = np.ones(kinds.shape, bool) if name == "all" else kinds == name
+            out[f"{name}_decisions"] = int(chosen.sum())
+            for clock, values in (("seconds", self.seconds), ("cpu_seconds", self.cpu_seconds)):
+                picked = np.array(values)[chosen]
+                out[f"{name}_{clock}_median"] = float(np.median(picked)) if picked.size else None
+                out[f"{name}_{clock}_p95"] = float(np.percentile(picked, 95)) if picked.size else None
         return out
 
     def public_node(self, board: tuple[int, ...], history: str) -> int:
