@@ -271,7 +271,7 @@ def main() -> None:
     parser.add_argument("--deals", type=int, default=200)
     parser.add_argument("--holdem-deals", type=int, default=60)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--bot", action="store_true", help="the re-solving bot's ACPC match (module docstring)")
+    parser.add_argument("--bot", action="store_true", help="the re-solving bot over ACPC (module docstring)")
     parser.add_argument("--leduc-hands", type=int, default=20000)
     parser.add_argument("--holdem-hands", type=int, default=2000)
     args = parser.parse_args()
