@@ -155,6 +155,41 @@ def run(spec: str, last_round_buckets: list[int], iterations: int, blueprint_ite
     return results
 
 
+def reference_blueprints(spec: str, blueprint_iterations: int, seed: int) -> dict:
+    """mbb/g of two blueprints of the same CFR+ iterations, lossless before the last round: the
+    last round lossless too (one bucket per canonical hand: what CFR+ alone leaves), and with as
+    many last-round buckets as there are canonical hands (the pipeline's, or distinct E[HS] values
+    under 5 ranks, merged)."""
+    import numpy as np
+
+    from efgkit.abstraction.cards.holdem.features import hand_indexer
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+    from efgkit.poker.materialised.best_response import evaluate_strategy
+    from efgkit.poker.materialised.layout import StrategyLayout
+    from efgkit.poker.materialised.public_tree import PublicTree
+    from efgkit.poker.materialised.vector_cfr import VectorCFR
+    from efgkit.specs import make_game
+
+    game = make_game(spec)
+    ranks = game.card_structure.num_ranks
+    board_cards = [sum(game.card_structure.public_cards_per_round[:r + 1]) for r in range(game.num_rounds)]
+    sizes = [hand_indexer(b, ranks).round_size(hand_indexer(b, ranks).num_rounds - 1) for b in board_cards]
+    tree = PublicTree(game)
+    lossless = IsomorphicCards(game, [np.arange(size, dtype=np.int64) for size in sizes], "lossless")
+    with tempfile.TemporaryDirectory() as scratch:
+        finest = lossless_before_last_round(game, Path(scratch) / "finest.h5", sizes[-1], seed)
+    out = {}
+    for name, cards in (("lossless", lossless), ("finest buckets", finest)):
+        layout = StrategyLayout.from_bucket_layout(tree, BucketLayout(BettingTree(game), cards))
+        strategy = VectorCFR(tree, layout, variant="cfr+").iterate(blueprint_iterations).average_strategy()
+        out[name] = {"buckets": cards.num_buckets(game.num_rounds - 1),
+                     "mbb": evaluate_strategy(layout, strategy).exploitability / max(game.blinds) * 1000}
+        print(name, out[name], flush=True)
+    return out
+
+
 PAPER = {2: ("Table 1 (small flop NLHE, 200 / 2,000 / 30,000)", {
     "Blueprint": "886.9 / 373.7 / 91.28", "Unsafe": "146.8 / 39.58 / 5.514",
     "Resolve": "601.6 / 177.9 / 54.07",
@@ -198,7 +233,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None)
     parser.add_argument("--markdown", default=None, metavar="JSON", help="print the table of a run's JSON")
+    parser.add_argument("--references", action="store_true",
+                        help="only the lossless and finest-bucket blueprints' mbb/g (reference_blueprints)")
     args = parser.parse_args()
+    if args.references:
+        print(json.dumps(reference_blueprints(args.game, args.blueprint_iterations, args.seed)))
+        return
     if args.markdown:
         print(markdown(json.loads(Path(args.markdown).read_text())))
         return
