@@ -41,9 +41,9 @@ DECISION_TIME_GADGETS = ("resolve", "maxmargin", "unsafe")
 MAX_PUBLIC_NODES = 5_000_000
 """``PublicTree``'s default limit."""
 PUBLIC_BLOCKS = 9
-"""(public nodes x hands) float64 blocks the player holds: the blueprint's reach (twice: the
-pass's buffer and the kept copy), the value buffer, both players' best-response values, and
-the lossless layout and blueprint (about one block each)."""
+"""(public nodes x hands) float64 blocks the player holds: both players' blueprint reach in the
+pass's buffer and in the kept copy (four), the value buffer, both players' best-response values
+(two), and the lossless layout and blueprint (about one each)."""
 
 
 def check_game_fits(game: LimitPoker) -> None:
