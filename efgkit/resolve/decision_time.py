@@ -9,10 +9,13 @@ counterfactual values at that root as the constraints (``BlueprintRoots``, the v
 ``VectorResolver``), both players' hands unabstracted, and plays the re-solved strategy at its
 node and hand (Brown & Sandholm 2017 §1, Burch §5.4: re-solving against the original blueprint,
 not nested). A root's re-solve depends only on the public root and the player, so the first
-decision there solves it and later ones reuse it (the last ``cache`` re-solves are kept); the
-player's complete strategy is therefore ``VectorResolver``'s combined strategy for that player,
-which ``resolved_strategy`` gives for exact evaluation. ``seconds`` records the time of every
-decision (re-solve included).
+decision there solves it and later ones reuse it (the last ``cache`` re-solves are kept, each
+as the player's subgame rows only); the player's complete strategy is therefore
+``VectorResolver``'s combined strategy for that player, which ``resolved_strategy`` gives for
+exact evaluation. ``seconds`` records the time of every decision (re-solve included) and
+``decision_kinds`` whether it played the blueprint, re-solved, or read a cached re-solve.
+``check_game_fits`` refuses, before anything is built, a game whose public tree the player
+could not hold.
 """
 
 from __future__ import annotations
@@ -22,16 +25,40 @@ from collections import OrderedDict
 
 import numpy as np
 
-from efgkit.errors import ParameterError
+from efgkit.errors import GameDefinitionError, ParameterError
+from efgkit.games.poker import LimitPoker
+from efgkit.io.budget import check_memory
+from efgkit.poker.betting_tree import BettingTree, private_hands
 from efgkit.poker.codes import DEAL
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_subtree import PublicSubtree
-from efgkit.poker.materialised.public_tree import PublicTree
+from efgkit.poker.materialised.public_tree import PublicTree, public_node_count
 from efgkit.poker.materialised.subgame_roots import BlueprintRoots
 from efgkit.resolve.vector_gadgets import VECTOR_GADGETS, VectorGadget
 from efgkit.resolve.vector_resolver import VectorResolver
 
 DECISION_TIME_GADGETS = ("resolve", "maxmargin", "unsafe")
+MAX_PUBLIC_NODES = 5_000_000
+"""``PublicTree``'s default limit."""
+PUBLIC_BLOCKS = 9
+"""(public nodes x hands) float64 blocks the player holds: both players' blueprint reach in the
+pass's buffer and in the kept copy (four), the value buffer, both players' best-response values
+(two), and the lossless layout and blueprint (about one each)."""
+
+
+def check_game_fits(game: LimitPoker) -> None:
+    """GameDefinitionError or ParameterError (one line) unless the decision-time player of
+    ``game`` fits: a public tree of at most MAX_PUBLIC_NODES nodes whose PUBLIC_BLOCKS (nodes x
+    hands) blocks fit the memory budget; counted without building the tree."""
+    nodes = public_node_count(BettingTree(game))
+    if nodes > MAX_PUBLIC_NODES:
+        raise GameDefinitionError(f"{game.spec}: the public tree has {nodes:,} nodes, more than the "
+                                  f"{MAX_PUBLIC_NODES:,} decision-time re-solving holds")
+    cards = game.card_structure
+    hands = private_hands(cards.num_cards, cards.private_cards_per_player)[0].shape[0]
+    check_memory(8 * PUBLIC_BLOCKS * nodes * hands,
+                 f"decision-time re-solving of {game.spec} ({nodes:,} public nodes x {hands:,} hands)",
+                 "re-solve a smaller game (fewer ranks or raises)")
 
 
 class DecisionTimeResolver:
@@ -64,11 +91,18 @@ class DecisionTimeResolver:
         self.tree, self.layout, self.strategy = tree, layout, np.ascontiguousarray(strategy, np.float64)
         self.gadget, self.iterations, self.variant, self.cache = gadget, int(iterations), variant, int(cache)
         self.values = BlueprintRoots(layout, self.strategy)
+        for opponent in (0, 1):  # the constraints' whole-tree passes, once, before play
+            self.values.counterfactual_values(opponent, "br")
         self.lossless = StrategyLayout.lossless(tree)
         self.seconds: list[float] = []
+        self.cpu_seconds: list[float] = []
+        """Per decision, the process's CPU seconds (on a loaded machine ``seconds`` include waits)."""
+        self.decision_kinds: list[str] = []
+        """Per decision: "blueprint" (before the first deal), "resolved" (re-solved its subgame
+        now) or "cached" (a kept re-solve)."""
         self.resolves = 0
         self._blueprint: np.ndarray | None = None
-        self._solved: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+        self._solved: OrderedDict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._hand_index = {tuple(cards): h for h, cards in enumerate(tree.hand_cards.tolist())}
         self._board_index = {tuple(cards): b for b, cards in enumerate(tree.board_cards)}
         decisions = tree.decision_nodes
@@ -91,23 +125,43 @@ class DecisionTimeResolver:
         ids), ``board`` (the board cards so far, deal order) and betting ``history`` (the
         betting tree's history string): the blueprint's before the first deal, the re-solved
         subgame's after it."""
-        began = time.perf_counter()
+        began, began_cpu = time.perf_counter(), time.process_time()
         node = self.public_node(board, history)
         hand_index = self._hand_index.get(tuple(sorted(hand)))
         if hand_index is None:
             raise ParameterError(f"{hand} is not a hand of {self.tree.game.spec}")
         root = self.subgame_root(node)
         player = int(self.tree.kind[node])
-        if root < 0:
-            layout, strategy = self.layout, self.strategy
-        else:
-            layout, strategy = self.lossless, self._resolved(root, player)
+        width = int(self.tree.num_children[node])
+        layout = self.layout if root < 0 else self.lossless
         offset = int(layout.slot_offset[self.tree.decision_index[node], hand_index])
         if offset < 0:
             raise ParameterError(f"hand {hand} meets the board {board}")
-        row = strategy[offset : offset + int(self.tree.num_children[node])].copy()
+        if root < 0:
+            kind, row = "blueprint", self.strategy[offset : offset + width].copy()
+        else:
+            kind = "cached" if (root, player) in self._solved else "resolved"
+            actions, probabilities = self._resolved(root, player)
+            at = int(np.searchsorted(actions, offset))
+            row = probabilities[at : at + width].copy()
         self.seconds.append(time.perf_counter() - began)
+        self.cpu_seconds.append(time.process_time() - began_cpu)
+        self.decision_kinds.append(kind)
         return row
+
+    def timing(self) -> dict:
+        """Time per decision so far: the count, and the median and p95 of wall and CPU seconds,
+        of all decisions (``all_``) and of each kind (``decision_kinds``); the re-solves."""
+        kinds = np.array(self.decision_kinds)
+        out: dict = {"decisions": len(self.seconds), "resolves": self.resolves}
+        for name in ("all", "blueprint", "resolved", "cached"):
+            chosen = np.ones(kinds.shape, bool) if name == "all" else kinds == name
+            out[f"{name}_decisions"] = int(chosen.sum())
+            for clock, values in (("seconds", self.seconds), ("cpu_seconds", self.cpu_seconds)):
+                picked = np.array(values)[chosen]
+                out[f"{name}_{clock}_median"] = float(np.median(picked)) if picked.size else None
+                out[f"{name}_{clock}_p95"] = float(np.percentile(picked, 95)) if picked.size else None
+        return out
 
     def public_node(self, board: tuple[int, ...], history: str) -> int:
         """The public decision node of a betting history on a board."""
@@ -135,9 +189,8 @@ class DecisionTimeResolver:
         of every root in ``roots`` (the subgames of one round) where the player reaches it."""
         combined = self.lossless_blueprint().copy()
         for root in np.asarray(roots, np.int64).tolist():
-            solved = self._resolved(root, player)
-            actions = _subtree_actions(self.lossless, self.tree, root, player)
-            combined[actions] = solved[actions]
+            actions, probabilities = self._resolved(root, player)
+            combined[actions] = probabilities
         return combined
 
     def lossless_blueprint(self) -> np.ndarray:
@@ -146,19 +199,23 @@ class DecisionTimeResolver:
             self._blueprint = VectorResolver(self.tree, self.layout, self.strategy).combined_blueprint()
         return self._blueprint
 
-    def _resolved(self, root: int, player: int) -> np.ndarray:
-        """The re-solved average strategy (lossless layout) of ``player`` below ``root``."""
+    def _resolved(self, root: int, player: int) -> tuple[np.ndarray, np.ndarray]:
+        """``player``'s re-solved average strategy below ``root``: (int64 lossless-layout actions,
+        ascending; float64 probabilities)."""
         key = (root, player)
         if key in self._solved:
             self._solved.move_to_end(key)
             return self._solved[key]
         ranges = self.values.ranges(np.array([root], np.int64), player, "br")
-        if not ranges.range[0].any():
-            solved = self.lossless_blueprint()  # the player never gets here: its blueprint
+        if not ranges.range[0].any():  # the player never gets here: its blueprint
+            actions = _subtree_actions(self.lossless, self.tree, root, player)
+            probabilities = self.lossless_blueprint()[actions]
         else:
             solver = VectorGadget(self.tree, self.lossless, ranges, root, self.gadget, variant=self.variant)
-            solved = solver.iterate(self.iterations).average_strategy()
+            actions, probabilities = solver.iterate(self.iterations).resolved_behavior(player)
             self.resolves += 1
+        order = np.argsort(actions, kind="stable")
+        solved = (actions[order], probabilities[order])
         self._solved[key] = solved
         if len(self._solved) > self.cache:
             self._solved.popitem(last=False)

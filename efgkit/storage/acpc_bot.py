@@ -7,11 +7,15 @@ A policy answers a dealer's match state with the probabilities of its legal acti
 * ``CompactPolicy`` reads a compact .efgs file (Python reader) with the key efgkit's
   readers take, ``P0 cards=AsKh board=TdJdQd/Tc bets=rc/c``, as ``efgs_acpc`` does;
 * ``BucketPolicy`` plays a bucket strategy (.h5 of ``efgkit solve --engine sampled``) in
-  full precision: its row of (betting decision, the bucket of the hole cards and board).
+  full precision: its row of (betting decision, the bucket of the hole cards and board);
+* ``ResolvingPolicy`` plays a bucket strategy as its blueprint and, at each decision after a
+  board deal, the subgame after that deal re-solved at decision time
+  (``resolve.decision_time.DecisionTimeResolver``: its row of the hole cards, board and betting).
 
-``open_policy`` opens either and gives the ACPC game definition the bot plays: the one an
+``open_policy`` opens either file and gives the ACPC game definition the bot plays: the one an
 .efgs file carries, or for an .h5 file the definition of its game (``interop.acpc.
-game_definition``).
+game_definition``); ``open_resolving_policy`` the re-solving player of a bucket strategy, for
+games whose public tree it can hold.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import os
 
 import numpy as np
 
-from efgkit.errors import FileFormatError
+from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.poker import Betting, LimitPoker
 from efgkit.interop.acpc import GameDefinition, game_definition, limit_poker, parse_gamedef
 from efgkit.interop.acpc_protocol import MatchState, ProtocolError
@@ -84,6 +88,58 @@ class BucketPolicy:
                                sorted(state.hole[state.position])).tolist()
 
 
+class ResolvingPolicy:
+    """The row a ``DecisionTimeResolver`` gives the hole cards, board and betting of a decision."""
+
+    def __init__(self, resolver) -> None:
+        tree = resolver.tree
+        betting, game = tree.betting_tree, tree.game
+        self.resolver, self.game = resolver, game
+        histories = [betting.histories[node] for node in betting.decision_nodes.tolist()]
+        self.history_of = {game.betting_text(Betting(history, (0, 0), 0)): history for history in histories}
+        self._deal_sizes = game.card_structure.public_cards_per_round
+
+    def __call__(self, state: MatchState) -> list[float]:
+        text = state.betting.text() or "-"
+        history = self.history_of.get(text)
+        if history is None:
+            raise ProtocolError(f"betting {text!r} is no decision of {self.game.spec}")
+        board, at = [], 0
+        for size in self._deal_sizes[1:state.betting.round + 1]:  # efgkit's boards: each deal sorted
+            board += sorted(state.board[at:at + size])
+            at += size
+        try:
+            hand = tuple(sorted(state.hole[state.position]))
+            row = self.resolver.probabilities(hand, tuple(board), history)
+        except ParameterError as exc:
+            raise ProtocolError(f"{state.line[:80]!r}: {exc}") from None
+        if row.shape[0] != len(state.betting.legal()):
+            raise ProtocolError(f"betting {text!r} has {row.shape[0]} actions in {self.game.spec}, "
+                                f"{len(state.betting.legal())} at the dealer")
+        return row.tolist()
+
+
+def open_resolving_policy(path: str | os.PathLike, game: LimitPoker, bucket_file=None, *,
+                          gadget: str = "resolve", iterations: int = 200):
+    """(ResolvingPolicy, GameDefinition, its DecisionTimeResolver) for a bucket-strategy file of
+    ``game``: ParameterError for a compact .efgs file (quantized, no blueprint to re-solve) and,
+    before anything is built, for a game whose public tree the player cannot hold."""
+    from efgkit.poker.materialised.layout import StrategyLayout
+    from efgkit.poker.materialised.public_tree import PublicTree
+    from efgkit.resolve.decision_time import DecisionTimeResolver, check_game_fits
+    from efgkit.storage.bucket_strategy import is_bucket_strategy_file, load_bucket_strategy
+
+    if not is_bucket_strategy_file(path):
+        raise ParameterError(f"{path}: re-solving needs a bucket strategy (.h5 of efgkit solve --engine "
+                             f"sampled) as its blueprint, not a compact file")
+    layout, strategy, _, _ = load_bucket_strategy(path, game, bucket_file)
+    check_game_fits(game)
+    tree = PublicTree(game)
+    resolver = DecisionTimeResolver(tree, StrategyLayout.from_bucket_layout(tree, layout), strategy,
+                                    gadget=gadget, iterations=iterations)
+    return ResolvingPolicy(resolver), game_definition(game), resolver
+
+
 def open_policy(path: str | os.PathLike, game: LimitPoker | None = None, bucket_file=None):
     """(policy, GameDefinition, closer) for a compact .efgs file (which must carry its game
     definition) or a bucket-strategy file (``game`` needed: its LimitPoker)."""
@@ -108,4 +164,5 @@ def open_policy(path: str | os.PathLike, game: LimitPoker | None = None, bucket_
     return CompactPolicy(strategy, rules), definition, strategy.close
 
 
-__all__ = ["BucketPolicy", "CompactPolicy", "infoset_key", "open_policy"]
+__all__ = ["BucketPolicy", "CompactPolicy", "ResolvingPolicy", "infoset_key", "open_policy",
+           "open_resolving_policy"]

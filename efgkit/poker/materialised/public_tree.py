@@ -46,6 +46,13 @@ from efgkit.poker.betting_tree import BettingTree, card_mask, private_hands
 from efgkit.poker.codes import DEAL, SHOWDOWN
 
 
+def public_node_count(betting: BettingTree) -> int:
+    """The nodes of the public tree over ``betting`` (each betting node times the boards that can
+    reach it), counted without building it."""
+    per_level = np.bincount(betting.level, minlength=betting.num_levels).tolist()
+    return int(sum(count * boards for count, boards in zip(per_level, betting.board_sequences, strict=True)))
+
+
 class PublicTree:
     """The whole public tree of ``game`` (every board): its betting tree expanded over the deals.
 
@@ -105,8 +112,7 @@ class PublicTree:
         """The public nodes, one depth at a time: a depth's nodes in order, each one's children
         in order, are the next depth's (breadth first). A node is a (betting node, board) pair;
         the boards are numbered in order of first appearance."""
-        per_level = np.bincount(betting.level, minlength=betting.num_levels).tolist()
-        total = sum(count * boards for count, boards in zip(per_level, betting.board_sequences, strict=True))
+        total = public_node_count(betting)
         if total > max_nodes:
             raise GameDefinitionError(f"{game.spec}: the public tree has more than {max_nodes:,} "
                                       f"nodes; solve it with public chance sampling")
