@@ -48,6 +48,7 @@ import numpy as np
 from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError, StrategyError
 from efgkit.games.csr import offsets_of
+from efgkit.io.aligned_arrays import aligned_zeros
 from efgkit.io.budget import check_memory
 from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
@@ -816,18 +817,19 @@ class StreamedEvaluator:
         index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(5)]
         index.append(np.zeros((levels, int(t.depth.max())), np.bool_))
         return WalkBuffers(entry_start, level_start, bridge_start,
-                         *(np.zeros(size) for size in (entry_start[-1], entry_start[-1], level_start[-1],
-                                                       level_start[-1], bridge_start[-1], bridge_start[-1])),
+                         *(aligned_zeros(int(size)) for size in (entry_start[-1], entry_start[-1],
+                                                                  level_start[-1], level_start[-1],
+                                                                  bridge_start[-1], bridge_start[-1])),
                          *index, *hand_lists(levels, hands), np.zeros(levels, np.int64),
                          np.zeros(int(t.columns.max()), np.int64),
-                         np.zeros((self.betting.num_cards, self.block)),
-                         *(np.zeros(self.block) for _ in range(3)),
+                         aligned_zeros((self.betting.num_cards, self.block)),
+                         *(aligned_zeros(self.block) for _ in range(3)),
                          np.zeros((int(t.depth.max()), hands), np.bool_),
                          np.zeros(0, np.int64) if depth is None else depth, np.array([target], np.int64),
                          np.zeros(0 if depth is None else self.layout.num_actions))
 
     def _slab(self, strategy: np.ndarray) -> np.ndarray:
-        out = np.empty_like(strategy)
+        out = aligned_zeros(strategy.shape)
         _slab(self.templates, self.view, strategy, out)
         return out
 
