@@ -48,6 +48,7 @@ import numpy as np
 from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError, StrategyError
 from efgkit.games.csr import offsets_of
+from efgkit.io.aligned_arrays import CACHE_LINE, aligned_zeros
 from efgkit.io.budget import check_memory
 from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
@@ -69,6 +70,7 @@ from efgkit.poker.terminal_values import (
 
 MODE_RECORD, MODE_REPLAY, MODE_DESCEND = np.int64(0), np.int64(1), np.int64(2)
 BLOCK = 64
+FLOATS_PER_LINE = CACHE_LINE // 8
 """Columns walked together by default (``StreamedEvaluator.block``): a block's matrices stay
 in cache."""
 
@@ -119,8 +121,10 @@ class Templates(NamedTuple):
     number of a deal node among its level's, -1 elsewhere), ``node_base``: the betting node of
     column ``c`` is ``node_of[node_base[p] + c]``; ``slab_start`` the offset of a decision's
     rows in the strategy slab (``_slab``), -1 elsewhere. ``columns`` / ``depth`` int64
-    (levels,): the entries and stack depth of each level. Column ``leaf * columns[j] + c`` of
-    level ``j + 1`` is the deal ``leaf`` below column ``c`` of level ``j``."""
+    (levels,): the entries and stack depth of each level; ``slab_columns`` int64 (levels,) the
+    length of a level's slab rows, ``columns`` rounded up to a cache line of float64 so every
+    row starts on one (``aligned_arrays``). Column ``leaf * columns[j] + c`` of level ``j + 1``
+    is the deal ``leaf`` below column ``c`` of level ``j``."""
 
     start: np.ndarray
     columns: np.ndarray
@@ -132,6 +136,7 @@ class Templates(NamedTuple):
     node_base: np.ndarray
     node_of: np.ndarray
     slab_start: np.ndarray
+    slab_columns: np.ndarray
 
 
 class WalkBuffers(NamedTuple):
@@ -192,9 +197,9 @@ class WalkBuffers(NamedTuple):
 def _slab(templates, view, strategy, out):
     """``out``: ``strategy`` rearranged per template decision ``p`` as (bucket, action, column)
     at ``slab_start[p]``, so the probabilities of one (bucket, action) over the columns are
-    contiguous."""
+    contiguous (rows ``slab_columns[j]`` long, the padding left 0)."""
     for j in range(templates.columns.shape[0]):
-        columns = templates.columns[j]
+        columns, stride = templates.columns[j], templates.slab_columns[j]
         for p in range(templates.start[j], templates.start[j + 1]):
             base = templates.slab_start[p]
             if base < 0:
@@ -203,7 +208,7 @@ def _slab(templates, view, strategy, out):
                 decision = view.decision_index[templates.node_of[templates.node_base[p] + c]]
                 row = view.action_start[decision]
                 for x in range(view.action_start[decision + 1] - row):
-                    out[base + x * columns + c] = strategy[row + x]
+                    out[base + x * stride + c] = strategy[row + x]
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -321,7 +326,7 @@ def _next_child(args, d):
             return False
         work.slot[j, d + 1] = work.slot[j, d]
     else:
-        columns, width = templates.columns[j], reach.shape[2]
+        stride, width = templates.slab_columns[j], reach.shape[2]
         dense = cols[width - 1] - cols[0] == width - 1  # consecutive columns: contiguous slab rows
         key = work.key[j]
         here, child = reach[work.slot[j, d]], reach[d + 1]
@@ -333,7 +338,7 @@ def _next_child(args, d):
                     child[h, :width] = 0.0
                     child_live[h] = False
                     continue
-                base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
+                base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * stride
                 source, target = here[h], child[h]
                 nonzero = False
                 if dense:  # a slice: indexed from 0, the loads are contiguous (not gathers)
@@ -415,13 +420,13 @@ def _gather(args, d):
                 values[node_row, h, c] = max(values[node_row, h, c], values[child_row, h, c])
         return
     m = templates.num_children[p]
-    columns = templates.columns[j]
+    stride = templates.slab_columns[j]
     key = work.key[j]
     a = work.action[j, d]
     if objective == ABSTRACT:
         _add_action_values(view, templates, tables, work, p, j, a, cols, values[child_row])
     for h in valid:
-        base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * columns
+        base = templates.slab_start[p] + (tables.buckets[key, h] * m + a) * stride
         parent, child = values[node_row, h], values[child_row, h]
         for c in range(width):
             probability = slab[base + cols[c]]
@@ -691,7 +696,7 @@ class StreamedEvaluator:
         n = betting.num_cards
         self.hand_cards, self.hand_mask = betting.hands()
         self.view = layout.view()
-        self.templates = _templates(betting, layout)
+        self.templates, self.slab_size = _templates(betting, layout)
         self.block = BLOCK
         """Columns (entering betting sequences) walked together; any width gives the same values."""
         check_memory(self.workspace_bytes(), f"a streamed best response on {game.spec} (one walk's buffers, "
@@ -816,18 +821,19 @@ class StreamedEvaluator:
         index = [np.zeros((levels, int(t.depth.max())), np.int64) for _ in range(5)]
         index.append(np.zeros((levels, int(t.depth.max())), np.bool_))
         return WalkBuffers(entry_start, level_start, bridge_start,
-                         *(np.zeros(size) for size in (entry_start[-1], entry_start[-1], level_start[-1],
-                                                       level_start[-1], bridge_start[-1], bridge_start[-1])),
+                         *(aligned_zeros(int(size)) for size in (entry_start[-1], entry_start[-1],
+                                                                  level_start[-1], level_start[-1],
+                                                                  bridge_start[-1], bridge_start[-1])),
                          *index, *hand_lists(levels, hands), np.zeros(levels, np.int64),
                          np.zeros(int(t.columns.max()), np.int64),
-                         np.zeros((self.betting.num_cards, self.block)),
-                         *(np.zeros(self.block) for _ in range(3)),
+                         aligned_zeros((self.betting.num_cards, self.block)),
+                         *(aligned_zeros(self.block) for _ in range(3)),
                          np.zeros((int(t.depth.max()), hands), np.bool_),
                          np.zeros(0, np.int64) if depth is None else depth, np.array([target], np.int64),
                          np.zeros(0 if depth is None else self.layout.num_actions))
 
     def _slab(self, strategy: np.ndarray) -> np.ndarray:
-        out = np.empty_like(strategy)
+        out = aligned_zeros(self.slab_size)
         _slab(self.templates, self.view, strategy, out)
         return out
 
@@ -955,15 +961,17 @@ def _run_item(evaluator: StreamedEvaluator, strategy, player, objective, entry_r
     return evaluator.item_values(strategy, player, objective, entry_reach, item, work), work.action_values
 
 
-def _templates(betting: BettingTree, layout: BucketLayout) -> Templates:
-    """The ``Templates`` of ``betting``: each level's betting walked breadth first below all
-    of its entries at once, checking that every entry's subtree has the template's shape."""
+def _templates(betting: BettingTree, layout: BucketLayout) -> tuple[Templates, int]:
+    """The ``Templates`` of ``betting`` and the length of its strategy slab: each level's
+    betting walked breadth first below all of its entries at once, checking that every entry's
+    subtree has the template's shape."""
     kind, first_child, num_children, leaf, node_base, node_of, slab_start = [], [], [], [], [], [], []
-    start, columns, depth = [0], [], []
+    start, columns, depth, slab_columns = [0], [], [], []
     entries = np.zeros(1, np.int64)  # level 0: the root
     slab = 0
     for _ in range(betting.num_levels):
         order, depths, deals = [entries], [1], []
+        stride = -(-entries.shape[0] // FLOATS_PER_LINE) * FLOATS_PER_LINE
         q = 0
         while q < len(order):
             nodes = order[q]
@@ -984,7 +992,7 @@ def _templates(betting: BettingTree, layout: BucketLayout) -> Templates:
                 rows = layout.action_start[betting.decision_index[nodes[0]] + 1] - \
                     layout.action_start[betting.decision_index[nodes[0]]]
                 slab_start.append(slab)
-                slab += int(rows) * entries.shape[0]
+                slab += int(rows) * stride
                 order.extend(betting.first_child[nodes] + a for a in range(count))
                 depths.extend([depths[q] + 1] * count)
             else:
@@ -993,6 +1001,8 @@ def _templates(betting: BettingTree, layout: BucketLayout) -> Templates:
         start.append(start[-1] + len(order))
         columns.append(entries.shape[0])
         depth.append(max(depths) + 1)
+        slab_columns.append(stride)
         entries = np.concatenate(deals) if deals else np.zeros(0, np.int64)
-    return Templates(*(np.array(x, np.int64) for x in (start, columns, depth, kind, first_child, num_children,
-                                                        leaf, node_base, node_of, slab_start)))
+    arrays = (start, columns, depth, kind, first_child, num_children, leaf, node_base, node_of, slab_start,
+              slab_columns)
+    return Templates(*(np.array(x, np.int64) for x in arrays)), slab
