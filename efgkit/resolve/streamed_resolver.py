@@ -235,7 +235,9 @@ class StreamedResolver:
     def flop_values(self, item: int) -> tuple[np.ndarray, int]:
         """Flop ``item`` re-solved: the combined strategy's values at its entries (3, entries,
         hands: player 0's and 1's best response, player 0's expected value), summed over its
-        suit class, and the gadgets solved."""
+        suit class, and the gadgets solved. The reach gadgets need ``resolve``'s gift totals first."""
+        if self.options["gadget"] in REACH_GADGETS and self.gifts is None:
+            raise ParameterError("the reach gadgets' gifts sum over every flop: run resolve(), not one flop")
         tree = self.flop_tree(item)
         resolver = self.resolver(tree)
         combined = resolver.combined_strategy()
