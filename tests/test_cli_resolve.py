@@ -168,3 +168,70 @@ def test_a_bucket_strategy_for_another_game_is_one_line_exit_2(holdem_blueprint)
 
     result = CliRunner().invoke(main, ["resolve", "holdem(ranks=4,rounds=2)", str(holdem_blueprint)])
     assert result.exit_code == 2 and "not 'holdem(ranks=4,rounds=2)'" in result.output, result.output
+
+
+@pytest.fixture(scope="module")
+def symmetric_blueprint(tmp_path_factory):
+    """A random bucket strategy of holdem(ranks=2,rounds=2) on its canonical (suit-isomorphic) buckets."""
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+    from efgkit.specs import make_game
+    from efgkit.storage.bucket_strategy import save_bucket_strategy
+
+    game = make_game("holdem(ranks=2,rounds=2)")
+    layout = BucketLayout(BettingTree(game), IsomorphicCards.canonical(game))
+    path = tmp_path_factory.mktemp("holdem") / "canonical.h5"
+    save_bucket_strategy(path, layout, layout.random(2), {"algorithm": "random", "iterations": 0})
+    return path
+
+
+def test_streamed_engine_reports_the_poker_engines_numbers_and_its_memory(symmetric_blueprint):
+    """--engine streamed --isomorphic: NashConv before and after equal the poker engine's
+    (--engine poker --isomorphic) to 1e-9; the report names the flops, peak RSS and the bytes of
+    the unabstracted strategy it never stores."""
+    import json
+
+    from click.testing import CliRunner
+
+    common = ["resolve", str(symmetric_blueprint), "--gadget", "reach-distributional-hedge",
+              "-c", "selfplay", "-n", "6", "--isomorphic", "--json"]
+    streamed, poker = (CliRunner().invoke(main, [*common, "--engine", engine])
+                       for engine in ("streamed", "poker"))
+    assert streamed.exit_code == 0 and poker.exit_code == 0, streamed.output + poker.output
+    ours, theirs = json.loads(streamed.output), json.loads(poker.output)
+    assert (ours["engine"], theirs["engine"]) == ("streamed", "poker")
+    for key in ("nash_conv_before", "nash_conv_after", "exploitability_mbb_per_game_after"):
+        assert ours[key] == pytest.approx(theirs[key], abs=1e-9)
+    assert ours["flops"] == 6 and ours["num_subgames"] == 6 * 7  # 7 pre-flop sequences reach the flop
+    assert ours["peak_rss_bytes"] > 0 and ours["unabstracted_strategy_bytes"] > 0
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--engine", "streamed", "--round", "3"], "re-solves after the first board deal"),
+    (["--engine", "streamed", "--gadget", "coinflip"], "cannot run the coinflip gadget"),
+    (["--engine", "poker", "--workers", "2"], "go with --engine streamed"),
+])
+def test_bad_streamed_resolving_is_one_line_exit_2(symmetric_blueprint, args, words):
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(main, ["resolve", str(symmetric_blueprint), *args])
+    assert result.exit_code == 2 and words in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_isomorphic_needs_a_suit_symmetric_blueprint(tmp_path):
+    from click.testing import CliRunner
+
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import LosslessCards
+    from efgkit.specs import make_game
+    from efgkit.storage.bucket_strategy import save_bucket_strategy
+
+    game = make_game("holdem(ranks=2,rounds=2)")
+    layout = BucketLayout(BettingTree(game), LosslessCards(game))
+    path = tmp_path / "lossless.h5"
+    save_bucket_strategy(path, layout, layout.random(0), {"algorithm": "random", "iterations": 0})
+    result = CliRunner().invoke(main, ["resolve", str(path), "--engine", "streamed", "--isomorphic"])
+    assert result.exit_code == 2 and "not suit-symmetric" in result.output, result.output

@@ -70,19 +70,34 @@ def plot_checkpoints(iterations: int) -> list[int]:
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG of exploitability against gadget iterations (evaluated at "
                    "10, 20, 50, ... iterations).")
+@click.option("--engine", type=click.Choice(["auto", "poker", "streamed"]), default="auto", show_default=True,
+              help="Bucket strategies: poker (the whole public tree materialised), streamed (one flop at a "
+                   "time, evaluated by the streamed best response; 52-card games) or auto (streamed where "
+                   "the public tree does not fit the memory budget, or with --workers / --scheduler).")
+@click.option("--isomorphic", is_flag=True, default=False,
+              help="Bucket strategies: re-solve one board per suit-isomorphism class and give its "
+                   "strategy to the others (the blueprint must be suit-symmetric).")
+@click.option("--workers", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Bucket strategies: re-solve and evaluate the flops on a Dask LocalCluster of this many "
+                   "worker processes (the streamed engine; 0: this process).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Bucket strategies: run the flops on this dask.distributed scheduler (tcp://host:8786; "
+                   "the streamed engine).")
 @json_option
 def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, constraints: str,
             round_number: int | None, subgame_key: str | None, solver: str, iterations: int,
             player: str, split_gifts: bool, gift_bound: str, out: str, plot: str | None,
-            as_json: bool) -> None:
+            engine: str, isomorphic: bool, workers: int, scheduler: str | None, as_json: bool) -> None:
     """Re-solve subgames of the strategy in BLUEPRINT.h5 for GAME and splice them back.
 
     GAME may be left out: the game BLUEPRINT.h5 records is used.
 
-    A bucket strategy of the poker engines (a limit-poker game whose public tree fits) is
-    re-solved on the poker engine instead: every subgame after the round's board deal, both
-    players' hands unabstracted as vectors (unsafe, resolve, maxmargin, reach-maxmargin,
-    distributional gadgets; br or selfplay constraints), the combined strategy evaluated exactly.
+    A bucket strategy of the poker engines is re-solved on the poker engine instead: every
+    subgame after the round's board deal, both players' hands unabstracted as vectors (unsafe,
+    resolve, maxmargin, reach-maxmargin, distributional gadgets; br or selfplay constraints), the
+    combined strategy evaluated exactly. Where the public tree does not fit (52-card hold'em), or
+    with --workers / --scheduler, the streamed engine re-solves after the flop one flop at a time
+    and evaluates by the streamed best response, never storing the unabstracted strategy.
 
     Every subgame is re-solved once per player against the original blueprint with the
     chosen gadget, its solution replaces the blueprint there, and the result is evaluated
@@ -104,8 +119,12 @@ def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, co
         _resolve_bucket_strategy(game, blueprint_file, gadget=gadget, constraints=constraints, spread=spread,
                                  round_number=2 if round_number is None else round_number, solver=solver,
                                  iterations=iterations, player=player, split_gifts=split_gifts,
-                                 gift_bound=gift_bound, as_json=as_json)
+                                 gift_bound=gift_bound, engine=engine, isomorphic=isomorphic, workers=workers,
+                                 scheduler=scheduler, as_json=as_json)
         return
+    if isomorphic or workers or scheduler is not None or engine != "auto":
+        raise ParameterError("--engine, --isomorphic, --workers and --scheduler go with a bucket-strategy "
+                             "blueprint")
     if out is None:
         raise ParameterError("give --out REFINED.h5: where the refined strategy is written")
     check_writable(out, "--out")
@@ -165,20 +184,20 @@ def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, co
 
 def _resolve_bucket_strategy(spec: str, path: str, *, gadget: str, constraints: str, spread: float,
                              round_number: int, solver: str, iterations: int, player: str, split_gifts: bool,
-                             gift_bound: str, as_json: bool) -> None:
-    """Re-solve a bucket strategy on the poker engine (``resolve.vector_resolver``) and report."""
+                             gift_bound: str, engine: str, isomorphic: bool, workers: int,
+                             scheduler: str | None, as_json: bool) -> None:
+    """Re-solve a bucket strategy on the poker engine (``resolve.vector_resolver``) or, where its
+    public tree does not fit or on Dask, streamed (``resolve.streamed_resolver``), and report."""
     from efgkit.cli.app import poker_game
     from efgkit.cli.big_blinds import big_blind_fields
-    from efgkit.poker.materialised.layout import StrategyLayout
-    from efgkit.poker.materialised.public_tree import PublicTree
-    from efgkit.resolve.vector_resolver import VectorResolver
+    from efgkit.io.budget import memory_budget
+    from efgkit.poker.size import poker_game_size
+    from efgkit.resolve.vector_gadgets import VECTOR_GADGETS
     from efgkit.storage.bucket_strategy import load_bucket_strategy
 
-    runs = {"unsafe", "resolve", "maxmargin", "reach-maxmargin", "distributional", "distributional-hedge",
-            "reach-distributional", "reach-distributional-hedge"}
-    if gadget not in runs:
+    if gadget not in VECTOR_GADGETS:
         raise ParameterError(f"the poker engine cannot run the {gadget} gadget (it runs "
-                             f"{', '.join(sorted(runs))})")
+                             f"{', '.join(sorted(VECTOR_GADGETS))})")
     if constraints not in ("br", "selfplay"):
         raise ParameterError(f"--constraints {constraints}: the poker engine takes br or selfplay")
     if gift_bound != "cbv":
@@ -187,37 +206,90 @@ def _resolve_bucket_strategy(spec: str, path: str, *, gadget: str, constraints: 
         raise ParameterError("--solver lp: the poker engine solves gadgets by cfr, cfr+ or dcfr")
     game = poker_game(spec)
     buckets, strategy, provenance, _ = load_bucket_strategy(path, game)
-    tree = PublicTree(game)
     players = (0, 1) if player == "both" else (int(player),)
-    resolver = VectorResolver(tree, StrategyLayout.from_bucket_layout(tree, buckets), strategy, gadget=gadget,
-                              constraints=constraints, iterations=iterations, split_gifts=split_gifts,
-                              variant=solver, players=players, round_number=round_number, spread=spread)
-    total = resolver.roots.shape[0] * (1 if gadget == "unsafe" else len(players))
-    with progress_bar(total=total, unit="gadget", desc="re-solving", enabled=show_progress()) as bar:
-        result = resolver.resolve(lambda done, _: bar.update(done - bar.n))
+    size = poker_game_size(game)
+    if engine == "poker" and (workers or scheduler is not None):
+        raise ParameterError("--workers and --scheduler go with --engine streamed (or auto)")
+    too_big = 4 * 8 * size["public_tree_nodes"] * size["hands"] > memory_budget()  # reach x 2, values, ...
+    on_dask = bool(workers) or scheduler is not None
+    streamed = engine == "streamed" or (engine == "auto" and (on_dask or too_big))
+    options = {"gadget": gadget, "constraints": constraints, "iterations": iterations,
+               "split_gifts": split_gifts, "variant": solver, "players": players, "spread": spread,
+               "isomorphic": isomorphic}
+    data = {"game": game.spec, "blueprint": path, "engine": "streamed" if streamed else "poker",
+            "gadget": gadget, "constraints": constraints, "solver": solver, "spread": spread,
+            "split_gifts": split_gifts,
+            "players": list(players), "isomorphic": isomorphic, "subgames": f"round {round_number}",
+            "iterations": iterations, "blueprint_algorithm": provenance["algorithm"],
+            "abstraction": buckets.abstraction.description}
+    if streamed:
+        result, extra = _streamed(buckets, strategy, options, round_number, workers, scheduler)
+    else:
+        result, extra = _materialised(buckets, strategy, options, round_number)
+    data.update(extra)
     before, after = result.before, result.after
     before_mbb, _ = big_blind_fields(game, before.exploitability)
     after_mbb, _ = big_blind_fields(game, after.exploitability)
-    data = {"game": game.spec, "blueprint": path, "engine": "poker", "gadget": gadget,
-            "constraints": constraints, "solver": solver, "spread": spread, "split_gifts": split_gifts,
-            "players": list(players),
-            "subgames": f"round {round_number}", "num_subgames": int(resolver.roots.shape[0]),
-            "iterations": iterations, "blueprint_algorithm": provenance["algorithm"],
-            "abstraction": buckets.abstraction.description,
-            "nash_conv_before": before.nash_conv, "nash_conv_after": after.nash_conv,
-            "exploitability_before": before.exploitability, "exploitability_after": after.exploitability,
-            "exploitability_mbb_per_game_before": before_mbb.get("exploitability_mbb_per_game"),
-            "exploitability_mbb_per_game_after": after_mbb.get("exploitability_mbb_per_game"),
-            "seconds": result.seconds}
+    data.update({"nash_conv_before": before.nash_conv, "nash_conv_after": after.nash_conv,
+                 "exploitability_before": before.exploitability, "exploitability_after": after.exploitability,
+                 "exploitability_mbb_per_game_before": before_mbb.get("exploitability_mbb_per_game"),
+                 "exploitability_mbb_per_game_after": after_mbb.get("exploitability_mbb_per_game"),
+                 "seconds": result.seconds})
     unit = " mbb/g" if before_mbb else ""
     shown = [data["exploitability_mbb_per_game_before"], data["exploitability_mbb_per_game_after"]] if unit \
         else [before.exploitability, after.exploitability]
+    engine = "streamed engine, one flop at a time" if streamed else "poker engine"
     lines = [f"{gadget} re-solving ({constraints} constraints) of round {round_number} of {game.spec} on the "
-             f"poker engine: {data['num_subgames']} subgames x player{'s' * (len(players) > 1)} "
+             f"{engine}: {data['num_subgames']:,} subgames x player{'s' * (len(players) > 1)} "
              f"{', '.join(map(str, players))}, {iterations} {solver} iterations each, {result.seconds:.2f} s",
              f"before: NashConv {before.nash_conv:.6f}  (exploitability {shown[0]:.3f}{unit})",
              f"after:  NashConv {after.nash_conv:.6f}  (exploitability {shown[1]:.3f}{unit})"]
+    if streamed:
+        lines.append(f"peak RSS {data['peak_rss_bytes'] / 2**20:,.0f} MiB (workers' largest "
+                     f"{data['worker_peak_rss_bytes'] / 2**20:,.0f} MiB); the unabstracted strategy it never "
+                     f"stores: {data['unabstracted_strategy_bytes'] / 2**20:,.0f} MiB")
     emit(as_json, data, lines)
+
+
+def _materialised(buckets, strategy, options: dict, round_number: int):
+    """``VectorResolver`` on the whole public tree, with a progress bar."""
+    from efgkit.poker.materialised.layout import StrategyLayout
+    from efgkit.poker.materialised.public_tree import PublicTree
+    from efgkit.resolve.vector_resolver import VectorResolver
+
+    tree = PublicTree(buckets.betting.game)
+    resolver = VectorResolver(tree, StrategyLayout.from_bucket_layout(tree, buckets), strategy,
+                              round_number=round_number, **options)
+    classes = resolver.classes
+    solved = resolver.roots.shape[0] if classes is None else classes.representatives.shape[0]
+    total = solved * (1 if options["gadget"] == "unsafe" else len(options["players"]))
+    with progress_bar(total=total, unit="gadget", desc="re-solving", enabled=show_progress()) as bar:
+        result = resolver.resolve(lambda done, _: bar.update(done - bar.n))
+    return result, {"num_subgames": int(resolver.roots.shape[0])}
+
+
+def _streamed(buckets, strategy, options: dict, round_number: int, workers: int, scheduler: str | None):
+    """``StreamedResolver`` over every flop (or suit class), on Dask if asked, with a progress bar."""
+    from efgkit.io.chunk_runner import ChunkRunner
+    from efgkit.resolve.gadgets import REACH_GADGETS
+    from efgkit.resolve.streamed_resolver import STREAMED_ROUND, StreamedResolver
+
+    if round_number != STREAMED_ROUND:
+        raise ParameterError(f"--round {round_number}: the streamed engine re-solves after the first board "
+                             f"deal (--round {STREAMED_ROUND})")
+    resolver = StreamedResolver(buckets, strategy, **options)
+    passes = 3 + (options["gadget"] in REACH_GADGETS) + 1
+    with ChunkRunner(scheduler=scheduler, workers=0 if scheduler else workers) as runner, \
+            progress_bar(total=passes * len(resolver.items), unit="flop", desc="re-solving",
+                         enabled=show_progress()) as bar:
+        result = resolver.resolve(runner, progress=bar.update)
+        where = runner.description
+    return result, {"num_subgames": result.gadgets // (1 if options["gadget"] == "unsafe"
+                                                       else len(options["players"])),
+                    "flops": result.flops, "gadgets": result.gadgets, "ran_on": where,
+                    "peak_rss_bytes": result.peak_rss,
+                    "worker_peak_rss_bytes": max(result.worker_peak_rss, default=0),
+                    "unabstracted_strategy_bytes": result.unabstracted_bytes}
 
 
 def _write_plot(path: str, spec: str, gadget: str, constraints: str, result) -> None:

@@ -57,12 +57,16 @@ class VectorResolver:
     ``s(I) = |blueprint cfv(I) - CBV(I)|`` (``distributional.distributional_spread``);
     ``isomorphic``: re-solve one board per suit-isomorphism class and copy its strategy to the
     others (``suit_classes``; ParameterError from ``resolve`` if the blueprint is not
-    suit-symmetric)."""
+    suit-symmetric); ``gift_source``: a callable giving the gifts of ``RootRanges`` (float64
+    (roots, hands)) where the tree does not hold the whole game above the roots (the streamed
+    re-solver's one-flop trees, ``streamed_resolver.PreDealGifts``); default: this tree's own
+    best-response values (``gifts``)."""
 
     def __init__(self, tree: PublicTree, layout: StrategyLayout, strategy: np.ndarray, *,
                  gadget: str = "resolve", constraints: str = "br", iterations: int = 1000,
                  split_gifts: bool = True, variant: str = "cfr+", players: tuple[int, ...] = (0, 1),
-                 round_number: int = 2, spread: float = 1.0, isomorphic: bool = False) -> None:
+                 round_number: int = 2, spread: float = 1.0, isomorphic: bool = False,
+                 gift_source: Callable[[RootRanges], np.ndarray] | None = None) -> None:
         if gadget not in VECTOR_GADGETS:
             raise ParameterError(f"the poker engine runs the gadgets {', '.join(VECTOR_GADGETS)}, "
                                  f"not {gadget!r}")
@@ -83,6 +87,7 @@ class VectorResolver:
         self.classes = SuitClasses(tree, self.roots) if isomorphic else None
         self.values = BlueprintRoots(layout, self.strategy)
         self.lossless = StrategyLayout.lossless(tree)
+        self.gift_source = self.gifts if gift_source is None else gift_source
 
     def combined_blueprint(self) -> np.ndarray:
         """The blueprint on the lossless layout: every (decision, hand) row plays its row of
@@ -101,7 +106,7 @@ class VectorResolver:
         ranges = self.values.ranges(self.roots, player, self.constraints)
         if self.gadget not in REACH_GADGETS:
             return ranges
-        return ranges._replace(values=ranges.values + self.gifts(ranges))
+        return ranges._replace(values=ranges.values + self.gift_source(ranges))
 
     def spreads(self, player: int) -> np.ndarray:
         """Brown & Sandholm's ``s(I)`` times ``spread`` per (root, opponent hand), float64."""
@@ -153,7 +158,15 @@ class VectorResolver:
         started = time.perf_counter()
         blueprint = self.combined_blueprint()
         before = evaluate_strategy(self.lossless, blueprint)
-        combined = blueprint.copy()
+        combined = self.combined_strategy(progress, blueprint)
+        after = evaluate_strategy(self.lossless, combined)
+        return VectorResolveResult(self.lossless, combined, before, after, time.perf_counter() - started)
+
+    def combined_strategy(self, progress: Callable[[int, int], None] | None = None,
+                          blueprint: np.ndarray | None = None) -> np.ndarray:
+        """The blueprint (``combined_blueprint``, or ``blueprint``) with every root re-solved for
+        every player, float64 (lossless actions,), not evaluated."""
+        combined = (self.combined_blueprint() if blueprint is None else blueprint).copy()
         groups = [self.players] if self.gadget == "unsafe" else [(p,) for p in self.players]
         kind = REACH_GADGETS.get(self.gadget, self.gadget)
         solved = np.arange(self.roots.shape[0]) if self.classes is None else self.classes.representatives
@@ -182,6 +195,5 @@ class VectorResolver:
                     if ranges.range[self.classes.representative[j]].any():
                         source, image = self.classes.image_actions(self.lossless, j, players)
                         combined[image] = combined[source]
-        after = evaluate_strategy(self.lossless, combined)
-        return VectorResolveResult(self.lossless, combined, before, after, time.perf_counter() - started)
+        return combined
 

@@ -906,9 +906,23 @@ class StreamedEvaluator:
             action_values += item_action_values
             if progress is not None:
                 progress(1)
-        _bridge(self.templates, work, 0)[1][:] = summed.T
-        total = _pre_deal(self.view, self.templates, pre, work, slab, player, objective, MODE_REPLAY)
+        total = self._replay(pre, work, slab, player, objective, summed)
         return float(total), action_values + work.action_values
+
+    def pre_deal_value(self, strategy: np.ndarray, player: int, objective: int,
+                       entry_values: np.ndarray) -> float:
+        """The responder's total from its values at every entry (float64 (entries, hands), summed
+        over every first deal) and ``strategy`` before the first deal: the pre-deal walk of
+        ``walk`` for callers whose first deals play something other than ``strategy`` (the
+        streamed re-solver's re-solved subgames)."""
+        pre, work, slab = self.tables(None), self.workspace(), self._slab(strategy)
+        self._entry_reach(pre, work, slab, player)
+        return float(self._replay(pre, work, slab, player, objective, entry_values))
+
+    def _replay(self, pre: BoardTables, work: WalkBuffers, slab: np.ndarray, player: int, objective: int,
+                entry_values: np.ndarray) -> float:
+        _bridge(self.templates, work, 0)[1][:] = entry_values.T
+        return _pre_deal(self.view, self.templates, pre, work, slab, player, objective, MODE_REPLAY)
 
     def evaluate(self, strategy, runner: ChunkRunner | None = None, game_value: bool = True,
                  progress: Callable[[int], None] | None = None,
