@@ -39,23 +39,19 @@ itself) and the largest subgame-root regret ε_S met (``RegretBound``).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import h5py
 import numpy as np
 
 from efgkit.core.regret_rules import VariantSolver, average_weight
-from efgkit.core.run_loop import CheckpointSchedule, RunEnd, run_iterations
-from efgkit.core.solver_state import SolverState
-from efgkit.errors import FileFormatError, ParameterError
+from efgkit.core.run_loop import RunEnd, run_iterations
+from efgkit.core.solver_state import StateFileCheckpoints
+from efgkit.errors import ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
-from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import attribute, open_checked, read_dataset, seal, stamp, write_dataset
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import RootConstraints
 from efgkit.resolve.gadgets import Gadget, extract_subgame, maxmargin_gadget, resolve_gadget
@@ -541,7 +537,7 @@ def run_cfr_d(
     run = CFRDRun(solver)
     checkpoints = None
     if state is not None:
-        checkpoints = CFRDCheckpoints(state, solver, every=checkpoint_every, seconds=checkpoint_seconds)
+        checkpoints = cfr_d_checkpoints(state, solver, every=checkpoint_every, seconds=checkpoint_seconds)
         if Path(state).exists():
             run.history = checkpoints.resume(solver)
 
@@ -568,58 +564,12 @@ def run_cfr_d(
     return run
 
 
-STATE_FORMAT = "efgkit-cfr-d-state"
-STATE_VERSION = 1
-
-
-class CFRDCheckpoints(CheckpointSchedule):
-    """A CFR-D run's checkpoints at ``path``: its ``SolverState`` (trunk and root values) in
-    checked HDF5 with the game, the run's settings and the evaluation history, written
-    atomically on ``CheckpointSchedule``'s schedule."""
-
-    def __init__(
-        self, path: str | os.PathLike, solver: CFRD, *, every: int | None = None, seconds: float | None = None
-    ) -> None:
-        super().__init__(every=every, seconds=seconds)
-        self.path = path
-        self.settings = json.dumps(
-            {
-                "variant": solver.variant,
-                "round": solver.round_number,
-                "subgame_iterations": solver.subgame_iterations,
-                "subgame_solver": solver.subgame_solver,
-                "track_average": solver.track_average,
-            },
-            sort_keys=True,
-        )
-
-    def save(self, solver: CFRD, history: list[dict]) -> None:
-        with atomic_output_path(self.path) as temporary, h5py.File(temporary, "w") as handle:
-            stamp(handle, STATE_FORMAT, STATE_VERSION)
-            handle.attrs.update(
-                game_spec=solver.tree.spec,
-                tree_fingerprint=solver.tree.fingerprint,
-                settings=self.settings,
-                iteration=solver.iteration,
-                history=json.dumps(history),
-            )
-            for name, array in solver.state_arrays().items():
-                write_dataset(handle, name, array, compressed=False)
-            seal(handle)
-
-    def resume(self, solver: CFRD) -> list[dict]:
-        """Load the checkpoint into ``solver`` and return its history (FileFormatError if it
-        is another game's or another run's)."""
-        with open_checked(self.path, STATE_FORMAT, STATE_VERSION, "CFR-D state") as handle:
-            attrs = handle.attrs
-            tree = solver.tree
-            if (str(attrs["game_spec"]), str(attrs["tree_fingerprint"])) != (tree.spec, tree.fingerprint):
-                raise FileFormatError(f"{self.path}: the CFR-D state is for another game")
-            if str(attrs["settings"]) != self.settings:
-                raise FileFormatError(f"{self.path}: the CFR-D state was made with {attrs['settings']}")
-            state = SolverState(
-                {name: read_dataset(handle, name) for name in handle}, attribute(handle, "iteration", int)
-            )
-            history = json.loads(str(attrs["history"]))
-        solver.load_state(state)
-        return history
+def cfr_d_checkpoints(path: str | os.PathLike, solver: CFRD, *, every: int | None = None,
+                      seconds: float | None = None) -> StateFileCheckpoints:
+    """A CFR-D run's checkpoints at ``path`` (trunk and root values, the run's settings and
+    evaluation history)."""
+    settings = {"variant": solver.variant, "round": solver.round_number,
+                "subgame_iterations": solver.subgame_iterations, "subgame_solver": solver.subgame_solver,
+                "track_average": solver.track_average}
+    return StateFileCheckpoints(path, "efgkit-cfr-d-state", "CFR-D state", settings, every=every,
+                                seconds=seconds)
