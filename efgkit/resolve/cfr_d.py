@@ -198,10 +198,6 @@ class CFRD(VariantSolver):
             arrays.update(subgame_average=self.subgame_average, subgame_regret=self.subgame_regret)
         return arrays
 
-    def _rematch(self) -> None:
-        for player in (0, 1):
-            self._match(player)
-
     def _match(self, player: int) -> None:
         match_player(
             self._settings,
