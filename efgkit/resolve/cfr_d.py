@@ -67,7 +67,7 @@ from efgkit.solvers.cfr import (
     update_player,
 )
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
-from efgkit.solvers.traversal import InfosetView, NodePasses, others_reach, own_infoset_reach
+from efgkit.solvers.traversal import InfosetView, node_passes, others_reach, own_infoset_reach
 
 VARIANTS = ("cfr", "cfr+")
 RESOLVE_GADGETS = ("resolve", "maxmargin")
@@ -487,17 +487,8 @@ class _Trunk:
         self.is_trunk_action = np.zeros(tree.num_infoset_actions, dtype=bool)
         self.is_trunk_action[self.flat_actions] = True
         internal = tree.internal_nodes
-        nodes = internal[~in_subgame[internal]].astype(np.int32)
-        kind = np.ascontiguousarray(tree.node_kind[nodes])
-        first_child = np.ascontiguousarray(tree.node_first_child[nodes])
-        infoset = np.ascontiguousarray(tree.node_infoset[nodes])
-        prob_offset = first_child.astype(np.int64) + self.num_actions
-        is_decision = kind < CHANCE
-        prob_offset[is_decision] = infoset_offset[infoset[is_decision]]
-        num_children = np.ascontiguousarray(tree.node_num_children[nodes])
-        self.passes = NodePasses(
-            nodes, kind, first_child, num_children, prob_offset.astype(np.int32), infoset
-        )
+        self.passes = node_passes(tree, internal[~in_subgame[internal]].astype(np.int32), infoset_offset,
+                                  self.num_actions)
         self.edge_prob = np.concatenate([np.zeros(self.num_actions), tree.node_chance_prob])
 
 
