@@ -67,7 +67,7 @@ from efgkit.solvers.cfr import (
     update_player,
 )
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
-from efgkit.solvers.traversal import InfosetView, node_passes, others_reach, own_infoset_reach
+from efgkit.solvers.traversal import infoset_view, node_passes, others_reach, own_infoset_reach
 
 VARIANTS = ("cfr", "cfr+")
 RESOLVE_GADGETS = ("resolve", "maxmargin")
@@ -413,16 +413,7 @@ class CFRD(VariantSolver):
         """The sequence-form average of ``player``'s subgame solutions (Theorem 17's profile)."""
         tree = self.tree
         reach = np.zeros(tree.num_infosets)
-        offsets = tree.infoset_action_offset
-        view = InfosetView(
-            tree.infoset_parent_action,
-            tree.action_infoset,
-            offsets,
-            tree.infoset_num_actions,
-            offsets[:-1],
-            offsets,
-        )
-        own_infoset_reach(tree.infosets_of(player), view, self._behavior, reach)
+        own_infoset_reach(tree.infosets_of(player), infoset_view(tree), self._behavior, reach)
         mine = self._subgame_actions[self._player_of_action[self._subgame_actions] == player]
         self.subgame_average[mine] += weight * reach[tree.action_infoset[mine]] * self._behavior[mine]
 
@@ -469,14 +460,7 @@ class _Trunk:
         self.num_actions = int(action_offset[-1])
         infoset_offset = np.zeros(tree.num_infosets, np.int32)
         infoset_offset[trunk_infosets] = action_offset[:-1]
-        self.view = InfosetView(
-            tree.infoset_parent_action,
-            tree.action_infoset,
-            tree.infoset_action_offset,
-            tree.infoset_num_actions,
-            infoset_offset,
-            action_offset,
-        )
+        self.view = infoset_view(tree)._replace(infoset_offset=infoset_offset, action_offset=action_offset)
         owner = tree.infoset_player[trunk_infosets]
         self.infosets = tuple(trunk_infosets[owner == p] for p in (0, 1))
         self.rows = tuple(np.flatnonzero(owner == p).astype(np.int32) for p in (0, 1))
