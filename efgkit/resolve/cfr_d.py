@@ -464,12 +464,8 @@ class _Trunk:
         owner = tree.infoset_player[trunk_infosets]
         self.infosets = tuple(trunk_infosets[owner == p] for p in (0, 1))
         self.rows = tuple(np.flatnonzero(owner == p).astype(np.int32) for p in (0, 1))
-        offsets = tree.infoset_action_offset
-        self.flat_actions = np.concatenate(
-            [np.arange(offsets[i], offsets[i + 1]) for i in trunk_infosets]
-        ).astype(np.int64)
-        self.is_trunk_action = np.zeros(tree.num_infoset_actions, dtype=bool)
-        self.is_trunk_action[self.flat_actions] = True
+        self.is_trunk_action = np.isin(tree.action_infoset, trunk_infosets)
+        self.flat_actions = np.flatnonzero(self.is_trunk_action)  # trunk infosets' actions, in order
         internal = tree.internal_nodes
         self.passes = node_passes(tree, internal[~in_subgame[internal]].astype(np.int32), infoset_offset,
                                   self.num_actions)
