@@ -18,7 +18,7 @@ from efgkit.resolve import (
     round_subgames,
     subgame_at,
 )
-from efgkit.resolve.continual import ContinualCheckpoints
+from efgkit.resolve.continual import continual_checkpoints
 from efgkit.solvers import BestResponse, CFRPlusSolver, DCFRSolver, FictitiousPlay, SequenceFormLP
 from efgkit.specs import load_game
 
@@ -120,7 +120,7 @@ def test_a_continual_walk_resumes_bit_identically_from_its_solver_state(blueprin
 def test_a_continual_checkpoint_of_another_run_is_refused(blueprint, tmp_path):
     path = tmp_path / "continual.h5"
     resolver = ContinualResolver(blueprint, iterations=10).iterate(3)
-    ContinualCheckpoints(path, resolver, seconds=60.0).write(resolver, [])
+    continual_checkpoints(path, resolver, seconds=60.0).write(resolver, [])
     with pytest.raises(FileFormatError, match="made with"):
         ContinualResolver(blueprint, iterations=11).run(state=path)
     with pytest.raises(FileFormatError, match="another game"):

@@ -262,7 +262,7 @@ class _ResolvingSeat:
         self.resolver = resolver
 
     def choose(self, decision, rng) -> int:
-        from efgkit.play.poker_hands import sample
+        from efgkit.play.playout import sample
 
         row = self.resolver.probabilities(decision.hand, decision.board, decision.state.betting.history)
         return sample(row.tolist(), rng)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import click
 
-from efgkit.cli.app import build_game, emit, given_options, json_option, main, show_progress, size_lines
-from efgkit.cli.engine_options import flag_of
+from efgkit.cli.app import build_game, emit, json_option, main, show_progress, size_lines
+from efgkit.cli.engine_options import flag_of, given_flags
 from efgkit.errors import EfgkitError, ParameterError
 from efgkit.io.progress import progress_bar
 
@@ -77,11 +77,10 @@ TREE_ONLY = ("algorithm", "max_iterations", "every", "reference_iterations", "fe
 
 def _check_given(ctx: click.Context, allowed: tuple[str, ...], refused: tuple[str, ...], what: str) -> None:
     """ParameterError naming the first option of ``refused`` given on the command line."""
-    given = given_options(ctx)
-    for name in refused:
-        if name in given:
-            raise ParameterError(f"{flag_of(ctx, name)} does not apply to {what}; its options: "
-                                 + ", ".join(flag_of(ctx, a) for a in allowed))
+    given = given_flags(ctx, *refused)
+    if given:
+        raise ParameterError(f"{given[0]} does not apply to {what}; its options: "
+                             + ", ".join(flag_of(ctx, a) for a in allowed))
 
 
 def _sizes(text: str | None) -> tuple[int, ...]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from efgkit.cli.app import build_game, check_writable, emit, given_options, json_option, main, show_progress
-from efgkit.cli.engine_options import flag_of
+from efgkit.cli.app import build_game, check_writable, emit, json_option, main, show_progress
+from efgkit.cli.engine_options import given_flags
 from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.exact_rounding import EVALUATIONS, ROUNDINGS, round_for_exploitability
@@ -154,11 +154,11 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
     if gamedef_out is not None and output_format != "efgs":
         raise ParameterError("--gamedef goes with --format efgs (the .efgs file carries the definition)")
     check_writable(gamedef_out, "--gamedef")
-    bucket_only = _given_flags(ctx, "bucket_tables", "nash_conv", "compute_budget", "decode_budget",
-                               "bucket_file", "model_grid", "snap")
+    bucket_only = given_flags(ctx, "bucket_tables", "nash_conv", "compute_budget", "decode_budget",
+                              "bucket_file", "model_grid", "snap")
     if is_bucket_strategy_file(strategy_file):
-        tree_only = _given_flags(ctx, "prune_unreachable", "with_keys", "rounding", "key_map",
-                                 "card_abstraction_file")
+        tree_only = given_flags(ctx, "prune_unreachable", "with_keys", "rounding", "key_map",
+                                "card_abstraction_file")
         if output_format != "efgs" or tree_only:
             raise ParameterError(f"a bucket strategy exports to --format efgs with --bits, "
                                  f"--check-bits, --bucket-tables, --buckets and --nash-conv "
@@ -174,8 +174,8 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
     if bucket_only:
         raise ParameterError(f"{bucket_only[0]} applies to bucket strategies (efgkit solve "
                              f"--engine sampled) only")
-    efgs_only = _given_flags(ctx, "bits", "prune_unreachable", "with_keys", "check_bits", "rounding",
-                             "key_map", "card_abstraction_file", "coded")
+    efgs_only = given_flags(ctx, "bits", "prune_unreachable", "with_keys", "check_bits", "rounding",
+                            "key_map", "card_abstraction_file", "coded")
     if output_format != "efgs" and efgs_only:
         raise ParameterError(f"{efgs_only[0]} applies to --format efgs only")
     check_writable(out, "--out")
@@ -246,11 +246,6 @@ def export(ctx: click.Context, game_and_file: GameAndFile, out: str | None, game
                      f"its row, at most 1/{row_code(coarsest, widest)[1]:,})")
     emit(as_json, data, lines)
     _also_game_definition(out, gamedef_out, as_json)
-
-
-def _given_flags(ctx: click.Context, *names: str) -> list[str]:
-    """The flags of the parameters ``names`` given on the command line, in that order."""
-    return [flag_of(ctx, name) for name in names if name in given_options(ctx)]
 
 
 def _also_game_definition(out: str, gamedef_out: str | None, as_json: bool) -> None:

@@ -22,6 +22,11 @@ def flag_of(ctx: click.Context, name: str) -> str:
     return next(param.opts[0] for param in ctx.command.params if param.name == name)
 
 
+def given_flags(ctx: click.Context, *names: str) -> list[str]:
+    """The flags of the parameters ``names`` given on the command line, in that order."""
+    return [flag_of(ctx, name) for name in names if name in given_options(ctx)]
+
+
 class Engine(NamedTuple):
     """One engine of a command: ``takes`` the engine-specific options it accepts (parameter
     names; an option no engine takes is common to all), ``needs`` those it cannot run

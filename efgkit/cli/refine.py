@@ -13,7 +13,6 @@ from efgkit.cli.app import (
     check_state_file,
     check_writable,
     emit,
-    given_options,
     json_option,
     main,
     save_figure,
@@ -21,6 +20,7 @@ from efgkit.cli.app import (
     size_lines,
     with_options,
 )
+from efgkit.cli.engine_options import given_flags
 from efgkit.core.run_loop import CheckpointSchedule
 from efgkit.errors import ParameterError
 from efgkit.games.tree import GameTree
@@ -75,7 +75,7 @@ def _refinement_parameters(ctx: click.Context, algorithm: str, kb: int, kh: int,
     # Checkpoints of the paper's conventions record no key, as before the option existed.
     chosen = {} if conventions == "paper" else {"conventions": conventions}
     if algorithm == "fpira":
-        given = [f"--{name}" for name in ("kb", "kh", "delay", "seed") if name in given_options(ctx)]
+        given = given_flags(ctx, "kb", "kh", "delay", "seed")
         if given:
             raise ParameterError(f"{', '.join(given)} apply to --algorithm cfr+ira only")
         return chosen

@@ -23,7 +23,7 @@ from efgkit.cli.app import (
     size_lines,
 )
 from efgkit.cli.big_blinds import big_blind_fields, evaluation_report, rules_of
-from efgkit.cli.engine_options import Engine, describe_engines, flag_of
+from efgkit.cli.engine_options import Engine, describe_engines, flag_of, given_flags
 from efgkit.cli.game_argument import GameAndFile, game_then_file, recorded_game
 from efgkit.core.regret_rules import SCHEDULED, VARIANT_PARAMETERS
 from efgkit.core.run_loop import RunEnd, run_iterations
@@ -81,10 +81,9 @@ def _solver_options(ctx: click.Context, algorithm: str, iterations: int,
                     parameters: dict[str, float | None]) -> dict[str, float]:
     """Keyword arguments for the solver; options that do not apply to ``algorithm`` are errors."""
     if algorithm == "lp":
-        refused = [name for name in LP_REFUSES if name in given_options(ctx)]
+        refused = given_flags(ctx, *LP_REFUSES)
         if refused:
-            raise ParameterError(f"--algorithm lp solves the full game exactly and takes no "
-                                 f"{flag_of(ctx, refused[0])}")
+            raise ParameterError(f"--algorithm lp solves the full game exactly and takes no {refused[0]}")
     applicable = VARIANT_PARAMETERS.get(algorithm, {})
     options = {name: value for name, value in parameters.items() if value is not None}
     for name in options:

@@ -328,6 +328,11 @@ class VariantSolver:
         self.iteration = int(state.iteration)
         self._rematch()
 
+    def _rematch(self) -> None:
+        """Each player's current strategy from the state (``_match(player)``), no update."""
+        for player in (0, 1):
+            self._match(player)
+
     def _configure(self, variant: str, given: dict[str, float | None], alternating: bool = True,
                    rows: bool = False) -> dict:
         """Check ``given`` (None: not given) for ``variant`` and keep the kernels' Settings;

@@ -13,12 +13,16 @@ one-line ``FileFormatError`` wherever it comes from.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from efgkit.core.run_loop import CheckpointSchedule
 from efgkit.errors import FileFormatError
+from efgkit.io.checked_hdf5 import attribute, checked_output, open_checked, read_dataset, write_dataset
 
 
 @dataclass(eq=False)
@@ -62,3 +66,40 @@ def check_finite(name: str, array: np.ndarray) -> None:
     """FileFormatError if ``array`` (a state array or a slice of one) holds NaN or infinity."""
     if not np.all(np.isfinite(array)):
         raise FileFormatError(f"solver state {name} holds values that are not finite (NaN or infinity)")
+
+
+class StateFileCheckpoints(CheckpointSchedule):
+    """A GameTree run's checkpoints at ``path``: its ``SolverState`` in checked HDF5 (format
+    ``file_format``, version 1; ``what`` names it in messages) with the game, the run's
+    ``settings`` (JSON; a resume needs the same) and the evaluation history, written atomically
+    on ``CheckpointSchedule``'s schedule (``every`` iterations / ``seconds``)."""
+
+    def __init__(self, path: str | os.PathLike, file_format: str, what: str, settings: dict, *,
+                 every: int | None = None, seconds: float | None = None) -> None:
+        super().__init__(every=every, seconds=seconds)
+        self.path, self.file_format, self.what = path, file_format, what
+        self.settings = json.dumps(settings, sort_keys=True)
+
+    def save(self, solver, history: list[dict]) -> None:
+        with checked_output(self.path, self.file_format, 1, self.what) as handle:
+            handle.attrs.update(game_spec=solver.tree.spec, tree_fingerprint=solver.tree.fingerprint,
+                                settings=self.settings, iteration=solver.iteration,
+                                history=json.dumps(history))
+            for name, array in solver.state_arrays().items():
+                write_dataset(handle, name, array, compressed=False)
+
+    def resume(self, solver) -> list[dict]:
+        """Load the checkpoint into ``solver`` and return its history (FileFormatError if it
+        is another game's or another run's)."""
+        with open_checked(self.path, self.file_format, 1, self.what) as handle:
+            attrs = handle.attrs
+            tree = solver.tree
+            if (str(attrs["game_spec"]), str(attrs["tree_fingerprint"])) != (tree.spec, tree.fingerprint):
+                raise FileFormatError(f"{self.path}: the {self.what} is for another game")
+            if str(attrs["settings"]) != self.settings:
+                raise FileFormatError(f"{self.path}: the {self.what} was made with {attrs['settings']}")
+            state = SolverState({name: read_dataset(handle, name) for name in handle},
+                                attribute(handle, "iteration", int))
+            history = json.loads(str(attrs["history"]))
+        solver.load_state(state)
+        return history

@@ -115,8 +115,8 @@ def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = Fa
     limit = node_limit_from_env() if node_limit is None else node_limit
     spec = getattr(game, "spec", type(game).__name__)
     kinds: list[int] = []
-    node_infoset: list[int] = []
-    first_child: list[int] = []
+    depth: list[int] = [0]
+    infoset_code: list[int] = []
     num_children: list[int] = []
     public_state: list[int] = []
     chance_prob: list[float] = [1.0]
@@ -140,8 +140,7 @@ def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = Fa
             if not math.isfinite(value):
                 raise GameDefinitionError(f"game {spec!r}: terminal utility {value} is not finite")
             kinds.append(TERMINAL)
-            node_infoset.append(-1)
-            first_child.append(-1)
+            infoset_code.append(-1)
             num_children.append(0)
             utility.append(value)
         elif player == CHANCE:
@@ -153,8 +152,7 @@ def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = Fa
                     f"not sum to 1"
                 )
             kinds.append(CHANCE)
-            node_infoset.append(-1)
-            first_child.append(len(states))
+            infoset_code.append(-1)
             num_children.append(len(outcomes))
             utility.append(0.0)
             for label, _ in outcomes:
@@ -176,8 +174,7 @@ def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = Fa
                     f"actions ({infoset_actions[infoset]} vs {actions})"
                 )
             kinds.append(player)
-            node_infoset.append(infoset)
-            first_child.append(len(states))
+            infoset_code.append(infoset)
             num_children.append(len(actions))
             utility.append(0.0)
             for label in actions:
@@ -185,6 +182,7 @@ def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = Fa
             chance_prob.extend([1.0] * len(actions))
         else:
             raise GameDefinitionError(f"game {spec!r}: current_player returned {player!r}")
+        depth.extend([depth[index] + 1] * num_children[-1])
         if len(states) > limit:
             bar.close()
             raise _too_large(spec, limit)
@@ -193,26 +191,14 @@ def build_tree(game: Game, *, node_limit: int | None = None, progress: bool = Fa
             bar.update(20_000)
     bar.close()
 
-    num_actions = np.array([len(a) for a in infoset_actions], dtype=np.int32)
-    tree = GameTree(
-        spec=spec,
-        node_kind=np.array(kinds, dtype=np.int8),
-        node_infoset=np.array(node_infoset, dtype=np.int32),
-        node_first_child=np.array(first_child, dtype=np.int32),
-        node_num_children=_children_array(num_children, spec),
-        node_public_state=np.array(public_state, dtype=np.int32),
-        node_chance_prob=np.array(chance_prob, dtype=np.float64),
-        node_utility=np.array(utility, dtype=np.float64),
-        infoset_player=np.array(infoset_player, dtype=np.int8),
-        infoset_num_actions=num_actions,
-        infoset_action_offset=_offsets(num_actions),
-        infoset_keys=list(infoset_ids),
-        action_labels=[label for actions in infoset_actions for label in actions],
-        public_state_keys=[str(k) for k in public_ids],
-        game=game,
-    )
-    tree.validate()
-    return tree
+    # tree_from_preorder sorts the nodes by depth, stably: breadth-first order stays as it is.
+    keys, public_keys = list(infoset_ids), [str(key) for key in public_ids]
+    return tree_from_preorder(
+        spec, kind=np.array(kinds, np.int8), depth=np.array(depth), num_children=np.array(num_children),
+        chance_prob=np.array(chance_prob, np.float64), utility=np.array(utility, np.float64),
+        infoset_code=np.array(infoset_code, np.int64), public_code=np.array(public_state, np.int64),
+        describe_infoset=keys.__getitem__, action_labels_of=infoset_actions.__getitem__,
+        describe_public=public_keys.__getitem__, game=game, node_limit=limit)
 
 
 def tree_from_preorder(

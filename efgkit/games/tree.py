@@ -199,6 +199,11 @@ class GameTree:
         self.infoset_parent_action  # noqa: B018 - the perfect-recall check
         return self._own_actions[2]
 
+    def node_lists(self) -> tuple[list, list, list, list, list, list]:
+        """(kind, infoset, first child, children, chance probability, utility) of every node as
+        Python lists, for walks in Python (indexing a list is faster than a numpy array)."""
+        return tuple(getattr(self, name).tolist() for name in _NODE_ARRAYS if name != "node_public_state")
+
     def infosets_of(self, player: int) -> np.ndarray:
         return np.flatnonzero(self.infoset_player == player).astype(np.int32)
 

@@ -511,12 +511,7 @@ def efg_lines(tree: GameTree) -> Iterator[str]:
     """The lines of ``tree`` as a .efg file, nodes in preorder (see the module docstring)."""
     yield f'EFG 2 R {_quoted(tree.spec)} {{ "Player 1" "Player 2" }}\n'
     yield _quoted(f"written by efgkit {efgkit.__version__}; player 1 is efgkit's player 0") + "\n\n"
-    kinds = tree.node_kind.tolist()
-    first_child = tree.node_first_child.tolist()
-    num_children = tree.node_num_children.tolist()
-    chance_prob = tree.node_chance_prob.tolist()
-    utility = tree.node_utility.tolist()
-    node_infoset = tree.node_infoset.tolist()
+    kinds, node_infoset, first_child, num_children, chance_prob, utility = tree.node_lists()
     declarations: dict[int, str] = {}
     infosets_seen = [0, 0]
     outcome_numbers: dict[float, int] = {}

@@ -404,12 +404,7 @@ def openspiel_infoset_correspondence(
     else:
         game = checked_openspiel_game(openspiel_game)
     shift = float(game.utility_sum()) / 2.0
-    kinds = tree.node_kind.tolist()
-    first_child = tree.node_first_child.tolist()
-    num_children = tree.node_num_children.tolist()
-    chance_prob = tree.node_chance_prob.tolist()
-    utility = tree.node_utility.tolist()
-    node_infoset = tree.node_infoset.tolist()
+    kinds, node_infoset, first_child, num_children, chance_prob, utility = tree.node_lists()
     offsets = tree.infoset_action_offset.tolist()
     information_states: list[str | None] = [None] * tree.num_infosets
     action_ids = np.full(tree.num_infoset_actions, -1, dtype=np.int64)

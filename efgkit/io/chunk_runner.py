@@ -26,6 +26,7 @@ import numpy as np
 
 from efgkit.errors import ParameterError
 from efgkit.io.error_text import one_line
+from efgkit.io.mapped_arrays import Closing
 
 CONNECT_TIMEOUT = "20s"
 CONNECT_DEADLINE = 30.0
@@ -81,7 +82,7 @@ def _read_only_owner(array: np.ndarray) -> np.ndarray | None:
         array = array.base
 
 
-class ChunkRunner:
+class ChunkRunner(Closing):
     """Runs chunk functions locally or on Dask (see the module docstring); a context manager
     that shuts down the cluster it started."""
 
@@ -188,9 +189,3 @@ class ChunkRunner:
         if self._cluster is not None:
             self._cluster.close()
         self._client = self._cluster = None
-
-    def __enter__(self) -> ChunkRunner:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()

@@ -87,7 +87,17 @@ def dataset_offset(dataset: h5py.Dataset) -> int:
     return int(offset or 0)
 
 
-class MappedFile:
+class Closing:
+    """A resource a ``with`` block closes: ``__enter__`` gives it, ``__exit__`` calls ``close()``."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+class MappedFile(Closing):
     """Memory maps of datasets of one file; the arrays stay valid until ``close``.
 
     Open the file with h5py to find the datasets, then ``map`` each one. Writable maps are
@@ -153,9 +163,3 @@ class MappedFile:
                 pass  # an array still uses it; the map goes when the array does
         self._maps.clear()
         self._handle.close()
-
-    def __enter__(self) -> MappedFile:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()

@@ -87,6 +87,16 @@ class CompactPolicy:
         return behavior
 
 
+def sample(probabilities, rng: random.Random) -> int:
+    """An index drawn with the given probabilities (the last one takes rounding leftovers)."""
+    draw = rng.random()
+    for action, probability in enumerate(probabilities[:-1]):
+        draw -= probability
+        if draw < 0.0:
+            return action
+    return len(probabilities) - 1
+
+
 @dataclass(frozen=True)
 class Move:
     """One decision of a hand: who acted, what they knew (infoset key) and what they chose."""
@@ -104,13 +114,7 @@ def play_hand(tree: GameTree, policies: tuple[Policy, Policy],
         first = int(tree.node_first_child[node])
         count = int(tree.node_num_children[node])
         if tree.node_kind[node] == CHANCE:
-            draw, child = rng.random(), first + count - 1
-            for k in range(count):
-                draw -= tree.node_chance_prob[first + k]
-                if draw < 0.0:
-                    child = first + k
-                    break
-            node = child
+            node = first + sample(tree.node_chance_prob[first:first + count].tolist(), rng)
             continue
         player = int(tree.node_kind[node])
         infoset = int(tree.node_infoset[node])

@@ -28,6 +28,7 @@ import numpy as np
 from efgkit.errors import ParameterError, StrategyError
 from efgkit.games.poker import LimitPoker, PokerState
 from efgkit.games.protocol import CHANCE, TERMINAL
+from efgkit.play.playout import sample
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 
 
@@ -73,16 +74,6 @@ class Seat(Protocol):
     """Chooses an action index at a decision."""
 
     def choose(self, decision: Decision, rng: random.Random) -> int: ...
-
-
-def sample(probabilities, rng: random.Random) -> int:
-    """An index drawn with the given probabilities (the last one takes rounding leftovers)."""
-    draw = rng.random()
-    for action, probability in enumerate(probabilities[:-1]):
-        draw -= probability
-        if draw < 0.0:
-            return action
-    return len(probabilities) - 1
 
 
 class LayoutSeat:

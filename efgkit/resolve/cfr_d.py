@@ -39,23 +39,19 @@ itself) and the largest subgame-root regret ε_S met (``RegretBound``).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import h5py
 import numpy as np
 
 from efgkit.core.regret_rules import VariantSolver, average_weight
-from efgkit.core.run_loop import CheckpointSchedule, RunEnd, run_iterations
-from efgkit.core.solver_state import SolverState
-from efgkit.errors import FileFormatError, ParameterError
+from efgkit.core.run_loop import RunEnd, run_iterations
+from efgkit.core.solver_state import StateFileCheckpoints
+from efgkit.errors import ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
-from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import attribute, open_checked, read_dataset, seal, stamp, write_dataset
 from efgkit.maps.infoset_map import InfosetMap
 from efgkit.resolve.constraints import RootConstraints
 from efgkit.resolve.gadgets import Gadget, extract_subgame, maxmargin_gadget, resolve_gadget
@@ -71,7 +67,7 @@ from efgkit.solvers.cfr import (
     update_player,
 )
 from efgkit.solvers.strategy import Strategy, normalize_per_infoset
-from efgkit.solvers.traversal import InfosetView, NodePasses, others_reach, own_infoset_reach
+from efgkit.solvers.traversal import infoset_view, node_passes, others_reach, own_infoset_reach
 
 VARIANTS = ("cfr", "cfr+")
 RESOLVE_GADGETS = ("resolve", "maxmargin")
@@ -201,10 +197,6 @@ class CFRD(VariantSolver):
         if self.track_average:
             arrays.update(subgame_average=self.subgame_average, subgame_regret=self.subgame_regret)
         return arrays
-
-    def _rematch(self) -> None:
-        for player in (0, 1):
-            self._match(player)
 
     def _match(self, player: int) -> None:
         match_player(
@@ -421,16 +413,7 @@ class CFRD(VariantSolver):
         """The sequence-form average of ``player``'s subgame solutions (Theorem 17's profile)."""
         tree = self.tree
         reach = np.zeros(tree.num_infosets)
-        offsets = tree.infoset_action_offset
-        view = InfosetView(
-            tree.infoset_parent_action,
-            tree.action_infoset,
-            offsets,
-            tree.infoset_num_actions,
-            offsets[:-1],
-            offsets,
-        )
-        own_infoset_reach(tree.infosets_of(player), view, self._behavior, reach)
+        own_infoset_reach(tree.infosets_of(player), infoset_view(tree), self._behavior, reach)
         mine = self._subgame_actions[self._player_of_action[self._subgame_actions] == player]
         self.subgame_average[mine] += weight * reach[tree.action_infoset[mine]] * self._behavior[mine]
 
@@ -477,35 +460,15 @@ class _Trunk:
         self.num_actions = int(action_offset[-1])
         infoset_offset = np.zeros(tree.num_infosets, np.int32)
         infoset_offset[trunk_infosets] = action_offset[:-1]
-        self.view = InfosetView(
-            tree.infoset_parent_action,
-            tree.action_infoset,
-            tree.infoset_action_offset,
-            tree.infoset_num_actions,
-            infoset_offset,
-            action_offset,
-        )
+        self.view = infoset_view(tree)._replace(infoset_offset=infoset_offset, action_offset=action_offset)
         owner = tree.infoset_player[trunk_infosets]
         self.infosets = tuple(trunk_infosets[owner == p] for p in (0, 1))
         self.rows = tuple(np.flatnonzero(owner == p).astype(np.int32) for p in (0, 1))
-        offsets = tree.infoset_action_offset
-        self.flat_actions = np.concatenate(
-            [np.arange(offsets[i], offsets[i + 1]) for i in trunk_infosets]
-        ).astype(np.int64)
-        self.is_trunk_action = np.zeros(tree.num_infoset_actions, dtype=bool)
-        self.is_trunk_action[self.flat_actions] = True
+        self.is_trunk_action = np.isin(tree.action_infoset, trunk_infosets)
+        self.flat_actions = np.flatnonzero(self.is_trunk_action)  # trunk infosets' actions, in order
         internal = tree.internal_nodes
-        nodes = internal[~in_subgame[internal]].astype(np.int32)
-        kind = np.ascontiguousarray(tree.node_kind[nodes])
-        first_child = np.ascontiguousarray(tree.node_first_child[nodes])
-        infoset = np.ascontiguousarray(tree.node_infoset[nodes])
-        prob_offset = first_child.astype(np.int64) + self.num_actions
-        is_decision = kind < CHANCE
-        prob_offset[is_decision] = infoset_offset[infoset[is_decision]]
-        num_children = np.ascontiguousarray(tree.node_num_children[nodes])
-        self.passes = NodePasses(
-            nodes, kind, first_child, num_children, prob_offset.astype(np.int32), infoset
-        )
+        self.passes = node_passes(tree, internal[~in_subgame[internal]].astype(np.int32), infoset_offset,
+                                  self.num_actions)
         self.edge_prob = np.concatenate([np.zeros(self.num_actions), tree.node_chance_prob])
 
 
@@ -541,7 +504,7 @@ def run_cfr_d(
     run = CFRDRun(solver)
     checkpoints = None
     if state is not None:
-        checkpoints = CFRDCheckpoints(state, solver, every=checkpoint_every, seconds=checkpoint_seconds)
+        checkpoints = cfr_d_checkpoints(state, solver, every=checkpoint_every, seconds=checkpoint_seconds)
         if Path(state).exists():
             run.history = checkpoints.resume(solver)
 
@@ -568,58 +531,12 @@ def run_cfr_d(
     return run
 
 
-STATE_FORMAT = "efgkit-cfr-d-state"
-STATE_VERSION = 1
-
-
-class CFRDCheckpoints(CheckpointSchedule):
-    """A CFR-D run's checkpoints at ``path``: its ``SolverState`` (trunk and root values) in
-    checked HDF5 with the game, the run's settings and the evaluation history, written
-    atomically on ``CheckpointSchedule``'s schedule."""
-
-    def __init__(
-        self, path: str | os.PathLike, solver: CFRD, *, every: int | None = None, seconds: float | None = None
-    ) -> None:
-        super().__init__(every=every, seconds=seconds)
-        self.path = path
-        self.settings = json.dumps(
-            {
-                "variant": solver.variant,
-                "round": solver.round_number,
-                "subgame_iterations": solver.subgame_iterations,
-                "subgame_solver": solver.subgame_solver,
-                "track_average": solver.track_average,
-            },
-            sort_keys=True,
-        )
-
-    def save(self, solver: CFRD, history: list[dict]) -> None:
-        with atomic_output_path(self.path) as temporary, h5py.File(temporary, "w") as handle:
-            stamp(handle, STATE_FORMAT, STATE_VERSION)
-            handle.attrs.update(
-                game_spec=solver.tree.spec,
-                tree_fingerprint=solver.tree.fingerprint,
-                settings=self.settings,
-                iteration=solver.iteration,
-                history=json.dumps(history),
-            )
-            for name, array in solver.state_arrays().items():
-                write_dataset(handle, name, array, compressed=False)
-            seal(handle)
-
-    def resume(self, solver: CFRD) -> list[dict]:
-        """Load the checkpoint into ``solver`` and return its history (FileFormatError if it
-        is another game's or another run's)."""
-        with open_checked(self.path, STATE_FORMAT, STATE_VERSION, "CFR-D state") as handle:
-            attrs = handle.attrs
-            tree = solver.tree
-            if (str(attrs["game_spec"]), str(attrs["tree_fingerprint"])) != (tree.spec, tree.fingerprint):
-                raise FileFormatError(f"{self.path}: the CFR-D state is for another game")
-            if str(attrs["settings"]) != self.settings:
-                raise FileFormatError(f"{self.path}: the CFR-D state was made with {attrs['settings']}")
-            state = SolverState(
-                {name: read_dataset(handle, name) for name in handle}, attribute(handle, "iteration", int)
-            )
-            history = json.loads(str(attrs["history"]))
-        solver.load_state(state)
-        return history
+def cfr_d_checkpoints(path: str | os.PathLike, solver: CFRD, *, every: int | None = None,
+                      seconds: float | None = None) -> StateFileCheckpoints:
+    """A CFR-D run's checkpoints at ``path`` (trunk and root values, the run's settings and
+    evaluation history)."""
+    settings = {"variant": solver.variant, "round": solver.round_number,
+                "subgame_iterations": solver.subgame_iterations, "subgame_solver": solver.subgame_solver,
+                "track_average": solver.track_average}
+    return StateFileCheckpoints(path, "efgkit-cfr-d-state", "CFR-D state", settings, every=every,
+                                seconds=seconds)

@@ -32,23 +32,19 @@ must root a subgame (closed under infosets), as in Leduc and Kuhn.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import h5py
 import numpy as np
 
 from efgkit.core.evaluation import Evaluation
-from efgkit.core.run_loop import CheckpointSchedule, run_iterations
-from efgkit.core.solver_state import SolverState
+from efgkit.core.run_loop import run_iterations
+from efgkit.core.solver_state import SolverState, StateFileCheckpoints
 from efgkit.errors import FileFormatError, ParameterError
 from efgkit.games.protocol import CHANCE, TERMINAL
 from efgkit.games.tree import GameTree
-from efgkit.io.atomic import atomic_output_path
-from efgkit.io.checked_hdf5 import attribute, open_checked, read_dataset, seal, stamp, write_dataset
 from efgkit.resolve.constraints import BlueprintValues, RootConstraints
 from efgkit.resolve.engines import EvaluatorFactory, SolverFactory, check_factories
 from efgkit.resolve.gadgets import resolve_gadget
@@ -155,7 +151,8 @@ class ContinualResolver:
         checkpoints there after each agent and every ``checkpoint_seconds``; run again with
         the same ``state`` it continues from there and ends as an uninterrupted run would."""
         began = time.perf_counter()
-        checkpoints = None if state is None else ContinualCheckpoints(state, self, seconds=checkpoint_seconds)
+        checkpoints = None if state is None else continual_checkpoints(state, self,
+                                                                       seconds=checkpoint_seconds)
         if checkpoints is not None and Path(state).exists():
             checkpoints.resume(self)
         run_iterations(self, self.num_steps, checkpoints=checkpoints, progress=progress,
@@ -332,39 +329,11 @@ class _CarriedValues:
         return elements, self.value[labelled[first]]
 
 
-STATE_FORMAT = "efgkit-continual-state"
-STATE_VERSION = 1
-
-
-class ContinualCheckpoints(CheckpointSchedule):
-    """A continual run's checkpoints at ``path``: its ``SolverState`` in checked HDF5 with the
-    game and the run's settings, written atomically after each agent and every ``seconds``."""
-
-    def __init__(self, path: str | os.PathLike, resolver: ContinualResolver, *, seconds: float) -> None:
-        super().__init__(every=resolver.states.shape[0], seconds=seconds)
-        self.path = path
-        solver = getattr(resolver.solver, "__qualname__", repr(resolver.solver))
-        self.settings = json.dumps({"solver": solver, "iterations": resolver.iterations,
-                                    "values": resolver.values}, sort_keys=True)
-
-    def save(self, solver: ContinualResolver, history: list[dict]) -> None:
-        with atomic_output_path(self.path) as temporary, h5py.File(temporary, "w") as handle:
-            stamp(handle, STATE_FORMAT, STATE_VERSION)
-            handle.attrs.update(game_spec=solver.tree.spec, tree_fingerprint=solver.tree.fingerprint,
-                                settings=self.settings, iteration=solver.iteration)
-            for name, array in solver.state_arrays().items():
-                write_dataset(handle, name, array, compressed=False)
-            seal(handle)
-
-    def resume(self, solver: ContinualResolver) -> None:
-        """Load the checkpoint into ``solver`` (FileFormatError if another game's or run's)."""
-        with open_checked(self.path, STATE_FORMAT, STATE_VERSION, "continual re-solving state") as handle:
-            attrs = handle.attrs
-            tree = solver.tree
-            if (str(attrs["game_spec"]), str(attrs["tree_fingerprint"])) != (tree.spec, tree.fingerprint):
-                raise FileFormatError(f"{self.path}: the re-solving state is for another game")
-            if str(attrs["settings"]) != self.settings:
-                raise FileFormatError(f"{self.path}: the re-solving state was made with {attrs['settings']}")
-            state = SolverState({name: read_dataset(handle, name) for name in handle},
-                                attribute(handle, "iteration", int))
-        solver.load_state(state)
+def continual_checkpoints(path: str | os.PathLike, resolver: ContinualResolver, *,
+                          seconds: float) -> StateFileCheckpoints:
+    """A continual run's checkpoints at ``path``: after each agent and every ``seconds``."""
+    solver = getattr(resolver.solver, "__qualname__", repr(resolver.solver))
+    return StateFileCheckpoints(path, "efgkit-continual-state", "continual re-solving state",
+                                {"solver": solver, "iterations": resolver.iterations,
+                                 "values": resolver.values},
+                                every=resolver.states.shape[0], seconds=seconds)

@@ -30,7 +30,6 @@ from efgkit.resolve.constraints import CONSTRAINT_KINDS, BlueprintValues
 from efgkit.resolve.distributional import (
     DistributionalSolver,
     check_head_solver,
-    distributional_gadget,
     distributional_spread,
 )
 from efgkit.resolve.engines import EvaluatorFactory, SolverFactory, check_factories
@@ -40,7 +39,6 @@ from efgkit.resolve.gadgets import (
     Gadget,
     coinflip_gadget,
     maxmargin_gadget,
-    resolve_gadget,
     unsafe_gadget,
 )
 from efgkit.resolve.splice import splice
@@ -166,19 +164,13 @@ class Resolver:
                                  lower_bound=self.gift_bound == "min-payoff")
             constraints = [c.raised_by(g, f"{c.kind}+gifts") for c, g in zip(constraints, gifts,
                                                                                strict=True)]
-        build = {
-            "resolve": resolve_gadget,
-            "maxmargin": maxmargin_gadget,
-            "reach-maxmargin": lambda c: maxmargin_gadget(c, kind="reach-maxmargin"),
-            "coinflip": lambda c: coinflip_gadget(c, self.p),
-            "distributional": distributional_gadget,
-            "distributional-hedge": lambda c: distributional_gadget(c, kind="distributional-hedge"),
-            "reach-distributional": lambda c: distributional_gadget(c, kind="reach-distributional"),
-            "reach-distributional-hedge": lambda c: distributional_gadget(
-                c, kind="reach-distributional-hedge"),
-        }[self.gadget]
         for c in constraints:
-            yield build(c) if c.total_reach > 0 else None
+            if c.total_reach <= 0:
+                yield None
+            elif self.gadget.endswith("maxmargin"):
+                yield maxmargin_gadget(c, kind=self.gadget)
+            else:  # resolve and the distributional gadgets are the coin-flip gadget at p = 0
+                yield coinflip_gadget(c, self.p if self.gadget == "coinflip" else 0.0, kind=self.gadget)
 
     def _jobs(self, subgames: Sequence[Subgame]) -> Iterator[tuple[Subgame, tuple[int, ...], Gadget | None]]:
         """(subgame, the players whose strategy its gadget gives, gadget): one unsafe gadget

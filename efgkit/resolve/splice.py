@@ -35,10 +35,8 @@ def splice(blueprint: Strategy, parts: Iterable[tuple[np.ndarray, np.ndarray]]) 
             raise StrategyError("two re-solved parts cover the same infoset")
         replaced[actions] = True
         behavior[actions] = probabilities
-    infoset_replaced = np.zeros(tree.num_infosets, dtype=bool)
-    np.logical_or.at(infoset_replaced, tree.action_infoset, replaced)
-    whole = np.zeros(tree.num_infosets, dtype=np.int64)
-    np.add.at(whole, tree.action_infoset, replaced)
+    whole = np.bincount(tree.action_infoset, weights=replaced, minlength=tree.num_infosets)
+    infoset_replaced = whole > 0
     if np.any(infoset_replaced & (whole != tree.infoset_num_actions)):
         raise StrategyError("a re-solved part covers only some actions of an infoset")
     labels = blueprint.infoset_map.abstract_of.astype(np.int64)

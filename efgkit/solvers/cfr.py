@@ -97,10 +97,6 @@ class CFRSolver(VariantSolver):
         self._held_actions = np.zeros(0, np.int64)
         self._rematch()
 
-    def _rematch(self) -> None:
-        for player in (0, 1):
-            self._match(player)
-
     def _match(self, player: int) -> None:
         match_player(self._settings, self.iteration, self._matched_abstract[player],
                      self.infoset_map.abstract_action_offset, self._state, self.layout.edge_prob)

@@ -35,6 +35,21 @@ class NodePasses(NamedTuple):
     infoset: np.ndarray
 
 
+def node_passes(tree: GameTree, nodes: np.ndarray, infoset_offset: np.ndarray,
+                chance_offset: int) -> NodePasses:
+    """The ``NodePasses`` of the internal ``nodes`` (int32, breadth first), compact copies so the
+    passes read consecutive memory instead of gathering through node ids. Child k of node i has
+    probability ``edge_prob[prob_offset[i] + k]``: its infoset's entries of the profile
+    (``infoset_offset`` per original infoset) at decision nodes, its own block of the tree's
+    chance probabilities (stored after the first ``chance_offset`` entries) at chance nodes."""
+    kind, first_child, infoset = tree.node_kind[nodes], tree.node_first_child[nodes], tree.node_infoset[nodes]
+    prob_offset = first_child.astype(np.int64) + chance_offset
+    decision = kind < CHANCE
+    prob_offset[decision] = infoset_offset[infoset[decision]]
+    return NodePasses(nodes, kind, first_child, tree.node_num_children[nodes], prob_offset.astype(np.int32),
+                      infoset)
+
+
 class ProfileLayout:
     """Offsets into ``edge_prob`` per internal node for one (tree, abstraction), plus buffers.
 
@@ -50,23 +65,8 @@ class ProfileLayout:
         self.edge_prob = np.concatenate(
             [np.zeros(self.num_strategy_entries), tree.node_chance_prob]
         )
-        # Compact copies per internal node (breadth-first order) so the passes read
-        # consecutive memory instead of gathering through node ids.
-        self.internal_nodes = tree.internal_nodes
-        self.internal_kind = np.ascontiguousarray(tree.node_kind[self.internal_nodes])
-        self.internal_first_child = np.ascontiguousarray(tree.node_first_child[self.internal_nodes])
-        self.internal_num_children = np.ascontiguousarray(
-            tree.node_num_children[self.internal_nodes])
-        self.internal_infoset = np.ascontiguousarray(tree.node_infoset[self.internal_nodes])
-        # Child k of internal node i has probability edge_prob[offset[i] + k]: the profile's
-        # entries of its infoset at decision nodes, its own chance block at chance nodes.
-        offsets = self.internal_first_child.astype(np.int64) + self.num_strategy_entries
-        decision = self.internal_kind < CHANCE
-        offsets[decision] = infoset_map.infoset_offset[self.internal_infoset[decision]]
-        self.internal_prob_offset = offsets.astype(np.int32)
-        self.passes = NodePasses(self.internal_nodes, self.internal_kind, self.internal_first_child,
-                                 self.internal_num_children, self.internal_prob_offset,
-                                 self.internal_infoset)
+        self.passes = node_passes(tree, tree.internal_nodes, infoset_map.infoset_offset,
+                                  self.num_strategy_entries)
         self.terminal_nodes = np.flatnonzero(tree.node_kind == TERMINAL).astype(np.int32)
         self.values = tree.node_utility.copy()  # terminals keep utilities; internals overwritten
         self.reach = np.zeros(tree.num_nodes)
@@ -75,14 +75,14 @@ class ProfileLayout:
     def reassign(self, infosets: np.ndarray) -> None:
         """Re-read ``infoset_offset`` of these original infosets (after a split)."""
         if self._nodes_by_infoset is None:
-            decision = np.flatnonzero(self.internal_kind < CHANCE)
-            order = decision[np.argsort(self.internal_infoset[decision], kind="stable")]
-            bounds = np.searchsorted(self.internal_infoset[order],
-                                     np.arange(self.tree.num_infosets + 1))
+            kind, infoset = self.passes.kind, self.passes.infoset
+            decision = np.flatnonzero(kind < CHANCE)
+            order = decision[np.argsort(infoset[decision], kind="stable")]
+            bounds = np.searchsorted(infoset[order], np.arange(self.tree.num_infosets + 1))
             self._nodes_by_infoset = (order.astype(np.int32), bounds.astype(np.int64))
         order, bounds = self._nodes_by_infoset
         _reassign_offsets(np.asarray(infosets, np.int32), order, bounds,
-                          self.infoset_map.infoset_offset, self.internal_prob_offset)
+                          self.infoset_map.infoset_offset, self.passes.prob_offset)
 
     def set_strategy(self, probabilities: np.ndarray) -> None:
         self.edge_prob[: probabilities.shape[0]] = probabilities

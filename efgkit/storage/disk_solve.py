@@ -123,11 +123,7 @@ def build_working_file(load_game: Callable[[str], GameTree], spec: str, path: st
     layout = ProfileLayout(infoset_map)
     actions = infoset_map.num_abstract_actions
     arrays = {
-        "internal/nodes": layout.internal_nodes, "internal/kind": layout.internal_kind,
-        "internal/first_child": layout.internal_first_child,
-        "internal/num_children": layout.internal_num_children,
-        "internal/prob_offset": layout.internal_prob_offset,
-        "internal/infoset": layout.internal_infoset,
+        **{f"internal/{name}": array for name, array in layout.passes._asdict().items()},
         "node/values": layout.values, "node/reach": layout.reach, "edge_prob": layout.edge_prob,
         "action/infoset": tree.action_infoset, "action/regrets": np.zeros(actions),
         "action/average": np.zeros(actions), "action/instant": np.zeros(actions),
@@ -138,7 +134,7 @@ def build_working_file(load_game: Callable[[str], GameTree], spec: str, path: st
         "infoset/own_reach": np.zeros(tree.num_infosets),
     }
     sizes = {"histories": tree.num_nodes, "infosets": tree.num_infosets,
-             "infoset_actions": actions, "internal_nodes": int(layout.internal_nodes.shape[0])}
+             "infoset_actions": actions, "internal_nodes": int(layout.passes.nodes.shape[0])}
     with atomic_output_path(path) as temporary:
         with create_file(temporary) as handle:
             handle.attrs.update(format=WORKING_FORMAT, version=WORKING_VERSION, game_spec=tree.spec,

@@ -340,9 +340,130 @@ def update_vad_rows(rows, action_offset, t, state):
         vad_match_row(t, lo, hi, regrets, instant, volatility[row], strategy)
 
 
+# A re-solving gadget's head (``resolve.vector_gadgets``), updated inside ``run_iterations``.
+NO_HEAD, RESOLVE_HEAD, MAXMARGIN_HEAD = 0, 1, 2
+"""The head's shape: none (unsafe), (terminate, follow) per opponent hand, one hand choice."""
+
+
+class GadgetHead(NamedTuple):
+    """The opponent's head rows. ``mode``: ``NO_HEAD`` / ``RESOLVE_HEAD`` / ``MAXMARGIN_HEAD``;
+    ``free``: its regrets update it (False: a distributional rule sets it); ``opponent``;
+    ``hands`` int64 (heads,) the opponent hand of each row (resolve) or action (maxmargin);
+    ``offset`` int64 (rows + 1,); ``rows`` int64 (rows,); ``fixed`` float64 (head actions,) the
+    actions' fixed values (terminate's c_I; ``-alt(I)``); ``reach`` float64 (hands,) π(I) of
+    each entry of ``hands``; ``state`` its ``RowState``."""
+
+    mode: int
+    free: bool
+    opponent: int
+    hands: np.ndarray
+    offset: np.ndarray
+    rows: np.ndarray
+    fixed: np.ndarray
+    reach: np.ndarray
+    state: RowState
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state, work):
-    """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1).
+def enter(head, root_reach):
+    """The opponent's range at the subgame's root (``root_reach`` float64 (2, hands)) from its
+    head strategy: its follow probability (resolve), or ``s(h) / π(I)`` (maxmargin)."""
+    own = root_reach[head.opponent]
+    own[:] = 0.0
+    strategy, hands = head.state.strategy, head.hands
+    for j in range(hands.shape[0]):
+        if head.mode == RESOLVE_HEAD:
+            own[hands[j]] = strategy[head.offset[j] + 1]
+        else:
+            own[hands[j]] = strategy[j] / head.reach[j]
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _block_sum(a, lo, n):
+    """numpy's sum of ``a[lo:lo + n]`` for ``n <= 128``: in order below 8, else 8 ways."""
+    if n < 8:
+        total = 0.0
+        for i in range(n):
+            total += a[lo + i]
+        return total
+    r = a[lo:lo + 8].copy()
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            r[j] += a[lo + i + j]
+        i += 8
+    total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    for x in range(i, n):
+        total += a[lo + x]
+    return total
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _pairwise_sum(a, lo, n):
+    """numpy's pairwise summation of ``a[lo:lo + n]``: a span over 128 is the sum of its halves
+    (split at ``n // 2`` rounded down to a multiple of 8), walked with a stack, not recursion."""
+    span_lo, span_n = np.zeros(128, np.int64), np.zeros(128, np.int64)
+    split, sums = np.zeros(128, np.bool_), np.zeros(128)
+    span_lo[0], span_n[0], spans, results = lo, n, 1, 0
+    while spans:
+        spans -= 1
+        start, size = span_lo[spans], span_n[spans]
+        if split[spans]:  # both halves done: combine the last two results
+            split[spans] = False
+            results -= 1
+            sums[results - 1] += sums[results]
+        elif size <= 128:
+            sums[results] = _block_sum(a, start, size)
+            results += 1
+        else:
+            half = size // 2 - (size // 2) % 8
+            split[spans] = True
+            span_lo[spans + 1], span_n[spans + 1] = start + half, size - half
+            span_lo[spans + 2], span_n[spans + 2] = start, half
+            spans += 3
+    return sums[0]
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _reduce_sum(a):
+    """``np.add.reduceat(a, [0])[0]`` bit for bit (the first element, then numpy's pairwise sum
+    of the rest), so the maxmargin head's expected value is the one numpy's head computed."""
+    return a[0] + _pairwise_sum(a, 1, a.shape[0] - 1) if a.shape[0] else 0.0
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def head_update(head, root_values, root_reach, settings, t, weight):
+    """Iteration ``t``'s instant regrets and average (``weight``) of the head rows from the
+    opponent's counterfactual values at the root (``root_values`` float64 (hands,)); a free
+    head then updates its regrets and the opponent's entering range (``enter``)."""
+    state, hands, offset, fixed = head.state, head.hands, head.offset, head.fixed
+    strategy, instant, average = state.strategy, state.instant, state.average
+    if head.mode == RESOLVE_HEAD:
+        for j in range(hands.shape[0]):
+            lo = offset[j]
+            follow = root_values[hands[j]]
+            expected = strategy[lo] * fixed[lo] + strategy[lo + 1] * follow
+            instant[lo] = fixed[lo] - expected
+            instant[lo + 1] = follow - expected
+    else:
+        for j in range(hands.shape[0]):
+            instant[j] = fixed[j] + root_values[hands[j]] / head.reach[j]
+        expected = _reduce_sum(strategy * instant)
+        for j in range(hands.shape[0]):
+            instant[j] -= expected
+    if weight > 0.0:
+        for x in range(strategy.shape[0]):
+            average[x] += weight * strategy[x]
+    if head.free:
+        update_rows(head.rows, offset, settings, t, state)
+        enter(head, root_reach)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state, work, head=None):
+    """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1); with
+    a gadget's ``head`` (``GadgetHead``, on a subtree) the head updated from the opponent's root
+    values after the opponent's value pass and before its regret update.
 
     A player's update needs the opponent's reach under the opponent's latest strategy and its
     own reach under its strategy before the update, so after the first pass each update
@@ -362,6 +483,9 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
             player_reach_pass(tree, layout, strategy, 1 - player, work.reach)
             value_and_average_pass(tree, layout, strategy, player, np.int64(REGRETS), work, instant,
                                    weight, average)
+            if head is not None:
+                if player == head.opponent:  # nested: numba prunes a `head is not None` test alone
+                    head_update(head, work.values[0], tree.root_reach, settings, t, weight)
             if vad:
                 vad_average_pass(tree, layout, player, t, work.reach[player], state)
                 update_vad_rows(rows, action_offset, t, state)

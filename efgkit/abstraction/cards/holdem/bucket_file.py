@@ -43,7 +43,7 @@ from efgkit.io.checked_hdf5 import (
     verify_dataset,
     write_dataset,
 )
-from efgkit.io.mapped_arrays import MappedFile
+from efgkit.io.mapped_arrays import Closing, MappedFile
 
 FORMAT = "efgkit-holdem-buckets"
 SCHEMA_VERSION = 1
@@ -108,7 +108,7 @@ def _checked_bucket(tables, cards, buckets, num_cards):
     return np.int64(buckets[index_hand(tables, cards, cards.shape[0])])
 
 
-class BucketLookup:
+class BucketLookup(Closing):
     """The buckets of a bucket file, memory-mapped, for fast lookups (module docstring).
 
     ``verify`` (default) checks every street's buckets against their sha256 on opening.
@@ -211,12 +211,6 @@ class BucketLookup:
         if self._mapped is not None:
             self._mapped.close()
             self._mapped = None
-
-    def __enter__(self) -> BucketLookup:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
 
 
 
