@@ -31,8 +31,9 @@ do not. The constraints are ``RootRanges`` (``poker.subgame_roots``), element by
 Everything a gadget holds is the size of its subgame: the subtree's own layout
 (``subtree_layout``: its rows renumbered, ``action_origin`` back to the game's layout), the
 workspace and the head; the iterations run in one numba kernel (``vector_cfr.run_iterations``
-with the head), the head's regrets and the opponent's entering range updated inside it. Only the distributional
-heads, set by ``FollowRule`` before every iteration, return to Python between iterations.
+with the head), the head's regrets and the opponent's entering range updated inside it. Only
+the distributional heads, set by ``FollowRule`` before every iteration, return to Python
+between iterations.
 """
 
 from __future__ import annotations
