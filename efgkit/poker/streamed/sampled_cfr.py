@@ -71,7 +71,7 @@ from efgkit.io.numba_private import WITHOUT_REFCOUNTS
 from efgkit.poker.betting_tree import sorted_deals
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.buckets.card_abstraction import hand_buckets
-from efgkit.poker.codes import DEAL, FOLD
+from efgkit.poker.codes import DEAL, FOLD, SHOWDOWN
 from efgkit.poker.dealt_hands import hand_lists, keep_off_board
 from efgkit.poker.depth_first import depth_first, push_child
 from efgkit.poker.materialised.public_tree import showdown_orders
@@ -100,14 +100,21 @@ CHUNK_ITERATIONS = 4096
 
 
 class SampledBoard(NamedTuple):
-    """One sampled board: per level the ``valid`` hands (levels, hands) int64 and their
-    ``valid_count``, the same hands ordered by bucket (``by_bucket``, hand order within a
-    bucket), each hand's ``bucket`` (levels, hands) int64 (-1 off the board), the terminal
-    ``weight`` (levels,); the final board's hands sorted by strength (``final_hands``,
-    ``final_strength`` (1, hands), ``final_count`` (1,)) with their ``strength_groups``
-    (``final_cards`` int64 (hands, 2), ``final_groups`` int64 (hands + 1,) and
-    ``final_group_count`` int64 (1,)); ``hand_cards``; ``sorted_bucket`` int64 (levels, hands)
-    the buckets of ``by_bucket``'s hands in its order (the walk's loops read them in turn)."""
+    """One sampled board. Per level: the ``valid`` hands (levels, hands) int64 (hand order) and
+    their ``valid_count``, the same hands ordered by bucket (``by_bucket``, hand order within a
+    bucket), each hand's ``bucket`` (levels, hands) int64 (-1 off the board) and the terminal
+    ``weight`` (levels,). The walk's vectors hold a level's hands at their *positions* in
+    ``by_bucket`` order, so each bucket's hands are one contiguous run: ``run_start`` int64
+    (levels, hands + 1) and ``run_bucket`` int64 (levels, hands) the first position and bucket
+    of each run, ``run_count`` (levels,); ``position_of`` int64 (levels, hands) each hand's
+    position (scratch for the maps); ``valid_position`` (levels, hands) the positions in hand
+    order (sums over the opponent's hands keep hand order); ``parent_position`` (levels, hands)
+    a position's position one level up (where a deal maps reach down and values up);
+    ``position_cards`` int64 (levels, hands, hole cards) each position's cards. The final
+    board's hands sorted by strength (``final_hands``, ``final_strength`` (1, hands),
+    ``final_count`` (1,)) with their ``strength_groups`` (``final_cards`` int64 (hands, 2),
+    ``final_groups`` int64 (hands + 1,), ``final_group_count`` int64 (1,)) and their positions
+    on the last level (``final_position`` int64 (hands,)); ``hand_cards``."""
 
     valid: np.ndarray
     valid_count: np.ndarray
@@ -121,7 +128,14 @@ class SampledBoard(NamedTuple):
     final_cards: np.ndarray
     final_groups: np.ndarray
     final_group_count: np.ndarray
-    sorted_bucket: np.ndarray
+    run_start: np.ndarray
+    run_bucket: np.ndarray
+    run_count: np.ndarray
+    position_of: np.ndarray
+    valid_position: np.ndarray
+    parent_position: np.ndarray
+    position_cards: np.ndarray
+    final_position: np.ndarray
 
 
 class Sampler(NamedTuple):
@@ -154,12 +168,13 @@ class UpdateWalkStack(NamedTuple):
     """The stack of the update walk (``_walk_player``; ``board_walk.BoardWalkStack`` is the evaluating
     walk's): per depth int64 ``node``, ``cursor``, ``action``, ``own_at`` / ``opponent_at``
     (the row of ``own`` / ``opponent`` holding the depth's reach: a row is written only where
-    that player acts, the others share their parent's) and bool ``live`` (some opponent reach
-    is not 0), ``own_live`` (averaging, and some own reach is not 0), ``started`` (``values``
-    holds the node's values so far; before its first child they are 0); float64 (depth, hands)
-    ``own`` and ``opponent`` reach and ``values`` of the updating player; float64 (hands,)
-    ``showdown`` (values by hand) scratch; ``card_sum`` (cards,) scratch; ``largest`` int64 (2,
-    rounds): per round the largest int32 regret and accumulator the walk updated;
+    that player acts or a card is dealt, the others share their parent's) and bool ``live``
+    (some opponent reach is not 0), ``own_live`` (averaging, and some own reach is not 0),
+    ``started`` (``values`` holds the node's values so far; before its first child they are
+    0); float64 (depth, hands) ``own`` and ``opponent`` reach and ``values`` of the updating
+    player, by the node's level's positions (``SampledBoard``); float64 (hands,) ``terminal``
+    (a terminal's values by position) scratch; ``card_sum`` (cards,) scratch; ``largest``
+    int64 (2, rounds): per round the largest int32 regret and accumulator the walk updated;
     ``sorted_values`` and ``sorted_reach`` float64 (hands,) scratch in showdown order. (The
     class keeps its name: numba's cache index of this module pickles it, and a stale index
     naming a class that is gone fails to load.)"""
@@ -175,7 +190,7 @@ class UpdateWalkStack(NamedTuple):
     own: np.ndarray
     opponent: np.ndarray
     values: np.ndarray
-    showdown: np.ndarray
+    terminal: np.ndarray
     card_sum: np.ndarray
     largest: np.ndarray
     sorted_values: np.ndarray
@@ -192,16 +207,6 @@ def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> UpdateWa
                            np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros(hands))
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _add_average(average, x, amount, fixed, round_):
-    """Add ``amount`` to ``average[x]``: as is, or scaled by ``round_``'s scale and rounded to
-    the nearest integer (saturating at the int32 maximum)."""
-    if fixed.integer:
-        average[x] = min(np.int64(average[x]) + np.int64(np.rint(amount * fixed.scale[1, round_])), INT32_MAX)
-    else:
-        average[x] += amount
-
-
 # How the walk stays exact while doing less than a plain walk (every skip below leaves every
 # regret, accumulator and strategy bit-identical to visiting):
 # * where the opponent's reach is 0 on every hand (``live`` false) every terminal value is
@@ -210,13 +215,13 @@ def _add_average(average, x, amount, fixed, round_):
 #   player's average strategy (``own_live``), its terminals not at all;
 # * a decision node's values start as 0.0 + its first child's (``started``), not as a row of
 #   zeros to add into; a deal node, whose child has fewer hands, still clears them;
-# * a terminal's values are added straight into its parent (``_add_terminal``), in the
-#   order the parent would have added them;
-# * every loop that touches a player's rows runs over the hands ``by_bucket``: a row's
-#   hands still come in hand order, so each entry sees the same operations in the same
-#   order, the rows come in order (the cache lines of large abstractions are read once) and
-#   ``_close`` updates each row once (a plain walk updates it once per hand; the later
-#   passes add 0 and match it to the same strategy).
+# * the vectors hold a level's hands at their positions in ``by_bucket`` order, each bucket's
+#   hands one run (``SampledBoard``): a row's hands still come in hand order, so each entry
+#   sees the same operations in the same order, the rows come in order (the cache lines of
+#   large abstractions are read once), the loops over a run read no index array, and ``_close``
+#   updates each row once (a plain walk updates it once per hand; the later passes add 0 and
+#   match it to the same strategy); sums over the opponent's hands (terminal totals, the
+#   showdown's sweeps) still run in hand or strength order.
 # The walk's visitors are inlined into ``_walk_player`` (``depth_first``), which is compiled
 # without numba's reference counting (``io.numba_private.WITHOUT_REFCOUNTS``): the walk
 # allocates nothing and every array it sees is owned by the caller. A call per node would
@@ -225,9 +230,9 @@ def _add_average(average, x, amount, fixed, round_):
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _open(args, depth):
     """Start the decision or deal node at ``depth`` (a live deal node's values cleared) and,
-    at the updating player's node, add its average-strategy contribution (``weight`` x own
-    reach x strategy); True for a terminal, whose values ``_gather`` adds (``args`` as
-    ``_walk_player`` packs them: ``depth_first``'s visitors)."""
+    at the updating player's node, add its average-strategy contribution (``_average_rows``);
+    True for a terminal, whose values ``_gather`` adds (``args`` as ``_walk_player`` packs
+    them: ``depth_first``'s visitors)."""
     view, board, walk, state, player, weight, fixed, rule = args
     node = walk.node[depth]
     if view.kind[node] > DEAL:
@@ -236,22 +241,76 @@ def _open(args, depth):
     walk.cursor[depth] = 0
     walk.started[depth] = walk.live[depth] and view.kind[node] == DEAL
     if walk.started[depth]:
-        for h in board.valid[level, :board.valid_count[level]]:
-            walk.values[depth, h] = 0.0
-    if view.kind[node] == player and weight > 0.0:
-        own = walk.own[walk.own_at[depth]]
-        m = view.num_children[node]
-        decision = view.decision_index[node]
-        start = view.action_start[decision]
-        round_ = fixed.decision_round[decision] if fixed.integer else 0
-        hands, buckets = board.by_bucket[level], board.sorted_bucket[level]
+        values = walk.values[depth]
         for i in range(board.valid_count[level]):
-            w = weight * own[hands[i]]
-            if w != 0.0:
-                row = start + buckets[i] * m
-                for a in range(m):
-                    _add_average(state.average, row + a, w * state.strategy[row + a], fixed, round_)
+            values[i] = 0.0
+    if view.kind[node] == player and weight > 0.0:
+        decision = view.decision_index[node]
+        round_ = fixed.decision_round[decision] if fixed.integer else 0
+        _average_rows(state, walk.own[walk.own_at[depth]], board, level, view.action_start[decision],
+                      view.num_children[node], weight, fixed, round_)
     return False
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _average_rows(state, own, board, level, start, m, weight, fixed, round_):
+    """Add ``weight`` x own reach x strategy into the average accumulator of the rows from
+    ``start`` (``m`` actions) the ``level``'s runs reach: each entry's hands in order, as is or
+    scaled by ``round_``'s scale and rounded to the nearest integer (saturating at the int32
+    maximum); hands of zero reach add nothing."""
+    runs, buckets, average = board.run_start[level], board.run_bucket[level], state.average
+    for r in range(board.run_count[level]):
+        row = start + buckets[r] * m
+        for x in range(row, row + m):
+            p = state.strategy[x]
+            if fixed.integer:
+                scale = fixed.scale[1, round_]
+                count = np.int64(average[x])
+                for i in range(runs[r], runs[r + 1]):
+                    w = weight * own[i]
+                    if w != 0.0:
+                        count = min(count + np.int64(np.rint(w * p * scale)), INT32_MAX)
+                average[x] = count
+            else:
+                for i in range(runs[r], runs[r + 1]):
+                    w = weight * own[i]
+                    if w != 0.0:
+                        average[x] += w * p
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _times_strategy(source, target, strategy, board, level, start, m, a):
+    """``target`` = ``source`` x each position's row's probability of action ``a`` (rows from
+    ``start``, ``m`` actions), over the ``level``'s positions; True if some product is not 0."""
+    runs, buckets = board.run_start[level], board.run_bucket[level]
+    nonzero = False
+    for r in range(board.run_count[level]):
+        p = strategy[start + buckets[r] * m + a]
+        for i in range(runs[r], runs[r + 1]):
+            target[i] = source[i] * p
+            nonzero |= target[i] != 0.0
+    return nonzero
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _deal_reach(board, walk, depth, level, averaging):
+    """Set up the reach of the deal node at ``depth``'s child (``level``) at ``depth + 1``,
+    each position's from its parent position; (opponent live, own live)."""
+    parent = board.parent_position[level]
+    live = own_live = False
+    if walk.live[depth]:
+        source, target = walk.opponent[walk.opponent_at[depth]], walk.opponent[depth + 1]
+        for i in range(board.valid_count[level]):
+            target[i] = source[parent[i]]
+            live |= target[i] != 0.0
+        walk.opponent_at[depth + 1] = depth + 1
+    if averaging:
+        source, target = walk.own[walk.own_at[depth]], walk.own[depth + 1]
+        for i in range(board.valid_count[level]):
+            target[i] = source[parent[i]]
+            own_live |= target[i] != 0.0
+        walk.own_at[depth + 1] = depth + 1
+    return live, own_live
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
@@ -271,17 +330,11 @@ def _next_child(args, depth):
     if kind == DEAL:
         if a == 1:
             return False
-        level = view.level[child]
-        own, opponent = walk.own[walk.own_at[depth]], walk.opponent[walk.opponent_at[depth]]
-        live, own_live = False, False
-        for h in board.valid[level, :board.valid_count[level]]:
-            live |= opponent[h] != 0.0
-            own_live |= averaging and own[h] != 0.0
+        live, own_live = _deal_reach(board, walk, depth, view.level[child], averaging)
         push_child(walk, depth, 0, 1, child)
         walk.live[depth + 1], walk.own_live[depth + 1] = live, own_live
         return live or own_live
     level = view.level[node]
-    hands, buckets = board.by_bucket[level, :board.valid_count[level]], board.sorted_bucket[level]
     start = view.action_start[view.decision_index[node]]
     live, own_live = walk.live[depth], walk.own_live[depth]
     while a < m:
@@ -289,20 +342,14 @@ def _next_child(args, depth):
         if kind == player:  # the opponent's reach is the parent's
             own_live = False
             if averaging and decision:
-                source, target = walk.own[walk.own_at[depth]], walk.own[depth + 1]
-                for i in range(hands.shape[0]):
-                    h = hands[i]
-                    target[h] = source[h] * state.strategy[start + buckets[i] * m + a]
-                    own_live |= target[h] != 0.0
+                own_live = _times_strategy(walk.own[walk.own_at[depth]], walk.own[depth + 1], state.strategy,
+                                           board, level, start, m, a)
                 walk.own_at[depth + 1] = depth + 1
         else:
             live = False
             if walk.live[depth]:
-                source, target = walk.opponent[walk.opponent_at[depth]], walk.opponent[depth + 1]
-                for i in range(hands.shape[0]):
-                    h = hands[i]
-                    target[h] = source[h] * state.strategy[start + buckets[i] * m + a]
-                    live |= target[h] != 0.0
+                live = _times_strategy(walk.opponent[walk.opponent_at[depth]], walk.opponent[depth + 1],
+                                       state.strategy, board, level, start, m, a)
                 walk.opponent_at[depth + 1] = depth + 1
             own_live = walk.own_live[depth] and decision
         if live or own_live:
@@ -315,93 +362,87 @@ def _next_child(args, depth):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
-def _add_terminal(view, board, walk, state, player, depth):
-    """Add the values of the terminal set up at ``depth + 1`` (fold or showdown, its chance
-    weight included, against the opponent reach there) into the node at ``depth`` as
-    ``_gather`` would: a fold's in the pass computing them, a showdown's from ``walk.showdown``
-    after its two sweeps."""
+def _terminal_values(view, board, walk, player, depth):
+    """The values of the terminal set up at ``depth + 1`` (fold or showdown, its chance weight
+    included, against the opponent reach there) into ``walk.terminal`` by position."""
     child = walk.node[depth + 1]
     level = view.level[child]
-    valid = board.valid[level, :board.valid_count[level]]
+    count = board.valid_count[level]
     opponent = walk.opponent[walk.opponent_at[depth + 1]]
     scale = board.weight[level]
-    own_node = view.kind[walk.node[depth]] == player
-    hands = board.by_bucket[level, :board.valid_count[level]] if own_node else valid
-    buckets = board.sorted_bucket[level]
-    first = not walk.started[depth]
-    walk.started[depth] = True
+    cards, out = board.position_cards[level], walk.terminal
     if view.kind[child] == FOLD:
         payoff = fold_payoff(view.contribution, child, view.folder[child], player) * scale
-        total = compatible_totals(opponent, board.hand_cards, valid, walk.card_sum)
-        for i in range(hands.shape[0]):
-            h = hands[i]
-            _add_value(view, walk, state, own_node, first, depth, h, buckets[i] if own_node else 0,
-                       payoff * compatible_reach(opponent, board.hand_cards, walk.card_sum, total, h))
-        if board.hand_cards.shape[1] == 2:
+        total = compatible_totals(opponent, cards, board.valid_position[level, :count], walk.card_sum)
+        for i in range(count):
+            out[i] = payoff * compatible_reach(opponent, cards, walk.card_sum, total, i)
+        if cards.shape[1] == 2:
             walk.card_sum[:] = 0.0
         return
-    count = board.final_count[0]
+    final = board.final_count[0]
+    positions = board.final_position[:final]
     win, lose = view.contribution[child, 1 - player] * scale, view.contribution[child, player] * scale
-    if board.hand_cards.shape[1] == 1:
-        sorted_showdown_values(opponent, board.hand_cards, board.final_hands[0, :count],
-                               board.final_strength[0, :count], walk.card_sum, win, lose, walk.showdown)
-    else:
-        final = board.final_hands[0, :count]
-        grouped_showdown_values(opponent, final, board.final_cards, board.final_groups,
-                                board.final_group_count[0], walk.card_sum, win, lose, walk.sorted_reach,
-                                walk.sorted_values)
-        if not own_node:  # each hand's value is its own sum: any hand order adds the same
-            for x in range(count):
-                _add_value(view, walk, state, False, first, depth, final[x], 0, walk.sorted_values[x])
-            return
-        for x in range(count):
-            walk.showdown[final[x]] = walk.sorted_values[x]
-    for i in range(hands.shape[0]):
-        h = hands[i]
-        _add_value(view, walk, state, own_node, first, depth, h, buckets[i] if own_node else 0,
-                   walk.showdown[h])
+    if cards.shape[1] == 1:
+        sorted_showdown_values(opponent, cards, positions, board.final_strength[0, :final], walk.card_sum,
+                               win, lose, out)
+        return
+    grouped_showdown_values(opponent, positions, board.final_cards, board.final_groups,
+                            board.final_group_count[0], walk.card_sum, win, lose, walk.sorted_reach,
+                            walk.sorted_values)
+    for x in range(final):
+        out[positions[x]] = walk.sorted_values[x]
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _add_value(view, walk, state, own_node, first, depth, h, bucket, v):
-    """Add hand ``h``'s value ``v`` of the child being gathered into the node at ``depth``
-    (into 0.0 for the ``first`` child): as is at the opponent's node; at the updating
-    player's, weighted by the strategy (row ``bucket``), and ``v`` into the action's
-    instantaneous regret."""
-    if own_node:
-        node = walk.node[depth]
-        m = view.num_children[node]
-        x = view.action_start[view.decision_index[node]] + bucket * m + walk.action[depth]
-        state.instant[x] += v
-        v = state.strategy[x] * v
-    if first:
-        walk.values[depth, h] = 0.0 + v
-    else:
-        walk.values[depth, h] += v
+def _add_own(state, values, child_values, board, level, start, m, a, first):
+    """Add the values ``child_values`` of action ``a``'s child into the updating player's node
+    (rows from ``start``, ``m`` actions): each into its row's instantaneous regret of ``a``
+    (the run's hands in order), weighted by the strategy into ``values`` (``first``: into 0.0)."""
+    runs, buckets, instant = board.run_start[level], board.run_bucket[level], state.instant
+    for r in range(board.run_count[level]):
+        x = start + buckets[r] * m + a
+        p = state.strategy[x]
+        for i in range(runs[r], runs[r + 1]):
+            v = child_values[i]
+            instant[x] += v
+            if first:
+                values[i] = 0.0 + p * v
+            else:
+                values[i] += p * v
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
 def _gather(args, depth):
     """Add the finished child at ``depth + 1`` into the node at ``depth``: a terminal's values
-    as they are computed (``_add_terminal``), a decision or deal child's (nothing if it never
-    ``started``: the opponent reaches none of its hands, its values are 0)."""
+    (``_terminal_values``), a decision or deal child's (nothing if it never ``started``: the
+    opponent reaches none of its hands, its values are 0); a deal node's through the child's
+    parent positions, the updating player's with ``_add_own``."""
     view, board, walk, state, player, weight, fixed, rule = args
-    if view.kind[walk.node[depth + 1]] > DEAL:
-        _add_terminal(view, board, walk, state, player, depth)
+    child = walk.node[depth + 1]
+    if view.kind[child] > DEAL:
+        _terminal_values(view, board, walk, player, depth)
+        child_values = walk.terminal
+    elif walk.started[depth + 1]:
+        child_values = walk.values[depth + 1]
+    else:
         return
-    if not walk.started[depth + 1]:
-        return
-    level = view.level[walk.node[depth + 1]]
-    own_node = view.kind[walk.node[depth]] == player
-    hands = board.by_bucket[level, :board.valid_count[level]] if own_node else (
-        board.valid[level, :board.valid_count[level]])
-    buckets = board.sorted_bucket[level]
+    node = walk.node[depth]
+    level, values = view.level[child], walk.values[depth]
     first = not walk.started[depth]
     walk.started[depth] = True
-    for i in range(hands.shape[0]):
-        h = hands[i]
-        _add_value(view, walk, state, own_node, first, depth, h, buckets[i] if own_node else 0,
-                   walk.values[depth + 1, h])
+    if view.kind[node] == DEAL:  # started when opened: the values are cleared
+        parent = board.parent_position[level]
+        for i in range(board.valid_count[level]):
+            values[parent[i]] += child_values[i]
+    elif view.kind[node] == player:
+        _add_own(state, values, child_values, board, level, view.action_start[view.decision_index[node]],
+                 view.num_children[node], walk.action[depth], first)
+    elif first:
+        for i in range(board.valid_count[level]):
+            values[i] = 0.0 + child_values[i]
+    else:
+        for i in range(board.valid_count[level]):
+            values[i] += child_values[i]
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
@@ -423,15 +464,15 @@ def _close(args, depth):
     level = view.level[node]
     start = view.action_start[view.decision_index[node]]
     round_ = fixed.decision_round[view.decision_index[node]] if fixed.integer else 0
-    count = board.valid_count[level]
-    hands, buckets = board.by_bucket[level, :count], board.sorted_bucket[level]
-    for i in range(count):
-        row = start + buckets[i] * m
+    runs, buckets = board.run_start[level], board.run_bucket[level]
+    instant, values = state.instant, walk.values[depth]
+    for r in range(board.run_count[level]):
+        row = start + buckets[r] * m
         if started:
-            v = walk.values[depth, hands[i]]
-            for a in range(m):
-                state.instant[row + a] -= v
-        if local and (i + 1 == count or buckets[i + 1] != buckets[i]):
+            for x in range(row, row + m):
+                for i in range(runs[r], runs[r + 1]):
+                    instant[x] -= values[i]
+        if local:
             _update_row(state, row, m, walk, fixed, round_, rule)
 
 
@@ -465,9 +506,9 @@ def _walk_player(view, board, walk, state, player, weight, fixed, rule):
     walk.node[0] = 0
     walk.own_at[0] = 0
     walk.opponent_at[0] = 0
-    for h in board.valid[0, :board.valid_count[0]]:
-        walk.own[0, h] = 1.0
-        walk.opponent[0, h] = 1.0
+    for i in range(board.valid_count[0]):
+        walk.own[0, i] = 1.0
+        walk.opponent[0, i] = 1.0
     walk.live[0] = board.valid_count[0] > 0
     walk.own_live[0] = weight > 0.0 and board.valid_count[0] > 0
     depth_first(_open, _next_child, _close, _gather, (view, board, walk, state, player, weight, fixed, rule),
@@ -559,8 +600,8 @@ def walk_boards(view, tables, sampler, board, walk, state, player, weight, fixed
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _deal(sampler, tables, board):
     """Fill ``board`` (a ``SampledBoard``) for the cards ``sampler.cards`` (each deal sorted):
-    per level the hands that share no card with the board so far and their buckets; the
-    final board's hands in showdown order."""
+    per level the hands that share no card with the board so far, their buckets and positions
+    (``_positions``); the final board's hands in showdown order."""
     hand_cards = board.hand_cards
     for level in range(board.valid.shape[0]):
         dealt = sampler.dealt[level]
@@ -577,17 +618,42 @@ def _deal(sampler, tables, board):
         hand_buckets(tables, sampler.round_of_level[level], sampler.cards[:dealt], hand_cards, valid,
                      board.bucket[level])
         board.by_bucket[level, :count] = valid[np.argsort(board.bucket[level][valid], kind="mergesort")]
-        for i in range(count):
-            board.sorted_bucket[level, i] = board.bucket[level, board.by_bucket[level, i]]
+        _positions(board, level)
     total = sampler.cards.shape[0]
     showdown_orders(hand_cards, sampler.hand_mask, sampler.cards.reshape(1, total), np.ones(1, np.bool_),
                     sampler.num_ranks, sampler.num_suits, board.final_count, board.final_hands,
                     board.final_strength)
+    count = board.final_count[0]
+    last = board.valid.shape[0] - 1
+    for x in range(count):
+        board.final_position[x] = board.position_of[last, board.final_hands[0, x]]
     if hand_cards.shape[1] == 2:
-        count = board.final_count[0]
         board.final_group_count[0] = strength_groups(hand_cards, board.final_hands[0, :count],
                                                      board.final_strength[0, :count], board.final_cards,
                                                      board.final_groups)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def _positions(board, level):
+    """The ``level``'s runs of equal bucket in ``by_bucket`` order and its position tables
+    (``SampledBoard``), the level above's already made."""
+    count, runs = board.valid_count[level], 0
+    for i in range(count):
+        h = board.by_bucket[level, i]
+        bucket = board.bucket[level, h]
+        if runs == 0 or board.run_bucket[level, runs - 1] != bucket:
+            board.run_bucket[level, runs] = bucket
+            board.run_start[level, runs] = i
+            runs += 1
+        board.position_of[level, h] = i
+        for k in range(board.hand_cards.shape[1]):
+            board.position_cards[level, i, k] = board.hand_cards[h, k]
+        if level > 0:
+            board.parent_position[level, i] = board.position_of[level - 1, h]
+    board.run_start[level, runs] = count
+    board.run_count[level] = runs
+    for k in range(count):
+        board.valid_position[level, k] = board.position_of[level, board.valid[level, k]]
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -648,12 +714,18 @@ def board_sampling(layout: BucketLayout) -> tuple[Sampler, SampledBoard, UpdateW
     sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
                       betting.deal_size.astype(np.int64), offsets_of(betting.deal_size),
                       np.array(betting.round_of_level, np.int64), hand_mask, deck.num_ranks, deck.num_suits)
+    showdowns = betting.level[betting.kind == SHOWDOWN]
+    if np.any(showdowns != levels - 1):  # the showdown's hands are the last level's
+        raise ParameterError(f"sampled CFR needs every showdown of {betting.game.spec} after the last deal")
+    table = [np.zeros((levels, hands), np.int64) for _ in range(4)]
     board = SampledBoard(*hand_lists(levels, hands), np.zeros((levels, hands), np.int64),
                          np.full((levels, hands), -1, np.int64), betting.level_weight,
                          np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
                          np.zeros(1, np.int64), hand_cards, np.zeros((hands, 2), np.int64),
                          np.zeros(hands + 1, np.int64), np.zeros(1, np.int64),
-                         np.zeros((levels, hands), np.int64))
+                         np.zeros((levels, hands + 1), np.int64), table[0], np.zeros(levels, np.int64),
+                         *table[1:], np.zeros((levels, hands, hand_cards.shape[1]), np.int64),
+                         np.zeros(hands, np.int64))
     return sampler, board, walk, layout.abstraction.kernel_tables()
 
 
