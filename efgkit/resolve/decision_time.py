@@ -35,7 +35,7 @@ from efgkit.poker.materialised.public_subtree import PublicSubtree
 from efgkit.poker.materialised.public_tree import PublicTree, public_node_count
 from efgkit.poker.materialised.subgame_roots import BlueprintRoots
 from efgkit.resolve.vector_gadgets import VECTOR_GADGETS, VectorGadget
-from efgkit.resolve.vector_resolver import VectorResolver
+from efgkit.resolve.vector_resolver import VectorResolver, public_parents
 
 DECISION_TIME_GADGETS = ("resolve", "maxmargin", "unsafe")
 MAX_PUBLIC_NODES = 5_000_000
@@ -115,10 +115,7 @@ class DecisionTimeResolver:
                 strict=True,
             )
         }
-        self._parent = np.full(tree.num_nodes, -1, np.int64)
-        for node in np.flatnonzero(tree.num_children > 0).tolist():
-            first = int(tree.first_child[node])
-            self._parent[first : first + int(tree.num_children[node])] = node
+        self._parent = public_parents(tree)
 
     def probabilities(self, hand: tuple[int, ...], board: tuple[int, ...], history: str) -> np.ndarray:
         """The action probabilities at the decision with hole cards ``hand`` (ascending card

@@ -51,7 +51,7 @@ from efgkit.poker.materialised.subgame_roots import BlueprintRoots, RootRanges
 from efgkit.poker.materialised.vector_cfr import reach_pass, tree_view, value_pass, workspace
 from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.resolve.gadgets import REACH_GADGETS
-from efgkit.resolve.vector_resolver import VectorResolver
+from efgkit.resolve.vector_resolver import VectorResolver, gifts_along, opponent_path, public_parents
 
 STREAMED_ROUND = 2
 """The cut: right after the first board deal (the flop), the only one the streamed walk splits at."""
@@ -102,47 +102,26 @@ class PreDealGifts:
                     cbv[node] = children.max(axis=0) if tree.kind[node] == opponent else children.sum(axis=0)
             self.best.append({int(tree.betting[n]): cbv[n] for n in pre.tolist()})
         self.shared: list[dict[tuple[int, int], np.ndarray]] = [{}, {}]  # per re-solver
-        parent = _parents(tree)
+        parent = public_parents(tree)
         roots = np.flatnonzero((parent >= 0) & (tree.kind[np.maximum(parent, 0)] == DEAL))
         for root in roots.tolist():
             entry = entry_of[int(tree.betting[root])]
             for player in (0, 1):
-                for pair in _opponent_path(tree, parent, root, 1 - player):
+                for pair in _betting_path(tree, parent, root, 1 - player):
                     totals = self.shared[player]
                     totals[pair] = totals.get(pair, 0.0) + entry_reach[player, entry]
 
     def __call__(self, tree: PublicTree, ranges: RootRanges) -> np.ndarray:
         """The gifts per (root of ``ranges``, opponent hand), float64 (roots, hands)."""
-        opponent, parent = 1 - ranges.player, _parents(tree)
-        best, shared = self.best[opponent], self.shared[ranges.player]
-        gifts = np.zeros_like(ranges.values)
-        for i, root in enumerate(ranges.nodes.tolist()):
-            for node, child in _opponent_path(tree, parent, root, opponent):
-                lost = np.maximum(best[node] - best[child], 0.0)
-                if self.split:
-                    total = shared[node, child]
-                    lost = np.divide(lost * ranges.element_reach[i], total, out=np.zeros_like(lost),
-                                     where=total > 0)
-                gifts[i] += lost
-        return gifts
+        opponent, parent = 1 - ranges.player, public_parents(tree)
+        paths = [_betting_path(tree, parent, root, opponent) for root in ranges.nodes.tolist()]
+        return gifts_along(paths, self.best[opponent], self.shared[ranges.player], ranges, self.split)
 
 
-def _parents(tree: PublicTree) -> np.ndarray:
-    parent = np.full(tree.num_nodes, -1, np.int64)
-    for node in np.flatnonzero(tree.num_children > 0).tolist():
-        parent[tree.first_child[node]:tree.first_child[node] + tree.num_children[node]] = node
-    return parent
-
-
-def _opponent_path(tree: PublicTree, parent: np.ndarray, root: int, opponent: int) -> list[tuple[int, int]]:
-    """The (betting node, betting child) pairs of ``opponent``'s decisions above ``root``."""
-    path, child = [], root
-    while parent[child] >= 0:
-        node = int(parent[child])
-        if tree.kind[node] == opponent:
-            path.append((int(tree.betting[node]), int(tree.betting[child])))
-        child = node
-    return path
+def _betting_path(tree: PublicTree, parent: np.ndarray, root: int, opponent: int) -> list[tuple[int, int]]:
+    """``opponent_path`` by betting node numbers, the same in every flop's tree."""
+    return [(int(tree.betting[node]), int(tree.betting[child]))
+            for node, child in opponent_path(tree, parent, root, opponent)]
 
 
 class StreamedResolveResult(NamedTuple):

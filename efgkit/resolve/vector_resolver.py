@@ -126,31 +126,14 @@ class VectorResolver:
     def gifts(self, ranges: RootRanges) -> np.ndarray:
         """Brown & Sandholm's gifts per (root, opponent hand), float64 (roots, hands)."""
         tree, opponent = self.tree, 1 - ranges.player
-        best = self.values.counterfactual_values(opponent, "br")
-        parent = np.full(tree.num_nodes, -1, np.int64)
-        for node in np.flatnonzero(tree.num_children > 0).tolist():
-            parent[tree.first_child[node]:tree.first_child[node] + tree.num_children[node]] = node
-        paths = []  # per root, the opponent's (decision node, child on the path) pairs
-        shared: dict[tuple[int, int], np.ndarray] = {}
-        for i, root in enumerate(ranges.nodes.tolist()):
-            path, child = [], root
-            while parent[child] >= 0:
-                node = int(parent[child])
-                if tree.kind[node] == opponent:
-                    path.append((node, child))
-                    shared[node, child] = shared.get((node, child), 0.0) + ranges.element_reach[i]
-                child = node
-            paths.append(path)
-        gifts = np.zeros_like(ranges.values)
+        parent = public_parents(tree)
+        paths = [opponent_path(tree, parent, root, opponent) for root in ranges.nodes.tolist()]
+        shared: dict[tuple[int, int], np.ndarray] = {}  # the entering reach through each pair
         for i, path in enumerate(paths):
-            for node, child in path:
-                lost = np.maximum(best[node] - best[child], 0.0)
-                if self.split_gifts:
-                    total = shared[node, child]
-                    lost = np.divide(lost * ranges.element_reach[i], total, out=np.zeros_like(lost),
-                                     where=total > 0)
-                gifts[i] += lost
-        return gifts
+            for pair in path:
+                shared[pair] = shared.get(pair, 0.0) + ranges.element_reach[i]
+        return gifts_along(paths, self.values.counterfactual_values(opponent, "br"), shared, ranges,
+                           self.split_gifts)
 
     def resolve(self, progress: Callable[[int, int], None] | None = None) -> VectorResolveResult:
         """Re-solve every root for every player, combine on the lossless layout and evaluate;
@@ -197,3 +180,40 @@ class VectorResolver:
                         combined[image] = combined[source]
         return combined
 
+
+def public_parents(tree: PublicTree) -> np.ndarray:
+    """Each public node's parent (-1 at the root), int64."""
+    parent = np.full(tree.num_nodes, -1, np.int64)
+    for node in np.flatnonzero(tree.num_children > 0).tolist():
+        parent[tree.first_child[node]:tree.first_child[node] + tree.num_children[node]] = node
+    return parent
+
+
+def opponent_path(tree: PublicTree, parent: np.ndarray, root: int, opponent: int) -> list[tuple[int, int]]:
+    """The (decision node, child on the path) pairs of ``opponent``'s decisions above ``root``,
+    nearest first."""
+    path, child = [], root
+    while parent[child] >= 0:
+        node = int(parent[child])
+        if tree.kind[node] == opponent:
+            path.append((node, child))
+        child = node
+    return path
+
+
+def gifts_along(paths: list[list[tuple[int, int]]], best, shared, ranges: RootRanges,
+                split: bool) -> np.ndarray:
+    """Brown & Sandholm's gifts per (root of ``ranges``, opponent hand): along each root's
+    ``paths`` of (node, child) pairs, what the opponent's best response ``best[node]`` loses by
+    taking ``child``, split among the roots below by their entering reach (``shared[node,
+    child]`` is its total) when ``split``."""
+    gifts = np.zeros_like(ranges.values)
+    for i, path in enumerate(paths):
+        for node, child in path:
+            lost = np.maximum(best[node] - best[child], 0.0)
+            if split:
+                total = shared[node, child]
+                lost = np.divide(lost * ranges.element_reach[i], total, out=np.zeros_like(lost),
+                                 where=total > 0)
+            gifts[i] += lost
+    return gifts
