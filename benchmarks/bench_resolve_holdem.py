@@ -9,10 +9,17 @@ per suit-isomorphism class, the bucket blueprint being suit-symmetric) and the c
 is evaluated exactly. Prints and writes JSON; CPU seconds per run and the process's peak RSS so
 far (``ru_maxrss``: monotone, so a run's own peak is at most the value shown).
 
+``--engine streamed`` takes games whose public tree does not fit: the blueprint by sampled CFR+
+(public chance sampling, ``--blueprint-iterations``), evaluated by the streamed best response,
+every technique by the streamed re-solver one flop at a time (``resolve.streamed_resolver``, the
+cut after the last round's card; one flop and one later board per suit class).
+
     python benchmarks/bench_resolve_holdem.py --game 'holdem(ranks=5,rounds=2,caps=1-1)' \
         --buckets 10,100 --iterations 30 --out /tmp/resolve-holdem.json
     python benchmarks/bench_resolve_holdem.py --game 'holdem(ranks=3,rounds=3,caps=1-1-1)' \
         --buckets 5,25,125 --iterations 30 --out /tmp/resolve-turn.json
+    python benchmarks/bench_resolve_holdem.py --game 'holdem(ranks=5,rounds=3,caps=1-1-1)' \
+        --engine streamed --buckets 50,500 --blueprint-iterations 20000 --out /tmp/turn5.json
 """
 
 from __future__ import annotations
@@ -106,8 +113,10 @@ def lossless_before_last_round(game, path: Path, count: int, seed: int):
 
 
 def run(spec: str, last_round_buckets: list[int], iterations: int, blueprint_iterations: int, seed: int,
-        out: Path | None = None) -> dict:
-    """The table (JSON-ready), written to ``out`` after each column if given."""
+        out: Path | None = None, engine: str = "poker") -> dict:
+    """The table (JSON-ready), written to ``out`` after each row if given."""
+    if engine == "streamed":
+        return run_streamed(spec, last_round_buckets, iterations, blueprint_iterations, seed, out)
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.buckets.bucket_layout import BucketLayout
     from efgkit.poker.materialised.best_response import evaluate_strategy
@@ -152,6 +161,48 @@ def run(spec: str, last_round_buckets: list[int], iterations: int, blueprint_ite
             results["columns"][str(count)] = column
             if out is not None:
                 out.write_text(json.dumps(results, indent=1))
+    return results
+
+
+def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blueprint_iterations: int,
+                 seed: int, out: Path | None = None) -> dict:
+    """``run`` on the streamed engines, in this process."""
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.streamed.full_game import StreamedEvaluator
+    from efgkit.poker.streamed.sampled_cfr import SampledCFR
+    from efgkit.resolve.streamed_resolver import StreamedResolver
+    from efgkit.specs import make_game
+
+    game = make_game(spec)
+    last_round, big_blind = game.num_rounds, max(game.blinds)
+    results: dict = {"game": game.spec, "iterations": iterations, "round": last_round, "engine": "streamed",
+                     "blueprint_iterations": blueprint_iterations, "columns": {}}
+
+    def record(column: dict, name: str, mbb: float, started: float) -> None:
+        seconds = time.process_time() - started
+        column["rows"][name] = {"mbb": mbb, "cpu_seconds": seconds, "peak_mb": _peak_mb()}
+        print(f"{name:45s} {mbb:10.2f} mbb/g  {column['rows'][name]['cpu_seconds']:7.1f} s CPU  "
+              f"peak {_peak_mb():.0f} MB", flush=True)
+        if out is not None:
+            out.write_text(json.dumps(results, indent=1))
+
+    with tempfile.TemporaryDirectory() as scratch:
+        for count in last_round_buckets:
+            column = results["columns"].setdefault(str(count), {"rows": {}})
+            cards = lossless_before_last_round(game, Path(scratch) / f"b{count}.h5", count, seed)
+            buckets = BucketLayout(BettingTree(game), cards)
+            started = time.process_time()
+            solver = SampledCFR(buckets, variant="cfr+", seed=seed).iterate(blueprint_iterations)
+            blueprint = solver.average_strategy()
+            before = StreamedEvaluator(buckets).evaluate(blueprint)
+            record(column, "Blueprint", before.exploitability / big_blind * 1000, started)
+            for name, gadget, constraints, split in TECHNIQUES:
+                started = time.process_time()
+                result = StreamedResolver(buckets, blueprint, gadget=gadget, constraints=constraints,
+                                          iterations=iterations, split_gifts=split, isomorphic=True,
+                                          round_number=last_round).resolve(before=before)
+                record(column, name, result.after.exploitability / big_blind * 1000, started)
     return results
 
 
@@ -232,6 +283,8 @@ def main() -> None:
     parser.add_argument("--blueprint-iterations", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--engine", choices=("poker", "streamed"), default="poker",
+                        help="poker: the public tree materialised; streamed: one flop at a time")
     parser.add_argument("--markdown", default=None, metavar="JSON", help="print the table of a run's JSON")
     parser.add_argument("--references", action="store_true",
                         help="only the lossless and finest-bucket blueprints' mbb/g (reference_blueprints)")
@@ -243,7 +296,7 @@ def main() -> None:
         print(markdown(json.loads(Path(args.markdown).read_text())))
         return
     results = run(args.game, [int(b) for b in args.buckets.split(",")], args.iterations,
-                  args.blueprint_iterations, args.seed, Path(args.out) if args.out else None)
+                  args.blueprint_iterations, args.seed, Path(args.out) if args.out else None, args.engine)
     print(json.dumps(results, indent=1))
 
 

@@ -208,7 +208,7 @@ def test_streamed_engine_reports_the_poker_engines_numbers_and_its_memory(symmet
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--engine", "streamed", "--round", "3"], "re-solves after the first board deal"),
+    (["--engine", "streamed", "--round", "3"], "no public deal before round 3"),
     (["--engine", "streamed", "--gadget", "coinflip"], "cannot run the coinflip gadget"),
     (["--engine", "poker", "--workers", "2"], "go with --engine streamed"),
 ])

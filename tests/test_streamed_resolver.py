@@ -66,6 +66,26 @@ def test_every_flop_and_two_workers_give_the_classes_result():
     assert len(remote.worker_peak_rss) == 2
 
 
+@pytest.mark.parametrize("gadget, constraints, split", [
+    ("reach-maxmargin", "br", False), ("reach-distributional-hedge", "selfplay", True)])
+def test_turn_cut_equals_vector_resolver(gadget, constraints, split):
+    """Re-solving after the turn (round 3) one flop at a time, one flop and one turn per suit
+    class, gifts from pre-flop and flop decisions: equal to the materialised resolver's to 1e-9."""
+    game = make_game("holdem(ranks=2,rounds=3,caps=1-1-1)")
+    buckets = BucketLayout(BettingTree(game), IsomorphicCards.hashed(game, (2, 3, 4), 0))
+    strategy = buckets.random(1)
+    tree = PublicTree(game)
+    options = {"gadget": gadget, "constraints": constraints, "split_gifts": split, "iterations": 4,
+               "isomorphic": True, "round_number": 3}
+    streamed = StreamedResolver(buckets, strategy, **options).resolve()
+    materialised = VectorResolver(tree, StrategyLayout.from_bucket_layout(tree, buckets), strategy,
+                                  **options).resolve()
+    np.testing.assert_allclose(streamed.after.best_response_values, materialised.after.best_response_values,
+                               rtol=0, atol=1e-9)
+    assert streamed.after.game_value == pytest.approx(materialised.after.game_value, abs=1e-9)
+    assert streamed.after.nash_conv < streamed.before.nash_conv - 1e-3
+
+
 def test_flop_tree_holds_one_board_with_the_full_trees_chance_weights():
     """The one-flop tree's nodes are the pre-flop betting and one board's subtrees, with the
     whole tree's chance weights (so its values are that board's share of the game's)."""
@@ -88,3 +108,5 @@ def test_bad_blueprints_are_refused_in_one_line():
         StreamedResolver(buckets, buckets.uniform(), isomorphic=True)
     with pytest.raises(ParameterError, match="gadgets"):
         StreamedResolver(buckets, buckets.uniform(), gadget="coinflip", isomorphic=False)
+    with pytest.raises(ParameterError, match="no public deal before round 3"):
+        StreamedResolver(buckets, buckets.uniform(), isomorphic=False, round_number=3)

@@ -72,8 +72,9 @@ def plot_checkpoints(iterations: int) -> list[int]:
                    "10, 20, 50, ... iterations).")
 @click.option("--engine", type=click.Choice(["auto", "poker", "streamed"]), default="auto", show_default=True,
               help="Bucket strategies: poker (the whole public tree materialised), streamed (one flop at a "
-                   "time, evaluated by the streamed best response; 52-card games) or auto (streamed where "
-                   "the public tree does not fit the memory budget, or with --workers / --scheduler).")
+                   "time, any --round, evaluated by the streamed best response; 52-card games) or auto "
+                   "(streamed where the public tree does not fit the memory budget, or with --workers / "
+                   "--scheduler).")
 @click.option("--isomorphic", is_flag=True, default=False,
               help="Bucket strategies: re-solve one board per suit-isomorphism class and give its "
                    "strategy to the others (the blueprint must be suit-symmetric).")
@@ -96,8 +97,9 @@ def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, co
     subgame after the round's board deal, both players' hands unabstracted as vectors (unsafe,
     resolve, maxmargin, reach-maxmargin, distributional gadgets; br or selfplay constraints), the
     combined strategy evaluated exactly. Where the public tree does not fit (52-card hold'em), or
-    with --workers / --scheduler, the streamed engine re-solves after the flop one flop at a time
-    and evaluates by the streamed best response, never storing the unabstracted strategy.
+    with --workers / --scheduler, the streamed engine re-solves one flop at a time (the subgames
+    after the flop, or with --round 3 after the turn, below it) and evaluates by the streamed best
+    response, never storing the unabstracted strategy.
 
     Every subgame is re-solved once per player against the original blueprint with the
     chosen gadget, its solution replaces the blueprint there, and the result is evaluated
@@ -272,12 +274,9 @@ def _streamed(buckets, strategy, options: dict, round_number: int, workers: int,
     """``StreamedResolver`` over every flop (or suit class), on Dask if asked, with a progress bar."""
     from efgkit.io.chunk_runner import ChunkRunner
     from efgkit.resolve.gadgets import REACH_GADGETS
-    from efgkit.resolve.streamed_resolver import STREAMED_ROUND, StreamedResolver
+    from efgkit.resolve.streamed_resolver import StreamedResolver
 
-    if round_number != STREAMED_ROUND:
-        raise ParameterError(f"--round {round_number}: the streamed engine re-solves after the first board "
-                             f"deal (--round {STREAMED_ROUND})")
-    resolver = StreamedResolver(buckets, strategy, **options)
+    resolver = StreamedResolver(buckets, strategy, round_number=round_number, **options)
     passes = 3 + (options["gadget"] in REACH_GADGETS) + 1
     with ChunkRunner(scheduler=scheduler, workers=0 if scheduler else workers) as runner, \
             progress_bar(total=passes * len(resolver.items), unit="flop", desc="re-solving",

@@ -1,26 +1,29 @@
-"""Re-solving after the flop where the public tree does not fit: one flop at a time, streamed.
+"""Re-solving after a board deal where the public tree does not fit: one flop at a time, streamed.
 
-Brown & Sandholm 2017 (seed 004, §5, Tables 1-3) re-solve every subgame right after the flop of
-a card-abstraction blueprint of flop hold'em with no card abstraction and evaluate the combined
-strategy exactly. ``VectorResolver`` does that on a materialised public tree; the 52-card game's
-(4.2 M public nodes x 1,326 hands) does not fit. Here every first deal (flop) is a work item:
+Brown & Sandholm 2017 (seed 004, §5, Tables 1-3) re-solve every subgame right after the flop (or
+the turn) of a card-abstraction blueprint of flop (turn) hold'em with no card abstraction and
+evaluate the combined strategy exactly. ``VectorResolver`` does that on a materialised public
+tree; the 52-card game's (4.2 M public nodes x 1,326 hands) does not fit. Here every first deal
+(flop) is a work item:
 
 * ``FlopTree``: the public tree of the game with the first deal restricted to one board — the
   pre-deal betting once, that board's subtrees, the full game's chance weights — so the values
-  and ranges at its roots are the full tree's, and ``VectorResolver`` re-solves its roots (every
-  entering betting sequence x this flop) with the gadget kernels of ``vector_gadgets``;
-* the combined strategy's values at the flop's roots (both players' best responses, player 0's
-  expected value) are taken on the one-flop tree (``vector_cfr.value_pass`` on its lossless
-  layout), summed over the flop's suit class, and discarded with the re-solved strategy: the
-  full unabstracted strategy is never stored;
+  and ranges at its nodes are the full tree's, and ``VectorResolver`` re-solves its subgames of
+  the cut's round (every entering betting sequence x board below this flop) with the gadget
+  kernels of ``vector_gadgets``;
+* the combined strategy's values at the flop's entries (the nodes right after the flop deal:
+  both players' best responses, player 0's expected value) are taken on the one-flop tree
+  (``vector_cfr.value_pass`` on its lossless layout), summed over the flop's suit class, and
+  discarded with the re-solved strategy: the full unabstracted strategy is never stored;
 * the pre-flop part is the streamed evaluator's walk (``StreamedEvaluator.pre_deal_value``) from
   the summed entry values, so the result is the exact best response in the full game.
 
 Gifts (the reach gadgets) need the opponent's best-response values at its pre-flop decisions,
-which sum over every flop: a first pass over the flops gathers the blueprint's values and the
-re-solver's reach at every entry (``PreDealGifts``), then the rule is ``VectorResolver.gifts``'s:
-at each opponent decision on the path to a root, the value lost by the action taken, split by
-reach over every flop's roots below the action or given whole.
+which sum over every flop: a first pass over the flops gathers the blueprint's values at every
+entry and the reach of the subgames below it (``PreDealGifts``), then the rule is
+``VectorResolver.gifts``'s: at each opponent decision on the path to a root, the value lost by
+the action taken, split by reach over every flop's roots below the action or given whole. Its
+decisions after the flop (a turn cut) are in the one-flop tree, whose own ``gifts`` give them.
 
 Flops run in this process or on Dask (``ChunkRunner``), summed in item order: the result does not
 depend on where they ran. With a suit-symmetric blueprint one flop per suit class is re-solved
@@ -32,7 +35,6 @@ from __future__ import annotations
 import resource
 import time
 from collections.abc import Callable
-from functools import partial
 from itertools import combinations
 from typing import NamedTuple
 
@@ -47,14 +49,14 @@ from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.codes import BEST_RESPONSE, DEAL, EXPECTED
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_tree import PublicTree
-from efgkit.poker.materialised.subgame_roots import BlueprintRoots, RootRanges
+from efgkit.poker.materialised.subgame_roots import BlueprintRoots, RootRanges, deal_roots
 from efgkit.poker.materialised.vector_cfr import reach_pass, tree_view, value_pass, workspace
 from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.resolve.gadgets import REACH_GADGETS
 from efgkit.resolve.vector_resolver import VectorResolver, gifts_along, opponent_path, public_parents
 
-STREAMED_ROUND = 2
-"""The cut: right after the first board deal (the flop), the only one the streamed walk splits at."""
+FLOP_ROUND = 2
+"""The round the streamed walk splits at: every flop is a work item (1-based, as ``--round``)."""
 
 
 class FlopTree(PublicTree):
@@ -82,7 +84,8 @@ class PreDealGifts:
 
     ``entry_values`` float64 (2, entries, hands): per opponent, its counterfactual best-response
     values against the blueprint at every entry (summed over all flops); ``entry_reach`` float64
-    (2, entries, hands): per re-solver, π_{-o}(I) of every opponent hand summed over the flops;
+    (2, entries, hands): per re-solver, π_{-o}(I) of every opponent hand at the re-solved roots
+    below each entry, summed over the flops;
     ``entry_of``: betting node -> entry; ``tree``: any ``FlopTree`` of the game and ``values`` its
     ``BlueprintRoots`` (its pre-deal nodes are every flop's)."""
 
@@ -103,25 +106,30 @@ class PreDealGifts:
             self.best.append({int(tree.betting[n]): cbv[n] for n in pre.tolist()})
         self.shared: list[dict[tuple[int, int], np.ndarray]] = [{}, {}]  # per re-solver
         parent = public_parents(tree)
-        roots = np.flatnonzero((parent >= 0) & (tree.kind[np.maximum(parent, 0)] == DEAL))
-        for root in roots.tolist():
+        for root in deal_roots(tree, FLOP_ROUND).tolist():
             entry = entry_of[int(tree.betting[root])]
             for player in (0, 1):
                 for pair in _betting_path(tree, parent, root, 1 - player):
                     totals = self.shared[player]
                     totals[pair] = totals.get(pair, 0.0) + entry_reach[player, entry]
 
-    def __call__(self, tree: PublicTree, ranges: RootRanges) -> np.ndarray:
-        """The gifts per (root of ``ranges``, opponent hand), float64 (roots, hands)."""
-        opponent, parent = 1 - ranges.player, public_parents(tree)
+    def __call__(self, resolver: VectorResolver, ranges: RootRanges) -> np.ndarray:
+        """The gifts per (root of ``ranges`` on ``resolver``'s one-flop tree, opponent hand),
+        float64 (roots, hands): the pre-flop decisions' from the totals, the later ones' from
+        the tree."""
+        tree, opponent = resolver.tree, 1 - ranges.player
+        parent = public_parents(tree)
         paths = [_betting_path(tree, parent, root, opponent) for root in ranges.nodes.tolist()]
-        return gifts_along(paths, self.best[opponent], self.shared[ranges.player], ranges, self.split)
+        gifts = gifts_along(paths, self.best[opponent], self.shared[ranges.player], ranges, self.split)
+        if np.any(tree.round[ranges.nodes] > FLOP_ROUND - 1):
+            gifts += resolver.gifts(ranges, first_round=FLOP_ROUND - 1)
+        return gifts
 
 
 def _betting_path(tree: PublicTree, parent: np.ndarray, root: int, opponent: int) -> list[tuple[int, int]]:
-    """``opponent_path`` by betting node numbers, the same in every flop's tree."""
+    """``opponent_path``'s pre-flop part by betting node numbers, the same in every flop's tree."""
     return [(int(tree.betting[node]), int(tree.betting[child]))
-            for node, child in opponent_path(tree, parent, root, opponent)]
+            for node, child in opponent_path(tree, parent, root, opponent) if tree.round[node] == 0]
 
 
 class StreamedResolveResult(NamedTuple):
@@ -141,17 +149,18 @@ class StreamedResolveResult(NamedTuple):
 
 
 class StreamedResolver:
-    """Re-solve every subgame right after the flop of the bucket strategy ``strategy`` (float64
-    per action of ``buckets``, as ``BucketLayout.checked`` returns it) one flop at a time, with
-    ``VectorResolver``'s options (``gadget``, ``constraints``, ``iterations``, ``split_gifts``,
-    ``variant``, ``players``, ``spread``), and evaluate the combined strategy exactly in the full
-    game. ``isomorphic``: one flop per suit class (the blueprint's abstraction must be
-    suit-symmetric); else every flop."""
+    """Re-solve every subgame right after the board deal of round ``round_number`` (1-based: 2
+    the flop, 3 the turn) of the bucket strategy ``strategy`` (float64 per action of ``buckets``,
+    as ``BucketLayout.checked`` returns it) one flop at a time, with ``VectorResolver``'s options
+    (``gadget``, ``constraints``, ``iterations``, ``split_gifts``, ``variant``, ``players``,
+    ``spread``), and evaluate the combined strategy exactly in the full game. ``isomorphic``: one
+    flop per suit class (the blueprint's abstraction must be suit-symmetric), and below a flop
+    one later board per class of the suit permutations that keep the flop; else every board."""
 
     def __init__(self, buckets: BucketLayout, strategy: np.ndarray, *, gadget: str = "resolve",
                  constraints: str = "br", iterations: int = 1000, split_gifts: bool = True,
                  variant: str = "cfr+", players: tuple[int, ...] = (0, 1), spread: float = 1.0,
-                 isomorphic: bool = True) -> None:
+                 isomorphic: bool = True, round_number: int = FLOP_ROUND) -> None:
         self.buckets, self.game = buckets, buckets.betting.game
         if buckets.betting.num_levels < 2:
             raise ParameterError(f"{self.game.spec} has no board deal: nothing to re-solve after it")
@@ -166,9 +175,12 @@ class StreamedResolver:
         else:
             size = int(buckets.betting.deal_size[0])
             self.items = list(combinations(range(buckets.betting.num_cards), size))
+        if round_number < FLOP_ROUND:
+            raise ParameterError(f"round {round_number}: re-solving starts after a board deal (round >= 2)")
         self.options = {"gadget": gadget, "constraints": constraints, "iterations": iterations,
                         "split_gifts": split_gifts, "variant": variant, "players": tuple(players),
-                        "spread": spread, "round_number": STREAMED_ROUND}
+                        "spread": spread, "round_number": round_number,
+                        "isomorphic": isomorphic and round_number > FLOP_ROUND}
         templates = self.evaluator.templates
         entries = templates.node_of[templates.node_base[templates.start[1]] + np.arange(templates.columns[1])]
         self.entry_of = {int(b): e for e, b in enumerate(entries.tolist())}
@@ -183,8 +195,7 @@ class StreamedResolver:
     def resolver(self, tree: FlopTree) -> VectorResolver:
         """``VectorResolver`` on one flop's tree, the gifts from every flop's totals."""
         layout = StrategyLayout.from_bucket_layout(tree, self.buckets)
-        source = None if self.gifts is None else partial(self.gifts, tree)
-        return VectorResolver(tree, layout, self.strategy, gift_source=source, **self.options)
+        return VectorResolver(tree, layout, self.strategy, gift_source=self.gifts, **self.options)
 
     def spread_class(self, values: np.ndarray, item: int) -> np.ndarray:
         """``values`` (rows, hands) on flop ``item`` summed over its suit class (``isomorphic``: the
@@ -192,23 +203,34 @@ class StreamedResolver:
         return self.evaluator.class_sum(values, item) if self.isomorphic else values
 
     def entry_rows(self, tree: PublicTree, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """``values`` (roots, hands) at root ``nodes`` as (entries, hands) in the evaluator's order."""
+        """``values`` (nodes, hands) at public ``nodes`` summed into (entries, hands) in the
+        evaluator's order, each node into the entry above it (a flop entry is its own)."""
+        parent = public_parents(tree)
+        entries = np.asarray(nodes, np.int64).copy()
+        while True:  # climb to the node right after the flop deal
+            above = parent[entries]
+            climb = tree.round[above] >= FLOP_ROUND - 1
+            if not climb.any():
+                break
+            entries[climb] = above[climb]
         out = np.zeros((len(self.entry_of), tree.num_hands))
-        for i, node in enumerate(nodes.tolist()):
-            out[self.entry_of[int(tree.betting[node])]] = values[i]
+        rows = np.array([self.entry_of[int(b)] for b in tree.betting[entries].tolist()], np.int64)
+        np.add.at(out, rows, values)
         return out
 
     def flop_gift_totals(self, item: int) -> tuple[np.ndarray, np.ndarray]:
-        """Flop ``item``'s part of ``PreDealGifts``' totals: (2, entries, hands) twice."""
+        """Flop ``item``'s part of ``PreDealGifts``' totals: (2, entries, hands) twice, the
+        opponent's values at the entries and the reach of the re-solved roots below them."""
         tree = self.flop_tree(item)
         resolver = self.resolver(tree)
-        values, roots = resolver.values, resolver.roots
+        values, roots, entries = resolver.values, resolver.roots, deal_roots(tree, FLOP_ROUND)
         best = np.zeros((2, len(self.entry_of), tree.num_hands))
         reach = np.zeros_like(best)
         for player in (0, 1):
-            ranges = values.ranges(roots, player, "br")
-            best[1 - player] = self.spread_class(self.entry_rows(tree, roots, ranges.values), item)
-            reach[player] = self.spread_class(self.entry_rows(tree, roots, ranges.element_reach), item)
+            at_entries = values.ranges(entries, player, "br").values
+            best[1 - player] = self.spread_class(self.entry_rows(tree, entries, at_entries), item)
+            below = values.ranges(roots, player, "br").element_reach
+            reach[player] = self.spread_class(self.entry_rows(tree, roots, below), item)
         return best, reach
 
     def flop_values(self, item: int) -> tuple[np.ndarray, int]:
@@ -226,10 +248,11 @@ class StreamedResolver:
         unused = np.zeros(0)
         for k, (player, mode) in enumerate(((0, BEST_RESPONSE), (1, BEST_RESPONSE), (0, EXPECTED))):
             value_pass(view, rows, combined, player, mode, work, unused)
-            at_roots = self.entry_rows(tree, resolver.roots, work.values[resolver.roots])
-            out[k] = self.spread_class(at_roots, item)
+            entries = deal_roots(tree, FLOP_ROUND)
+            out[k] = self.spread_class(self.entry_rows(tree, entries, work.values[entries]), item)
         groups = 1 if self.options["gadget"] == "unsafe" else len(self.options["players"])
-        return out, groups * int(resolver.roots.shape[0])
+        solved = resolver.roots if resolver.classes is None else resolver.classes.representatives
+        return out, groups * int(solved.shape[0])
 
     # ------------------------------------------------------------------ every flop
     def unabstracted_bytes(self) -> int:

@@ -57,16 +57,16 @@ class VectorResolver:
     ``s(I) = |blueprint cfv(I) - CBV(I)|`` (``distributional.distributional_spread``);
     ``isomorphic``: re-solve one board per suit-isomorphism class and copy its strategy to the
     others (``suit_classes``; ParameterError from ``resolve`` if the blueprint is not
-    suit-symmetric); ``gift_source``: a callable giving the gifts of ``RootRanges`` (float64
-    (roots, hands)) where the tree does not hold the whole game above the roots (the streamed
-    re-solver's one-flop trees, ``streamed_resolver.PreDealGifts``); default: this tree's own
-    best-response values (``gifts``)."""
+    suit-symmetric); ``gift_source``: a callable of (this resolver, ``RootRanges``) giving the
+    gifts (float64 (roots, hands)) where the tree does not hold the whole game above the roots
+    (the streamed re-solver's one-flop trees, ``streamed_resolver.PreDealGifts``); default: this
+    tree's own best-response values (``gifts``)."""
 
     def __init__(self, tree: PublicTree, layout: StrategyLayout, strategy: np.ndarray, *,
                  gadget: str = "resolve", constraints: str = "br", iterations: int = 1000,
                  split_gifts: bool = True, variant: str = "cfr+", players: tuple[int, ...] = (0, 1),
                  round_number: int = 2, spread: float = 1.0, isomorphic: bool = False,
-                 gift_source: Callable[[RootRanges], np.ndarray] | None = None) -> None:
+                 gift_source: Callable[[VectorResolver, RootRanges], np.ndarray] | None = None) -> None:
         if gadget not in VECTOR_GADGETS:
             raise ParameterError(f"the poker engine runs the gadgets {', '.join(VECTOR_GADGETS)}, "
                                  f"not {gadget!r}")
@@ -87,7 +87,7 @@ class VectorResolver:
         self.classes = SuitClasses(tree, self.roots) if isomorphic else None
         self.values = BlueprintRoots(layout, self.strategy)
         self.lossless = StrategyLayout.lossless(tree)
-        self.gift_source = self.gifts if gift_source is None else gift_source
+        self.gift_source = gift_source
 
     def combined_blueprint(self) -> np.ndarray:
         """The blueprint on the lossless layout: every (decision, hand) row plays its row of
@@ -106,7 +106,8 @@ class VectorResolver:
         ranges = self.values.ranges(self.roots, player, self.constraints)
         if self.gadget not in REACH_GADGETS:
             return ranges
-        return ranges._replace(values=ranges.values + self.gift_source(ranges))
+        gifts = self.gifts(ranges) if self.gift_source is None else self.gift_source(self, ranges)
+        return ranges._replace(values=ranges.values + gifts)
 
     def spreads(self, player: int) -> np.ndarray:
         """Brown & Sandholm's ``s(I)`` times ``spread`` per (root, opponent hand), float64."""
@@ -123,11 +124,13 @@ class VectorResolver:
                                  f"and its representative differ beyond rounding): re-solve every board, "
                                  f"without suit isomorphism")
 
-    def gifts(self, ranges: RootRanges) -> np.ndarray:
-        """Brown & Sandholm's gifts per (root, opponent hand), float64 (roots, hands)."""
+    def gifts(self, ranges: RootRanges, first_round: int = 0) -> np.ndarray:
+        """Brown & Sandholm's gifts per (root, opponent hand), float64 (roots, hands), from the
+        opponent's decisions of betting rounds ``first_round`` (0-based) and later."""
         tree, opponent = self.tree, 1 - ranges.player
         parent = public_parents(tree)
-        paths = [opponent_path(tree, parent, root, opponent) for root in ranges.nodes.tolist()]
+        paths = [[(node, child) for node, child in opponent_path(tree, parent, root, opponent)
+                  if tree.round[node] >= first_round] for root in ranges.nodes.tolist()]
         shared: dict[tuple[int, int], np.ndarray] = {}  # the entering reach through each pair
         for i, path in enumerate(paths):
             for pair in path:

@@ -71,14 +71,15 @@ class SuitClasses:
         return np.flatnonzero(self.representative == np.arange(self.nodes.shape[0]))
 
     def board_image(self, board: int, permutation: int) -> int:
-        """The board id of board ``board``'s image under row ``permutation``."""
+        """The board id of board ``board``'s image under row ``permutation``, -1 if the tree does
+        not hold it (a tree restricted to one flop holds only the permutations that keep it)."""
         tree = self.tree
         cards, image, start = tree.board_cards[board], [], 0
         for slot in range(len(tree.board_slots[board])):
             size = tree.game.deal_sizes[HAND_DEALS + slot]
             image += sorted(int(self.card_image[permutation, c]) for c in cards[start:start + size])
             start += size
-        return self._board_index[tuple(image)]
+        return self._board_index.get(tuple(image), -1)
 
     def node_pairs(self, root: int, image_root: int, permutation: int) -> tuple[np.ndarray, np.ndarray]:
         """The public nodes below ``root`` (int64, breadth first) and the corresponding nodes
