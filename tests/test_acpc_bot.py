@@ -241,8 +241,13 @@ class FakeDealer:
                     if self.stopped.is_set():
                         return
         with connection:
-            connection.settimeout(1)
+            connection.settimeout(30)
             try:
+                # the bot's version line first: a bot that stops at a bad line with the next one
+                # unread resets the connection, which would drop what is still unread here
+                while b"\n" not in self.received and (chunk := connection.recv(4096)):
+                    self.received += chunk
+                connection.settimeout(1)
                 for line in lines:
                     connection.sendall(line)
                 time.sleep(0.1)

@@ -119,7 +119,7 @@ class DecisionTimeResolver:
 
     def probabilities(self, hand: tuple[int, ...], board: tuple[int, ...], history: str) -> np.ndarray:
         """The action probabilities at the decision with hole cards ``hand`` (ascending card
-        ids), ``board`` (the board cards so far, deal order) and betting ``history`` (the
+        ids), ``board`` (the board cards so far, in deal order) and betting ``history`` (the
         betting tree's history string): the blueprint's before the first deal, the re-solved
         subgame's after it."""
         began, began_cpu = time.perf_counter(), time.process_time()
@@ -161,9 +161,14 @@ class DecisionTimeResolver:
         return out
 
     def public_node(self, board: tuple[int, ...], history: str) -> int:
-        """The public decision node of a betting history on a board."""
+        """The public decision node of a betting history on a board (its cards in deal order; any
+        order within one deal)."""
         betting = self.tree.betting_tree.node_of_history.get(history)
-        board_id = self._board_index.get(tuple(board))
+        cards, at = [], 0
+        for size in self.tree.game.card_structure.public_cards_per_round[1:]:  # each deal sorted
+            cards += sorted(board[at:at + size])
+            at += size
+        board_id = self._board_index.get(tuple(cards)) if at >= len(board) else None
         node = None if betting is None or board_id is None else self._node_of.get((betting, board_id))
         if node is None:
             raise ParameterError(

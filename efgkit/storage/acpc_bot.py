@@ -67,15 +67,20 @@ class CompactPolicy:
         return list(probabilities)
 
 
+def decision_texts(betting) -> dict[str, int]:
+    """Each decision of a ``BettingTree`` (its index among ``decision_nodes``) by its betting text
+    (``LimitPoker.betting_text``, as the dealer's lines carry it)."""
+    game = betting.game
+    return {game.betting_text(Betting(betting.histories[node], (0, 0), 0)): decision
+            for decision, node in enumerate(betting.decision_nodes.tolist())}
+
+
 class BucketPolicy:
     """A bucket strategy's row of (betting decision, bucket of the cards), in full precision."""
 
     def __init__(self, layout: BucketLayout, strategy: np.ndarray) -> None:
-        betting = layout.betting
-        game = betting.game
         self.layout, self.strategy = layout, layout.checked(strategy)
-        self.decision_of = {game.betting_text(Betting(betting.histories[node], (0, 0), 0)): decision
-                            for decision, node in enumerate(betting.decision_nodes.tolist())}
+        self.decision_of = decision_texts(layout.betting)
 
     def __call__(self, state: MatchState) -> list[float]:
         text = state.betting.text() or "-"
@@ -92,25 +97,19 @@ class ResolvingPolicy:
     """The row a ``DecisionTimeResolver`` gives the hole cards, board and betting of a decision."""
 
     def __init__(self, resolver) -> None:
-        tree = resolver.tree
-        betting, game = tree.betting_tree, tree.game
-        self.resolver, self.game = resolver, game
-        histories = [betting.histories[node] for node in betting.decision_nodes.tolist()]
-        self.history_of = {game.betting_text(Betting(history, (0, 0), 0)): history for history in histories}
-        self._deal_sizes = game.card_structure.public_cards_per_round
+        betting = resolver.tree.betting_tree
+        self.resolver, self.game = resolver, resolver.tree.game
+        self.history_of = {text: betting.histories[int(betting.decision_nodes[decision])]
+                           for text, decision in decision_texts(betting).items()}
 
     def __call__(self, state: MatchState) -> list[float]:
         text = state.betting.text() or "-"
         history = self.history_of.get(text)
         if history is None:
             raise ProtocolError(f"betting {text!r} is no decision of {self.game.spec}")
-        board, at = [], 0
-        for size in self._deal_sizes[1:state.betting.round + 1]:  # efgkit's boards: each deal sorted
-            board += sorted(state.board[at:at + size])
-            at += size
         try:
             hand = tuple(sorted(state.hole[state.position]))
-            row = self.resolver.probabilities(hand, tuple(board), history)
+            row = self.resolver.probabilities(hand, tuple(state.board), history)
         except ParameterError as exc:
             raise ProtocolError(f"{state.line[:80]!r}: {exc}") from None
         if row.shape[0] != len(state.betting.legal()):
