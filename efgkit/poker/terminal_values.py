@@ -363,3 +363,60 @@ def dealt_terminal_values(view, board, node, player, opponent_reach, card_sum, o
     showdown_values(opponent_reach, board.hand_cards, board.final_hands[0, :count],
                     board.final_strength[0, :count], card_sum, view.contribution[node, 1 - player] * scale,
                     view.contribution[node, player] * scale, out)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def swept_showdown_values_batch(opponent_reach, hand_cards, sorted_hands, strength, card_sum, total,
+                                win_payoff, lose_payoff, out, target, combine, live, fold_payoff):
+    """``showdown_values_batch`` in one ascending sweep of the opponent's reach (its sums built
+    once, not twice): at a strength class's start the compatible reach below it gives the wins,
+    at its end the compatible reach up to it (ties included); after the sweep each hand's
+    compatible total less the latter gives the losses. With ``fold_payoff`` float64 (columns,)
+    (empty: none) the same total gives a fold's values on the same reach (``fold_values_batch``'s),
+    and the maximum of the fold's and the showdown's is ``combined`` into ``target``: a best
+    responder's fold and call facing a bet, whose opponent reach is one vector. ``out`` is
+    scratch and may be ``target``; ``live`` int or bool (hands,) as in ``fold_values_batch``.
+    Not bit-identical to the two sweeps (the losses are a difference of sums: rounding of
+    order 1e-16 of the total reach). A one-card hand's card is counted twice (``own``)."""
+    columns = opponent_reach.shape[1]
+    m = sorted_hands.shape[0]
+    last = hand_cards.shape[1] - 1
+    own = 1.0 if last == 1 else 3.0  # the compatible reach's share of the hand's own reach
+    fold = fold_payoff.shape[0] > 0
+    total[:columns] = 0.0
+    end = 0
+    while end < m:
+        start = end
+        while end < m and strength[end] == strength[start]:
+            end += 1
+        for x in range(start, end):
+            h = sorted_hands[x]
+            a, b = hand_cards[h, 0], hand_cards[h, last]
+            for c in range(columns):
+                out[h, c] = win_payoff[c] * _cancelled(total[c] - card_sum[a, c] - card_sum[b, c], total[c])
+        for x in range(start, end):
+            h = sorted_hands[x]
+            if live[h] == 0:
+                continue
+            a, b = hand_cards[h, 0], hand_cards[h, last]
+            for c in range(columns):
+                r = opponent_reach[h, c]
+                total[c] += r
+                card_sum[a, c] += r
+                card_sum[b, c] += r
+        for x in range(start, end):
+            h = sorted_hands[x]
+            a, b = hand_cards[h, 0], hand_cards[h, last]
+            for c in range(columns):
+                up_to = total[c] - card_sum[a, c] - card_sum[b, c] + own * opponent_reach[h, c]
+                out[h, c] += lose_payoff[c] * up_to
+    for x in range(m):
+        h = sorted_hands[x]
+        a, b = hand_cards[h, 0], hand_cards[h, last]
+        for c in range(columns):
+            compatible = total[c] - card_sum[a, c] - card_sum[b, c] + own * opponent_reach[h, c]
+            value = out[h, c] - lose_payoff[c] * compatible
+            if fold:
+                value = max(value, fold_payoff[c] * _cancelled(compatible, total[c]))
+            target[h, c] = combined(target[h, c], value, combine)
+    card_sum[:, :columns] = 0.0
