@@ -27,7 +27,6 @@ from efgkit.poker.terminal_values import (
     fold_values_batch,
     showdown_values,
     showdown_values_batch,
-    swept_showdown_values_batch,
 )
 from efgkit.specs import make_game
 
@@ -163,42 +162,6 @@ def test_batched_terminal_values_equal_the_one_vector_kernels_column_by_column(h
         showdown_values_batch(reach, hand_cards, valid, strength, card_sum, total, win, lose, scratch, target,
                               combine)
         assert np.array_equal(target[valid], expected[valid])
-
-
-@settings(max_examples=40, deadline=None)
-@given(hole_cards=st.sampled_from([1, 2]), cards=st.integers(4, 9), classes=st.integers(1, 6),
-       seed=st.integers(0, 2**31 - 1))
-def test_one_sweep_gives_the_two_sweeps_showdown_and_the_fold_beside_it(hole_cards, cards, classes, seed):
-    """The swept showdown (the full game's) equals the two-sweep kernel whatever the ties, the
-    opponent's zero or pruned hands and the way it is combined into a parent (written, added,
-    maximised), up to the rounding of a difference of sums; with a fold's payoffs it gives the
-    maximum of the fold's values (``fold_values_batch``) and the showdown's."""
-    rng = np.random.default_rng(seed)
-    hand_cards = np.array(list(combinations(range(cards), hole_cards)), np.int64)
-    hands, columns = hand_cards.shape[0], 6
-    valid = np.sort(rng.choice(hands, max(1, hands - 3), replace=False)).astype(np.int64)
-    order = rng.permutation(valid)
-    strength = np.sort(rng.integers(0, classes, valid.shape[0])).astype(np.int64)
-    reach = np.zeros((hands, columns))
-    reach[valid] = rng.random((valid.shape[0], columns)) * (rng.random((valid.shape[0], columns)) < 0.7)
-    live = (reach != 0).any(axis=1)
-    win, lose, fold = rng.random(columns), rng.random(columns), rng.random(columns) - 0.5
-    card_sum, total = np.zeros((cards, columns)), np.zeros(columns)
-    folds, showdowns = np.zeros((hands, columns)), np.zeros((hands, columns))
-    fold_values_batch(reach, hand_cards, valid, card_sum, total, fold, folds)
-    showdown_values_batch(reach, hand_cards, order, strength, card_sum, total, win, lose, showdowns,
-                          showdowns, 0)
-    parent = rng.random((hands, columns)) - 0.5
-    for combine, expected in ((0, showdowns), (1, parent + showdowns), (2, np.maximum(parent, showdowns))):
-        target = parent.copy()
-        swept_showdown_values_batch(reach, hand_cards, order, strength, card_sum, total, win, lose,
-                                    np.zeros((hands, columns)), target, combine, live, fold[:0])
-        assert target[valid] == pytest.approx(expected[valid], abs=1e-12)
-        assert not card_sum.any()
-    both = np.zeros((hands, columns))
-    swept_showdown_values_batch(reach, hand_cards, order, strength, card_sum, total, win, lose, both, both, 0,
-                                live, fold)
-    assert both[valid] == pytest.approx(np.maximum(folds, showdowns)[valid], abs=1e-12)
 
 
 def test_pruning_the_opponents_zero_reach_hands_changes_no_value():

@@ -65,7 +65,7 @@ from efgkit.poker.terminal_values import (
     WRITE,
     fold_payoff,
     fold_values_batch,
-    swept_showdown_values_batch,
+    showdown_values_batch,
 )
 
 MODE_RECORD, MODE_REPLAY, MODE_DESCEND = np.int64(0), np.int64(1), np.int64(2)
@@ -155,7 +155,7 @@ class WalkBuffers(NamedTuple):
     level ``valid`` (levels, hands) / ``valid_count`` the hands off the board (level 0's, every
     hand, filled by ``hand_lists``), ``key``; scratch: ``live`` int64 (widest level,) the
     columns some reach enters (a block is a run of them), ``card_sum`` (cards, block),
-    ``column_total`` / ``win`` / ``lose`` / ``fold`` (block,); ``row_live`` bool (depth, hands): per row of
+    ``column_total`` / ``win`` / ``lose`` (block,); ``row_live`` bool (depth, hands): per row of
     the stack ``reach`` being walked, the hands some column's reach enters — the others are
     pruned (their rows are zero, left out of products and terminal sums: the opponent's zero
     reach, where the strategy never plays to; the responder's own hands are never pruned). Read by
@@ -187,7 +187,6 @@ class WalkBuffers(NamedTuple):
     column_total: np.ndarray
     win: np.ndarray
     lose: np.ndarray
-    fold: np.ndarray
     row_live: np.ndarray
     responder_depth: np.ndarray
     depth_target: np.ndarray
@@ -238,44 +237,30 @@ def _bridge(templates, work, j):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _terminal(view, templates, tables, work, player, p, j, cols, reach, live, out, target, combine, fused):
+def _terminal(view, templates, tables, work, player, p, j, cols, reach, live, out, target, combine):
     """Fold or showdown values (with chance) of the responder's valid hands in the block of
     columns ``cols`` from the opponent's ``reach`` (its ``live`` rows): a fold's into ``out``, a
     showdown's ``combined`` (``combine``) into ``target`` with ``out`` its scratch (``target``
-    itself when written); ``fused`` (a best responder's fold, ``_fused_fold``): the maximum of
-    the fold's and its sibling showdown's, one sweep of the reach both share, into ``out``."""
+    itself when written)."""
     width = out.shape[1]
     weight = view.chance_weight[j]
     kind = templates.kind[p]
-    showdown = p + 1 if fused else p
     for c in range(width):
         node = templates.node_of[templates.node_base[p] + cols[c]]
         if kind == FOLD:
-            work.fold[c] = fold_payoff(view.contribution, node, view.folder[node], player) * weight
-        if fused or kind == SHOWDOWN:
-            node = templates.node_of[templates.node_base[showdown] + cols[c]]
+            work.win[c] = fold_payoff(view.contribution, node, view.folder[node], player) * weight
+        else:
             work.win[c] = view.contribution[node, 1 - player] * weight
             work.lose[c] = view.contribution[node, player] * weight
-    if kind == FOLD and not fused:
+    if kind == FOLD:
         fold_values_batch(reach, tables.hand_cards, work.valid[j, :work.valid_count[j]], work.card_sum,
-                          work.column_total, work.fold, out, live)
+                          work.column_total, work.win, out, live)
         return
     row = work.key[j] - tables.key_start[j]
     count = tables.showdown_count[row]
-    swept_showdown_values_batch(reach, tables.hand_cards, tables.showdown_hands[row, :count],
-                                tables.showdown_strength[row, :count], work.card_sum, work.column_total,
-                                work.win, work.lose, out, target, combine, live,
-                                work.fold[:width] if fused else work.fold[:0])
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _fused_fold(templates, player, objective, p):
-    """Whether a best response takes the responder's node ``p``'s fold (its first child) and
-    the showdown after its call (the second) together (``_terminal``'s ``fused``): the opponent's
-    reach is the same vector at both, so one sweep gives both values and their maximum."""
-    first = templates.first_child[p]
-    return (objective == BEST_RESPONSE and templates.kind[p] == player and templates.num_children[p] > 1
-            and templates.kind[first] == FOLD and templates.kind[first + 1] == SHOWDOWN)
+    showdown_values_batch(reach, tables.hand_cards, tables.showdown_hands[row, :count],
+                          tables.showdown_strength[row, :count], work.card_sum, work.column_total, work.win,
+                          work.lose, out, target, combine, live)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -308,9 +293,7 @@ def _open(args, d):
             combine = _combine(templates, work, player, objective, j, d)
             out = values[work.value_row[j, d]]
             target = values[work.value_row[j, d - 1]] if combine != WRITE else out
-            fused = kind == FOLD and _fused_fold(templates, player, objective, work.node[j, d - 1])
-            _terminal(view, templates, tables, work, player, p, j, cols, here, live, out, target, combine,
-                      fused)
+            _terminal(view, templates, tables, work, player, p, j, cols, here, live, out, target, combine)
         return True
     if kind == DEAL:
         record, acc = _bridge(templates, work, j)
@@ -339,8 +322,6 @@ def _next_child(args, d):
     a = work.cursor[j, d]
     valid = work.valid[j, :work.valid_count[j]]
     if templates.kind[p] == player:
-        if a == 1 and _fused_fold(templates, player, objective, p):
-            a = 2  # the showdown was taken with the fold
         if a == m:
             return False
         work.slot[j, d + 1] = work.slot[j, d]
@@ -846,7 +827,7 @@ class StreamedEvaluator:
                          *index, *hand_lists(levels, hands), np.zeros(levels, np.int64),
                          np.zeros(int(t.columns.max()), np.int64),
                          aligned_zeros((self.betting.num_cards, self.block)),
-                         *(aligned_zeros(self.block) for _ in range(4)),
+                         *(aligned_zeros(self.block) for _ in range(3)),
                          np.zeros((int(t.depth.max()), hands), np.bool_),
                          np.zeros(0, np.int64) if depth is None else depth, np.array([target], np.int64),
                          np.zeros(0 if depth is None else self.layout.num_actions))
