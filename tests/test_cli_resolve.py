@@ -152,7 +152,6 @@ def test_resolve_takes_a_bucket_strategy_and_reports_nash_conv_and_mbb(holdem_bl
     (["--gadget", "coinflip"], "cannot run the coinflip gadget"),
     (["--constraints", "deepstack"], "takes br or selfplay"),
     (["--round", "3"], "no public deal before round 3"),
-    (["--out", "x.h5"], "--out is not available"),
     (["--solver", "lp"], "--solver lp"),
 ])
 def test_bad_bucket_strategy_resolving_is_one_line_exit_2(holdem_blueprint, args, words):
@@ -207,10 +206,29 @@ def test_streamed_engine_reports_the_poker_engines_numbers_and_its_memory(symmet
     assert ours["peak_rss_bytes"] > 0 and ours["unabstracted_strategy_bytes"] > 0
 
 
+def test_out_writes_the_combined_strategy_as_a_lossless_bucket_strategy(symmetric_blueprint, tmp_path):
+    """--out on the poker engine: the combined strategy, as a bucket strategy on lossless cards,
+    evaluates (efgkit evaluate, the streamed best response) to the NashConv the report gives."""
+    import json
+
+    from click.testing import CliRunner
+
+    out = tmp_path / "refined.h5"
+    resolved = CliRunner().invoke(main, ["resolve", str(symmetric_blueprint), "--gadget", "maxmargin",
+                                         "-n", "6", "--engine", "poker", "--out", str(out), "--json"])
+    assert resolved.exit_code == 0, resolved.output
+    report = json.loads(resolved.output)
+    evaluated = CliRunner().invoke(main, ["evaluate", str(out), "--json"])
+    assert evaluated.exit_code == 0, evaluated.output
+    assert json.loads(evaluated.output)["nash_conv"] == pytest.approx(report["nash_conv_after"], abs=1e-9)
+    assert report["nash_conv_after"] < report["nash_conv_before"]
+
+
 @pytest.mark.parametrize("args, words", [
     (["--engine", "streamed", "--round", "3"], "no public deal before round 3"),
     (["--engine", "streamed", "--gadget", "coinflip"], "cannot run the coinflip gadget"),
     (["--engine", "poker", "--workers", "2"], "go with --engine streamed"),
+    (["--engine", "streamed", "--out", "never.h5"], "never holds the unabstracted strategy"),
 ])
 def test_bad_streamed_resolving_is_one_line_exit_2(symmetric_blueprint, args, words):
     from click.testing import CliRunner

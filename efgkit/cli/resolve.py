@@ -66,7 +66,8 @@ def plot_checkpoints(iterations: int) -> list[int]:
                    "no re-solving can take away; Brown & Sandholm's choice).")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the refined strategy (blueprint with the re-solved subgames) here (required for "
-                   "a GameTree strategy; not yet for a bucket strategy).")
+                   "a GameTree strategy; for a bucket strategy re-solved on the poker engine, a bucket "
+                   "strategy on lossless cards).")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a PNG of exploitability against gadget iterations (evaluated at "
                    "10, 20, 50, ... iterations).")
@@ -114,13 +115,14 @@ def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, co
     from efgkit.storage.bucket_strategy import is_bucket_strategy_file
 
     if is_bucket_strategy_file(blueprint_file):
-        if subgame_key is not None or plot is not None or out is not None:
-            used = "--subgame" if subgame_key is not None else "--plot" if plot is not None else "--out"
+        if subgame_key is not None or plot is not None:
+            used = "--subgame" if subgame_key is not None else "--plot"
             raise ParameterError(f"{used} is not available for a bucket-strategy blueprint (the poker "
                                  f"engine re-solves every subgame of a round and reports NashConv)")
-        _resolve_bucket_strategy(game, blueprint_file, gadget=gadget, constraints=constraints, spread=spread,
-                                 round_number=2 if round_number is None else round_number, solver=solver,
-                                 iterations=iterations, player=player, split_gifts=split_gifts,
+        check_writable(out, "--out")
+        _resolve_bucket_strategy(game, blueprint_file, out, gadget=gadget, constraints=constraints,
+                                 spread=spread, round_number=2 if round_number is None else round_number,
+                                 solver=solver, iterations=iterations, player=player, split_gifts=split_gifts,
                                  gift_bound=gift_bound, engine=engine, isomorphic=isomorphic, workers=workers,
                                  scheduler=scheduler, as_json=as_json)
         return
@@ -184,7 +186,8 @@ def resolve(game_and_file: GameAndFile, gadget: str, p: float, spread: float, co
     emit(as_json, data, lines)
 
 
-def _resolve_bucket_strategy(spec: str, path: str, *, gadget: str, constraints: str, spread: float,
+def _resolve_bucket_strategy(spec: str, path: str, out: str | None, *, gadget: str, constraints: str,
+                             spread: float,
                              round_number: int, solver: str, iterations: int, player: str, split_gifts: bool,
                              gift_bound: str, engine: str, isomorphic: bool, workers: int,
                              scheduler: str | None, as_json: bool) -> None:
@@ -212,9 +215,15 @@ def _resolve_bucket_strategy(spec: str, path: str, *, gadget: str, constraints: 
     size = poker_game_size(game)
     if engine == "poker" and (workers or scheduler is not None):
         raise ParameterError("--workers and --scheduler go with --engine streamed (or auto)")
+    if out is not None and engine == "streamed":
+        raise ParameterError("--out with --engine streamed: it never holds the unabstracted strategy "
+                             "(re-solve on --engine poker where the public tree fits to write it)")
     too_big = 4 * 8 * size["public_tree_nodes"] * size["hands"] > memory_budget()  # reach x 2, values, ...
     on_dask = bool(workers) or scheduler is not None
     streamed = engine == "streamed" or (engine == "auto" and (on_dask or too_big))
+    if streamed and out is not None:
+        raise ParameterError(f"--out: the public tree of {game.spec} does not fit the memory budget, so it "
+                             f"is re-solved streamed, which never holds the unabstracted strategy")
     options = {"gadget": gadget, "constraints": constraints, "iterations": iterations,
                "split_gifts": split_gifts, "variant": solver, "players": players, "spread": spread,
                "isomorphic": isomorphic}
@@ -228,6 +237,12 @@ def _resolve_bucket_strategy(spec: str, path: str, *, gadget: str, constraints: 
         result, extra = _streamed(buckets, strategy, options, round_number, workers, scheduler)
     else:
         result, extra = _materialised(buckets, strategy, options, round_number)
+        if out is not None:
+            _write_lossless(out, result, {"algorithm": f"resolve ({gadget}, {constraints})",
+                                          "iterations": iterations, "engine": "poker",
+                                          "parameters": dict(data),
+                                          "seconds": result.seconds})
+            data["out"] = out
     data.update(extra)
     before, after = result.before, result.after
     before_mbb, _ = big_blind_fields(game, before.exploitability)
@@ -268,6 +283,23 @@ def _materialised(buckets, strategy, options: dict, round_number: int):
     with progress_bar(total=total, unit="gadget", desc="re-solving", enabled=show_progress()) as bar:
         result = resolver.resolve(lambda done, _: bar.update(done - bar.n))
     return result, {"num_subgames": int(resolver.roots.shape[0])}
+
+
+def _write_lossless(path: str, result, provenance: dict) -> None:
+    """The combined strategy of a ``VectorResolveResult`` (lossless public-tree layout) as a bucket
+    strategy on ``LosslessCards``, which every reader of bucket strategies takes (rows of cards
+    that meet the board, never played, uniform)."""
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import LosslessCards
+    from efgkit.poker.materialised.layout import StrategyLayout
+    from efgkit.storage.bucket_strategy import save_bucket_strategy
+
+    tree = result.layout.tree
+    buckets = BucketLayout(BettingTree(tree.game), LosslessCards(tree.game))
+    target = StrategyLayout.from_bucket_layout(tree, buckets)
+    save_bucket_strategy(path, buckets, target.rows_from(result.layout, result.strategy, buckets.uniform()),
+                         provenance)
 
 
 def _streamed(buckets, strategy, options: dict, round_number: int, workers: int, scheduler: str | None):

@@ -92,14 +92,7 @@ class VectorResolver:
     def combined_blueprint(self) -> np.ndarray:
         """The blueprint on the lossless layout: every (decision, hand) row plays its row of
         ``layout``."""
-        lossless, layout = self.lossless, self.layout
-        out = np.zeros(lossless.num_actions)
-        width = self.tree.num_children[self.tree.decision_nodes].astype(np.int64)
-        for d in range(width.shape[0]):
-            valid = lossless.slot_offset[d] >= 0
-            for k in range(int(width[d])):
-                out[lossless.slot_offset[d, valid] + k] = self.strategy[layout.slot_offset[d, valid] + k]
-        return out
+        return self.lossless.rows_from(self.layout, self.strategy)
 
     def ranges(self, player: int) -> RootRanges:
         """The roots' ``RootRanges`` for ``player``, raised by the gifts for the reach gadgets."""

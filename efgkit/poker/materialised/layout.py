@@ -118,6 +118,20 @@ class StrategyLayout:
         return cls(tree, rows, infoset_map.abstract_action_offset.astype(np.int64), weight,
                    f"InfosetMap over {game_tree.spec}")
 
+    def rows_from(self, source: StrategyLayout, strategy: np.ndarray,
+                  into: np.ndarray | None = None) -> np.ndarray:
+        """``strategy`` (float64 per action of ``source``, a layout on the same tree) on this
+        layout's actions, written into ``into`` (default zeros: rows no slot of the tree holds
+        stay 0): each (decision node, hand) both hold plays its row of ``source`` (rows several
+        slots share get the last one's: equal when ``source`` is the coarser)."""
+        out = np.zeros(self.num_actions) if into is None else into
+        width = self.tree.num_children[self.tree.decision_nodes].astype(np.int64)
+        for d in range(width.shape[0]):
+            valid = (self.slot_offset[d] >= 0) & (source.slot_offset[d] >= 0)
+            for k in range(int(width[d])):
+                out[self.slot_offset[d, valid] + k] = strategy[source.slot_offset[d, valid] + k]
+        return out
+
     @classmethod
     def from_bucket_layout(cls, tree: PublicTree, buckets: BucketLayout) -> StrategyLayout:
         """The rows of ``buckets`` (over ``tree.game``'s betting): a public decision node's hand
