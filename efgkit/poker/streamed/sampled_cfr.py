@@ -175,7 +175,8 @@ class UpdateWalkStack(NamedTuple):
     player, by the node's level's positions (``SampledBoard``); float64 (hands,) ``terminal``
     (a terminal's values by position) scratch; ``card_sum`` (cards,) scratch; ``largest``
     int64 (2, rounds): per round the largest int32 regret and accumulator the walk updated;
-    ``sorted_values`` and ``sorted_reach`` float64 (hands,) scratch in showdown order. (The
+    ``sorted_values`` float64 (hands,) and ``showdown_scratch`` (2, hands) scratch in showdown
+    order, ``card_sums`` (2, cards) the showdown's per-card sums (``grouped_showdown_values``). (The
     class keeps its name: numba's cache index of this module pickles it, and a stale index
     naming a class that is gone fails to load.)"""
 
@@ -194,7 +195,8 @@ class UpdateWalkStack(NamedTuple):
     card_sum: np.ndarray
     largest: np.ndarray
     sorted_values: np.ndarray
-    sorted_reach: np.ndarray
+    showdown_scratch: np.ndarray
+    card_sums: np.ndarray
 
 
 def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> UpdateWalkStack:
@@ -204,7 +206,8 @@ def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> UpdateWa
     flags = [np.zeros(depth, np.bool_) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
     return UpdateWalkStack(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
-                           np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros(hands))
+                           np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros((2, hands)),
+                           np.zeros((2, cards)))
 
 
 # How the walk stays exact while doing less than a plain walk (every skip below leaves every
@@ -253,6 +256,17 @@ def _open(args, depth):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _stored(array, value):
+    """``value`` (float64) rounded as a store into ``array`` rounds it: to float32 for a 4-byte
+    array, as is otherwise. A row entry's sum over its hands runs in a local with this after
+    each step, bit-identical to adding each hand into the array (``array[x] += v``) without a
+    store-to-load chain through memory (the compiler cannot tell the array from the vectors)."""
+    if array.itemsize == 4:
+        return np.float64(np.float32(value))
+    return value
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _average_rows(state, own, board, level, start, m, weight, fixed, round_):
     """Add ``weight`` x own reach x strategy into the average accumulator of the rows from
     ``start`` (``m`` actions) the ``level``'s runs reach: each entry's hands in order, as is or
@@ -261,21 +275,63 @@ def _average_rows(state, own, board, level, start, m, weight, fixed, round_):
     runs, buckets, average = board.run_start[level], board.run_bucket[level], state.average
     for r in range(board.run_count[level]):
         row = start + buckets[r] * m
+        if not fixed.integer:
+            for x in range(row, row + m, 3):
+                _average_run(average, state.strategy, x, min(3, row + m - x), own, runs[r], runs[r + 1],
+                             weight)
+            continue
+        scale = fixed.scale[1, round_]
         for x in range(row, row + m):
             p = state.strategy[x]
-            if fixed.integer:
-                scale = fixed.scale[1, round_]
-                count = np.int64(average[x])
-                for i in range(runs[r], runs[r + 1]):
-                    w = weight * own[i]
-                    if w != 0.0:
-                        count = min(count + np.int64(np.rint(w * p * scale)), INT32_MAX)
-                average[x] = count
-            else:
-                for i in range(runs[r], runs[r + 1]):
-                    w = weight * own[i]
-                    if w != 0.0:
-                        average[x] += w * p
+            count = np.int64(average[x])
+            for i in range(runs[r], runs[r + 1]):
+                w = weight * own[i]
+                if w != 0.0:
+                    count = min(count + np.int64(np.rint(w * p * scale)), INT32_MAX)
+            average[x] = count
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _average_run(average, strategy, x, k, own, lo, hi, weight):
+    """Add ``weight`` x ``own[i]`` x ``strategy`` into the ``k`` (1 to 3) float accumulator
+    entries from ``x``, each over the hands ``lo:hi`` in order (hands of zero weight add
+    nothing): the entries' sums are independent, so they run side by side."""
+    p0 = strategy[x]
+    p1 = strategy[x + 1] if k > 1 else 0.0
+    p2 = strategy[x + 2] if k > 2 else 0.0
+    t0 = np.float64(average[x])
+    t1 = np.float64(average[x + 1]) if k > 1 else 0.0
+    t2 = np.float64(average[x + 2]) if k > 2 else 0.0
+    for i in range(lo, hi):
+        w = weight * own[i]
+        if w != 0.0:
+            t0 = _stored(average, t0 + w * p0)
+            t1 = _stored(average, t1 + w * p1)
+            t2 = _stored(average, t2 + w * p2)
+    average[x] = t0
+    if k > 1:
+        average[x + 1] = t1
+    if k > 2:
+        average[x + 2] = t2
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _subtract_run(instant, x, k, values, lo, hi):
+    """Subtract ``values[lo:hi]`` in order from each of the ``k`` (1 to 3) entries of
+    ``instant`` from ``x``, the entries side by side."""
+    t0 = np.float64(instant[x])
+    t1 = np.float64(instant[x + 1]) if k > 1 else 0.0
+    t2 = np.float64(instant[x + 2]) if k > 2 else 0.0
+    for i in range(lo, hi):
+        v = values[i]
+        t0 = _stored(instant, t0 - v)
+        t1 = _stored(instant, t1 - v)
+        t2 = _stored(instant, t2 - v)
+    instant[x] = t0
+    if k > 1:
+        instant[x + 1] = t1
+    if k > 2:
+        instant[x + 2] = t2
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -387,7 +443,7 @@ def _terminal_values(view, board, walk, player, depth):
                                win, lose, out)
         return
     grouped_showdown_values(opponent, positions, board.final_cards, board.final_groups,
-                            board.final_group_count[0], walk.card_sum, win, lose, walk.sorted_reach,
+                            board.final_group_count[0], walk.card_sums, win, lose, walk.showdown_scratch,
                             walk.sorted_values)
     for x in range(final):
         out[positions[x]] = walk.sorted_values[x]
@@ -402,13 +458,15 @@ def _add_own(state, values, child_values, board, level, start, m, a, first):
     for r in range(board.run_count[level]):
         x = start + buckets[r] * m + a
         p = state.strategy[x]
+        total = np.float64(instant[x])
         for i in range(runs[r], runs[r + 1]):
             v = child_values[i]
-            instant[x] += v
+            total = _stored(instant, total + v)
             if first:
                 values[i] = 0.0 + p * v
             else:
                 values[i] += p * v
+        instant[x] = total
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
@@ -469,9 +527,8 @@ def _close(args, depth):
     for r in range(board.run_count[level]):
         row = start + buckets[r] * m
         if started:
-            for x in range(row, row + m):
-                for i in range(runs[r], runs[r + 1]):
-                    instant[x] -= values[i]
+            for x in range(row, row + m, 3):
+                _subtract_run(instant, x, min(3, row + m - x), values, runs[r], runs[r + 1])
         if local:
             _update_row(state, row, m, walk, fixed, round_, rule)
 
