@@ -339,13 +339,14 @@ def _times_strategy(source, target, strategy, board, level, start, m, a):
     """``target`` = ``source`` x each position's row's probability of action ``a`` (rows from
     ``start``, ``m`` actions), over the ``level``'s positions; True if some product is not 0."""
     runs, buckets = board.run_start[level], board.run_bucket[level]
-    nonzero = False
     for r in range(board.run_count[level]):
         p = strategy[start + buckets[r] * m + a]
         for i in range(runs[r], runs[r + 1]):
             target[i] = source[i] * p
-            nonzero |= target[i] != 0.0
-    return nonzero
+    for i in range(board.valid_count[level]):  # a separate loop: the products above vectorise
+        if target[i] != 0.0:
+            return True
+    return False
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
