@@ -61,7 +61,7 @@ from efgkit.core.regret_rules import (
     match_row,
     match_rows,
     prediction_scale,
-    update_regret,
+    regret_after,
 )
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
@@ -176,7 +176,10 @@ class UpdateWalkStack(NamedTuple):
     (a terminal's values by position) scratch; ``card_sum`` (cards,) scratch; ``largest``
     int64 (2, rounds): per round the largest int32 regret and accumulator the walk updated;
     ``sorted_values`` float64 (hands,) and ``showdown_scratch`` (2, hands) scratch in showdown
-    order, ``card_sums`` (2, cards) the showdown's per-card sums (``grouped_showdown_values``). (The
+    order, ``card_sums`` (2, cards) the showdown's per-card sums (``grouped_showdown_values``);
+    ``row_instant`` float64 (depth, hands x widest decision) the instantaneous regrets of the
+    updating player's node at each depth by (run, action), under CFR and CFR+ (``_local``),
+    whose rows are updated as the walk closes them: the state's ``instant`` is not touched. (The
     class keeps its name: numba's cache index of this module pickles it, and a stale index
     naming a class that is gone fails to load.)"""
 
@@ -197,17 +200,18 @@ class UpdateWalkStack(NamedTuple):
     sorted_values: np.ndarray
     showdown_scratch: np.ndarray
     card_sums: np.ndarray
+    row_instant: np.ndarray
 
 
-def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> UpdateWalkStack:
+def new_update_walk(depth: int, hands: int, cards: int, rounds: int, width: int) -> UpdateWalkStack:
     """Zeroed update-walk arrays for a tree ``depth`` deep with ``hands`` hands of a
-    ``cards``-card deck and ``rounds`` betting rounds."""
+    ``cards``-card deck, ``rounds`` betting rounds and decisions of at most ``width`` actions."""
     index = [np.zeros(depth, np.int64) for _ in range(5)]
     flags = [np.zeros(depth, np.bool_) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
     return UpdateWalkStack(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
                            np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros((2, hands)),
-                           np.zeros((2, cards)))
+                           np.zeros((2, cards)), np.zeros((depth, hands * width)))
 
 
 # How the walk stays exact while doing less than a plain walk (every skip below leaves every
@@ -247,6 +251,10 @@ def _open(args, depth):
         values = walk.values[depth]
         for i in range(board.valid_count[level]):
             values[i] = 0.0
+    if view.kind[node] == player and _local(rule):
+        row_instant = walk.row_instant[depth]
+        for i in range(board.run_count[level] * view.num_children[node]):
+            row_instant[i] = 0.0
     if view.kind[node] == player and weight > 0.0:
         decision = view.decision_index[node]
         round_ = fixed.decision_round[decision] if fixed.integer else 0
@@ -316,17 +324,18 @@ def _average_run(average, strategy, x, k, own, lo, hi, weight):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _subtract_run(instant, x, k, values, lo, hi):
+def _subtract_run(instant, x, k, values, lo, hi, like):
     """Subtract ``values[lo:hi]`` in order from each of the ``k`` (1 to 3) entries of
-    ``instant`` from ``x``, the entries side by side."""
+    ``instant`` from ``x``, the entries side by side, each step rounded as a store into
+    ``like`` rounds it (``_stored``)."""
     t0 = np.float64(instant[x])
     t1 = np.float64(instant[x + 1]) if k > 1 else 0.0
     t2 = np.float64(instant[x + 2]) if k > 2 else 0.0
     for i in range(lo, hi):
         v = values[i]
-        t0 = _stored(instant, t0 - v)
-        t1 = _stored(instant, t1 - v)
-        t2 = _stored(instant, t2 - v)
+        t0 = _stored(like, t0 - v)
+        t1 = _stored(like, t1 - v)
+        t2 = _stored(like, t2 - v)
     instant[x] = t0
     if k > 1:
         instant[x + 1] = t1
@@ -451,23 +460,36 @@ def _terminal_values(view, board, walk, player, depth):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _add_own(state, values, child_values, board, level, start, m, a, first):
+def _add_own(state, values, child_values, board, level, start, m, a, first, local, row_instant):
     """Add the values ``child_values`` of action ``a``'s child into the updating player's node
     (rows from ``start``, ``m`` actions): each into its row's instantaneous regret of ``a``
-    (the run's hands in order), weighted by the strategy into ``values`` (``first``: into 0.0)."""
+    (the run's hands in order; in ``row_instant`` at run x m + a if ``local``, else in the
+    state's), weighted by the strategy into ``values`` (``first``: into 0.0)."""
     runs, buckets, instant = board.run_start[level], board.run_bucket[level], state.instant
     for r in range(board.run_count[level]):
         x = start + buckets[r] * m + a
         p = state.strategy[x]
-        total = np.float64(instant[x])
-        for i in range(runs[r], runs[r + 1]):
-            v = child_values[i]
-            total = _stored(instant, total + v)
-            if first:
-                values[i] = 0.0 + p * v
-            else:
-                values[i] += p * v
-        instant[x] = total
+        if local:
+            row_instant[r * m + a] = _add_child_run(values, child_values, runs[r], runs[r + 1], p,
+                                                    row_instant[r * m + a], first, instant)
+        else:
+            instant[x] = _add_child_run(values, child_values, runs[r], runs[r + 1], p, np.float64(instant[x]),
+                                        first, instant)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _add_child_run(values, child_values, lo, hi, p, total, first, like):
+    """``total`` plus ``child_values[lo:hi]`` in order (each step rounded as a store into
+    ``like`` rounds it, ``_stored``), adding each value weighted by ``p`` into ``values``
+    (``first``: into 0.0)."""
+    for i in range(lo, hi):
+        v = child_values[i]
+        total = _stored(like, total + v)
+        if first:
+            values[i] = 0.0 + p * v
+        else:
+            values[i] += p * v
+    return total
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
@@ -495,7 +517,7 @@ def _gather(args, depth):
             values[parent[i]] += child_values[i]
     elif view.kind[node] == player:
         _add_own(state, values, child_values, board, level, view.action_start[view.decision_index[node]],
-                 view.num_children[node], walk.action[depth], first)
+                 view.num_children[node], walk.action[depth], first, _local(rule), walk.row_instant[depth])
     elif first:
         for i in range(board.valid_count[level]):
             values[i] = 0.0 + child_values[i]
@@ -524,30 +546,38 @@ def _close(args, depth):
     start = view.action_start[view.decision_index[node]]
     round_ = fixed.decision_round[view.decision_index[node]] if fixed.integer else 0
     runs, buckets = board.run_start[level], board.run_bucket[level]
-    instant, values = state.instant, walk.values[depth]
+    instant, values, row_instant = state.instant, walk.values[depth], walk.row_instant[depth]
     for r in range(board.run_count[level]):
         row = start + buckets[r] * m
-        if started:
-            for x in range(row, row + m, 3):
-                _subtract_run(instant, x, min(3, row + m - x), values, runs[r], runs[r + 1])
         if local:
-            _update_row(state, row, m, walk, fixed, round_, rule)
+            if started:
+                for j in range(0, m, 3):
+                    _subtract_run(row_instant, r * m + j, min(3, m - j), values, runs[r], runs[r + 1],
+                                  instant)
+            _update_row(state, row, m, walk, fixed, round_, rule, row_instant, r * m)
+        else:
+            for x in range(row, row + m, 3):
+                _subtract_run(instant, x, min(3, row + m - x), values, runs[r], runs[r + 1], instant)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _update_row(state, row, m, walk, fixed, round_, rule):
-    """Row ``row``'s (``m`` actions) regrets from its instantaneous regrets, which are zeroed,
+def _update_row(state, row, m, walk, fixed, round_, rule, instant, at):
+    """Row ``row``'s (``m`` actions) regrets from its instantaneous regrets ``instant[at:at +
+    m]`` (the walk's ``row_instant``, or the state's own at ``row``, which are then zeroed),
     then its strategy by regret matching."""
-    for x in range(row, row + m):
+    for j in range(m):
+        x = row + j
         if fixed.integer:
-            r = np.int64(state.regrets[x]) + np.int64(np.rint(state.instant[x] * fixed.scale[0, round_]))
+            r = np.int64(state.regrets[x]) + np.int64(np.rint(instant[at + j] * fixed.scale[0, round_]))
             r = min(max(r, 0), INT32_MAX)
             state.regrets[x] = r
             walk.largest[0, round_] = max(walk.largest[0, round_], r)
             walk.largest[1, round_] = max(walk.largest[1, round_], np.int64(state.average[x]))
         else:
-            update_regret(rule, state.regrets, state.instant, state.average, x)
-        state.instant[x] = 0.0
+            # float32 regrets: the sum in float64 rounds to the float32 sum (double rounding of
+            # one addition is innocuous, 53 >= 2 x 24 + 2)
+            state.regrets[x] = regret_after(rule, state.regrets[x], instant[at + j])
+        instant[at + j] = 0.0
     match_row(row, row + m, False, 1.0, state.regrets, state.instant, state.strategy)
 
 
@@ -637,7 +667,7 @@ def update_batch(view, walk, settings, decisions, width, t, player, state, fixed
             m = width[d]
             round_ = fixed.decision_round[d] if fixed.integer else 0
             for row in range(start[d], start[d + 1], m):
-                _update_row(state, row, m, walk, fixed, round_, rule)
+                _update_row(state, row, m, walk, fixed, round_, rule, state.instant, row)
     else:
         update_rows(decisions[player], start, settings, t, state, width)
     return _halve_outgrown(view, walk, decisions, width, state, fixed)
@@ -767,7 +797,7 @@ def board_sampling(layout: BucketLayout) -> tuple[Sampler, SampledBoard, UpdateW
     n = betting.num_cards
     hand_cards, hand_mask = betting.hands()
     hands, levels = hand_cards.shape[0], betting.num_levels
-    walk = new_update_walk(betting.max_depth + 2, hands, n, betting.game.num_rounds)
+    walk = new_update_walk(betting.max_depth + 2, hands, n, betting.game.num_rounds, int(layout.width.max()))
     deck = betting.game.card_structure
     sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
                       betting.deal_size.astype(np.int64), offsets_of(betting.deal_size),
