@@ -229,11 +229,10 @@ def test_terminal_kernels_equal_the_quadratic_sums(data, hole, cards):
         cards_of, starts = np.zeros((len(hands), 2), np.int64), np.zeros(len(hands) + 1, np.int64)
         groups = strength_groups(hands, sorted_hands, sorted_strength, cards_of, starts)
         assert groups == len(np.unique(strength))
-        grouped, sorted_scratch = np.zeros(len(hands)), np.zeros((2, len(hands)))
-        card_sums = np.zeros((2, cards))
-        grouped_showdown_values(reach, sorted_hands, cards_of, starts, groups, card_sums, 3.0, 2.0,
-                                sorted_scratch, grouped)
-        assert np.array_equal(grouped, out[sorted_hands]) and not card_sums.any()
+        grouped, sorted_reach = np.zeros(len(hands)), np.zeros(len(hands))
+        grouped_showdown_values(reach, sorted_hands, cards_of, starts, groups, scratch, 3.0, 2.0,
+                                sorted_reach, grouped)
+        assert np.array_equal(grouped, out[sorted_hands]) and not scratch.any()
 
 
 def test_bad_parameters_are_refused_by_the_library():

@@ -184,41 +184,38 @@ def strength_groups(hand_cards, sorted_hands, strength, sorted_cards, group_star
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
-def grouped_showdown_values(opponent_reach, sorted_hands, sorted_cards, group_start, groups, card_sums,
-                            win_payoff, lose_payoff, scratch, sorted_values):
+def grouped_showdown_values(opponent_reach, sorted_hands, sorted_cards, group_start, groups, card_sum,
+                            win_payoff, lose_payoff, sorted_reach, sorted_values):
     """``sorted_showdown_values`` for two-card hands from a board's ``strength_groups``, each
     hand's value in strength order into ``sorted_values`` float64 (>= m,): the same operations
     in the same order, bit-identical, without the per-hand strength comparisons and
-    ``hand_cards`` lookups. The ascending sweep (wins) and the descending one (losses) are
-    independent chains of additions, so they run side by side, group by group, each with its
-    row of ``card_sums`` float64 (2, cards) (zero on entry and on return); ``scratch`` float64
-    (2, >= m) holds the opponent's reach in strength order and the losses."""
+    ``hand_cards`` lookups (the opponent's reach gathered into ``sorted_reach`` (>= m,) first)."""
     m = sorted_hands.shape[0]
-    reach, losses = scratch[0], scratch[1]
+    reach = sorted_reach
     for x in range(m):
         reach[x] = opponent_reach[sorted_hands[x]]
-    below_sum, above_sum = card_sums[0], card_sums[1]
-    below = above = 0.0
+    below = 0.0
     for g in range(groups):
         start, end = group_start[g], group_start[g + 1]
         for x in range(start, end):
-            wins = below - below_sum[sorted_cards[x, 0]] - below_sum[sorted_cards[x, 1]]
+            wins = below - card_sum[sorted_cards[x, 0]] - card_sum[sorted_cards[x, 1]]
             sorted_values[x] = win_payoff * _cancelled(wins, below)
         for x in range(start, end):
             below += reach[x]
-            below_sum[sorted_cards[x, 0]] += reach[x]
-            below_sum[sorted_cards[x, 1]] += reach[x]
-        start, end = group_start[groups - 1 - g], group_start[groups - g]
+            card_sum[sorted_cards[x, 0]] += reach[x]
+            card_sum[sorted_cards[x, 1]] += reach[x]
+    card_sum[:] = 0.0
+    above = 0.0
+    for g in range(groups - 1, -1, -1):
+        start, end = group_start[g], group_start[g + 1]
         for x in range(start, end):
-            above_cards = above - above_sum[sorted_cards[x, 0]] - above_sum[sorted_cards[x, 1]]
-            losses[x] = lose_payoff * _cancelled(above_cards, above)
+            losses = above - card_sum[sorted_cards[x, 0]] - card_sum[sorted_cards[x, 1]]
+            sorted_values[x] -= lose_payoff * _cancelled(losses, above)
         for x in range(start, end):
             above += reach[x]
-            above_sum[sorted_cards[x, 0]] += reach[x]
-            above_sum[sorted_cards[x, 1]] += reach[x]
-    for x in range(m):
-        sorted_values[x] -= losses[x]
-    card_sums[:, :] = 0.0
+            card_sum[sorted_cards[x, 0]] += reach[x]
+            card_sum[sorted_cards[x, 1]] += reach[x]
+    card_sum[:] = 0.0
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)

@@ -175,8 +175,7 @@ class UpdateWalkStack(NamedTuple):
     player, by the node's level's positions (``SampledBoard``); float64 (hands,) ``terminal``
     (a terminal's values by position) scratch; ``card_sum`` (cards,) scratch; ``largest``
     int64 (2, rounds): per round the largest int32 regret and accumulator the walk updated;
-    ``sorted_values`` float64 (hands,) and ``showdown_scratch`` (2, hands) scratch in showdown
-    order, ``card_sums`` (2, cards) the showdown's per-card sums (``grouped_showdown_values``);
+    ``sorted_values`` and ``sorted_reach`` float64 (hands,) scratch in showdown order;
     ``row_instant`` float64 (depth, hands x widest decision) the instantaneous regrets of the
     updating player's node at each depth by (run, action), under CFR and CFR+ (``_local``),
     whose rows are updated as the walk closes them: the state's ``instant`` is not touched. (The
@@ -198,8 +197,7 @@ class UpdateWalkStack(NamedTuple):
     card_sum: np.ndarray
     largest: np.ndarray
     sorted_values: np.ndarray
-    showdown_scratch: np.ndarray
-    card_sums: np.ndarray
+    sorted_reach: np.ndarray
     row_instant: np.ndarray
 
 
@@ -210,8 +208,8 @@ def new_update_walk(depth: int, hands: int, cards: int, rounds: int, width: int)
     flags = [np.zeros(depth, np.bool_) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
     return UpdateWalkStack(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
-                           np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros((2, hands)),
-                           np.zeros((2, cards)), np.zeros((depth, hands * width)))
+                           np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros(hands),
+                           np.zeros((depth, hands * width)))
 
 
 # How the walk stays exact while doing less than a plain walk (every skip below leaves every
@@ -453,7 +451,7 @@ def _terminal_values(view, board, walk, player, depth):
                                win, lose, out)
         return
     grouped_showdown_values(opponent, positions, board.final_cards, board.final_groups,
-                            board.final_group_count[0], walk.card_sums, win, lose, walk.showdown_scratch,
+                            board.final_group_count[0], walk.card_sum, win, lose, walk.sorted_reach,
                             walk.sorted_values)
     for x in range(final):
         out[positions[x]] = walk.sorted_values[x]
