@@ -528,9 +528,10 @@ def _gather(args, depth):
 def _close(args, depth):
     """At the updating player's node: instantaneous regret = action value - node value. With
     a ``rule`` of CFR or CFR+ (``local``) the node's rows are final here: each row the board
-    reaches has its regrets updated (float, or int32 scaled and rounded), its instantaneous
-    regrets zeroed and its strategy matched once, after its last hand — rows the board does
-    not reach keep their regrets under these two rules, so nothing else is touched."""
+    reaches has its regrets updated (float, or int32 scaled and rounded) from its
+    instantaneous regrets (summed in ``walk.row_instant``, ``_add_own``) and its strategy
+    matched once, after its last hand — rows the board does not reach keep their regrets
+    under these two rules, so nothing else is touched."""
     view, board, walk, state, player, weight, fixed, rule = args
     node = walk.node[depth]
     if view.kind[node] != player:
