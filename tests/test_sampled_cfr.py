@@ -6,8 +6,11 @@ from __future__ import annotations
 from itertools import combinations, permutations
 from math import comb
 
+import numba
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from efgkit.core.regret_rules import VARIANT_DCFR, discount_rule
 from efgkit.core.solver_state import SolverState
@@ -21,7 +24,13 @@ from efgkit.poker.materialised.public_tree import PublicTree
 from efgkit.poker.materialised.vector_cfr import VectorCFR, reach_pass, value_pass
 from efgkit.poker.streamed import sampled_cfr
 from efgkit.poker.streamed.full_game import StreamedEvaluator
-from efgkit.poker.streamed.sampled_cfr import SampledCFR, _sample_cards, _walk_player
+from efgkit.poker.streamed.sampled_cfr import (
+    SampledCFR,
+    _average_run,
+    _sample_cards,
+    _subtract_run,
+    _walk_player,
+)
 from efgkit.solvers.strategy import normalize_per_infoset
 from efgkit.specs import make_game
 
@@ -168,6 +177,53 @@ def test_a_stopped_run_resumes_bit_identically(canonical_layout, precision, vari
         assert array.dtype == np.dtype(precision if name != "scaling" else "float64")
         assert np.array_equal(second.state_arrays()[name], array), name
     assert np.array_equal(second.current_strategy(), uninterrupted.current_strategy())
+
+
+@numba.njit
+def _in_memory(array, x, k, own, lo, hi, weight, strategy, values):
+    """The sums ``_average_run`` and ``_subtract_run`` keep in locals, added into the array
+    entry by entry (``array[x] += ...``), as the walk did before."""
+    for e in range(x, x + k):
+        for i in range(lo, hi):
+            w = weight * own[i]
+            if w != 0.0:
+                array[e] += w * strategy[e]
+        for i in range(lo, hi):
+            array[e] -= values[i]
+
+
+@numba.njit
+def _in_locals(array, x, k, own, lo, hi, weight, strategy, values):
+    _average_run(array, strategy, x, k, own, lo, hi, weight)
+    _subtract_run(array, x, k, values, lo, hi, array)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["float64", "float32"]), st.integers(1, 3), st.integers(0, 12),
+       st.floats(0.0, 50.0), st.integers(0, 2**32 - 1))
+def test_row_sums_in_locals_equal_sums_through_memory(dtype, k, hands, weight, seed):
+    """``_average_run`` / ``_subtract_run`` (1 to 3 entries side by side, each step rounded as a
+    store into the array rounds it) leave each entry bit-identical to adding every hand into
+    the array itself, in float64 and float32, zero reach included."""
+    rng = np.random.default_rng(seed)
+    own = rng.random(hands) * (rng.random(hands) < 0.7)
+    values = rng.normal(size=hands) * 10.0 ** rng.integers(-8, 8, hands)
+    strategy = rng.random(5).astype(dtype)
+    start = (rng.normal(size=5) * 1e3).astype(dtype)
+    expected, got = start.copy(), start.copy()
+    _in_memory(expected, 1, k, own, 0, hands, weight, strategy, values)
+    _in_locals(got, 1, k, own, 0, hands, weight, strategy, values)
+    assert np.array_equal(got.view(np.uint8), expected.view(np.uint8))
+
+
+@pytest.mark.parametrize("precision, variant", [("float64", "cfr+"), ("float32", "cfr"), ("int32", "cfr+")])
+def test_cfr_and_cfr_plus_keep_instantaneous_regrets_in_the_walk(canonical_layout, precision, variant):
+    """One-board CFR and CFR+ sum a node's instantaneous regrets in the walk's ``row_instant``:
+    the state's ``instant`` array stays zero (and DCFR, which updates every row after the walk,
+    still uses it)."""
+    solver = SampledCFR(canonical_layout, variant=variant, precision=precision, seed=4).iterate(15)
+    assert not solver._state.instant.any() and solver.regrets.any()
+    assert SampledCFR(canonical_layout, variant="dcfr", seed=4).iterate(15)._state.instant.any()
 
 
 def test_narrow_precisions_follow_the_float64_run(canonical_layout):

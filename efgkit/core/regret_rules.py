@@ -224,24 +224,32 @@ def update_regret(rule, regrets, instant, average, x):
     """Action ``x``'s cumulative regret after adding ``instant[x]`` under ``rule``: plain (CFR),
     clipped (CFR+, PCFR+, SAPCFR+, HS-PCFR+ with its average discount), discounted (DCFR, HS-DCFR, with
     their average discount) or [R d(t-1) + r]^+ (DCFR+, PDCFR+). Arrays float64 (actions,)."""
+    variant = rule.variant
+    if variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
+        average[x] *= rule.average
+    regrets[x] = regret_after(rule, regrets[x], instant[x])
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def regret_after(rule, regret, instant):
+    """A cumulative ``regret`` after adding the instantaneous regret ``instant`` under ``rule``
+    (``update_regret``'s rule for one entry, its scalars in the arrays' types)."""
     # ``if r < 0.0: r = 0.0`` is max(r, 0.0) (numba's max: the second if greater) without
     # compiling numba's max for a first run.
     variant = rule.variant
     if variant == VARIANT_DCFR_PLUS or variant == VARIANT_PDCFR_PLUS:
-        r = regrets[x] * rule.previous + instant[x]
+        r = regret * rule.previous + instant
         if r < 0.0:
             r = 0.0
     else:
-        r = regrets[x] + instant[x]
+        r = regret + instant
     if (variant == VARIANT_CFR_PLUS or variant == VARIANT_PCFR_PLUS or variant == VARIANT_HS_PCFR_PLUS
             or variant == VARIANT_SAPCFR_PLUS):
         if r < 0.0:
             r = 0.0
     elif variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR:
         r *= rule.positive if r > 0.0 else rule.negative
-    if variant == VARIANT_DCFR or variant == VARIANT_HS_DCFR or variant == VARIANT_HS_PCFR_PLUS:
-        average[x] *= rule.average
-    regrets[x] = r
+    return r
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")

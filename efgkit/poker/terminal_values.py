@@ -51,18 +51,30 @@ def fold_values(opponent_reach, hand_cards, valid_hands, card_sum, payoff, out):
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def compatible_totals(opponent_reach, hand_cards, valid_hands, card_sum):
     """The opponent's total reach over ``valid_hands`` (summed in their order) and, for
-    two-card hands, each card's share of it added into ``card_sum`` (the caller clears it)."""
+    two-card hands, each card's share of it added into ``card_sum`` (the caller clears it),
+    each card's additions in hand order. Hands in card order share their first card in runs,
+    whose sum stays in a local (a store-to-load chain through memory otherwise); a hand's
+    second card is never the card held, so every card's sum sees the same additions in the
+    same order as adding into ``card_sum`` directly."""
     total = 0.0
     if hand_cards.shape[1] == 1:  # a one-card hand meets only itself
         for x in range(valid_hands.shape[0]):
             total += opponent_reach[valid_hands[x]]
         return total
+    held, held_sum = -1, 0.0  # the first card's sum, in a local while consecutive hands share it
     for x in range(valid_hands.shape[0]):  # two hole cards: the engine plays at most two
         h = valid_hands[x]
         r = opponent_reach[h]
         total += r
-        card_sum[hand_cards[h, 0]] += r
-        card_sum[hand_cards[h, 1]] += r
+        if hand_cards[h, 0] != held:
+            if held >= 0:
+                card_sum[held] = held_sum
+            held = hand_cards[h, 0]
+            held_sum = card_sum[held]
+        held_sum += r
+        card_sum[hand_cards[h, 1]] += r  # never the held card: a hand's cards differ
+    if held >= 0:
+        card_sum[held] = held_sum
     return total
 
 

@@ -61,7 +61,7 @@ from efgkit.core.regret_rules import (
     match_row,
     match_rows,
     prediction_scale,
-    update_regret,
+    regret_after,
 )
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import FileFormatError, ParameterError
@@ -175,7 +175,10 @@ class UpdateWalkStack(NamedTuple):
     player, by the node's level's positions (``SampledBoard``); float64 (hands,) ``terminal``
     (a terminal's values by position) scratch; ``card_sum`` (cards,) scratch; ``largest``
     int64 (2, rounds): per round the largest int32 regret and accumulator the walk updated;
-    ``sorted_values`` and ``sorted_reach`` float64 (hands,) scratch in showdown order. (The
+    ``sorted_values`` and ``sorted_reach`` float64 (hands,) scratch in showdown order;
+    ``row_instant`` float64 (depth, hands x widest decision) the instantaneous regrets of the
+    updating player's node at each depth by (run, action), under CFR and CFR+ (``_local``),
+    whose rows are updated as the walk closes them: the state's ``instant`` is not touched. (The
     class keeps its name: numba's cache index of this module pickles it, and a stale index
     naming a class that is gone fails to load.)"""
 
@@ -195,16 +198,18 @@ class UpdateWalkStack(NamedTuple):
     largest: np.ndarray
     sorted_values: np.ndarray
     sorted_reach: np.ndarray
+    row_instant: np.ndarray
 
 
-def new_update_walk(depth: int, hands: int, cards: int, rounds: int) -> UpdateWalkStack:
+def new_update_walk(depth: int, hands: int, cards: int, rounds: int, width: int) -> UpdateWalkStack:
     """Zeroed update-walk arrays for a tree ``depth`` deep with ``hands`` hands of a
-    ``cards``-card deck and ``rounds`` betting rounds."""
+    ``cards``-card deck, ``rounds`` betting rounds and decisions of at most ``width`` actions."""
     index = [np.zeros(depth, np.int64) for _ in range(5)]
     flags = [np.zeros(depth, np.bool_) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
     return UpdateWalkStack(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
-                           np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros(hands))
+                           np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros(hands),
+                           np.zeros((depth, hands * width)))
 
 
 # How the walk stays exact while doing less than a plain walk (every skip below leaves every
@@ -244,12 +249,27 @@ def _open(args, depth):
         values = walk.values[depth]
         for i in range(board.valid_count[level]):
             values[i] = 0.0
+    if view.kind[node] == player and _local(rule):
+        row_instant = walk.row_instant[depth]
+        for i in range(board.run_count[level] * view.num_children[node]):
+            row_instant[i] = 0.0
     if view.kind[node] == player and weight > 0.0:
         decision = view.decision_index[node]
         round_ = fixed.decision_round[decision] if fixed.integer else 0
         _average_rows(state, walk.own[walk.own_at[depth]], board, level, view.action_start[decision],
                       view.num_children[node], weight, fixed, round_)
     return False
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _stored(array, value):
+    """``value`` (float64) rounded as a store into ``array`` rounds it: to float32 for a 4-byte
+    array, as is otherwise. A row entry's sum over its hands runs in a local with this after
+    each step, bit-identical to adding each hand into the array (``array[x] += v``) without a
+    store-to-load chain through memory (the compiler cannot tell the array from the vectors)."""
+    if array.itemsize == 4:
+        return np.float64(np.float32(value))
+    return value
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -261,21 +281,64 @@ def _average_rows(state, own, board, level, start, m, weight, fixed, round_):
     runs, buckets, average = board.run_start[level], board.run_bucket[level], state.average
     for r in range(board.run_count[level]):
         row = start + buckets[r] * m
+        if not fixed.integer:
+            for x in range(row, row + m, 3):
+                _average_run(average, state.strategy, x, min(3, row + m - x), own, runs[r], runs[r + 1],
+                             weight)
+            continue
+        scale = fixed.scale[1, round_]
         for x in range(row, row + m):
             p = state.strategy[x]
-            if fixed.integer:
-                scale = fixed.scale[1, round_]
-                count = np.int64(average[x])
-                for i in range(runs[r], runs[r + 1]):
-                    w = weight * own[i]
-                    if w != 0.0:
-                        count = min(count + np.int64(np.rint(w * p * scale)), INT32_MAX)
-                average[x] = count
-            else:
-                for i in range(runs[r], runs[r + 1]):
-                    w = weight * own[i]
-                    if w != 0.0:
-                        average[x] += w * p
+            count = np.int64(average[x])
+            for i in range(runs[r], runs[r + 1]):
+                w = weight * own[i]
+                if w != 0.0:
+                    count = min(count + np.int64(np.rint(w * p * scale)), INT32_MAX)
+            average[x] = count
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _average_run(average, strategy, x, k, own, lo, hi, weight):
+    """Add ``weight`` x ``own[i]`` x ``strategy`` into the ``k`` (1 to 3) float accumulator
+    entries from ``x``, each over the hands ``lo:hi`` in order (hands of zero weight add
+    nothing): the entries' sums are independent, so they run side by side."""
+    p0 = strategy[x]
+    p1 = strategy[x + 1] if k > 1 else 0.0
+    p2 = strategy[x + 2] if k > 2 else 0.0
+    t0 = np.float64(average[x])
+    t1 = np.float64(average[x + 1]) if k > 1 else 0.0
+    t2 = np.float64(average[x + 2]) if k > 2 else 0.0
+    for i in range(lo, hi):
+        w = weight * own[i]
+        if w != 0.0:
+            t0 = _stored(average, t0 + w * p0)
+            t1 = _stored(average, t1 + w * p1)
+            t2 = _stored(average, t2 + w * p2)
+    average[x] = t0
+    if k > 1:
+        average[x + 1] = t1
+    if k > 2:
+        average[x + 2] = t2
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _subtract_run(instant, x, k, values, lo, hi, like):
+    """Subtract ``values[lo:hi]`` in order from each of the ``k`` (1 to 3) entries of
+    ``instant`` from ``x``, the entries side by side, each step rounded as a store into
+    ``like`` rounds it (``_stored``)."""
+    t0 = np.float64(instant[x])
+    t1 = np.float64(instant[x + 1]) if k > 1 else 0.0
+    t2 = np.float64(instant[x + 2]) if k > 2 else 0.0
+    for i in range(lo, hi):
+        v = values[i]
+        t0 = _stored(like, t0 - v)
+        t1 = _stored(like, t1 - v)
+        t2 = _stored(like, t2 - v)
+    instant[x] = t0
+    if k > 1:
+        instant[x + 1] = t1
+    if k > 2:
+        instant[x + 2] = t2
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -283,13 +346,14 @@ def _times_strategy(source, target, strategy, board, level, start, m, a):
     """``target`` = ``source`` x each position's row's probability of action ``a`` (rows from
     ``start``, ``m`` actions), over the ``level``'s positions; True if some product is not 0."""
     runs, buckets = board.run_start[level], board.run_bucket[level]
-    nonzero = False
     for r in range(board.run_count[level]):
         p = strategy[start + buckets[r] * m + a]
         for i in range(runs[r], runs[r + 1]):
             target[i] = source[i] * p
-            nonzero |= target[i] != 0.0
-    return nonzero
+    for i in range(board.valid_count[level]):  # a separate loop: the products above vectorise
+        if target[i] != 0.0:
+            return True
+    return False
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -394,21 +458,36 @@ def _terminal_values(view, board, walk, player, depth):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _add_own(state, values, child_values, board, level, start, m, a, first):
+def _add_own(state, values, child_values, board, level, start, m, a, first, local, row_instant):
     """Add the values ``child_values`` of action ``a``'s child into the updating player's node
     (rows from ``start``, ``m`` actions): each into its row's instantaneous regret of ``a``
-    (the run's hands in order), weighted by the strategy into ``values`` (``first``: into 0.0)."""
+    (the run's hands in order; in ``row_instant`` at run x m + a if ``local``, else in the
+    state's), weighted by the strategy into ``values`` (``first``: into 0.0)."""
     runs, buckets, instant = board.run_start[level], board.run_bucket[level], state.instant
     for r in range(board.run_count[level]):
         x = start + buckets[r] * m + a
         p = state.strategy[x]
-        for i in range(runs[r], runs[r + 1]):
-            v = child_values[i]
-            instant[x] += v
-            if first:
-                values[i] = 0.0 + p * v
-            else:
-                values[i] += p * v
+        if local:
+            row_instant[r * m + a] = _add_child_run(values, child_values, runs[r], runs[r + 1], p,
+                                                    row_instant[r * m + a], first, instant)
+        else:
+            instant[x] = _add_child_run(values, child_values, runs[r], runs[r + 1], p, np.float64(instant[x]),
+                                        first, instant)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _add_child_run(values, child_values, lo, hi, p, total, first, like):
+    """``total`` plus ``child_values[lo:hi]`` in order (each step rounded as a store into
+    ``like`` rounds it, ``_stored``), adding each value weighted by ``p`` into ``values``
+    (``first``: into 0.0)."""
+    for i in range(lo, hi):
+        v = child_values[i]
+        total = _stored(like, total + v)
+        if first:
+            values[i] = 0.0 + p * v
+        else:
+            values[i] += p * v
+    return total
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
@@ -436,7 +515,7 @@ def _gather(args, depth):
             values[parent[i]] += child_values[i]
     elif view.kind[node] == player:
         _add_own(state, values, child_values, board, level, view.action_start[view.decision_index[node]],
-                 view.num_children[node], walk.action[depth], first)
+                 view.num_children[node], walk.action[depth], first, _local(rule), walk.row_instant[depth])
     elif first:
         for i in range(board.valid_count[level]):
             values[i] = 0.0 + child_values[i]
@@ -449,9 +528,10 @@ def _gather(args, depth):
 def _close(args, depth):
     """At the updating player's node: instantaneous regret = action value - node value. With
     a ``rule`` of CFR or CFR+ (``local``) the node's rows are final here: each row the board
-    reaches has its regrets updated (float, or int32 scaled and rounded), its instantaneous
-    regrets zeroed and its strategy matched once, after its last hand — rows the board does
-    not reach keep their regrets under these two rules, so nothing else is touched."""
+    reaches has its regrets updated (float, or int32 scaled and rounded) from its
+    instantaneous regrets (summed in ``walk.row_instant``, ``_add_own``) and its strategy
+    matched once, after its last hand — rows the board does not reach keep their regrets
+    under these two rules, so nothing else is touched."""
     view, board, walk, state, player, weight, fixed, rule = args
     node = walk.node[depth]
     if view.kind[node] != player:
@@ -465,31 +545,38 @@ def _close(args, depth):
     start = view.action_start[view.decision_index[node]]
     round_ = fixed.decision_round[view.decision_index[node]] if fixed.integer else 0
     runs, buckets = board.run_start[level], board.run_bucket[level]
-    instant, values = state.instant, walk.values[depth]
+    instant, values, row_instant = state.instant, walk.values[depth], walk.row_instant[depth]
     for r in range(board.run_count[level]):
         row = start + buckets[r] * m
-        if started:
-            for x in range(row, row + m):
-                for i in range(runs[r], runs[r + 1]):
-                    instant[x] -= values[i]
         if local:
-            _update_row(state, row, m, walk, fixed, round_, rule)
+            if started:
+                for j in range(0, m, 3):
+                    _subtract_run(row_instant, r * m + j, min(3, m - j), values, runs[r], runs[r + 1],
+                                  instant)
+            _update_row(state, row, m, walk, fixed, round_, rule, row_instant, r * m)
+        else:
+            for x in range(row, row + m, 3):
+                _subtract_run(instant, x, min(3, row + m - x), values, runs[r], runs[r + 1], instant)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _update_row(state, row, m, walk, fixed, round_, rule):
-    """Row ``row``'s (``m`` actions) regrets from its instantaneous regrets, which are zeroed,
+def _update_row(state, row, m, walk, fixed, round_, rule, instant, at):
+    """Row ``row``'s (``m`` actions) regrets from its instantaneous regrets ``instant[at:at +
+    m]`` (the walk's ``row_instant``, or the state's own at ``row``, which are then zeroed),
     then its strategy by regret matching."""
-    for x in range(row, row + m):
+    for j in range(m):
+        x = row + j
         if fixed.integer:
-            r = np.int64(state.regrets[x]) + np.int64(np.rint(state.instant[x] * fixed.scale[0, round_]))
+            r = np.int64(state.regrets[x]) + np.int64(np.rint(instant[at + j] * fixed.scale[0, round_]))
             r = min(max(r, 0), INT32_MAX)
             state.regrets[x] = r
             walk.largest[0, round_] = max(walk.largest[0, round_], r)
             walk.largest[1, round_] = max(walk.largest[1, round_], np.int64(state.average[x]))
         else:
-            update_regret(rule, state.regrets, state.instant, state.average, x)
-        state.instant[x] = 0.0
+            # float32 regrets: the sum in float64 rounds to the float32 sum (double rounding of
+            # one addition is innocuous, 53 >= 2 x 24 + 2)
+            state.regrets[x] = regret_after(rule, state.regrets[x], instant[at + j])
+        instant[at + j] = 0.0
     match_row(row, row + m, False, 1.0, state.regrets, state.instant, state.strategy)
 
 
@@ -579,7 +666,7 @@ def update_batch(view, walk, settings, decisions, width, t, player, state, fixed
             m = width[d]
             round_ = fixed.decision_round[d] if fixed.integer else 0
             for row in range(start[d], start[d + 1], m):
-                _update_row(state, row, m, walk, fixed, round_, rule)
+                _update_row(state, row, m, walk, fixed, round_, rule, state.instant, row)
     else:
         update_rows(decisions[player], start, settings, t, state, width)
     return _halve_outgrown(view, walk, decisions, width, state, fixed)
@@ -709,7 +796,7 @@ def board_sampling(layout: BucketLayout) -> tuple[Sampler, SampledBoard, UpdateW
     n = betting.num_cards
     hand_cards, hand_mask = betting.hands()
     hands, levels = hand_cards.shape[0], betting.num_levels
-    walk = new_update_walk(betting.max_depth + 2, hands, n, betting.game.num_rounds)
+    walk = new_update_walk(betting.max_depth + 2, hands, n, betting.game.num_rounds, int(layout.width.max()))
     deck = betting.game.card_structure
     sampler = Sampler(np.zeros(n, np.int64), np.zeros(int(betting.deal_size.sum()), np.int64),
                       betting.deal_size.astype(np.int64), offsets_of(betting.deal_size),
