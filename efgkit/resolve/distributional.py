@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from efgkit.core import follow_rules
 from efgkit.core.follow_rules import (
     HEDGE_NODES,
     RULES,
@@ -59,12 +58,6 @@ def follow_probability(follow_values: np.ndarray, means: np.ndarray, sds: np.nda
     v, mean, sd = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (follow_values, means, sds)))
     return np.array([threshold_follow(*x) for x in zip(v.ravel(), mean.ravel(), sd.ravel(), strict=True)],
                     dtype=np.float64).reshape(v.shape)
-
-
-def hedge_learning_rate(iteration: int, variance: np.ndarray) -> np.ndarray:
-    """Hedge's η on ``iteration`` (1-based) for two actions, per element of ``variance``."""
-    return np.array([follow_rules.hedge_learning_rate(iteration, float(x)) for x in np.ravel(variance)]
-                    ).reshape(np.shape(variance))
 
 
 def hedge_follow_probability(cumulative_follow: np.ndarray, observations: int, means: np.ndarray,
