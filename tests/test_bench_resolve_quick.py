@@ -22,3 +22,18 @@ def test_resolve_benchmark_quick_mode_runs_every_part_and_writes_its_report():
     assert "## Coin Toss" in text and "## Continual re-solving on kuhn" in text
     assert (report.parent / "img" / "resolve-burch-cfr.png").read_bytes()[:4] == b"\x89PNG"
     assert "<!-- resolve:start -->" in (report.parent / "benchmarks.md").read_text()
+
+
+def test_gifts_benchmark_gametree_study_runs_on_leduc(tmp_path):
+    """bench_resolve_gifts.py on Leduc, 5 and 10 gadget iterations: every technique x bound x split
+    row and the gift sizes, written to --out; Maxmargin has no gifts to split."""
+    import json
+
+    out = tmp_path / "gifts.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_resolve_gifts.py"), "--study",
+                    "gametree", "--game", "leduc", "--checkpoints", "5,10", "--out", str(out)],
+                   capture_output=True, text=True, timeout=300, check=True, cwd=ROOT / "benchmarks")
+    rows = json.loads(out.read_text())
+    runs = [r for r in rows if "gadget" in r]
+    assert len(runs) == 9 and all(set(r["after"]) == {"5", "10"} for r in runs)
+    assert sum("gift_over_margin_median" in r for r in rows) == 8

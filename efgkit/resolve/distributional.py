@@ -7,20 +7,15 @@ terminate/follow tree): the opponent's terminate/follow choice at ``I`` is no lo
 but set on every iteration by a response rule, while CFR (any variant) updates everything
 else, the opponent below ``follow`` included (``CFRSolver.hold_strategy`` dictates the head).
 
-* ``rule="threshold"`` (Theorem 4): follow with probability ``P(X(I) < v^t(I))``
-  ``= Φ((v^t(I) - alt(I)) / s(I))``, ``v^t(I)`` the opponent's normalised counterfactual
-  value of following under the current profile (a best response for every draw, as in
-  CFR-BR). ``s(I) = 0`` is a best response to the mean: the re-solve gadget solved by
-  CFR-BR at the head.
-* ``rule="hedge"`` (Appendix B, Eq. 3): every draw ``x`` runs Hedge over (terminate,
-  follow) on cumulative values, terminate earning ``x`` per iteration and follow ``v^τ(I)``;
-  integrated over ``X`` the follow probability on iteration ``t`` is
-  ``∫ f(x) e^{η V} / (e^{η (t-1) x} + e^{η V}) dx`` with ``V = Σ_{τ<t} v^τ(I)``, computed by
-  Gauss-Hermite quadrature. ``η_t = sqrt(ln 2) / (3 sqrt(VAR_t · t))`` (Brown, Kroer &
-  Sandholm 2017, as the paper cites), ``VAR_t`` the observed variance of ``v^τ(I)`` over
-  the iterations so far (floored at 1e-12: a constant follow value makes Hedge a best
-  response). The paper leaves open whether "observed value" is cumulative or averaged;
-  cumulative is Hedge's own definition.
+* ``rule="threshold"`` (Theorem 4): follow with probability ``P(X(I) < v^t(I))``, ``v^t(I)`` the
+  opponent's normalised counterfactual value of following under the current profile (a best
+  response for every draw, as in CFR-BR). ``s(I) = 0`` is a best response to the mean: the
+  re-solve gadget solved by CFR-BR at the head.
+* ``rule="hedge"`` (Appendix B, Eq. 3): Hedge over (terminate, follow) for every draw,
+  integrated over ``X``.
+
+The rules themselves are ``core.follow_rules``' kernels, shared with the vector engine, which
+runs them inside its iteration loop (``resolve.vector_gadgets``).
 
 Values are normalised per infoset as in ``RootConstraints.normalized``: ``alt(I) = c_I /
 π_{-o}(I)``. The spread follows the paper's heuristic, ``s(I) = |blueprint cfv(I) - CBV(I)|``
@@ -33,11 +28,17 @@ factor. Nothing here is safe: as ``s -> 0`` the solution tends to the re-solve g
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
-from scipy.special import expit, ndtr
 
+from efgkit.core.follow_rules import (
+    HEDGE_NODES,
+    RULES,
+    follow_state,
+    follow_update,
+    hedge_follow,
+    hermite,
+    threshold_follow,
+)
 from efgkit.core.solver_state import SolverState
 from efgkit.errors import ParameterError
 from efgkit.games.protocol import CHANCE
@@ -49,60 +50,27 @@ from efgkit.solvers.cfr import CFRPlusSolver, CFRSolver
 from efgkit.solvers.strategy import Strategy
 from efgkit.solvers.traversal import bottom_up_values
 
-RULES = ("threshold", "hedge")
-VARIANCE_FLOOR = 1e-12
-LOGISTIC_POINTS = np.linspace(-36.0, 36.0, 289)  # trapezoidal rule for E over a standard logistic
-LOGISTIC_WEIGHTS = 0.25 * expit(LOGISTIC_POINTS) * expit(-LOGISTIC_POINTS)
-
 
 def follow_probability(follow_values: np.ndarray, means: np.ndarray, sds: np.ndarray) -> np.ndarray:
     """Theorem 4's rule, per head infoset: ``P(X < v) = Φ((v - mean) / sd)`` for ``X ~
     Normal(mean, sd)``; ``sd = 0`` gives 1 where ``v > mean`` and 0 otherwise (float64 arrays
-    of one shape)."""
-    v, mean, sd = (np.asarray(a, dtype=np.float64) for a in (follow_values, means, sds))
-    z = np.divide(v - mean, sd, out=np.zeros(np.broadcast_shapes(v.shape, mean.shape, sd.shape)),
-                  where=sd > 0)
-    return np.where(sd > 0, ndtr(z), (v > mean).astype(np.float64))
-
-
-def hedge_learning_rate(iteration: int, variance: np.ndarray) -> np.ndarray:
-    """Hedge's η on ``iteration`` (1-based) for two actions: ``sqrt(ln 2) / (3 sqrt(VAR t))``."""
-    return np.sqrt(np.log(2.0)) / (3.0 * np.sqrt(np.maximum(variance, VARIANCE_FLOOR) * iteration))
+    of one shape; ``core.follow_rules.threshold_follow`` element by element)."""
+    v, mean, sd = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (follow_values, means, sds)))
+    return np.array([threshold_follow(*x) for x in zip(v.ravel(), mean.ravel(), sd.ravel(), strict=True)],
+                    dtype=np.float64).reshape(v.shape)
 
 
 def hedge_follow_probability(cumulative_follow: np.ndarray, observations: int, means: np.ndarray,
-                             sds: np.ndarray, eta: np.ndarray, nodes: int = 40) -> np.ndarray:
-    """Eq. (3): ``∫ f(x) e^{η V} / (e^{η n x} + e^{η V}) dx`` per head infoset, ``f`` the
-    Normal(mean, sd) density, ``V`` the cumulative follow value over ``n = observations``
-    iterations (float64 arrays of one shape, not broadcast).
-
-    With ``a = η n`` and ``b = V / n`` the integrand is ``expit(a (b - x))``, so the integral is
-    ``P(X + L/a < b)`` for a standard logistic ``L`` independent of ``X``. It is computed over
-    whichever variable the other smooths: ``nodes``-point Gauss-Hermite over ``X`` when
-    ``sd · a <= 2`` (the sigmoid is not much steeper than the density is wide), otherwise
-    ``E_L[Φ((b - mean - L/a) / sd)]`` by the trapezoidal rule over ``L`` (step 1/4 on
-    [-36, 36]; a steep sigmoid under a wide density would fall between Hermite nodes)."""
-    hermite_x, hermite_w = _hermite(nodes)
-    mean, sd, total, rate = (np.asarray(a, dtype=np.float64)[..., None]
-                             for a in (means, sds, cumulative_follow, eta))
-    if observations == 0:
-        return expit(rate[..., 0] * total[..., 0])
-    slope = rate * observations
-    threshold = total / observations
-    over_x = expit(slope * (threshold - mean - np.sqrt(2.0) * sd * hermite_x)) @ hermite_w
-    steep = (sd * slope > 2.0)[..., 0]
-    if not steep.any():
-        return over_x
-    z = np.divide(threshold - mean - LOGISTIC_POINTS / slope, sd,
-                  out=np.zeros(np.broadcast_shapes(sd.shape, LOGISTIC_POINTS.shape)), where=sd > 0)
-    return np.where(steep, ndtr(z) @ LOGISTIC_WEIGHTS, over_x)
-
-
-@functools.cache
-def _hermite(nodes: int) -> tuple[np.ndarray, np.ndarray]:
-    """Gauss-Hermite points and weights for E over Normal(0, 1) of ``g(sqrt(2) x)``."""
-    points, weights = np.polynomial.hermite.hermgauss(nodes)
-    return points, weights / np.sqrt(np.pi)
+                             sds: np.ndarray, eta: np.ndarray, nodes: int = HEDGE_NODES) -> np.ndarray:
+    """Eq. (3) per head infoset (``core.follow_rules.hedge_follow``): the follow probability
+    after ``observations`` iterations with cumulative follow value ``cumulative_follow``,
+    alternative payoff ``Normal(means, sds)`` and learning rate ``eta`` (float64 arrays of one
+    shape); ``nodes`` Gauss-Hermite points."""
+    hermite_x, hermite_w = hermite(nodes)
+    arrays = [np.asarray(a, dtype=np.float64) for a in (cumulative_follow, means, sds, eta)]
+    return np.array([hedge_follow(total, observations, mean, sd, rate, hermite_x, hermite_w)
+                     for total, mean, sd, rate in zip(*(a.ravel() for a in arrays), strict=True)],
+                    dtype=np.float64).reshape(arrays[0].shape)
 
 
 def distributional_spread(values: BlueprintValues, subgame: Subgame, player: int) -> np.ndarray:
@@ -128,30 +96,21 @@ def distributional_gadget(constraints: RootConstraints, kind: str = "distributio
 
 
 class FollowRule:
-    """The opponent's head play of a distributional gadget, on any engine: before iteration
+    """The opponent's head play of a distributional gadget on the GameTree: before iteration
     ``t`` (``seen = t - 1`` iterations observed), the follow probability of every head infoset
-    from its normalised follow value under the current profile (float64 per element) — Theorem
-    4's ``"threshold"`` rule or Appendix B's ``"hedge"`` (with its running statistics:
-    ``cumulative``, ``mean_follow``, ``squares``, float64 per element)."""
+    from its normalised follow values under the current profile (float64 per element), by
+    ``core.follow_rules.follow_update`` on ``state`` (its running statistics ``cumulative``,
+    ``mean_follow``, ``squares``, float64 per element)."""
 
     def __init__(self, means: np.ndarray, spread: np.ndarray, rule: str, nodes: int) -> None:
-        self.means, self.spread, self.rule, self.nodes = means, spread, rule, int(nodes)
-        self.cumulative = np.zeros(means.shape[0])
-        self.mean_follow = np.zeros(means.shape[0])
-        self.squares = np.zeros(means.shape[0])
+        self.state = follow_state(means, spread, rule, nodes)
+        self.means, self.spread, self.rule, self.nodes = self.state.means, self.state.spread, rule, int(nodes)
+        self.cumulative, self.mean_follow, self.squares = (self.state.cumulative, self.state.mean_follow,
+                                                           self.state.squares)
 
     def __call__(self, values: np.ndarray, seen: int) -> np.ndarray:
-        if self.rule == "threshold":
-            return follow_probability(values, self.means, self.spread)
-        variance = self.squares / seen if seen > 1 else np.zeros_like(values)
-        eta = hedge_learning_rate(seen + 1, variance)
-        follow = hedge_follow_probability(self.cumulative, seen, self.means, self.spread, eta, self.nodes)
-        # Welford's running mean and sum of squared deviations of the observed follow values.
-        self.cumulative += values
-        delta = values - self.mean_follow
-        self.mean_follow += delta / (seen + 1)
-        self.squares += delta * (values - self.mean_follow)
-        return follow
+        follow_update(self.state, np.ascontiguousarray(values, dtype=np.float64), seen)
+        return self.state.follow.copy()
 
 
 class DistributionalSolver:
@@ -166,7 +125,7 @@ class DistributionalSolver:
     """
 
     def __init__(self, gadget: Gadget, spread: np.ndarray, *, rule: str = "threshold",
-                 solver: type[CFRSolver] = CFRPlusSolver, nodes: int = 40) -> None:
+                 solver: type[CFRSolver] = CFRPlusSolver, nodes: int = HEDGE_NODES) -> None:
         constraints = gadget.constraints
         if constraints is None or gadget.tree.node_kind[0] != CHANCE or not _is_resolve_shaped(gadget):
             raise ParameterError(f"distributional payoffs need a re-solve gadget (terminate/follow at "

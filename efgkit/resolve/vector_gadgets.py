@@ -13,7 +13,7 @@ for gadget, as CFR on ``gadgets.py``'s GameTree (tests/test_poker_subgame_roots.
   opponent (``terminate_payoffs`` times the head's chance probability ``π(I)/k``), follow its
   counterfactual value of the subgame's root.
 * ``distributional`` / ``distributional-hedge`` (Brown & Sandholm §6.1): the resolve head with
-  the opponent's follow probabilities set before every iteration by ``distributional.FollowRule``
+  the opponent's follow probabilities set before every iteration by ``core.follow_rules``
   (Theorem 4's threshold or Appendix B's Hedge) from its normalised follow values under the
   current profile, as ``DistributionalSolver`` sets them on the GameTree.
 * ``maxmargin`` / ``reach-maxmargin``: one opponent row choosing a live hand ``h`` (π(I) > 0);
@@ -31,19 +31,18 @@ do not. The constraints are ``RootRanges`` (``poker.subgame_roots``), element by
 Everything a gadget holds is the size of its subgame: the subtree's own layout
 (``subtree_layout``: its rows renumbered, ``action_origin`` back to the game's layout), the
 workspace and the head; the iterations run in one numba kernel (``vector_cfr.run_iterations``
-with the head), the head's regrets and the opponent's entering range updated inside it. Only
-the distributional heads, set by ``FollowRule`` before every iteration, return to Python
-between iterations.
+with the head), the head's regrets (or its follow rule) and the opponent's entering range
+updated inside it.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from efgkit.core.follow_rules import HEDGE_NODES, follow_state
 from efgkit.core.regret_rules import VariantSolver, match_rows
 from efgkit.errors import ParameterError
 from efgkit.games.csr import positions_within
-from efgkit.poker.codes import EXPECTED
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_subtree import PublicSubtree, subtree_layout
 from efgkit.poker.materialised.public_tree import PublicTree
@@ -55,14 +54,11 @@ from efgkit.poker.materialised.vector_cfr import (
     GadgetHead,
     RowState,
     enter,
-    player_reach_pass,
     run_iterations,
     tree_view,
-    value_pass,
     workspace,
 )
 from efgkit.resolve.constraints import normalized_values
-from efgkit.resolve.distributional import FollowRule
 from efgkit.resolve.gadgets import REACH_GADGETS, terminate_payoffs
 from efgkit.solvers.strategy import normalize_per_infoset
 
@@ -85,7 +81,8 @@ class VectorGadget(VariantSolver):
     """
 
     def __init__(self, tree: PublicTree, layout: StrategyLayout, ranges: RootRanges, node: int, kind: str,
-                 *, variant: str = "cfr+", spread: np.ndarray | None = None, nodes: int = 40) -> None:
+                 *, variant: str = "cfr+", spread: np.ndarray | None = None,
+                 nodes: int = HEDGE_NODES) -> None:
         if kind not in VECTOR_GADGETS:
             raise ParameterError(f"the poker engine runs the gadgets {', '.join(VECTOR_GADGETS)}, "
                                  f"not {kind!r}")
@@ -112,26 +109,21 @@ class VectorGadget(VariantSolver):
         self._work = workspace(self.subtree)
         self.iteration = 0
         self._reach = ranges.element_reach[i]
-        self._head = self._head_of(ranges, i)
+        if kind.startswith("distributional") and (spread is None or np.shape(spread) != (tree.num_hands,)):
+            raise ParameterError(f"distributional gadgets need a spread per hand ({tree.num_hands})")
+        self._head = self._head_of(ranges, i, spread, nodes)
         for rows, offsets, state in ((self._head.rows, self._head.offset, self._head.state),
                                      *((r, self.layout.action_offset, self._state)
                                        for r in self.layout.rows_of_player)):
             match_rows(rows, offsets, False, 1.0, state.regrets, state.instant, state.strategy)
-        self._rule = None
-        if kind.startswith("distributional"):
-            if spread is None or np.shape(spread) != (tree.num_hands,):
-                raise ParameterError(f"distributional gadgets need a spread per hand ({tree.num_hands})")
-            hands = self._head.hands
-            self._rule = FollowRule(normalized_values(ranges.values[i], self._reach)[hands],
-                                    np.asarray(spread, np.float64)[hands],
-                                    "hedge" if kind.endswith("hedge") else "threshold", nodes)
         if self._head.mode != NO_HEAD:
             enter(self._head, self.subtree.root_reach)
 
-    def _head_of(self, ranges: RootRanges, i: int) -> GadgetHead:
-        """The head rows — resolve: per hand (terminate, follow) with terminate worth c_I;
-        maxmargin: one row over the live hands, action ``h`` worth ``-alt(I)`` plus the entering
-        value added each iteration; unsafe: none."""
+    def _head_of(self, ranges: RootRanges, i: int, spread: np.ndarray | None, nodes: int) -> GadgetHead:
+        """The head rows — resolve: per hand (terminate, follow) with terminate worth c_I, the
+        distributional gadgets' set by their follow rule over the hands' ``alt(I)`` and
+        ``spread``; maxmargin: one row over the live hands, action ``h`` worth ``-alt(I)`` plus the
+        entering value added each iteration; unsafe: none."""
         values, reach = ranges.values[i], self._reach
         if self.kind == "unsafe":
             mode, hands, offset, fixed = NO_HEAD, np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0)
@@ -146,34 +138,22 @@ class VectorGadget(VariantSolver):
             offset, fixed = np.array([0, hands.shape[0]], np.int64), -normalized_values(values, reach)[hands]
         size = int(offset[-1])
         state = RowState(*(np.zeros(size) for _ in range(4)), np.zeros(0))
-        return GadgetHead(mode, not self.kind.startswith("distributional"), self.opponent, hands, offset,
+        free = not self.kind.startswith("distributional")
+        if free:
+            follow = follow_state(np.zeros(0), np.zeros(0), "threshold")
+        else:
+            follow = follow_state(normalized_values(values, reach)[hands],
+                                  np.asarray(spread, np.float64)[hands],
+                                  "hedge" if self.kind.endswith("hedge") else "threshold", nodes)
+        return GadgetHead(mode, free, follow, self.opponent, hands, offset,
                           np.arange(offset.shape[0] - 1, dtype=np.int64), fixed, reach[hands], state)
-
-    def _hold_head(self) -> None:
-        """Set the distributional head from the opponent's normalised follow values now."""
-        state, hands = self._state, self._head.hands
-        for p in (0, 1):
-            player_reach_pass(self._view, self._rows, state.strategy, np.int64(p), self._work.reach)
-        value_pass(self._view, self._rows, state.strategy, np.int64(self.opponent), np.int64(EXPECTED),
-                   self._work, np.zeros(0))
-        reach = self._head.reach
-        follow_values = np.divide(self._work.values[0, hands], reach, out=self._rule.means.copy(),
-                                  where=reach > 0)
-        follow = self._rule(follow_values, self.iteration)
-        self._head.state.strategy[0::2] = 1.0 - follow
-        self._head.state.strategy[1::2] = follow
-        enter(self._head, self.subtree.root_reach)
 
     def iterate(self, iterations: int = 1) -> VectorGadget:
         """``iterations`` alternating iterations (player 0 first), the head with the opponent."""
         rows0, rows1 = self.layout.rows_of_player
-        step = 1 if self._rule is not None else iterations
-        for _ in range(0, iterations, step):
-            if self._rule is not None:
-                self._hold_head()
-            run_iterations(self._view, self._rows, self._settings, rows0, rows1, self.iteration, step,
-                           self._state, self._work, None if self._head.mode == NO_HEAD else self._head)
-            self.iteration += step
+        run_iterations(self._view, self._rows, self._settings, rows0, rows1, self.iteration, iterations,
+                       self._state, self._work, None if self._head.mode == NO_HEAD else self._head)
+        self.iteration += iterations
         return self
 
     def subgame_average(self) -> np.ndarray:

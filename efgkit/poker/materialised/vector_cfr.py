@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from efgkit.core.follow_rules import FollowState, follow_update
 from efgkit.core.regret_rules import (
     ROW_RULES,
     VAD_WARMUP,
@@ -42,7 +43,7 @@ from efgkit.core.regret_rules import (
 from efgkit.errors import ParameterError
 from efgkit.io.budget import check_memory
 from efgkit.io.numba_private import WITHOUT_REFCOUNTS
-from efgkit.poker.codes import BEST_RESPONSE, DEAL, FOLD, REGRETS, SHOWDOWN
+from efgkit.poker.codes import BEST_RESPONSE, DEAL, EXPECTED, FOLD, REGRETS, SHOWDOWN
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_tree import PublicTree
 from efgkit.poker.terminal_values import CANCELLATION, fold_payoff, fold_values, showdown_values
@@ -347,7 +348,8 @@ NO_HEAD, RESOLVE_HEAD, MAXMARGIN_HEAD = 0, 1, 2
 
 class GadgetHead(NamedTuple):
     """The opponent's head rows. ``mode``: ``NO_HEAD`` / ``RESOLVE_HEAD`` / ``MAXMARGIN_HEAD``;
-    ``free``: its regrets update it (False: a distributional rule sets it); ``opponent``;
+    ``free``: its regrets update it (False: ``follow``, a distributional rule's ``FollowState``
+    over ``hands``, sets it before every iteration: ``follow_head``); ``opponent``;
     ``hands`` int64 (heads,) the opponent hand of each row (resolve) or action (maxmargin);
     ``offset`` int64 (rows + 1,); ``rows`` int64 (rows,); ``fixed`` float64 (head actions,) the
     actions' fixed values (terminate's c_I; ``-alt(I)``); ``reach`` float64 (hands,) π(I) of
@@ -355,6 +357,7 @@ class GadgetHead(NamedTuple):
 
     mode: int
     free: bool
+    follow: FollowState
     opponent: int
     hands: np.ndarray
     offset: np.ndarray
@@ -460,10 +463,32 @@ def head_update(head, root_values, root_reach, settings, t, weight):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
+def follow_head(tree, layout, strategy, head, seen, work):
+    """A distributional head's play before iteration ``seen + 1`` (Brown & Sandholm §6.1): the
+    opponent's normalised counterfactual value of following at each head hand under the current
+    profile (``strategy``; both reaches recomputed), the head's follow rule
+    (``core.follow_rules.follow_update``) on it, and the opponent's entering range (``enter``)."""
+    for p in range(2):
+        player_reach_pass(tree, layout, strategy, np.int64(p), work.reach)
+    value_pass(tree, layout, strategy, np.int64(head.opponent), np.int64(EXPECTED), work, np.zeros(0))
+    hands, reach, means = head.hands, head.reach, head.follow.means
+    values = np.empty(hands.shape[0])
+    for j in range(hands.shape[0]):
+        values[j] = work.values[0, hands[j]] / reach[j] if reach[j] > 0.0 else means[j]
+    follow_update(head.follow, values, seen)
+    follow, head_strategy = head.follow.follow, head.state.strategy
+    for j in range(hands.shape[0]):
+        head_strategy[2 * j] = 1.0 - follow[j]
+        head_strategy[2 * j + 1] = follow[j]
+    enter(head, tree.root_reach)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state, work, head=None):
     """Iterations ``done + 1 .. done + iterations``, alternating (player 0, then player 1); with
     a gadget's ``head`` (``GadgetHead``, on a subtree) the head updated from the opponent's root
-    values after the opponent's value pass and before its regret update.
+    values after the opponent's value pass and before its regret update, or, not ``free``, set
+    by its follow rule before each iteration (``follow_head``).
 
     A player's update needs the opponent's reach under the opponent's latest strategy and its
     own reach under its strategy before the update, so after the first pass each update
@@ -477,6 +502,10 @@ def run_iterations(tree, layout, settings, rows0, rows1, done, iterations, state
         t = done + it + 1
         weight = 0.0 if vad else average_weight(settings.variant, t, settings.delay, settings.gamma,
                                                 settings.horizon)
+        if head is not None:
+            if not head.free:
+                follow_head(tree, layout, strategy, head, t - 1, work)
+                player_reach_pass(tree, layout, strategy, np.int64(0), work.reach)
         for player in range(2):
             rows = rows0 if player == 0 else rows1
             clear_rows(rows, action_offset, instant)
