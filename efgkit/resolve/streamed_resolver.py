@@ -202,9 +202,9 @@ class StreamedResolver:
         items are the evaluator's, in its order), or as they are."""
         return self.evaluator.class_sum(values, item) if self.isomorphic else values
 
-    def entry_rows(self, tree: PublicTree, nodes: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """``values`` (nodes, hands) at public ``nodes`` summed into (entries, hands) in the
-        evaluator's order, each node into the entry above it (a flop entry is its own)."""
+    def entry_index(self, tree: PublicTree, nodes: np.ndarray) -> np.ndarray:
+        """The evaluator's entry (row) of each of the public ``nodes``: the node right after the
+        flop deal above it (a flop entry is its own), int64."""
         parent = public_parents(tree)
         entries = np.asarray(nodes, np.int64).copy()
         while True:  # climb to the node right after the flop deal
@@ -213,9 +213,13 @@ class StreamedResolver:
             if not climb.any():
                 break
             entries[climb] = above[climb]
-        out = np.zeros((len(self.entry_of), tree.num_hands))
-        rows = np.array([self.entry_of[int(b)] for b in tree.betting[entries].tolist()], np.int64)
-        np.add.at(out, rows, values)
+        return np.array([self.entry_of[int(b)] for b in tree.betting[entries].tolist()], np.int64)
+
+    def entry_rows(self, index: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """``values`` (nodes, hands) summed into (entries, hands) in the evaluator's order, each
+        node into its entry ``index`` (``entry_index``)."""
+        out = np.zeros((len(self.entry_of), values.shape[1]))
+        np.add.at(out, index, values)
         return out
 
     def flop_gift_totals(self, item: int) -> tuple[np.ndarray, np.ndarray]:
@@ -224,13 +228,14 @@ class StreamedResolver:
         tree = self.flop_tree(item)
         resolver = self.resolver(tree)
         values, roots, entries = resolver.values, resolver.roots, deal_roots(tree, FLOP_ROUND)
+        at_entries, above_roots = self.entry_index(tree, entries), self.entry_index(tree, roots)
         best = np.zeros((2, len(self.entry_of), tree.num_hands))
         reach = np.zeros_like(best)
         for player in (0, 1):
-            at_entries = values.ranges(entries, player, "br").values
-            best[1 - player] = self.spread_class(self.entry_rows(tree, entries, at_entries), item)
+            values_there = values.ranges(entries, player, "br").values
+            best[1 - player] = self.spread_class(self.entry_rows(at_entries, values_there), item)
             below = values.ranges(roots, player, "br").element_reach
-            reach[player] = self.spread_class(self.entry_rows(tree, roots, below), item)
+            reach[player] = self.spread_class(self.entry_rows(above_roots, below), item)
         return best, reach
 
     def flop_values(self, item: int) -> tuple[np.ndarray, int]:
@@ -245,11 +250,11 @@ class StreamedResolver:
         view, rows, work = tree_view(tree), resolver.lossless.view(), workspace(tree)
         reach_pass(view, rows, combined, work.reach)
         out = np.zeros((3, len(self.entry_of), tree.num_hands))
-        unused = np.zeros(0)
+        entries = deal_roots(tree, FLOP_ROUND)
+        index, unused = self.entry_index(tree, entries), np.zeros(0)
         for k, (player, mode) in enumerate(((0, BEST_RESPONSE), (1, BEST_RESPONSE), (0, EXPECTED))):
             value_pass(view, rows, combined, player, mode, work, unused)
-            entries = deal_roots(tree, FLOP_ROUND)
-            out[k] = self.spread_class(self.entry_rows(tree, entries, work.values[entries]), item)
+            out[k] = self.spread_class(self.entry_rows(index, work.values[entries]), item)
         groups = 1 if self.options["gadget"] == "unsafe" else len(self.options["players"])
         solved = resolver.roots if resolver.classes is None else resolver.classes.representatives
         return out, groups * int(solved.shape[0])
