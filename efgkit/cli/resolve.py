@@ -215,15 +215,14 @@ def _resolve_bucket_strategy(spec: str, path: str, out: str | None, *, gadget: s
     size = poker_game_size(game)
     if engine == "poker" and (workers or scheduler is not None):
         raise ParameterError("--workers and --scheduler go with --engine streamed (or auto)")
-    if out is not None and engine == "streamed":
-        raise ParameterError("--out with --engine streamed: it never holds the unabstracted strategy "
-                             "(re-solve on --engine poker where the public tree fits to write it)")
     too_big = 4 * 8 * size["public_tree_nodes"] * size["hands"] > memory_budget()  # reach x 2, values, ...
     on_dask = bool(workers) or scheduler is not None
     streamed = engine == "streamed" or (engine == "auto" and (on_dask or too_big))
     if streamed and out is not None:
-        raise ParameterError(f"--out: the public tree of {game.spec} does not fit the memory budget, so it "
-                             f"is re-solved streamed, which never holds the unabstracted strategy")
+        why = "--engine streamed" if engine == "streamed" else \
+            "--workers / --scheduler" if on_dask else "its public tree is over the memory budget"
+        raise ParameterError(f"--out: {game.spec} is re-solved streamed ({why}), which never holds the "
+                             f"unabstracted strategy; re-solve with --engine poker where the tree fits")
     options = {"gadget": gadget, "constraints": constraints, "iterations": iterations,
                "split_gifts": split_gifts, "variant": solver, "players": players, "spread": spread,
                "isomorphic": isomorphic}
