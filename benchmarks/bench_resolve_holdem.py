@@ -112,6 +112,16 @@ def lossless_before_last_round(game, path: Path, count: int, seed: int):
                                          f"(seed {seed})")
 
 
+def _record(results: dict, column: dict, name: str, mbb: float, seconds: float, out: Path | None,
+            label: str = "") -> None:
+    """One row of ``column``: its mbb/g, CPU seconds and the peak RSS so far; printed, and
+    ``results`` written to ``out`` if given."""
+    column["rows"][name] = {"mbb": mbb, "cpu_seconds": seconds, "peak_mb": _peak_mb()}
+    print(f"{label}{name:45s} {mbb:10.2f} mbb/g  {seconds:7.1f} s CPU  peak {_peak_mb():.0f} MB", flush=True)
+    if out is not None:
+        out.write_text(json.dumps(results, indent=1))
+
+
 def run(spec: str, last_round_buckets: list[int], iterations: int, blueprint_iterations: int, seed: int,
         out: Path | None = None, engine: str = "poker") -> dict:
     """The table (JSON-ready), written to ``out`` after each row if given."""
@@ -135,32 +145,24 @@ def run(spec: str, last_round_buckets: list[int], iterations: int, blueprint_ite
                      "public_nodes": tree.num_nodes, "hands": tree.num_hands, "columns": {}}
     with tempfile.TemporaryDirectory() as scratch:
         for count in last_round_buckets:
+            column = results["columns"].setdefault(str(count), {"rows": {}})
             cards = lossless_before_last_round(game, Path(scratch) / f"b{count}.h5", count, seed)
             buckets = BucketLayout(BettingTree(game), cards)
             layout = StrategyLayout.from_bucket_layout(tree, buckets)
             started = time.process_time()
             solver = VectorCFR(tree, layout, variant="cfr+").iterate(blueprint_iterations)
             blueprint = solver.average_strategy()
-            column = {"rows": {}, "blueprint_cpu_seconds": time.process_time() - started}
+            column["blueprint_cpu_seconds"] = time.process_time() - started
             evaluation = evaluate_strategy(layout, blueprint)
-            column["rows"]["Blueprint"] = {"mbb": evaluation.exploitability / big_blind * 1000,
-                                           "cpu_seconds": column["blueprint_cpu_seconds"],
-                                           "peak_mb": _peak_mb()}
-            print(f"{count} buckets  {'Blueprint':30s} {column['rows']['Blueprint']['mbb']:10.2f} mbb/g  "
-                  f"{column['blueprint_cpu_seconds']:7.1f} s CPU  peak {_peak_mb():.0f} MB", flush=True)
+            _record(results, column, "Blueprint", evaluation.exploitability / big_blind * 1000,
+                    column["blueprint_cpu_seconds"], out, f"{count} buckets  ")
             for name, gadget, constraints, split in TECHNIQUES:
                 started = time.process_time()
                 result = VectorResolver(tree, layout, blueprint, gadget=gadget, constraints=constraints,
                                         iterations=iterations, split_gifts=split, isomorphic=True,
                                         round_number=last_round).resolve()
-                column["rows"][name] = {"mbb": result.after.exploitability / big_blind * 1000,
-                                        "cpu_seconds": time.process_time() - started, "peak_mb": _peak_mb()}
-                print(f"{count} buckets  {name:30s} {column['rows'][name]['mbb']:10.2f} mbb/g  "
-                      f"{column['rows'][name]['cpu_seconds']:7.1f} s CPU  peak {_peak_mb():.0f} MB",
-                      flush=True)
-            results["columns"][str(count)] = column
-            if out is not None:
-                out.write_text(json.dumps(results, indent=1))
+                _record(results, column, name, result.after.exploitability / big_blind * 1000,
+                        time.process_time() - started, out, f"{count} buckets  ")
     return results
 
 
@@ -179,14 +181,6 @@ def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blue
     results: dict = {"game": game.spec, "iterations": iterations, "round": last_round, "engine": "streamed",
                      "blueprint_iterations": blueprint_iterations, "columns": {}}
 
-    def record(column: dict, name: str, mbb: float, started: float) -> None:
-        seconds = time.process_time() - started
-        column["rows"][name] = {"mbb": mbb, "cpu_seconds": seconds, "peak_mb": _peak_mb()}
-        print(f"{name:45s} {mbb:10.2f} mbb/g  {column['rows'][name]['cpu_seconds']:7.1f} s CPU  "
-              f"peak {_peak_mb():.0f} MB", flush=True)
-        if out is not None:
-            out.write_text(json.dumps(results, indent=1))
-
     with tempfile.TemporaryDirectory() as scratch:
         for count in last_round_buckets:
             column = results["columns"].setdefault(str(count), {"rows": {}})
@@ -196,13 +190,15 @@ def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blue
             solver = SampledCFR(buckets, variant="cfr+", seed=seed).iterate(blueprint_iterations)
             blueprint = solver.average_strategy()
             before = StreamedEvaluator(buckets).evaluate(blueprint)
-            record(column, "Blueprint", before.exploitability / big_blind * 1000, started)
+            _record(results, column, "Blueprint", before.exploitability / big_blind * 1000,
+                    time.process_time() - started, out)
             for name, gadget, constraints, split in TECHNIQUES:
                 started = time.process_time()
                 result = StreamedResolver(buckets, blueprint, gadget=gadget, constraints=constraints,
                                           iterations=iterations, split_gifts=split, isomorphic=True,
                                           round_number=last_round).resolve(before=before)
-                record(column, name, result.after.exploitability / big_blind * 1000, started)
+                _record(results, column, name, result.after.exploitability / big_blind * 1000,
+                        time.process_time() - started, out)
     return results
 
 
