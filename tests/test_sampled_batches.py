@@ -172,8 +172,11 @@ def test_bad_batches_are_refused(canonical_layout, two_workers):
                            ({"boards_per_iteration": 2, "board_groups": 0}, "must divide")):
         with pytest.raises(ParameterError, match=message):
             sampled_solver(canonical_layout, **given)
-    with ChunkRunner(scheduler=two_workers) as runner, pytest.raises(ParameterError, match="2 or more"):
-        sampled_solver(canonical_layout, runner=runner)
+    with ChunkRunner(scheduler=two_workers) as runner:
+        with pytest.raises(ParameterError, match="2 or more"):
+            sampled_solver(canonical_layout, runner=runner)
+        with pytest.raises(ParameterError, match="at most 16384 groups run on Dask"):
+            sampled_solver(canonical_layout, boards_per_iteration=16385, runner=runner)
 
 
 @pytest.mark.parametrize("arguments, message", [

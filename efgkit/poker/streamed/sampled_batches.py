@@ -23,13 +23,16 @@ adds each hand's rounded contribution as ``_add_average`` does (saturating); the
 add into the averages saturating too.
 
 On Dask the groups are walked by persistent walkers (``run_walker``), one per worker up to
-one per group (walker w walks groups w, w + W, ...), each started once for a chunk of
-iterations on a worker of its own (``ChunkRunner.start_apart``) with the chunk's uniforms. A
-round (one player of one iteration) costs no Dask round trip: the driver writes the player,
-the iteration's average weight and the int32 scales into a small shared control file and a
-GO byte into each walker's pipe (a FIFO), every walker walks its groups against the current
-strategy into its groups' shared files and answers DONE, and the driver adds the groups in
-order and updates the rows as above (``ChunkWalkers``). A walker that fails, dies or never
+one per group, each started once for a chunk of iterations on a worker of its own
+(``ChunkRunner.start_apart``) with the chunk's uniforms. A round (one player of one
+iteration) costs no Dask round trip: the driver writes the player, the iteration's average
+weight and the int32 scales into a small shared control file, every group's number into a
+claims pipe (a FIFO) and a GO byte into each walker's pipe; the walkers claim groups one at
+a time until none is left (a walker that is ahead takes the next group, so a slow or
+descheduled walker delays the round by one group at most), walk each against the current
+strategy into the group's shared files and answer DONE; the driver adds the groups in
+order and updates the rows as above (``ChunkWalkers``). Whichever walker walks a group,
+its sums are the same. A walker that fails, dies or never
 starts ends the run with a ParameterError, never a wait; a walker whose driver is gone ends.
 The layout is sent once per solver (``ChunkRunner.share``); the current strategy, the
 groups' sums, the control file and the pipes live in a directory in shared memory
@@ -90,6 +93,10 @@ WALKER_START_SECONDS = 60.0
 run stops with a ParameterError (workers busy with other work, or gone)."""
 POLL_SECONDS = 0.5
 """How often a waiting driver checks that its walkers live, and a waiting walker its driver."""
+CLAIM_BYTES = 4
+"""Bytes of a group's number on the claims pipe (little-endian)."""
+MOST_GROUPS_ON_DASK = 65536 // CLAIM_BYTES
+"""A pipe holds 64 KiB: every group's number fits in it before the walkers read."""
 GO, STOP, READY, DONE, FAILED = b"g", b"s", b"r", b"d", b"f"
 """The bytes on the walkers' pipes: driver to walker GO (walk the round in the control file) or
 STOP; walker to driver READY (started), DONE (the round's sums are in the groups' files) or
@@ -243,9 +250,9 @@ def _receive(pipe: int, path: str, driver: int) -> bytes:
 def run_walker(plan: GroupPlan, chunk: str, walker: int, walkers: int, uniforms: np.ndarray, rounds: int,
                driver: int) -> None:
     """Walker ``walker`` of ``walkers`` of chunk ``chunk`` (its files' prefix in the plan's
-    directory), on a Dask worker until STOP: at every GO, groups ``walker``, ``walker +
-    walkers``, ... of the iteration and player the control file names, walked
-    (``walk_group``) against the shared strategy into the groups' files, then DONE.
+    directory), on a Dask worker until STOP: at every GO, the groups it claims (``_claimed``)
+    of the iteration and player the control file names, walked (``walk_group``) against the
+    shared strategy into the groups' files, then DONE.
     ``uniforms``: float64 (iterations, groups, boards a group, board cards); ``rounds``: the
     int32 scales' betting rounds; ``driver``: the solver's process id (gone: the walker ends)."""
     if not os.path.isdir(plan.directory):
@@ -254,6 +261,7 @@ def run_walker(plan: GroupPlan, chunk: str, walker: int, walkers: int, uniforms:
     path = os.path.join(plan.directory, chunk)
     try:
         go, done = os.open(f"{path}-go-{walker}", os.O_RDWR), os.open(f"{path}-done-{walker}", os.O_RDWR)
+        claims = os.open(f"{path}-claims", os.O_RDWR | os.O_NONBLOCK)
     except FileNotFoundError:
         return  # the chunk ended before this walker started
     try:
@@ -263,15 +271,28 @@ def run_walker(plan: GroupPlan, chunk: str, walker: int, walkers: int, uniforms:
         while _receive(go, f"{path}-go-{walker}", driver) == GO:
             iteration, player, weight = int(control[0]), int(control[1]), float(control[2])
             scale = np.array(control[3:3 + 2 * rounds]).reshape(2, rounds)
-            for g in range(walker, uniforms.shape[1], walkers):
+            for g in _claimed(claims):
                 walk_group(plan, None, player, weight, scale, uniforms[iteration, g], g)
             os.write(done, DONE)
     except BaseException:
         os.write(done, FAILED)
         raise
     finally:
-        os.close(go)
-        os.close(done)
+        for pipe in (go, done, claims):
+            os.close(pipe)
+
+
+def _claimed(claims: int) -> Iterator[int]:
+    """The groups this walker takes from the ``claims`` pipe (non-blocking; 4-byte group
+    numbers, each read by one walker), one at a time until the pipe is empty."""
+    while True:
+        try:
+            number = os.read(claims, CLAIM_BYTES)
+        except BlockingIOError:
+            return
+        if len(number) < CLAIM_BYTES:
+            return
+        yield int.from_bytes(number, "little")
 
 
 class ChunkWalkers(Closing):
@@ -291,7 +312,12 @@ class ChunkWalkers(Closing):
         self._pipes: list[tuple[int, int]] = []
         self._futures: list = []
         self._files = [f"{self._path}-{name}-{w}" for w in range(count) for name in ("go", "done")]
+        self._files.append(f"{self._path}-claims")
+        self._numbers = np.arange(self._groups, dtype="<i4").tobytes()
+        self._claims = None
         try:
+            os.mkfifo(f"{self._path}-claims")
+            self._claims = os.open(f"{self._path}-claims", os.O_RDWR)
             self._control = np.memmap(f"{self._path}-control", np.float64, "w+",
                                       shape=(3 + 2 * rounds + count,))
             self._files.append(f"{self._path}-control")
@@ -316,6 +342,7 @@ class ChunkWalkers(Closing):
         control = self._control
         control[0], control[1], control[2] = iteration, player, weight
         control[3:3 + scale.size] = scale.ravel()
+        os.write(self._claims, self._numbers)
         for go, _ in self._pipes:
             os.write(go, GO)
         self._wait(DONE, None)
@@ -367,10 +394,11 @@ class ChunkWalkers(Closing):
                 os.unlink(path)
             except FileNotFoundError:
                 pass
-        for pipes in self._pipes:
-            for pipe in pipes:
-                os.close(pipe)
-        self._pipes, self._futures = [], []
+        for pipe in [pipe for pipes in self._pipes for pipe in pipes]:
+            os.close(pipe)
+        if self._claims is not None:
+            os.close(self._claims)
+        self._pipes, self._futures, self._claims = [], [], None
 
 
 def _forget(key: str, directory: str | None) -> None:
@@ -398,6 +426,9 @@ def check_batches(boards_per_iteration: int, board_groups: int | None, distribut
     if boards_per_iteration == 1 and distributed:
         raise ParameterError("--workers and --scheduler walk the boards of an iteration in parallel: give "
                              "--boards-per-iteration 2 or more (one board an iteration runs here)")
+    if distributed and groups > MOST_GROUPS_ON_DASK:
+        raise ParameterError(f"--board-groups {groups}: at most {MOST_GROUPS_ON_DASK} groups run on Dask "
+                             f"workers")
     return int(groups)
 
 
