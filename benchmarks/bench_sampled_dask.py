@@ -4,8 +4,9 @@ Measures (issue 33, docs/benchmarks.md section "sampled-dask"), boards per wall 
 CPU seconds per board (this process, which holds the scheduler, plus the workers) of
 * ``plain``: ``SampledCFR``, one board an iteration, in this process (today's engine);
 * ``batch here``: B boards an iteration in G groups (``sampled_batches``), in this process;
-* ``batch dask``: the same on a LocalCluster of 2 single-threaded worker processes (bit-identical
-  to ``batch here``, checked at the end);
+* ``batch dask``: the same on a LocalCluster of 2 single-threaded worker processes, one
+  persistent walker on each for every ``iterate`` call (bit-identical to ``batch here``, checked
+  at the end);
 in rounds that alternate the modes, each mode a wall-clock window per round, so the load of
 the shared machine hits every mode alike; the load average is read at every round. The
 target is 2 workers at >= 1.7x the boards per wall second of ``plain``.
@@ -39,6 +40,7 @@ from efgkit.specs import make_game
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 ALL_MODES = ("plain", "batch here", "batch dask")
 RUNS = (("holdem(ranks=5)", "none", 8, 2, 4.0, ALL_MODES), ("holdem(ranks=5)", "none", 32, 2, 4.0, ALL_MODES),
+        ("holdem(ranks=5)", "none", 32, 8, 4.0, ALL_MODES),
         ("holdem", "hashed 169-1000-1000-1000", 8, 2, 25.0, ("plain", "batch dask")))
 """(game, card abstraction, boards an iteration B, groups G, seconds a window, modes): HULHE
 without ``batch here``, whose third copy of the 530 MB state would pass 3 GiB in this process."""
@@ -133,12 +135,15 @@ def main() -> None:
     if args.quick:
         return
     machine = platform.processor() or platform.machine()
+    command = "python benchmarks/bench_sampled_dask.py" + (f" --only '{args.only}'" if args.only else "") + \
+        f" --rounds {args.rounds}"
     header = (f"## Sampled CFR+ on two Dask workers (issue 33) — {datetime.date.today()}, {machine}, "
               f"{os.cpu_count()} cores shared with other sessions\n\n"
-              f"`python benchmarks/bench_sampled_dask.py`: float64 CFR+, seed 0; each round runs every "
+              f"`{command}`: float64 CFR+, seed 0; each round runs every "
               f"mode for one wall-clock window (plain: one board an iteration in this process; batch here: "
               f"B boards an iteration in G groups in this process; batch dask: the same on a LocalCluster "
-              f"of 2 single-threaded worker processes), the load average (1 minute) read after each round. "
+              f"of 2 single-threaded worker processes, a persistent walker on each), the load average "
+              f"(1 minute) read after each round. "
               f"CPU-s / board counts this process (with the scheduler) and the workers. Batch here and batch "
               f"dask end bit-identical (None: not compared): "
               f"{', '.join(str(r['identical']) for r in results)}. Target: batch dask >= 1.7x plain.\n\n")
