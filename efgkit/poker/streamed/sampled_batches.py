@@ -259,13 +259,18 @@ def run_walker(plan: GroupPlan, chunk: str, walker: int, walkers: int, uniforms:
         raise ParameterError(f"a Dask worker cannot see the sampled solver's shared directory "
                              f"{plan.directory}: batched sampled CFR needs its workers on this machine")
     path = os.path.join(plan.directory, chunk)
-    try:
-        go, done = os.open(f"{path}-go-{walker}", os.O_RDWR), os.open(f"{path}-done-{walker}", os.O_RDWR)
-        claims = os.open(f"{path}-claims", os.O_RDWR | os.O_NONBLOCK)
-    except FileNotFoundError:
-        return  # the chunk ended before this walker started
+    pipes = []
     try:
         control = np.memmap(f"{path}-control", np.float64, "r+", shape=(3 + 2 * rounds + walkers,))
+        for name, flags in ((f"go-{walker}", os.O_RDWR), (f"done-{walker}", os.O_RDWR),
+                            ("claims", os.O_RDWR | os.O_NONBLOCK)):
+            pipes.append(os.open(f"{path}-{name}", flags))
+    except FileNotFoundError:  # the chunk ended before this walker started
+        for pipe in pipes:
+            os.close(pipe)
+        return
+    go, done, claims = pipes
+    try:
         control[3 + 2 * rounds + walker] = os.getpid()
         os.write(done, READY)
         while _receive(go, f"{path}-go-{walker}", driver) == GO:
@@ -278,7 +283,7 @@ def run_walker(plan: GroupPlan, chunk: str, walker: int, walkers: int, uniforms:
         os.write(done, FAILED)
         raise
     finally:
-        for pipe in (go, done, claims):
+        for pipe in pipes:
             os.close(pipe)
 
 
