@@ -4,11 +4,13 @@ Measures (issue 33, docs/benchmarks.md section "sampled-dask"), boards per wall 
 CPU seconds per board (this process, which holds the scheduler, plus the workers) of
 * ``plain``: ``SampledCFR``, one board an iteration, in this process (today's engine);
 * ``batch here``: B boards an iteration in G groups (``sampled_batches``), in this process;
-* ``batch dask``: the same on a LocalCluster of 2 single-threaded worker processes (bit-identical
-  to ``batch here``, checked at the end);
-in rounds that alternate the modes, each mode a wall-clock window per round, so the load of
-the shared machine hits every mode alike; the load average is read at every round. The
-target is 2 workers at >= 1.7x the boards per wall second of ``plain``.
+* ``batch dask``: the same on a LocalCluster of 2 single-threaded worker processes, one
+  persistent walker on each for every ``iterate`` call (bit-identical to ``batch here``, checked
+  at the end);
+after WARM_BOARDS boards each, in rounds that alternate the modes, each mode a wall-clock
+window per round, so the load of the shared machine hits every mode alike; the load average
+is read at every round. The target is 2 workers at >= 1.7x the boards per wall second of
+``plain``.
 
 Run ``python benchmarks/bench_sampled_dask.py`` (writes the section) or ``--quick`` for a
 seconds-long smoke run that writes nothing.
@@ -39,9 +41,15 @@ from efgkit.specs import make_game
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 ALL_MODES = ("plain", "batch here", "batch dask")
 RUNS = (("holdem(ranks=5)", "none", 8, 2, 4.0, ALL_MODES), ("holdem(ranks=5)", "none", 32, 2, 4.0, ALL_MODES),
+        ("holdem(ranks=5)", "none", 32, 8, 4.0, ALL_MODES),
         ("holdem", "hashed 169-1000-1000-1000", 8, 2, 25.0, ("plain", "batch dask")))
 """(game, card abstraction, boards an iteration B, groups G, seconds a window, modes): HULHE
 without ``batch here``, whose third copy of the 530 MB state would pass 3 GiB in this process."""
+WARM_BOARDS = 1024
+"""Boards every solver walks before the windows: a walk against the first iterations' strategies
+costs a fraction of a later one (about 0.001 CPU-s a board at iteration 3 of B = 32 on
+holdem(ranks=5), 0.015 from iteration 20 on), and one board an iteration reaches later
+iterations 32 times sooner than B = 32."""
 QUICK_RUNS = (("holdem(ranks=3,rounds=2)", "canonical", 4, 2, 0.5, ALL_MODES),)
 
 
@@ -71,7 +79,7 @@ def window(solver: SampledCFR, boards: int, seconds: float,
 
 
 def measure(spec: str, buckets: str, boards: int, groups: int, seconds: float, modes: tuple[str, ...],
-            rounds: int) -> dict:
+            rounds: int, warm_boards: int) -> dict:
     layout = layout_of(spec, buckets)
     with ChunkRunner(workers=2) as runner:
         batch = {"boards_per_iteration": boards, "board_groups": groups}
@@ -80,8 +88,8 @@ def measure(spec: str, buckets: str, boards: int, groups: int, seconds: float, m
                   "batch dask": lambda: (BatchedSampledCFR(layout, seed=0, runner=runner, **batch), boards,
                                          runner)}
         solvers = {mode: makers[mode]() for mode in modes}
-        for solver, _, _ in solvers.values():  # compile or load the kernels, start the walkers
-            solver.iterate(2)
+        for solver, per_iteration, _ in solvers.values():  # compile the kernels; past the cheap first walks
+            solver.iterate(max(2, warm_boards // per_iteration))
         rates: dict[str, list[tuple[float, float]]] = {mode: [] for mode in solvers}
         loads = []
         for _ in range(rounds):
@@ -127,18 +135,22 @@ def main() -> None:
         if args.only and args.only not in f"{spec} {buckets}":
             continue
         rounds = 1 if args.quick else args.rounds
-        results.append(measure(spec, buckets, boards, groups, seconds, modes, rounds))
+        warm = 0 if args.quick else WARM_BOARDS
+        results.append(measure(spec, buckets, boards, groups, seconds, modes, rounds, warm))
         for line in table(results[-1:])[2:]:
             print(line, f"(bit-identical here and on Dask: {results[-1]['identical']})", flush=True)
     if args.quick:
         return
     machine = platform.processor() or platform.machine()
+    command = "python benchmarks/bench_sampled_dask.py" + (f" --only '{args.only}'" if args.only else "") + \
+        f" --rounds {args.rounds}"
     header = (f"## Sampled CFR+ on two Dask workers (issue 33) — {datetime.date.today()}, {machine}, "
               f"{os.cpu_count()} cores shared with other sessions\n\n"
-              f"`python benchmarks/bench_sampled_dask.py`: float64 CFR+, seed 0; each round runs every "
+              f"`{command}`: float64 CFR+, seed 0; after {WARM_BOARDS} boards each, each round runs every "
               f"mode for one wall-clock window (plain: one board an iteration in this process; batch here: "
               f"B boards an iteration in G groups in this process; batch dask: the same on a LocalCluster "
-              f"of 2 single-threaded worker processes), the load average (1 minute) read after each round. "
+              f"of 2 single-threaded worker processes, a persistent walker on each), the load average "
+              f"(1 minute) read after each round. "
               f"CPU-s / board counts this process (with the scheduler) and the workers. Batch here and batch "
               f"dask end bit-identical (None: not compared): "
               f"{', '.join(str(r['identical']) for r in results)}. Target: batch dask >= 1.7x plain.\n\n")

@@ -5,6 +5,7 @@ dealt, and one clear refusal for what cannot run."""
 from __future__ import annotations
 
 import logging
+import threading
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.buckets.card_abstraction import IsomorphicCards, LosslessCards
+from efgkit.poker.streamed import sampled_batches
 from efgkit.poker.streamed.sampled_batches import sampled_solver
 from efgkit.poker.streamed.sampled_cfr import SampledCFR
 from efgkit.specs import make_game
@@ -74,6 +76,70 @@ def test_batches_are_bit_identical_here_and_on_two_workers(canonical_layout, two
     assert not np.array_equal(plain.regrets, here.regrets)
 
 
+def test_two_worker_processes_equal_this_process_and_resume_bit_identically(canonical_layout):
+    """What --workers 2 runs (a LocalCluster of two processes, persistent walkers): stopped
+    after 4 iterations and resumed by another solver for 5 more, the state is this process's
+    uninterrupted 9 iterations bit for bit."""
+    def solver(seed, runner=None):
+        return sampled_solver(canonical_layout, variant="cfr+", seed=seed, boards_per_iteration=4,
+                              board_groups=2, runner=runner)
+
+    here = solver(4).iterate(9)
+    with ChunkRunner(workers=2) as runner:
+        first = solver(4, runner).iterate(4)
+        arrays = {name: array.copy() for name, array in first.state_arrays().items()}
+        second = solver(0, runner)
+        second.load_state(SolverState(arrays, first.iteration, first.rng_state))
+        second.iterate(5)
+        for name, array in _states(here).items():
+            assert np.array_equal(_states(second)[name], array), name
+
+
+_HELD, _RELEASE = threading.Event(), threading.Event()
+
+
+def _hold_a_worker() -> None:
+    """Keep a worker of the in-process cluster busy until the test releases it."""
+    _HELD.set()
+    _RELEASE.wait(60)
+
+
+def test_a_walker_that_never_starts_ends_the_run_with_a_clear_error(canonical_layout, two_workers,
+                                                                     monkeypatch):
+    """One of the two workers is busy, so the walker pinned to it never starts: a ParameterError
+    within WALKER_START_SECONDS, not a hang, and the cluster runs the next solve once freed."""
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr(sampled_batches, "WALKER_START_SECONDS", 0.5)
+    _HELD.clear()
+    _RELEASE.clear()
+    with distributed.Client(two_workers) as client, ChunkRunner(scheduler=two_workers) as runner:
+        second_worker = sorted(client.scheduler_info()["workers"])[1]
+        busy = client.submit(_hold_a_worker, workers=[second_worker], pure=False)
+        try:
+            assert _HELD.wait(30)
+            with pytest.raises(ParameterError, match="1 of the 2 walkers .* did not start within 0.5 s"):
+                sampled_solver(canonical_layout, seed=1, boards_per_iteration=2, runner=runner).iterate(3)
+        finally:
+            _RELEASE.set()
+            busy.result()
+        with pytest.raises(ParameterError, match="3 calls that wait on each other need as many Dask workers"):
+            runner.start_apart(print, [(), (), ()])
+        there = sampled_solver(canonical_layout, seed=1, boards_per_iteration=2, runner=runner).iterate(3)
+    here = sampled_solver(canonical_layout, seed=1, boards_per_iteration=2).iterate(3)
+    assert np.array_equal(there.regrets, here.regrets)
+
+
+def test_a_walker_that_fails_ends_the_run_with_its_error(canonical_layout, two_workers, monkeypatch):
+    """A walker's exception on its worker (here: every group walk fails) reaches the solver as
+    itself, not as a wait for a DONE that never comes."""
+    def fail(*arguments):
+        raise ParameterError("this group cannot be walked")
+
+    monkeypatch.setattr(sampled_batches, "walk_group", fail)  # the workers run in this process
+    with ChunkRunner(scheduler=two_workers) as runner, pytest.raises(ParameterError, match="be walked"):
+        sampled_solver(canonical_layout, seed=1, boards_per_iteration=2, runner=runner).iterate(2)
+
+
 @pytest.mark.parametrize("groups", [None, 1, 3])
 def test_a_stopped_batched_run_resumes_bit_identically(canonical_layout, groups):
     def solver(seed):
@@ -106,8 +172,11 @@ def test_bad_batches_are_refused(canonical_layout, two_workers):
                            ({"boards_per_iteration": 2, "board_groups": 0}, "must divide")):
         with pytest.raises(ParameterError, match=message):
             sampled_solver(canonical_layout, **given)
-    with ChunkRunner(scheduler=two_workers) as runner, pytest.raises(ParameterError, match="2 or more"):
-        sampled_solver(canonical_layout, runner=runner)
+    with ChunkRunner(scheduler=two_workers) as runner:
+        with pytest.raises(ParameterError, match="2 or more"):
+            sampled_solver(canonical_layout, runner=runner)
+        with pytest.raises(ParameterError, match="at most 16384 groups run on Dask"):
+            sampled_solver(canonical_layout, boards_per_iteration=16385, runner=runner)
 
 
 @pytest.mark.parametrize("arguments, message", [

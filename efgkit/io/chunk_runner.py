@@ -6,7 +6,8 @@ response's flops): in this process, or on a dask.distributed cluster.
 ``scheduler="tcp://host:8786"`` connects to a running cluster (``dask scheduler`` plus
 ``dask worker`` processes that can import efgkit). Chunk functions are pure top-level
 functions of plain arrays, and results always come back in chunk order, so the
-pipeline's output is the same bit for bit wherever the chunks ran.
+pipeline's output is the same bit for bit wherever the chunks ran. Calls that must run at
+the same time, each on a worker of its own, start with ``start_apart``.
 
 Clustering maps the same point chunks again at every Lloyd iteration; a read-only array
 argument of a megabyte or more (a slice of a non-writeable array, whose content cannot
@@ -170,6 +171,25 @@ class ChunkRunner(Closing):
         while in_flight:
             yield in_flight.popleft().result()
         self._scattered = {key: entry for key, entry in self._scattered.items() if key in used}
+
+    @property
+    def worker_count(self) -> int:
+        """How many Dask workers the cluster has now (0 when the chunks run in this process)."""
+        if self._client is None:
+            return 0
+        return len(self._client.scheduler_info()["workers"])
+
+    def start_apart(self, function: Callable, arguments: Sequence[tuple]) -> list:
+        """``function(*a)`` for every ``a`` in ``arguments``, all started at once, each on a Dask
+        worker of its own (calls that wait on each other: two on one single-threaded worker
+        would wait forever): their Dask futures, in order. ParameterError if the cluster has
+        fewer workers than calls."""
+        workers = sorted(self._client.scheduler_info()["workers"]) if self._client is not None else []
+        if len(workers) < len(arguments):
+            raise ParameterError(f"{len(arguments)} calls that wait on each other need as many Dask workers; "
+                                 f"{self.description} has {len(workers)}")
+        return [self._client.submit(function, *chunk, workers=[worker], allow_other_workers=False, pure=False)
+                for worker, chunk in zip(workers, arguments, strict=False)]
 
     def on_workers(self, function: Callable) -> list:
         """``function()`` run once on every Dask worker (e.g. to read their CPU time or peak

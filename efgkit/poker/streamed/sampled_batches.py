@@ -22,22 +22,37 @@ Every CFR variant and precision of ``SampledCFR`` runs batched. An int32 group a
 adds each hand's rounded contribution as ``_add_average`` does (saturating); the group sums
 add into the averages saturating too.
 
-What crosses to a worker per group is small: the uniforms of its boards, the player, the
-iteration's average weight and the int32 scales. The layout is sent once per solver
-(``ChunkRunner.share``); the current strategy lives in a file in shared memory
-(``/dev/shm`` where it exists) that the driver updates after each player's update and every
-worker maps (so Dask workers must run on this machine). A group returns the player's rows
-of its accumulators only, concatenated in decision order.
+On Dask the groups are walked by persistent walkers (``run_walker``), one per worker up to
+one per group, each started once for a chunk of iterations on a worker of its own
+(``ChunkRunner.start_apart``) with the chunk's uniforms. A round (one player of one
+iteration) costs no Dask round trip: the driver writes the player, the iteration's average
+weight and the int32 scales into a small shared control file, every group's number into a
+claims pipe (a FIFO) and a GO byte into each walker's pipe; the walkers claim groups one at
+a time until none is left (a walker that is ahead takes the next group, so a slow or
+descheduled walker delays the round by one group at most), walk each against the current
+strategy into the group's shared files and answer DONE; the driver adds the groups in
+order and updates the rows as above (``ChunkWalkers``). Whichever walker walks a group,
+its sums are the same. A walker that fails, dies or never
+starts ends the run with a ParameterError, never a wait; a walker whose driver is gone ends.
+The layout is sent once per solver (``ChunkRunner.share``); the current strategy, the
+groups' sums, the control file and the pipes live in a directory in shared memory
+(``/dev/shm`` where it exists) that every worker maps (so Dask workers must run on this
+machine). A group's sums are the player's rows of its accumulators only, concatenated in
+decision order.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 import weakref
+from collections.abc import Iterator
+from functools import partial
 from typing import NamedTuple
 
 import numba
@@ -51,8 +66,10 @@ from efgkit.core.regret_rules import (
     check_iterations,
     clear_rows,
 )
-from efgkit.errors import ParameterError
+from efgkit.errors import EfgkitError, ParameterError
 from efgkit.io.chunk_runner import ChunkRunner
+from efgkit.io.error_text import one_line
+from efgkit.io.mapped_arrays import Closing
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.materialised.vector_cfr import RowState
 from efgkit.poker.streamed.sampled_cfr import (
@@ -71,6 +88,19 @@ _WALKERS: dict[tuple[str, int], GroupWalker] = {}
 """This process's group walkers, by (plan key, thread): a worker keeps its walker across groups."""
 _MAPPED: dict[str, np.ndarray] = {}
 """Shared files mapped in this process, by path."""
+WALKER_START_SECONDS = 60.0
+"""Seconds the walkers of a chunk have to start, each on a Dask worker of its own, before the
+run stops with a ParameterError (workers busy with other work, or gone)."""
+POLL_SECONDS = 0.5
+"""How often a waiting driver checks that its walkers live, and a waiting walker its driver."""
+CLAIM_BYTES = 4
+"""Bytes of a group's number on the claims pipe (little-endian)."""
+MOST_GROUPS_ON_DASK = 65536 // CLAIM_BYTES
+"""A pipe holds 64 KiB: every group's number fits in it before the walkers read."""
+GO, STOP, READY, DONE, FAILED = b"g", b"s", b"r", b"d", b"f"
+"""The bytes on the walkers' pipes: driver to walker GO (walk the round in the control file) or
+STOP; walker to driver READY (started), DONE (the round's sums are in the groups' files) or
+FAILED."""
 
 
 class GroupPlan(NamedTuple):
@@ -197,6 +227,185 @@ def walk_group(plan: GroupPlan, strategy: np.ndarray | None, player: int, weight
     return None
 
 
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` (on this machine) exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _receive(pipe: int, path: str, driver: int) -> bytes:
+    """The driver's next byte on ``pipe`` (the FIFO at ``path``); STOP once the driver's process
+    or the chunk's pipe is gone."""
+    while not select.select([pipe], [], [], POLL_SECONDS)[0]:
+        if not os.path.exists(path) or not _alive(driver):
+            return STOP
+    return os.read(pipe, 1)
+
+
+def run_walker(plan: GroupPlan, chunk: str, walker: int, walkers: int, uniforms: np.ndarray, rounds: int,
+               driver: int) -> None:
+    """Walker ``walker`` of ``walkers`` of chunk ``chunk`` (its files' prefix in the plan's
+    directory), on a Dask worker until STOP: at every GO, the groups it claims (``_claimed``)
+    of the iteration and player the control file names, walked (``walk_group``) against the
+    shared strategy into the groups' files, then DONE.
+    ``uniforms``: float64 (iterations, groups, boards a group, board cards); ``rounds``: the
+    int32 scales' betting rounds; ``driver``: the solver's process id (gone: the walker ends)."""
+    if not os.path.isdir(plan.directory):
+        raise ParameterError(f"a Dask worker cannot see the sampled solver's shared directory "
+                             f"{plan.directory}: batched sampled CFR needs its workers on this machine")
+    path = os.path.join(plan.directory, chunk)
+    pipes = []
+    try:
+        control = np.memmap(f"{path}-control", np.float64, "r+", shape=(3 + 2 * rounds + walkers,))
+        for name, flags in ((f"go-{walker}", os.O_RDWR), (f"done-{walker}", os.O_RDWR),
+                            ("claims", os.O_RDWR | os.O_NONBLOCK)):
+            pipes.append(os.open(f"{path}-{name}", flags))
+    except FileNotFoundError:  # the chunk ended before this walker started
+        for pipe in pipes:
+            os.close(pipe)
+        return
+    go, done, claims = pipes
+    try:
+        control[3 + 2 * rounds + walker] = os.getpid()
+        os.write(done, READY)
+        while _receive(go, f"{path}-go-{walker}", driver) == GO:
+            iteration, player, weight = int(control[0]), int(control[1]), float(control[2])
+            scale = np.array(control[3:3 + 2 * rounds]).reshape(2, rounds)
+            for g in _claimed(claims):
+                walk_group(plan, None, player, weight, scale, uniforms[iteration, g], g)
+            os.write(done, DONE)
+    except BaseException:
+        os.write(done, FAILED)
+        raise
+    finally:
+        for pipe in pipes:
+            os.close(pipe)
+
+
+def _claimed(claims: int) -> Iterator[int]:
+    """The groups this walker takes from the ``claims`` pipe (non-blocking; 4-byte group
+    numbers, each read by one walker), one at a time until the pipe is empty."""
+    while True:
+        try:
+            number = os.read(claims, CLAIM_BYTES)
+        except BlockingIOError:
+            return
+        if len(number) < CLAIM_BYTES:
+            return
+        yield int.from_bytes(number, "little")
+
+
+class ChunkWalkers(Closing):
+    """The walkers (``run_walker``) of one chunk of iterations on ``runner``'s workers, one per
+    worker up to one per group, started once for the chunk (``plan``: the shared ``GroupPlan``,
+    its files in ``directory``; ``uniforms``: float64 (iterations, groups, boards a group, board
+    cards)); ``round`` walks the groups of one player of one iteration. ParameterError, not a
+    wait, if a walker fails, its process dies, or it has not started within
+    WALKER_START_SECONDS."""
+
+    def __init__(self, runner: ChunkRunner, plan, directory: str, uniforms: np.ndarray, rounds: int) -> None:
+        count = min(uniforms.shape[1], runner.worker_count)
+        if count == 0:
+            raise ParameterError(f"{runner.description} has no workers to walk the boards")
+        self._path = os.path.join(directory, uuid.uuid4().hex[:12])
+        self._rounds, self._groups = rounds, uniforms.shape[1]
+        self._pipes: list[tuple[int, int]] = []
+        self._futures: list = []
+        self._files = [f"{self._path}-{name}-{w}" for w in range(count) for name in ("go", "done")]
+        self._files.append(f"{self._path}-claims")
+        self._numbers = np.arange(self._groups, dtype="<i4").tobytes()
+        self._claims = None
+        try:
+            os.mkfifo(f"{self._path}-claims")
+            self._claims = os.open(f"{self._path}-claims", os.O_RDWR)
+            self._control = np.memmap(f"{self._path}-control", np.float64, "w+",
+                                      shape=(3 + 2 * rounds + count,))
+            self._files.append(f"{self._path}-control")
+            for w in range(count):
+                pipes = []
+                for name in ("go", "done"):
+                    os.mkfifo(f"{self._path}-{name}-{w}")
+                    pipes.append(os.open(f"{self._path}-{name}-{w}", os.O_RDWR))
+                self._pipes.append((pipes[0], pipes[1]))
+            chunk, driver = os.path.basename(self._path), os.getpid()
+            self._futures = runner.start_apart(run_walker, [(plan, chunk, w, count, uniforms, rounds, driver)
+                                                            for w in range(count)])
+            self._wait(READY, WALKER_START_SECONDS)
+        except BaseException:
+            self.close()
+            raise
+
+    def round(self, iteration: int, player: int, weight: float, scale: np.ndarray) -> list[None]:
+        """Walk ``player``'s groups of iteration ``iteration`` of the chunk (average weight
+        ``weight``, int32 ``scale`` (2, rounds)) into the groups' files: a None per group once
+        all are there."""
+        control = self._control
+        control[0], control[1], control[2] = iteration, player, weight
+        control[3:3 + scale.size] = scale.ravel()
+        os.write(self._claims, self._numbers)
+        for go, _ in self._pipes:
+            os.write(go, GO)
+        self._wait(DONE, None)
+        return [None] * self._groups
+
+    def _wait(self, signal: bytes, seconds: float | None) -> None:
+        """Until every walker has sent ``signal`` (within ``seconds``; None: as long as they live)."""
+        deadline = None if seconds is None else time.monotonic() + seconds
+        waiting = {done: w for w, (_, done) in enumerate(self._pipes)}
+        while waiting:
+            ready = select.select(list(waiting), [], [], POLL_SECONDS)[0]
+            for pipe in ready:
+                if os.read(pipe, 1) != signal:
+                    self._stopped(waiting[pipe])
+                del waiting[pipe]
+            if ready:
+                continue
+            for w in waiting.values():
+                pid = int(self._control[3 + 2 * self._rounds + w])
+                if self._futures[w].done() or (pid and not _alive(pid)):
+                    self._stopped(w, pid)
+            if deadline is not None and time.monotonic() > deadline:
+                raise ParameterError(f"{len(waiting)} of the {len(self._pipes)} walkers of batched sampled "
+                                     f"CFR did not start within {seconds:g} s, each on a Dask worker of its "
+                                     f"own (workers busy with other work?)")
+
+    def _stopped(self, walker: int, pid: int = 0) -> None:
+        """Raise what ended walker ``walker`` (its error, or a ParameterError that names it)."""
+        if pid and not _alive(pid):
+            raise ParameterError(f"the Dask worker process {pid} running walker {walker} of batched sampled "
+                                 f"CFR died")
+        try:
+            error = self._futures[walker].exception(timeout=20 * POLL_SECONDS)
+        except Exception as exc:  # a timeout, a lost or cancelled task: reported below
+            error = exc
+        if isinstance(error, EfgkitError):
+            raise error
+        raise ParameterError(f"walker {walker} of batched sampled CFR stopped on its Dask worker: "
+                             f"{one_line(error) if error else 'it ended early'}") from error
+
+    def close(self) -> None:
+        """Stop the walkers (a walker that has not started finds no pipe and ends) and remove the
+        chunk's files; the pipes are unlinked before they are closed, so a walker that opened
+        one still reads STOP."""
+        for go, _ in self._pipes:
+            os.write(go, STOP)
+        for path in self._files:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+        for pipe in [pipe for pipes in self._pipes for pipe in pipes]:
+            os.close(pipe)
+        if self._claims is not None:
+            os.close(self._claims)
+        self._pipes, self._futures, self._claims = [], [], None
+
+
 def _forget(key: str, directory: str | None) -> None:
     """Drop this process's walkers of plan ``key`` and the shared files in ``directory``."""
     for stale in [k for k in _WALKERS if k[0] == key]:
@@ -222,6 +431,9 @@ def check_batches(boards_per_iteration: int, board_groups: int | None, distribut
     if boards_per_iteration == 1 and distributed:
         raise ParameterError("--workers and --scheduler walk the boards of an iteration in parallel: give "
                              "--boards-per-iteration 2 or more (one board an iteration runs here)")
+    if distributed and groups > MOST_GROUPS_ON_DASK:
+        raise ParameterError(f"--board-groups {groups}: at most {MOST_GROUPS_ON_DASK} groups run on Dask "
+                             f"workers")
     return int(groups)
 
 
@@ -262,6 +474,7 @@ class BatchedSampledCFR(SampledCFR):
                                  for name, array in (("instant", self._state.instant),
                                                      ("average", self.average_accumulator)))
                            for g in range(self.board_groups)]
+        self._directory = directory
         weakref.finalize(self, _forget, key, directory)
         self._plan = self.runner.share(GroupPlan(key, layout, self.precision, directory))
 
@@ -271,32 +484,44 @@ class BatchedSampledCFR(SampledCFR):
 
     def iterate(self, iterations: int = 1) -> BatchedSampledCFR:
         """Run ``iterations`` iterations of ``boards_per_iteration`` boards each (the Generator
-        advances by that many rows of uniforms an iteration)."""
+        advances by that many rows of uniforms an iteration); on Dask, one ``ChunkWalkers``
+        a chunk."""
         check_iterations(self.variant, self._settings.horizon, self.iteration, iterations)
         boards, total = self.boards_per_iteration, self._sampler.cards.shape[0]
+        size = boards // self.board_groups
         left = iterations
         while left > 0:
             chunk = min(left, max(CHUNK_ITERATIONS // boards, 1))
-            uniforms = self.rng.random((chunk * boards, total))
-            for i in range(chunk):
-                self._iteration(self.iteration + 1, uniforms[i * boards:(i + 1) * boards])
-                self.iteration += 1
+            uniforms = self.rng.random((chunk * boards, total)).reshape(chunk, self.board_groups, size, total)
+            if self.runner.distributed:
+                with ChunkWalkers(self.runner, self._plan, self._directory, uniforms,
+                                  self._fixed.scale.shape[1]) as walkers:
+                    for i in range(chunk):
+                        self._iteration(self.iteration + 1, partial(walkers.round, i))
+                        self.iteration += 1
+            else:
+                for i in range(chunk):
+                    self._iteration(self.iteration + 1, partial(self._walk_here, uniforms[i]))
+                    self.iteration += 1
             left -= chunk
         return self
 
-    def _iteration(self, t: int, uniforms: np.ndarray) -> None:
-        """Iteration ``t`` on the boards of ``uniforms`` (boards, board cards)."""
+    def _walk_here(self, uniforms: np.ndarray, player: int, weight: float, scale: np.ndarray) -> Iterator:
+        """Each group's sums (``walk_group`` in this process; ``uniforms`` (groups, boards a
+        group, board cards)), a group walked when the one before is used."""
+        for g in range(self.board_groups):
+            yield walk_group(self._plan, self._state.strategy, player, weight, scale, uniforms[g], g)
+
+    def _iteration(self, t: int, walk) -> None:
+        """Iteration ``t``: ``walk(player, weight, scale)`` walks the player's groups and yields
+        each group's sums in group order (None: in the group's shared files)."""
         settings, state, fixed, decisions = self._settings, self._state, self._fixed, self._decisions
         start = self.layout.action_start
         weight = average_weight(settings.variant, t, settings.delay, settings.gamma, settings.horizon)
-        size = self.boards_per_iteration // self.board_groups
-        source = None if self._slots else state.strategy
         for player in range(2):
             if settings.variant not in (VARIANT_CFR, VARIANT_CFR_PLUS):
                 clear_rows(decisions[player], start, state.instant)
-            arguments = [(self._plan, source, player, weight, fixed.scale.copy(),
-                          uniforms[g * size:(g + 1) * size], g) for g in range(self.board_groups)]
-            for g, sums in enumerate(self.runner.imap(walk_group, arguments)):
+            for g, sums in enumerate(walk(player, weight, fixed.scale)):
                 instant, average = sums or (slot[:self._sizes[player]] for slot in self._slots[g])
                 add_rows(decisions[player], start, instant, state.instant, False)
                 add_rows(decisions[player], start, average, state.average, fixed.integer)
