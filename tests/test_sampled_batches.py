@@ -107,7 +107,8 @@ def _hold_a_worker() -> None:
 def test_a_walker_that_never_starts_ends_the_run_with_a_clear_error(canonical_layout, two_workers,
                                                                      monkeypatch):
     """One of the two workers is busy, so the walker pinned to it never starts: a ParameterError
-    within WALKER_START_SECONDS, not a hang, and the cluster runs the next solve once freed."""
+    within WALKER_START_SECONDS, not a hang, and the cluster runs the next solve once freed. (On
+    a loaded machine the free worker's walker may miss the 0.5 s too: "2 of the 2".)"""
     distributed = pytest.importorskip("distributed")
     monkeypatch.setattr(sampled_batches, "WALKER_START_SECONDS", 0.5)
     _HELD.clear()
@@ -117,7 +118,7 @@ def test_a_walker_that_never_starts_ends_the_run_with_a_clear_error(canonical_la
         busy = client.submit(_hold_a_worker, workers=[second_worker], pure=False)
         try:
             assert _HELD.wait(30)
-            with pytest.raises(ParameterError, match="1 of the 2 walkers .* did not start within 0.5 s"):
+            with pytest.raises(ParameterError, match="[12] of the 2 walkers .* did not start within 0.5 s"):
                 sampled_solver(canonical_layout, seed=1, boards_per_iteration=2, runner=runner).iterate(3)
         finally:
             _RELEASE.set()
