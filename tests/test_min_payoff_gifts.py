@@ -171,7 +171,8 @@ def test_vector_resolver_min_payoff_equals_the_gametree_resolver(spec, iteration
 def test_min_payoff_on_rule_sets_where_a_pair_cannot_lose(spec, iterations, split):
     """Reduced rule sets in which some pair of hands can never lose against each other from the
     empty board (ties on every completion, or wins): Reach-Maxmargin with min-payoff gifts on the
-    poker engine equals the GameTree's to 1e-9."""
+    poker engine equals the GameTree's to 1e-9. (The table changes the bound's values there; on
+    these games it was not found to change a gift: docs/resolve.md.)"""
     tree, public, infoset_map, probabilities = _identity_blueprint(spec, iterations)
     deck = public.game.card_structure
     table = least_outcomes(public.hand_cards, public.hand_mask, np.zeros(0, np.int64),
