@@ -6,7 +6,9 @@ technique re-solves every subgame right after the flop, one flop per suit class,
 hands unabstracted (``resolve.streamed_resolver``), and the combined strategy is evaluated
 exactly. Each run's CPU seconds (this process and the Dask workers), peak RSS (this process and
 the largest worker's, monotone over the workers' lives) and the bytes of the unabstracted
-strategy it never stores. Results are appended to ``--out`` (JSON) after every run, so a stopped
+strategy it never stores. ``--gift-bound min-payoff`` runs the reach techniques with Brown &
+Sandholm's lower-bound gifts (rows named "... (min-payoff)", with flop 0's total gift under both
+bounds, from the same run's totals). Results are appended to ``--out`` (JSON) after every run, so a stopped
 run keeps what it measured; ``--table`` prints the markdown table of such a file.
 
     python benchmarks/bench_resolve_streamed.py --game 'holdem(rounds=2,caps=1-1)' \
@@ -37,8 +39,29 @@ def _cpu(runner) -> float:
     return _cpu_seconds() + sum(runner.on_workers(_cpu_seconds))
 
 
+def _gift_sizes(resolver) -> dict:
+    """Per re-solver: flop 0's gifts summed over its roots and the opponent's hands under the run's
+    bound and under cbv (the same totals), and per unit of the opponent's entering reach."""
+    tree = resolver.flop_tree(0)
+    one_flop, source = resolver.resolver(tree), resolver.gifts
+    sizes = {}
+    for player in (0, 1):
+        ranges = one_flop.values.ranges(one_flop.roots, player, one_flop.constraints)
+        bound = source(one_flop, ranges)
+        alternatives, source.alternatives = source.alternatives, source.best
+        cbv = source(one_flop, ranges)
+        source.alternatives = alternatives
+        reach = float(ranges.element_reach.sum())
+        sizes[player] = {"roots": int(ranges.nodes.shape[0]), "reach": reach,
+                         "min_payoff_total": float(bound.sum()), "cbv_total": float(cbv.sum()),
+                         "min_payoff_per_reach": float(bound.sum()) / reach,
+                         "cbv_per_reach": float(cbv.sum()) / reach,
+                         "min_payoff_positive": int((bound > 0).sum()), "cbv_positive": int((cbv > 0).sum())}
+    return sizes
+
+
 def run(spec: str, blueprints: list[str], iterations: int, workers: int, techniques: list[str],
-        out: Path) -> dict:
+        out: Path, gift_bound: str = "cbv") -> dict:
     from efgkit.io.chunk_runner import ChunkRunner
     from efgkit.poker.streamed.full_game import StreamedEvaluator
     from efgkit.resolve.streamed_resolver import StreamedResolver
@@ -63,12 +86,16 @@ def run(spec: str, blueprints: list[str], iterations: int, workers: int, techniq
                                            "nash_conv": before.nash_conv}
             print(f"{key}  Blueprint {column['rows']['Blueprint']['mbb']:.3f} mbb/g", flush=True)
             for name, gadget, constraints, split in TECHNIQUES:
-                if name not in techniques or name in column["rows"]:
+                if name not in techniques:
+                    continue
+                name = name if gift_bound == "cbv" else f"{name} ({gift_bound})"
+                if name in column["rows"]:
                     continue
                 started, wall = _cpu(runner), time.perf_counter()
-                result = StreamedResolver(buckets, strategy, gadget=gadget, constraints=constraints,
-                                          iterations=iterations, split_gifts=split,
-                                          isomorphic=True).resolve(runner, before=before)
+                resolver = StreamedResolver(buckets, strategy, gadget=gadget, constraints=constraints,
+                                            iterations=iterations, split_gifts=split, isomorphic=True,
+                                            gift_bound=gift_bound)
+                result = resolver.resolve(runner, before=before)
                 column["rows"][name] = {
                     "mbb": result.after.exploitability / big_blind * 1000,
                     "nash_conv": result.after.nash_conv,
@@ -78,6 +105,8 @@ def run(spec: str, blueprints: list[str], iterations: int, workers: int, techniq
                     "flops": result.flops, "gadgets": result.gadgets,
                     "unabstracted_bytes": result.unabstracted_bytes}
                 row = column["rows"][name]
+                if resolver.gifts is not None and gift_bound != "cbv":
+                    row["gift_sizes_flop0"] = _gift_sizes(resolver)
                 print(f"{key}  {name:45s} {row['mbb']:9.3f} mbb/g  {row['cpu_seconds']:7.1f} CPU s  "
                       f"peak {row['peak_mb']:.0f} / worker {row['worker_peak_mb']:.0f} MB", flush=True)
                 out.write_text(json.dumps(results, indent=1))
@@ -89,7 +118,9 @@ def table(results: dict) -> str:
     columns = list(results["columns"].items())
     lines = ["| Technique | " + " | ".join(f"{k}: mbb/g (CPU s, peak MB)" for k, _ in columns) + " |",
              "|---|" + "---|" * len(columns)]
-    for name in ["Blueprint", *(t[0] for t in TECHNIQUES)]:
+    names = ["Blueprint", *(t[0] for t in TECHNIQUES)]
+    names += [n for _, column in columns for n in column["rows"] if n not in names]
+    for name in dict.fromkeys(names):
         cells = []
         for _, column in columns:
             row = column["rows"].get(name)
@@ -108,6 +139,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=0)
     parser.add_argument("--techniques", default=",".join(t[0] for t in TECHNIQUES),
                         help="comma-separated technique names (default: every row of Table 1)")
+    parser.add_argument("--gift-bound", choices=("cbv", "min-payoff"), default="cbv",
+                        help="the reach techniques' gift bound (min-payoff rows are named so)")
     parser.add_argument("--out", default="resolve-streamed.json")
     parser.add_argument("--table", action="store_true", help="print the table of --out and stop")
     args = parser.parse_args()
@@ -116,7 +149,7 @@ def main() -> None:
         print(table(json.loads(out.read_text())))
         return
     results = run(args.game, [b for b in args.blueprints.split(",") if b], args.iterations, args.workers,
-                  args.techniques.split(","), out)
+                  args.techniques.split(","), out, args.gift_bound)
     print(table(results))
 
 

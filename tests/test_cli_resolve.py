@@ -253,3 +253,32 @@ def test_isomorphic_needs_a_suit_symmetric_blueprint(tmp_path):
     save_bucket_strategy(path, layout, layout.random(0), {"algorithm": "random", "iterations": 0})
     result = CliRunner().invoke(main, ["resolve", str(path), "--engine", "streamed", "--isomorphic"])
     assert result.exit_code == 2 and "not suit-symmetric" in result.output, result.output
+
+
+def test_min_payoff_gift_bound_runs_on_both_poker_engines(symmetric_blueprint):
+    """--gift-bound min-payoff on the poker engine and the streamed one: the same NashConv as
+    ``VectorResolver(gift_bound="min-payoff")`` (to 1e-9), reported as the bound used."""
+    import json
+
+    from click.testing import CliRunner
+
+    from efgkit.poker.materialised.layout import StrategyLayout
+    from efgkit.poker.materialised.public_tree import PublicTree
+    from efgkit.resolve.vector_resolver import VectorResolver
+    from efgkit.specs import make_game
+    from efgkit.storage.bucket_strategy import load_bucket_strategy
+
+    common = ["resolve", str(symmetric_blueprint), "--gadget", "reach-maxmargin", "--no-split-gifts",
+              "--gift-bound", "min-payoff", "-n", "5", "--isomorphic", "--json"]
+    game = make_game("holdem(ranks=2,rounds=2)")
+    buckets, strategy, _, _ = load_bucket_strategy(symmetric_blueprint, game)
+    tree = PublicTree(game)
+    expected = VectorResolver(tree, StrategyLayout.from_bucket_layout(tree, buckets), strategy,
+                              gadget="reach-maxmargin", split_gifts=False, iterations=5, isomorphic=True,
+                              gift_bound="min-payoff").resolve()
+    for engine in ("poker", "streamed"):
+        result = CliRunner().invoke(main, [*common, "--engine", engine])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        assert data["gift_bound"] == "min-payoff" and data["engine"] == engine
+        assert data["nash_conv_after"] == pytest.approx(expected.after.nash_conv, abs=1e-9)

@@ -61,9 +61,10 @@ def plot_checkpoints(iterations: int) -> list[int]:
 @click.option("--split-gifts/--no-split-gifts", default=True, show_default=True,
               help="reach gadgets: share each gift by reach (safe) or give it whole to every subgame.")
 @click.option("--gift-bound", type=click.Choice(GIFT_BOUNDS), default="cbv", show_default=True,
-              help="reach-maxmargin: value the opponent's best alternative by its best-response value "
+              help="reach gadgets: value the opponent's best alternative by its best-response value "
                    "against the blueprint (cbv) or by its minimum reachable payoff (min-payoff, a bound "
-                   "no re-solving can take away; Brown & Sandholm's choice).")
+                   "no re-solving can take away; Brown & Sandholm's choice; on the poker engines each "
+                   "pair of hands' least showdown outcome over every completion of the board).")
 @click.option("--out", "-o", type=click.Path(dir_okay=False), default=None,
               help="Write the refined strategy (blueprint with the re-solved subgames) here (required for "
                    "a GameTree strategy; for a bucket strategy re-solved on the poker engine, a bucket "
@@ -205,8 +206,6 @@ def _resolve_bucket_strategy(spec: str, path: str, out: str | None, *, gadget: s
                              f"{', '.join(sorted(VECTOR_GADGETS))})")
     if constraints not in ("br", "selfplay"):
         raise ParameterError(f"--constraints {constraints}: the poker engine takes br or selfplay")
-    if gift_bound != "cbv":
-        raise ParameterError(f"--gift-bound {gift_bound}: the poker engine values gifts by cbv")
     if solver == "lp":
         raise ParameterError("--solver lp: the poker engine solves gadgets by cfr, cfr+ or dcfr")
     game = poker_game(spec)
@@ -225,10 +224,10 @@ def _resolve_bucket_strategy(spec: str, path: str, out: str | None, *, gadget: s
                              f"unabstracted strategy; re-solve with --engine poker where the tree fits")
     options = {"gadget": gadget, "constraints": constraints, "iterations": iterations,
                "split_gifts": split_gifts, "variant": solver, "players": players, "spread": spread,
-               "isomorphic": isomorphic}
+               "isomorphic": isomorphic, "gift_bound": gift_bound}
     data = {"game": game.spec, "blueprint": path, "engine": "streamed" if streamed else "poker",
             "gadget": gadget, "constraints": constraints, "solver": solver, "spread": spread,
-            "split_gifts": split_gifts,
+            "split_gifts": split_gifts, "gift_bound": gift_bound,
             "players": list(players), "isomorphic": isomorphic, "subgames": f"round {round_number}",
             "iterations": iterations, "blueprint_algorithm": provenance["algorithm"],
             "abstraction": buckets.abstraction.description}

@@ -24,6 +24,11 @@ entry and the reach of the subgames below it (``PreDealGifts``), then the rule i
 ``VectorResolver.gifts``'s: at each opponent decision on the path to a root, the value lost by
 the action taken, split by reach over every flop's roots below the action or given whole. Its
 decisions after the flop (a turn cut) are in the one-flop tree, whose own ``gifts`` give them.
+With ``gift_bound="min-payoff"`` the best alternative at a pre-flop decision is its lower bound
+(``vector_resolver.min_payoff_alternatives``), computed once on any one-flop tree: the
+re-solver's reach and the chance weight there are every flop's, and the least outcome of each pair
+of hands runs over every completion of the empty board; the value of the action taken is still
+the best response's, from the totals.
 
 Flops run in this process or on Dask (``ChunkRunner``), summed in item order: the result does not
 depend on where they ran. With a suit-symmetric blueprint one flop per suit class is re-solved
@@ -53,7 +58,13 @@ from efgkit.poker.materialised.subgame_roots import BlueprintRoots, RootRanges, 
 from efgkit.poker.materialised.vector_cfr import reach_pass, tree_view, value_pass, workspace
 from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.resolve.gadgets import REACH_GADGETS
-from efgkit.resolve.vector_resolver import VectorResolver, gifts_along, opponent_path, public_parents
+from efgkit.resolve.vector_resolver import (
+    VectorResolver,
+    gifts_along,
+    min_payoff_alternatives,
+    opponent_path,
+    public_parents,
+)
 
 FLOP_ROUND = 2
 """The round the streamed walk splits at: every flop is a work item (1-based, as ``--round``)."""
@@ -87,10 +98,12 @@ class PreDealGifts:
     (2, entries, hands): per re-solver, π_{-o}(I) of every opponent hand at the re-solved roots
     below each entry, summed over the flops;
     ``entry_of``: betting node -> entry; ``tree``: any ``FlopTree`` of the game and ``values`` its
-    ``BlueprintRoots`` (its pre-deal nodes are every flop's)."""
+    ``BlueprintRoots`` (its pre-deal nodes are every flop's); ``gift_bound``: "cbv" or
+    "min-payoff" (``VectorResolver``'s)."""
 
     def __init__(self, tree: PublicTree, values: BlueprintRoots, entry_values: np.ndarray,
-                 entry_reach: np.ndarray, entry_of: dict[int, int], split: bool) -> None:
+                 entry_reach: np.ndarray, entry_of: dict[int, int], split: bool,
+                 gift_bound: str = "cbv") -> None:
         self.split = split
         pre = np.flatnonzero(tree.round == 0)
         self.best: list[dict[int, np.ndarray]] = []  # per opponent: betting node -> CBV (hands,)
@@ -104,6 +117,13 @@ class PreDealGifts:
                     children = cbv[lo:lo + count]
                     cbv[node] = children.max(axis=0) if tree.kind[node] == opponent else children.sum(axis=0)
             self.best.append({int(tree.betting[n]): cbv[n] for n in pre.tolist()})
+        self.alternatives = self.best  # per opponent: betting node -> its best alternative (hands,)
+        if gift_bound == "min-payoff":
+            self.alternatives = []
+            for opponent in (0, 1):
+                own = pre[tree.kind[pre] == opponent]
+                bound = min_payoff_alternatives(tree, values.reach[1 - opponent], opponent, own)
+                self.alternatives.append({int(tree.betting[n]): bound[n] for n in own.tolist()})
         self.shared: list[dict[tuple[int, int], np.ndarray]] = [{}, {}]  # per re-solver
         parent = public_parents(tree)
         for root in deal_roots(tree, FLOP_ROUND).tolist():
@@ -120,7 +140,8 @@ class PreDealGifts:
         tree, opponent = resolver.tree, 1 - ranges.player
         parent = public_parents(tree)
         paths = [_betting_path(tree, parent, root, opponent) for root in ranges.nodes.tolist()]
-        gifts = gifts_along(paths, self.best[opponent], self.shared[ranges.player], ranges, self.split)
+        gifts = gifts_along(paths, self.best[opponent], self.shared[ranges.player], ranges, self.split,
+                            self.alternatives[opponent])
         if np.any(tree.round[ranges.nodes] > FLOP_ROUND - 1):
             gifts += resolver.gifts(ranges, first_round=FLOP_ROUND - 1)
         return gifts
@@ -153,14 +174,15 @@ class StreamedResolver:
     the flop, 3 the turn) of the bucket strategy ``strategy`` (float64 per action of ``buckets``,
     as ``BucketLayout.checked`` returns it) one flop at a time, with ``VectorResolver``'s options
     (``gadget``, ``constraints``, ``iterations``, ``split_gifts``, ``variant``, ``players``,
-    ``spread``), and evaluate the combined strategy exactly in the full game. ``isomorphic``: one
-    flop per suit class (the blueprint's abstraction must be suit-symmetric), and below a flop
-    one later board per class of the suit permutations that keep the flop; else every board."""
+    ``spread``, ``gift_bound``), and evaluate the combined strategy exactly in the full game.
+    ``isomorphic``: one flop per suit class (the blueprint's abstraction must be suit-symmetric),
+    and below a flop one later board per class of the suit permutations that keep the flop; else
+    every board."""
 
     def __init__(self, buckets: BucketLayout, strategy: np.ndarray, *, gadget: str = "resolve",
                  constraints: str = "br", iterations: int = 1000, split_gifts: bool = True,
                  variant: str = "cfr+", players: tuple[int, ...] = (0, 1), spread: float = 1.0,
-                 isomorphic: bool = True, round_number: int = FLOP_ROUND) -> None:
+                 isomorphic: bool = True, round_number: int = FLOP_ROUND, gift_bound: str = "cbv") -> None:
         self.buckets, self.game = buckets, buckets.betting.game
         if buckets.betting.num_levels < 2:
             raise ParameterError(f"{self.game.spec} has no board deal: nothing to re-solve after it")
@@ -179,7 +201,7 @@ class StreamedResolver:
             raise ParameterError(f"round {round_number}: re-solving starts after a board deal (round >= 2)")
         self.options = {"gadget": gadget, "constraints": constraints, "iterations": iterations,
                         "split_gifts": split_gifts, "variant": variant, "players": tuple(players),
-                        "spread": spread, "round_number": round_number,
+                        "spread": spread, "round_number": round_number, "gift_bound": gift_bound,
                         "isomorphic": isomorphic and round_number > FLOP_ROUND}
         templates = self.evaluator.templates
         entries = templates.node_of[templates.node_base[templates.start[1]] + np.arange(templates.columns[1])]
@@ -293,7 +315,8 @@ class StreamedResolver:
                     progress(1)
             tree = self.flop_tree(0)
             values = BlueprintRoots(StrategyLayout.from_bucket_layout(tree, self.buckets), self.strategy)
-            self.gifts = PreDealGifts(tree, values, best, reach, self.entry_of, self.options["split_gifts"])
+            self.gifts = PreDealGifts(tree, values, best, reach, self.entry_of, self.options["split_gifts"],
+                                      self.options["gift_bound"])
             shared = runner.share(self)
             items = [(shared, i) for i in range(len(self.items))]
         entry_values, gadgets = None, 0

@@ -13,7 +13,11 @@ Gifts (the reach gadgets, ``gadgets.REACH_GADGETS``) follow ``BlueprintValues.gi
 opponent's own path to a root, at each of its public decision nodes ``m`` (per hand ``h``) the
 counterfactual best-response value lost by the action taken, ``CBV(m, h) - CBV(child, h) >= 0``,
 unnormalised; split by reach among the subgames' elements ``(root, h)`` below that action, or
-given whole (not split).
+given whole (not split). With ``gift_bound="min-payoff"`` the best alternative ``CBV(m, h)`` is
+replaced by Brown & Sandholm's lower bound (§5.2, "the minimum reachable payoff"),
+``max_b LB(m, b, h)`` (``min_payoff_alternatives``): per re-solver hand ``y`` the least utility
+for the opponent of any terminal below ``b`` — folds by the betting, showdowns by the least
+outcome of ``h`` against ``y`` over every completion of the board (``poker.least_outcomes``).
 """
 
 from __future__ import annotations
@@ -26,6 +30,10 @@ import numpy as np
 
 from efgkit.core.evaluation import Evaluation
 from efgkit.errors import ParameterError
+from efgkit.games.tree_structure import subtree_utility_bounds
+from efgkit.poker.betting_tree import BettingTree
+from efgkit.poker.codes import FOLD, SHOWDOWN
+from efgkit.poker.least_outcomes import least_outcomes, outcome_reach
 from efgkit.poker.materialised.best_response import evaluate_strategy
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_tree import PublicTree
@@ -33,6 +41,7 @@ from efgkit.poker.materialised.subgame_roots import CONSTRAINT_KINDS, BlueprintR
 from efgkit.poker.materialised.suit_classes import SuitClasses
 from efgkit.resolve.constraints import normalized_values
 from efgkit.resolve.gadgets import REACH_GADGETS
+from efgkit.resolve.resolver import GIFT_BOUNDS
 from efgkit.resolve.vector_gadgets import VECTOR_GADGETS, VectorGadget
 
 
@@ -66,6 +75,7 @@ class VectorResolver:
                  gadget: str = "resolve", constraints: str = "br", iterations: int = 1000,
                  split_gifts: bool = True, variant: str = "cfr+", players: tuple[int, ...] = (0, 1),
                  round_number: int = 2, spread: float = 1.0, isomorphic: bool = False,
+                 gift_bound: str = "cbv",
                  gift_source: Callable[[VectorResolver, RootRanges], np.ndarray] | None = None) -> None:
         if gadget not in VECTOR_GADGETS:
             raise ParameterError(f"the poker engine runs the gadgets {', '.join(VECTOR_GADGETS)}, "
@@ -83,6 +93,9 @@ class VectorResolver:
         if not 0.0 <= spread < float("inf"):
             raise ParameterError(f"spread must be a finite number >= 0, got {spread}")
         self.spread = float(spread)
+        if gift_bound not in GIFT_BOUNDS:
+            raise ParameterError(f"gift_bound must be one of {', '.join(GIFT_BOUNDS)}, got {gift_bound!r}")
+        self.gift_bound = gift_bound
         self.roots = deal_roots(tree, round_number)
         self.classes = SuitClasses(tree, self.roots) if isomorphic else None
         self.values = BlueprintRoots(layout, self.strategy)
@@ -128,8 +141,12 @@ class VectorResolver:
         for i, path in enumerate(paths):
             for pair in path:
                 shared[pair] = shared.get(pair, 0.0) + ranges.element_reach[i]
-        return gifts_along(paths, self.values.counterfactual_values(opponent, "br"), shared, ranges,
-                           self.split_gifts)
+        best = self.values.counterfactual_values(opponent, "br")
+        alternatives = best
+        if self.gift_bound == "min-payoff":
+            nodes = sorted({node for path in paths for node, _ in path})
+            alternatives = min_payoff_alternatives(tree, self.values.reach[ranges.player], opponent, nodes)
+        return gifts_along(paths, best, shared, ranges, self.split_gifts, alternatives)
 
     def resolve(self, progress: Callable[[int, int], None] | None = None) -> VectorResolveResult:
         """Re-solve every root for every player, combine on the lossless layout and evaluate;
@@ -198,18 +215,62 @@ def opponent_path(tree: PublicTree, parent: np.ndarray, root: int, opponent: int
 
 
 def gifts_along(paths: list[list[tuple[int, int]]], best, shared, ranges: RootRanges,
-                split: bool) -> np.ndarray:
+                split: bool, alternatives=None) -> np.ndarray:
     """Brown & Sandholm's gifts per (root of ``ranges``, opponent hand): along each root's
-    ``paths`` of (node, child) pairs, what the opponent's best response ``best[node]`` loses by
-    taking ``child``, split among the roots below by their entering reach (``shared[node,
-    child]`` is its total) when ``split``."""
+    ``paths`` of (node, child) pairs, what the opponent loses by taking ``child`` (its best
+    response ``best[child]``) against its best alternative ``alternatives[node]`` (default its
+    best response ``best[node]``; ``min_payoff_alternatives`` for the lower bound), split among
+    the roots below by their entering reach (``shared[node, child]`` is its total) when ``split``."""
+    alternatives = best if alternatives is None else alternatives
     gifts = np.zeros_like(ranges.values)
     for i, path in enumerate(paths):
         for node, child in path:
-            lost = np.maximum(best[node] - best[child], 0.0)
+            lost = np.maximum(alternatives[node] - best[child], 0.0)
             if split:
                 total = shared[node, child]
                 lost = np.divide(lost * ranges.element_reach[i], total, out=np.zeros_like(lost),
                                  where=total > 0)
             gifts[i] += lost
     return gifts
+
+
+def least_payoffs(betting: BettingTree, player: int) -> np.ndarray:
+    """float64 (3, betting nodes): the least utility for ``player`` of any terminal below each
+    betting node (itself included) when its showdowns are lost, tied or won (rows ``s + 1`` for
+    ``least_outcomes``' ``s``); a fold pays by the betting alone."""
+    kind, contribution = betting.kind, betting.contribution
+    folder = np.maximum(betting.folder, 0).astype(np.int64)
+    folded = contribution[np.arange(betting.num_nodes), folder]
+    fold = np.where(folder == player, -contribution[:, player], folded)
+    showdown = (-contribution[:, player], np.zeros(betting.num_nodes), contribution[:, 1 - player])
+    internal = np.flatnonzero(betting.num_children > 0).astype(np.int32)
+    least = np.empty((3, betting.num_nodes))
+    for s, paid in enumerate(showdown):
+        utility = np.where(kind == FOLD, fold, np.where(kind == SHOWDOWN, paid, np.inf))
+        least[s] = subtree_utility_bounds(internal, betting.first_child, betting.num_children, utility)[0]
+    return least
+
+
+def min_payoff_alternatives(tree: PublicTree, reach: np.ndarray, opponent: int,
+                            nodes) -> dict[int, np.ndarray]:
+    """The lower bound on the opponent's best alternative at each of its decision ``nodes``
+    (public nodes): per opponent hand x, float64 (hands,), ``max_b LB(node, b, x)`` with ``LB =
+    chance weight · Σ_y reach[node, y] · (the least utility for the opponent of any terminal
+    below b, hands x and y, any completion of the board)`` — ``BlueprintValues.
+    min_payoff_action_values`` on the public tree. ``reach`` float64 (nodes, hands): the
+    re-solver's own blueprint reach. One least-outcome table per board, held one at a time."""
+    betting = tree.betting_tree
+    least = least_payoffs(betting, opponent)
+    deck = tree.game.card_structure
+    final_size = int(betting.deal_size.sum())
+    nodes = np.asarray(nodes, np.int64)
+    out, per_outcome = {}, np.zeros((3, tree.num_hands))
+    for board in np.unique(tree.board[nodes]).tolist():
+        outcome = least_outcomes(tree.hand_cards, tree.hand_mask, np.array(tree.board_cards[board], np.int64),
+                                 final_size, tree.num_cards, deck.num_ranks, deck.num_suits)
+        for node in nodes[tree.board[nodes] == board].tolist():
+            outcome_reach(outcome, reach[node], tree.valid_hands(node), per_outcome)
+            children = tree.betting[tree.first_child[node] + np.arange(tree.num_children[node])]
+            values = least[:, children].T @ per_outcome  # (children, hands)
+            out[node] = float(tree.chance_weight[node]) * values.max(axis=0)
+    return out
