@@ -223,11 +223,11 @@ class BlueprintValues:
         parent_inside[has_parent] = np.isin(parent_infoset, infosets)
         for infoset, node in zip(infosets[~parent_inside], own[first][~parent_inside], strict=True):
             lo, hi = tree.infoset_action_offset[infoset], tree.infoset_action_offset[infoset + 1]
-            element = elements.element_of_root[subgame.root_index[node]]
+            element = elements.element_of_root[subgame.root_of(node)]
             values[element] += action_values[lo:hi].max()
         # Terminals reached without any opponent action inside the subgame.
         terminals = nodes[self._is_terminal[nodes]]
-        roots = subgame.root_index[terminals]
+        roots = subgame.root_of(terminals)
         last = tree.node_last_action[opponent]
         direct = last[terminals] == last[subgame.root_nodes[roots]]
         sign = 1.0 if opponent == 0 else -1.0

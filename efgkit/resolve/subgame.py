@@ -66,10 +66,10 @@ class Subgame:
     """The histories below ``root_nodes`` (int node ids of one GameTree), validated.
 
     Attributes: ``root_nodes`` (int32, sorted), ``nodes`` (int32, every history of the
-    subgame in breadth-first order), ``root_index`` (int32 per tree node: index of the root
-    above it, -1 outside; computed again on first use and then kept, so the many subgames of
-    a round do not each hold an array of the whole tree's size), ``name`` (e.g. the
-    public-state key).
+    subgame in breadth-first order, ascending), ``node_root`` (int32 per entry of ``nodes``:
+    the index of the root above it; ``root_of`` looks histories up in it, so the many
+    subgames of a round never each hold an array of the whole tree's size), ``name`` (e.g.
+    the public-state key).
     """
 
     def __init__(self, tree: GameTree, root_nodes: np.ndarray, name: str = "") -> None:
@@ -96,6 +96,7 @@ class Subgame:
                 f"choose roots that include every history such an infoset can come from"
             )
         self.nodes = np.flatnonzero(root_index >= 0).astype(np.int32)
+        self.node_root = root_index[self.nodes]
 
     def __repr__(self) -> str:
         return f"Subgame({self.name!r}, roots={self.num_roots}, histories={self.nodes.size})"
@@ -104,17 +105,16 @@ class Subgame:
     def num_roots(self) -> int:
         return int(self.root_nodes.shape[0])
 
-    @cached_property
-    def root_index(self) -> np.ndarray:
-        """int32 per tree node: the index of the root above it, -1 outside the subgame."""
-        return self._root_index()
+    def root_of(self, histories: np.ndarray) -> np.ndarray:
+        """int32: the index of the root above each of ``histories`` (node ids inside the subgame)."""
+        return self.node_root[np.searchsorted(self.nodes, histories)]
 
     def _root_index(self) -> np.ndarray:
-        """``root_index``, from the cache if it is there, else computed and not kept."""
-        if "root_index" in self.__dict__:
-            return self.__dict__["root_index"]
-        tree = self.tree
-        return _root_index(tree.node_first_child, tree.node_num_children, self.root_nodes, tree.num_nodes)[0]
+        """int32 per tree node: the index of the root above it, -1 outside the subgame (computed
+        each time, not kept)."""
+        index = np.full(self.tree.num_nodes, -1, np.int32)
+        index[self.nodes] = self.node_root
+        return index
 
     @cached_property
     def preorder(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
