@@ -103,13 +103,14 @@ def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
     removed = []
     for candidate in path.parent.glob(f".{glob.escape(path.name)}.*.*.tmp"):
         pid = candidate.name[len(path.name) + 2:].split(".")[0]
-        if pid.isdigit() and not _process_alive(int(pid)):
+        if pid.isdigit() and not process_alive(int(pid)):
             candidate.unlink(missing_ok=True)
             removed.append(candidate)
     return removed
 
 
-def _process_alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` (on this machine) exists."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -67,6 +67,7 @@ from efgkit.core.regret_rules import (
     clear_rows,
 )
 from efgkit.errors import EfgkitError, ParameterError
+from efgkit.io.atomic import process_alive
 from efgkit.io.chunk_runner import ChunkRunner
 from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import Closing
@@ -227,22 +228,11 @@ def walk_group(plan: GroupPlan, strategy: np.ndarray | None, player: int, weight
     return None
 
 
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` (on this machine) exists."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _receive(pipe: int, path: str, driver: int) -> bytes:
     """The driver's next byte on ``pipe`` (the FIFO at ``path``); STOP once the driver's process
     or the chunk's pipe is gone."""
     while not select.select([pipe], [], [], POLL_SECONDS)[0]:
-        if not os.path.exists(path) or not _alive(driver):
+        if not os.path.exists(path) or not process_alive(driver):
             return STOP
     return os.read(pipe, 1)
 
@@ -367,7 +357,7 @@ class ChunkWalkers(Closing):
                 continue
             for w in waiting.values():
                 pid = int(self._control[3 + 2 * self._rounds + w])
-                if self._futures[w].done() or (pid and not _alive(pid)):
+                if self._futures[w].done() or (pid and not process_alive(pid)):
                     self._stopped(w, pid)
             if deadline is not None and time.monotonic() > deadline:
                 raise ParameterError(f"{len(waiting)} of the {len(self._pipes)} walkers of batched sampled "
@@ -376,7 +366,7 @@ class ChunkWalkers(Closing):
 
     def _stopped(self, walker: int, pid: int = 0) -> None:
         """Raise what ended walker ``walker`` (its error, or a ParameterError that names it)."""
-        if pid and not _alive(pid):
+        if pid and not process_alive(pid):
             raise ParameterError(f"the Dask worker process {pid} running walker {walker} of batched sampled "
                                  f"CFR died")
         try:
