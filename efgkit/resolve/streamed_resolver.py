@@ -119,10 +119,10 @@ class PreDealGifts:
             self.best.append({int(tree.betting[n]): cbv[n] for n in pre.tolist()})
         self.alternatives = self.best  # per opponent: betting node -> its best alternative (hands,)
         if gift_bound == "min-payoff":
-            self.alternatives = []
+            self.alternatives, tables = [], {}  # the pre-flop board's table serves both opponents
             for opponent in (0, 1):
                 own = pre[tree.kind[pre] == opponent]
-                bound = min_payoff_alternatives(tree, values.reach[1 - opponent], opponent, own)
+                bound = min_payoff_alternatives(tree, values.reach[1 - opponent], opponent, own, tables)
                 self.alternatives.append({int(tree.betting[n]): bound[n] for n in own.tolist()})
         self.shared: list[dict[tuple[int, int], np.ndarray]] = [{}, {}]  # per re-solver
         parent = public_parents(tree)

@@ -251,14 +251,15 @@ def least_payoffs(betting: BettingTree, player: int) -> np.ndarray:
     return least
 
 
-def min_payoff_alternatives(tree: PublicTree, reach: np.ndarray, opponent: int,
-                            nodes) -> dict[int, np.ndarray]:
+def min_payoff_alternatives(tree: PublicTree, reach: np.ndarray, opponent: int, nodes,
+                            tables: dict[int, np.ndarray] | None = None) -> dict[int, np.ndarray]:
     """The lower bound on the opponent's best alternative at each of its decision ``nodes``
     (public nodes): per opponent hand x, float64 (hands,), ``max_b LB(node, b, x)`` with ``LB =
     chance weight · Σ_y reach[node, y] · (the least utility for the opponent of any terminal
     below b, hands x and y, any completion of the board)`` — ``BlueprintValues.
     min_payoff_action_values`` on the public tree. ``reach`` float64 (nodes, hands): the
-    re-solver's own blueprint reach. One least-outcome table per board, held one at a time."""
+    re-solver's own blueprint reach. One least-outcome table per board, held one at a time, or
+    kept in ``tables`` (board -> table) when the caller passes a dict to share them between calls."""
     betting = tree.betting_tree
     least = least_payoffs(betting, opponent)
     deck = tree.game.card_structure
@@ -266,8 +267,13 @@ def min_payoff_alternatives(tree: PublicTree, reach: np.ndarray, opponent: int,
     nodes = np.asarray(nodes, np.int64)
     out, per_outcome = {}, np.zeros((3, tree.num_hands))
     for board in np.unique(tree.board[nodes]).tolist():
-        outcome = least_outcomes(tree.hand_cards, tree.hand_mask, np.array(tree.board_cards[board], np.int64),
-                                 final_size, tree.num_cards, deck.num_ranks, deck.num_suits)
+        outcome = None if tables is None else tables.get(board)
+        if outcome is None:
+            cards = np.array(tree.board_cards[board], np.int64)
+            outcome = least_outcomes(tree.hand_cards, tree.hand_mask, cards, final_size, tree.num_cards,
+                                     deck.num_ranks, deck.num_suits)
+            if tables is not None:
+                tables[board] = outcome
         for node in nodes[tree.board[nodes] == board].tolist():
             outcome_reach(outcome, reach[node], tree.valid_hands(node), per_outcome)
             children = tree.betting[tree.first_child[node] + np.arange(tree.num_children[node])]
