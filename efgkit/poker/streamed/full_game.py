@@ -901,7 +901,7 @@ class StreamedEvaluator:
         shared = runner.share(self) if shared is None else shared
         arguments = [(shared, strategy, player, objective, entry_reach, i, depth, target)
                      for i in range(len(self.items))]
-        for values, item_action_values in runner.imap(_run_item, arguments):
+        for values, item_action_values in runner.imap(run_item, arguments):
             summed += values
             action_values += item_action_values
             if progress is not None:
@@ -970,7 +970,9 @@ class StreamedEvaluator:
         return max(len(self.items), 1)
 
 
-def _run_item(evaluator: StreamedEvaluator, strategy, player, objective, entry_reach, item, depth, target):
+def run_item(evaluator: StreamedEvaluator, strategy, player, objective, entry_reach, item, depth, target):
+    """One work item on a runner: first deal ``item``'s values at every entry (``item_values``) and,
+    for ``ABSTRACT`` walks (``depth``, ``target``), the action values it added up."""
     work = evaluator.workspace(depth, target)
     return evaluator.item_values(strategy, player, objective, entry_reach, item, work), work.action_values
 
