@@ -2,11 +2,10 @@
 
 On reduced hold'em games where the exact best response is affordable: a CFR+ strategy (public
 chance sampling, random suit-symmetric buckets or canonical hands, ``bench_lbr.solved``) at two
-iteration counts; per strategy the exact exploitability, the post-flop bounds with every flop
-(exact: the responder playing the strategy's own pre-flop actions, or its pre-flop best response),
-their estimates from K sampled flops with the 95% interval (seeds 0-2; the pre-flop response
-cross-fitted), and local best response — all in mbb/g, CPU seconds beside. Writes the
-"postflop-bound" section of docs/benchmarks.md.
+iteration counts; per strategy the exact exploitability, the post-flop bound with every flop
+(exact: the responder restricted to the strategy's own pre-flop play), its estimate from K
+sampled flops with the 95% interval (seeds 0-2), and local best response over every board — all in
+mbb/g, CPU seconds beside. Writes the "postflop-bound" section of docs/benchmarks.md.
 
     python benchmarks/bench_postflop_bound.py
 """
@@ -37,11 +36,6 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _interval(game, estimate) -> str:
-    low, high = estimate.confidence_interval
-    return f"{game.mbb(estimate.mean / 2):.2f} [{game.mbb(low / 2):.2f}, {game.mbb(high / 2):.2f}]"
-
-
 def rows(spec: str, buckets, iterations: int, samples: int) -> list[str]:
     layout, strategy, label = solved(spec, buckets, 0, iterations)
     game = layout.betting.game
@@ -55,13 +49,13 @@ def rows(spec: str, buckets, iterations: int, samples: int) -> list[str]:
     lbr = LocalBestResponse(layout, strategy, seed=1).run(boards)
     lbr_cpu = _cpu() - started
     cells = [f"{game.mbb(exact.exploitability):.2f} ({exact_cpu:.1f} s)",
-             f"{game.mbb(every.responded.mean / 2):.2f} / {game.mbb(every.own_preflop.mean / 2):.2f} "
-             f"({every_cpu:.1f} s)"]
+             f"{game.mbb(every.nash_conv.mean / 2):.2f} ({every_cpu:.1f} s)"]
     for seed in range(3):
         started = _cpu()
-        estimate = postflop_response(evaluator, strategy, draw_flops(evaluator, samples, seed))
-        cells.append(" / ".join(_interval(game, e) for e in (estimate.responded, estimate.own_preflop))
-                     + f" ({_cpu() - started:.1f} s)")
+        estimate = postflop_response(evaluator, strategy, draw_flops(evaluator, samples, seed)).nash_conv
+        low, high = estimate.confidence_interval
+        cells.append(f"{game.mbb(estimate.mean / 2):.2f} [{game.mbb(low / 2):.2f}, {game.mbb(high / 2):.2f}] "
+                     f"({_cpu() - started:.1f} s)")
     interval = "" if lbr.exact else f" +- {game.mbb(lbr.confidence_interval[1] - lbr.mean):.2f}"
     cells.append(f"{game.mbb(lbr.mean):.2f}{interval} ({lbr_cpu:.1f} s)")
     line = f"| {spec} | {label} | {len(evaluator.items)} | " + " | ".join(cells) + " |"
@@ -74,10 +68,8 @@ def main() -> None:
     parser.add_argument("--iterations", default="2000,20000")
     parser.add_argument("--samples", type=int, default=24, help="flops per sampled estimate")
     args = parser.parse_args()
-    lines = ["| game | strategy | canonical flops | exact exploitability | post-flop bounds, every flop: "
-             "pre-flop responded / own "
-             f"| {args.samples} flops, seed 0: responded (cross-fitted) [95% CI] / own [95% CI] "
-             "| seed 1 | seed 2 "
+    lines = ["| game | strategy | canonical flops | exact exploitability | post-flop bound, every flop "
+             f"| {args.samples} flops, seed 0 [95% CI] | seed 1 | seed 2 "
              f"| LBR (every board; {LBR_BOARDS:,} on 4 rounds) |",
              "|---|---|---:|---|---|---|---|---|---|"]
     for spec, buckets in CASES:
@@ -87,9 +79,8 @@ def main() -> None:
         f"## The post-flop bound against the exact best response — {time.strftime('%Y-%m-%d')}",
         "",
         "`python benchmarks/bench_postflop_bound.py` (`efgkit evaluate --sample-flops K`: each player's best "
-        "response after the flop and before it either its best response chosen on the other half of the "
-        "flops (responded) or the strategy's own actions (own); lower bounds on exploitability, unbiased "
-        "over flops drawn uniformly). mbb/g, CPU seconds in brackets.",
+        "response after the flop, the responder playing the strategy's own pre-flop actions; a lower bound "
+        "on exploitability, unbiased over flops drawn uniformly). mbb/g, CPU seconds in brackets.",
         "",
         *lines,
     ])

@@ -1,6 +1,5 @@
-"""The best responses after the flop from sampled flops (``poker.streamed.sampled_flops``): exact
-with every flop (the pre-flop response then the full best response's), unbiased over the draws,
-lower bounds on NashConv; and the command line."""
+"""The best response after the flop from sampled flops (``poker.streamed.sampled_flops``): exact
+with every flop, unbiased over the draws, a lower bound on NashConv; and its command line."""
 
 from __future__ import annotations
 
@@ -14,14 +13,8 @@ from efgkit.errors import ParameterError
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.buckets.card_abstraction import IsomorphicCards, LosslessCards
-from efgkit.poker.codes import BEST_RESPONSE, EXPECTED
 from efgkit.poker.streamed.full_game import StreamedEvaluator
-from efgkit.poker.streamed.sampled_flops import (
-    deal_probabilities,
-    draw_flops,
-    postflop_response,
-    respond_before_flop,
-)
+from efgkit.poker.streamed.sampled_flops import deal_probabilities, draw_flops, postflop_response
 from efgkit.specs import make_game
 
 GAMES = {
@@ -38,31 +31,15 @@ def _evaluator(spec: str, seed: int):
 
 
 @pytest.mark.parametrize("spec", list(GAMES))
-def test_every_flop_gives_the_exact_best_response_and_lower_bounds(spec):
-    """With a lossless pre-flop (canonical hands, lossless cards) the pre-flop response is the best
-    response's, so the responded bound is the exact NashConv; with pre-flop buckets it is at most it."""
+def test_every_flop_gives_the_exact_best_response_and_a_lower_bound(spec):
     evaluator, strategy = _evaluator(spec, seed=3)
     exact = evaluator.evaluate(strategy, game_value=False)
     every = postflop_response(evaluator, strategy, None)
     assert every.full.best_response_values == pytest.approx(exact.best_response_values, abs=1e-12)
-    assert every.own_preflop.exact and every.responded.exact
-    assert every.own_preflop.mean <= every.responded.mean + 1e-12 <= exact.nash_conv + 2e-12
-    if spec != "holdem(ranks=3,rounds=3,caps=1-1-1)":  # its pre-flop has 2 buckets
-        assert every.responded.mean == pytest.approx(exact.nash_conv, abs=1e-12)
+    for restricted, best in zip(every.values, exact.best_response_values, strict=True):
+        assert restricted.exact and restricted.mean <= best + 1e-12
+    assert every.nash_conv.mean == pytest.approx(sum(v.mean for v in every.values), abs=1e-12)
     assert every.distinct_flops == len(evaluator.items)
-
-
-def test_the_pre_flop_response_is_pure_and_leaves_the_opponents_rows():
-    evaluator, strategy = _evaluator("holdem(ranks=3,rounds=2)", seed=4)
-    entry_values = np.random.default_rng(0).normal(size=evaluator.entry_reach(strategy, 0).shape)
-    response = respond_before_flop(evaluator, strategy, 0, entry_values)
-    layout, betting = evaluator.layout, evaluator.betting
-    for d, node in enumerate(betting.decision_nodes.tolist()):
-        rows = response[layout.action_start[d]:layout.action_start[d + 1]]
-        if betting.level[node] == 0 and betting.kind[node] == 0:
-            assert set(np.unique(rows)) <= {0.0, 1.0}
-        else:
-            assert np.array_equal(rows, strategy[layout.action_start[d]:layout.action_start[d + 1]])
 
 
 @settings(max_examples=6, deadline=None)
@@ -71,36 +48,13 @@ def test_the_estimate_is_unbiased_over_the_draws(spec, seed):
     """A draw of flop i (twice: a sample of one flop) estimates r_i; the r_i weighted by each
     flop class's probability sum to the exact restricted NashConv."""
     evaluator, strategy = _evaluator(spec, seed)
-    exact = postflop_response(evaluator, strategy, None).own_preflop.mean
+    exact = postflop_response(evaluator, strategy, None).nash_conv.mean
     probability = deal_probabilities(evaluator)
     assert probability.sum() == pytest.approx(1.0, abs=1e-15)
-    items = range(len(evaluator.items))
-    per_flop = [postflop_response(evaluator, strategy, np.array([i] * 4)) for i in items]
-    assert all(r.own_preflop.standard_error == 0.0 and r.distinct_flops == 1 for r in per_flop)
-    expectation = sum(p * r.own_preflop.mean for p, r in zip(probability, per_flop, strict=True))
+    per_flop = [postflop_response(evaluator, strategy, np.array([i, i])) for i in range(len(evaluator.items))]
+    assert all(r.nash_conv.standard_error == 0.0 and r.distinct_flops == 1 for r in per_flop)
+    expectation = sum(p * r.nash_conv.mean for p, r in zip(probability, per_flop, strict=True))
     assert expectation == pytest.approx(exact, rel=1e-12, abs=1e-12)
-
-
-def test_a_cross_fitted_response_is_evaluated_on_flops_it_was_not_chosen_on():
-    """Draws (a, b, a, b): the halves are (a, a) and (b, b); the response chosen on flop a is
-    evaluated on flop b and the other way round, never on its own flop."""
-    evaluator, strategy = _evaluator("holdem(ranks=3,rounds=2)", seed=5)
-    probability = deal_probabilities(evaluator)
-
-    def scaled(player, item):
-        reach = evaluator.entry_reach(strategy, player)
-        return evaluator.item_values(strategy, player, BEST_RESPONSE, reach, item) / probability[item]
-
-    for a, b in [(0, 1), (2, 7)]:
-        crossed = postflop_response(evaluator, strategy, np.array([a, b, a, b])).responded
-        expected = 0.0
-        for player in (0, 1):
-            on_a, on_b = scaled(player, a), scaled(player, b)
-            for chosen_on, evaluated_on in ((on_a, on_b), (on_b, on_a)):
-                response = respond_before_flop(evaluator, strategy, player, chosen_on)
-                expected += evaluator.pre_deal_value(response, player, EXPECTED, evaluated_on)
-        assert crossed.mean == pytest.approx(expected / 2, rel=1e-12, abs=1e-12)
-        assert crossed.standard_error == 0.0
 
 
 def test_draws_follow_the_flop_classes_sizes():
@@ -113,8 +67,8 @@ def test_draws_follow_the_flop_classes_sizes():
 
 def test_games_without_a_flop_and_single_draws_are_refused():
     evaluator, _ = _evaluator("leduc", seed=0)
-    with pytest.raises(ParameterError, match="at least 4 flops"):
-        draw_flops(evaluator, 3)
+    with pytest.raises(ParameterError, match="at least 2 flops"):
+        draw_flops(evaluator, 1)
     game = make_game("kuhn")
     kuhn = StreamedEvaluator(BucketLayout(BettingTree(game), LosslessCards(game)))
     with pytest.raises(ParameterError, match="no board deal"):
@@ -124,7 +78,7 @@ def test_games_without_a_flop_and_single_draws_are_refused():
 GAME = "holdem(ranks=3,rounds=2)"
 
 
-def test_the_command_line_gives_both_bounds_with_intervals(tmp_path, runner, json_output):
+def test_the_command_line_estimate_brackets_the_exact_restricted_value(tmp_path, runner, json_output):
     out = tmp_path / "s.h5"
     assert runner.invoke(main, ["solve", GAME, "--engine", "sampled", "--buckets", "canonical", "-n", "300",
                                 "--out", str(out)]).exit_code == 0
@@ -132,19 +86,16 @@ def test_the_command_line_gives_both_bounds_with_intervals(tmp_path, runner, jso
                                                "--seed", "3", "--json"]))
     everything = json_output(runner.invoke(main, ["evaluate", GAME, str(out), "--no-game-value", "--json"]))
     low, high = sampled["postflop_nash_conv_ci95"]
-    assert low <= sampled["postflop_nash_conv"] <= high and low <= everything["nash_conv"]
-    exact_mbb = make_game(GAME).mbb(everything["nash_conv"] / 2)
+    assert low <= sampled["postflop_nash_conv"] <= high <= everything["nash_conv"]
     assert sampled["postflop_exploitability_mbb_per_game"] == pytest.approx(
         make_game(GAME).mbb(sampled["postflop_nash_conv"] / 2))
-    own_low, own_high = sampled["own_preflop_exploitability_ci95_mbb"]
-    assert own_low <= sampled["own_preflop_exploitability_mbb_per_game"] <= own_high < exact_mbb
     assert sampled["sampled_flops"] == 400 and sampled["distinct_flops"] <= 20
     text = runner.invoke(main, ["evaluate", GAME, str(out), "--sample-flops", "5"])
     assert text.exit_code == 0 and "lower bound on exploitability" in text.output
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["--sample-flops", "3"], "x>=4"),
+    (["--sample-flops", "1"], "x>=2"),
     (["--sample-flops", "5", "--abstract-game"], "walks every flop"),
     (["--sample-flops", "5", "--lbr", "10"], "--sample-flops"),
 ])

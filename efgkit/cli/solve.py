@@ -534,11 +534,10 @@ BUCKET_ENGINES = ("streamed", "lbr")
               help="The best response in the abstract game instead of the full game's: a responder "
                    "that sees only the buckets (exact with perfect-recall buckets, a lower bound with "
                    "imperfect recall; one walk per depth of the responder's decisions).")
-@click.option("--sample-flops", type=click.IntRange(min=4), default=None, metavar="FLOPS",
+@click.option("--sample-flops", type=click.IntRange(min=2), default=None, metavar="FLOPS",
               help="Instead of every flop, FLOPS drawn uniformly (--seed): each player's best response "
-                   "after the flop and, chosen on the other half of the flops, before it: a lower bound on "
-                   "exploitability estimated without bias, with a 95% interval (HULHE: about 50 CPU-s a "
-                   "flop).")
+                   "after the flop with the strategy's own pre-flop play, a lower bound on exploitability "
+                   "estimated without bias, with a 95% interval (HULHE: about 50 CPU-s a flop).")
 @click.option("--lbr", "lbr_boards", default=None, metavar="BOARDS|all",
               help="Local best response over BOARDS sampled boards, or every board.")
 @click.option("--rollouts", type=click.IntRange(min=1), default=100, show_default=True,

@@ -268,11 +268,11 @@ def evaluate_streamed(spec: str, path: str, bucket_file: str | None, workers: in
 
 def evaluate_postflop(spec: str, path: str, bucket_file: str | None, workers: int, scheduler: str | None,
                       samples: int, seed: int, as_json: bool) -> None:
-    """``evaluate --sample-flops``: each player's best response after the flop over ``samples`` flops
-    drawn uniformly, before it the strategy's own play or (cross-fitted) a pre-flop best response:
-    lower bounds on NashConv, estimated without bias with 95% intervals
-    (``poker.streamed.sampled_flops``)."""
+    """``evaluate --sample-flops``: each player's best response after the flop, the responder playing
+    the strategy before it, over ``samples`` flops drawn uniformly: a lower bound on NashConv,
+    estimated without bias with a 95% interval (``poker.streamed.sampled_flops``)."""
     from efgkit.io.chunk_runner import ChunkRunner
+    from efgkit.poker.streamed.board_walk import Z_95
     from efgkit.poker.streamed.full_game import StreamedEvaluator
     from efgkit.poker.streamed.sampled_flops import draw_flops, postflop_response
     from efgkit.storage.bucket_strategy import load_bucket_strategy
@@ -288,21 +288,16 @@ def evaluate_postflop(spec: str, path: str, bucket_file: str | None, workers: in
         result = postflop_response(evaluator, strategy, flops, runner, bar.update)
         where = runner.description
     seconds = time.perf_counter() - started
-
-    def exploitability(estimate) -> tuple[float, list[float]]:
-        return game.mbb(estimate.mean / 2), [game.mbb(end / 2) for end in estimate.confidence_interval]
-
-    bound, interval = exploitability(result.responded)
-    own, own_interval = exploitability(result.own_preflop)
-    data = {"game": game.spec, "engine": "streamed", "game_of_response": "full, sampled flops",
+    low, high = result.nash_conv.confidence_interval
+    mean = game.mbb(result.nash_conv.mean / 2)
+    data = {"game": game.spec, "engine": "streamed", "game_of_response": "full, after the flop",
             "sampled_flops": samples, "distinct_flops": result.distinct_flops, "seed": seed,
-            "postflop_nash_conv": result.responded.mean,
-            "postflop_nash_conv_standard_error": result.responded.standard_error,
-            "postflop_nash_conv_ci95": list(result.responded.confidence_interval),
-            "postflop_exploitability_mbb_per_game": bound, "postflop_exploitability_ci95_mbb": interval,
-            "own_preflop_nash_conv": result.own_preflop.mean,
-            "own_preflop_exploitability_mbb_per_game": own,
-            "own_preflop_exploitability_ci95_mbb": own_interval,
+            "postflop_nash_conv": result.nash_conv.mean,
+            "postflop_nash_conv_standard_error": result.nash_conv.standard_error,
+            "postflop_nash_conv_ci95": [low, high],
+            "postflop_exploitability_mbb_per_game": mean,
+            "postflop_exploitability_ci95_mbb": [game.mbb(low / 2), game.mbb(high / 2)],
+            "postflop_response_values": [v.mean for v in result.values],
             "seconds": seconds, "ran_on": where, "algorithm": provenance.get("algorithm"),
             "iterations": provenance.get("iterations"), "abstraction": layout.abstraction.description,
             "rows": layout.num_rows}
@@ -310,8 +305,10 @@ def evaluate_postflop(spec: str, path: str, bucket_file: str | None, workers: in
              f"{provenance.get('iterations'):,} iterations on {layout.abstraction.description} "
              f"({layout.num_rows:,} rows); {samples:,} flops drawn ({result.distinct_flops:,} walked), "
              f"streamed on {where}, {seconds:.1f} s",
-             f"best response after the flop and, chosen on the other half of the flops, before it (a lower "
-             f"bound on exploitability): {bound:,.3f} mbb/g, 95% CI {interval[0]:,.3f} to {interval[1]:,.3f}",
-             f"with the strategy's own pre-flop play instead: {own:,.3f} mbb/g, 95% CI "
-             f"{own_interval[0]:,.3f} to {own_interval[1]:,.3f}"]
+             f"best response after the flop, the pre-flop play the strategy's own (a lower bound on "
+             f"exploitability): {mean:,.3f} mbb/g, 95% CI {game.mbb(low / 2):,.3f} to "
+             f"{game.mbb(high / 2):,.3f}",
+             f"NashConv at least {result.nash_conv.mean:.6e} "
+             f"(+- {Z_95 * result.nash_conv.standard_error:.2e}); "
+             f"player values {result.values[0].mean:.6f}, {result.values[1].mean:.6f}"]
     emit(as_json, data, lines)

@@ -919,17 +919,6 @@ class StreamedEvaluator:
         self._entry_reach(pre, work, slab, player)
         return float(self._replay(pre, work, slab, player, objective, entry_values))
 
-    def pre_deal_hand_values(self, strategy: np.ndarray, player: int, objective: int,
-                             entry_values: np.ndarray) -> np.ndarray:
-        """``pre_deal_value`` per hand of the responder (float64 (hands,), the hands of
-        ``betting.hands()``): each hand's share of the total."""
-        pre, work, slab = self.tables(None), self.workspace(), self._slab(strategy)
-        self._entry_reach(pre, work, slab, player)
-        self._replay(pre, work, slab, player, objective, entry_values)
-        hands, start = work.valid.shape[1], int(work.entry_start[0])
-        result = work.result[start:start + hands * int(self.templates.columns[0])]
-        return result.reshape(hands, -1)[:, 0].copy()
-
     def _replay(self, pre: BoardTables, work: WalkBuffers, slab: np.ndarray, player: int, objective: int,
                 entry_values: np.ndarray) -> float:
         _bridge(self.templates, work, 0)[1][:] = entry_values.T
