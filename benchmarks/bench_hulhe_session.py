@@ -88,6 +88,8 @@ def steps(directory: Path) -> list[dict]:
     rows, solving = [], 0.0
     for chunk in range(len(list(directory.glob("solve_*.json")))):
         solve = _load(directory / f"solve_{chunk}.json")
+        if not solve:  # still running
+            break
         solving += solve["seconds"]
         rows.append({"chunk": chunk, "iterations": solve["iterations"], "solving_seconds": solving,
                      "solve": solve, "solve_usage": _load(directory / f"rusage_solve_{chunk}.json"),
@@ -98,28 +100,45 @@ def steps(directory: Path) -> list[dict]:
     return rows
 
 
+INTERVALS = {"lbr": ("lbr_mbb_per_game", lambda e: (e["lbr_ci95_low_mbb"], e["lbr_ci95_high_mbb"])),
+             "post": ("postflop_exploitability_mbb_per_game",
+                      lambda e: e["postflop_exploitability_ci95_mbb"])}
+"""Per evaluation: its mean's field and its 95% interval."""
+
+
+def _series(axis, rows: list[dict], key: str, label: str, marker: str) -> None:
+    """One lower bound against solving time, with its 95% intervals and iteration labels."""
+    done = [r for r in rows if r[key]]
+    if not done:
+        return
+    field, interval = INTERVALS[key]
+    hours = [r["solving_seconds"] / 3600 for r in done]
+    mean = [r[key][field] for r in done]
+    low, high = zip(*(interval(r[key]) for r in done), strict=True)
+    axis.errorbar(hours, mean, yerr=[[m - lo for m, lo in zip(mean, low, strict=True)],
+                                     [hi - m for m, hi in zip(mean, high, strict=True)]],
+                  marker=marker, capsize=3, label=label)
+    for h, m, r in zip(hours, mean, done, strict=True):
+        axis.annotate(f"{r['iterations']:,} it.", (h, m), textcoords="offset points", xytext=(4, 6),
+                      fontsize=8)
+
+
 def plot(rows: list[dict], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    done = [r for r in rows if r["lbr"]]
-    hours = [r["solving_seconds"] / 3600 for r in done]
-    mean = [r["lbr"]["lbr_mbb_per_game"] for r in done]
-    low = [m - r["lbr"]["lbr_ci95_low_mbb"] for m, r in zip(mean, done, strict=True)]
-    high = [r["lbr"]["lbr_ci95_high_mbb"] - m for m, r in zip(mean, done, strict=True)]
     figure, axis = plt.subplots(figsize=(6.4, 4.2))
-    axis.errorbar(hours, mean, yerr=[low, high], marker="o", capsize=3,
-                  label=f"LBR, {done[0]['lbr']['boards']} boards, 95% interval")
-    for h, m, r in zip(hours, mean, done, strict=True):
-        axis.annotate(f"{r['iterations']:,} it.", (h, m), textcoords="offset points", xytext=(4, 6),
-                      fontsize=8)
+    boards = next((r["lbr"]["boards"] for r in rows if r["lbr"]), 0)
+    flops = next((r["post"]["sampled_flops"] for r in rows if r["post"]), 0)
+    _series(axis, rows, "lbr", f"local best response, {boards} boards", "o")
+    _series(axis, rows, "post", f"best response after the flop, {flops} flops", "s")
     axis.axhline(0, color="grey", linewidth=0.8)
     axis.set_xlabel("solving time (hours, one core)")
-    axis.set_ylabel("local best response (mbb/g, a lower bound)")
-    axis.set_title("52-card HULHE, 169-1000-1000-1000 buckets, sampled CFR+ (float32)")
-    axis.legend()
+    axis.set_ylabel("mbb/g (lower bounds on exploitability, 95% CI)")
+    axis.set_title("52-card HULHE, 169-1000-1000-1000 buckets, sampled CFR+", fontsize=10)
+    axis.legend(fontsize=8)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
