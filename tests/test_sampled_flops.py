@@ -98,6 +98,7 @@ def test_the_command_line_estimate_brackets_the_exact_restricted_value(tmp_path,
     (["--sample-flops", "1"], "x>=2"),
     (["--sample-flops", "5", "--abstract-game"], "walks every flop"),
     (["--sample-flops", "5", "--lbr", "10"], "--sample-flops"),
+    (["--seed", "3"], "draws nothing"),
 ])
 def test_bad_sample_requests_get_one_line(tmp_path, runner, arguments, message):
     out = tmp_path / "s.h5"

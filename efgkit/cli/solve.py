@@ -592,6 +592,10 @@ def evaluate(ctx: click.Context, game_and_file: GameAndFile, engine: str | None,
     if engine == "streamed":
         from efgkit.cli.streamed import evaluate_streamed
 
+        if "seed" in given_options(ctx):
+            raise ParameterError("--seed draws the flops of --sample-flops (or LBR's boards): the exact "
+                                 "evaluation draws nothing")
+
         evaluate_streamed(game, strategy_file, bucket_file, workers, scheduler, game_value, abstract_game,
                           as_json)
         return
