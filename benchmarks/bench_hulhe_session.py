@@ -84,14 +84,14 @@ def _load(path: Path) -> dict:
 
 
 def steps(directory: Path) -> list[dict]:
-    """Per chunk: the solve's and its snapshot's LBR JSON and rusage, solving time summed."""
-    rows, solving = [], 0.0
+    """Per chunk: the solve's and its snapshot's evaluations' JSON and rusage (a resumed solve's
+    ``iterations`` and ``seconds`` count from the start of the run)."""
+    rows = []
     for chunk in range(len(list(directory.glob("solve_*.json")))):
         solve = _load(directory / f"solve_{chunk}.json")
         if not solve:  # still running
             break
-        solving += solve["seconds"]
-        rows.append({"chunk": chunk, "iterations": solve["iterations"], "solving_seconds": solving,
+        rows.append({"chunk": chunk, "iterations": solve["iterations"], "solving_seconds": solve["seconds"],
                      "solve": solve, "solve_usage": _load(directory / f"rusage_solve_{chunk}.json"),
                      "lbr": _load(directory / f"lbr_{chunk}.json"),
                      "lbr_usage": _load(directory / f"rusage_lbr_{chunk}.json"),
@@ -151,11 +151,11 @@ def report(directory: Path, buckets: str) -> None:
              "| LBR mbb/g (95% interval) | LBR seats 0 / 1 | LBR: CPU s, peak MiB "
              "| post-flop bound mbb/g (95% interval; flops) | post-flop: CPU s, peak MiB |",
              "|---:|---:|---:|---:|---|---|---|---|---|---|"]
-    previous = 0
+    previous = (0, 0.0)
     for r in rows:
         solve, usage, lbr, lbr_usage = r["solve"], r["solve_usage"], r["lbr"], r["lbr_usage"]
-        rate = (r["iterations"] - previous) / solve["seconds"]
-        previous = r["iterations"]
+        rate = (r["iterations"] - previous[0]) / (r["solving_seconds"] - previous[1])
+        previous = (r["iterations"], r["solving_seconds"])
         cells = [str(r["chunk"]), f"{r['iterations']:,}", f"{r['solving_seconds']:,.0f}", f"{rate:.2f}",
                  f"{usage.get('cpu_seconds', 0):,.0f}, {usage.get('peak_mb', 0):,.0f}"]
         if lbr:
