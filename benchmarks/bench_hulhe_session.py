@@ -92,7 +92,7 @@ def steps(directory: Path) -> list[dict]:
         if not solve:  # still running
             break
         rows.append({"chunk": chunk, "iterations": solve["iterations"], "solving_seconds": solve["seconds"],
-                     "solve": solve, "solve_usage": _load(directory / f"rusage_solve_{chunk}.json"),
+                     "solve_usage": _load(directory / f"rusage_solve_{chunk}.json"),
                      "lbr": _load(directory / f"lbr_{chunk}.json"),
                      "lbr_usage": _load(directory / f"rusage_lbr_{chunk}.json"),
                      "post": _load(directory / f"post_{chunk}.json"),
@@ -153,7 +153,7 @@ def report(directory: Path, buckets: str) -> None:
              "|---:|---:|---:|---:|---|---|---|---|---|---|"]
     previous = (0, 0.0)
     for r in rows:
-        solve, usage, lbr, lbr_usage = r["solve"], r["solve_usage"], r["lbr"], r["lbr_usage"]
+        usage, lbr, lbr_usage = r["solve_usage"], r["lbr"], r["lbr_usage"]
         rate = (r["iterations"] - previous[0]) / (r["solving_seconds"] - previous[1])
         previous = (r["iterations"], r["solving_seconds"])
         cells = [str(r["chunk"]), f"{r['iterations']:,}", f"{r['solving_seconds']:,.0f}", f"{rate:.2f}",
