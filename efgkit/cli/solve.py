@@ -537,7 +537,7 @@ BUCKET_ENGINES = ("streamed", "lbr")
 @click.option("--sample-flops", type=click.IntRange(min=2), default=None, metavar="FLOPS",
               help="Instead of every flop, FLOPS drawn uniformly (--seed): each player's best response "
                    "after the flop with the strategy's own pre-flop play, a lower bound on exploitability "
-                   "estimated without bias, with a 95% interval (HULHE: about 100 CPU-s a flop).")
+                   "estimated without bias, with a 95% interval (HULHE: about 75 CPU-s a flop).")
 @click.option("--lbr", "lbr_boards", default=None, metavar="BOARDS|all",
               help="Local best response over BOARDS sampled boards, or every board.")
 @click.option("--rollouts", type=click.IntRange(min=1), default=100, show_default=True,

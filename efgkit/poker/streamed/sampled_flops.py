@@ -1,7 +1,7 @@
 """A lower bound on a hold'em strategy's exploitability from a sample of flops, without bias.
 
 The exact best response (``full_game.StreamedEvaluator``) walks every first deal: 1,755
-canonical flops of HULHE at about 100 CPU-s each. Restrict the responder to the strategy's own
+canonical flops of HULHE at about 75 CPU-s each. Restrict the responder to the strategy's own
 pre-flop play and let it best-respond from the flop on: its value is then a sum over flops of
 each flop's contribution, linear in the values the streamed walk returns at the entries (the
 nodes where the flop is dealt), so a uniformly random flop, its values divided by its
