@@ -240,6 +240,19 @@ def _solve_sampled(run: SampledRun, as_json: bool, working, runner) -> None:
     emit(as_json, data, lines)
 
 
+def _strategy_fields(layout, provenance: dict) -> dict:
+    """The JSON fields that say which bucket strategy was evaluated."""
+    return {"algorithm": provenance.get("algorithm"), "iterations": provenance.get("iterations"),
+            "abstraction": layout.abstraction.description, "rows": layout.num_rows}
+
+
+def _strategy_line(path: str, game, layout, provenance: dict) -> str:
+    """The text that says which bucket strategy was evaluated (a line's start)."""
+    return (f"{path}: {provenance.get('algorithm')} strategy for {game.spec} after "
+            f"{provenance.get('iterations'):,} iterations on {layout.abstraction.description} "
+            f"({layout.num_rows:,} rows)")
+
+
 def evaluate_streamed(spec: str, path: str, bucket_file: str | None, workers: int, scheduler: str | None,
                       game_value: bool, abstract_game: bool, as_json: bool) -> None:
     """Exact full-game (or abstract-game) NashConv of a bucket-strategy file, split by first deal."""
@@ -255,14 +268,11 @@ def evaluate_streamed(spec: str, path: str, bucket_file: str | None, workers: in
                 else "exact best response in the full game")
     data = {"game": game.spec, "engine": "streamed",
             "game_of_response": "abstract" if abstract_game else "full", **fields,
-            "seconds": seconds, "ran_on": where, "algorithm": provenance.get("algorithm"),
-            "iterations": provenance.get("iterations"), "abstraction": layout.abstraction.description,
-            "rows": layout.num_rows}
+            "seconds": seconds, "ran_on": where, **_strategy_fields(layout, provenance)}
     if abstract_game:
         data["abstract_response_exact"] = layout.abstraction.perfect_recall
-    head = [f"{path}: {provenance.get('algorithm')} strategy for {game.spec} after "
-            f"{provenance.get('iterations'):,} iterations on {layout.abstraction.description} "
-            f"({layout.num_rows:,} rows); {response}, streamed on {where}, {seconds:.1f} s"]
+    head = [f"{_strategy_line(path, game, layout, provenance)}; {response}, streamed on {where}, "
+            f"{seconds:.1f} s"]
     emit(as_json, data, head + lines)
 
 
@@ -298,13 +308,9 @@ def evaluate_postflop(spec: str, path: str, bucket_file: str | None, workers: in
             "postflop_exploitability_mbb_per_game": mean,
             "postflop_exploitability_ci95_mbb": [game.mbb(low / 2), game.mbb(high / 2)],
             "postflop_response_values": [v.mean for v in result.values],
-            "seconds": seconds, "ran_on": where, "algorithm": provenance.get("algorithm"),
-            "iterations": provenance.get("iterations"), "abstraction": layout.abstraction.description,
-            "rows": layout.num_rows}
-    lines = [f"{path}: {provenance.get('algorithm')} strategy for {game.spec} after "
-             f"{provenance.get('iterations'):,} iterations on {layout.abstraction.description} "
-             f"({layout.num_rows:,} rows); {samples:,} flops drawn ({result.distinct_flops:,} walked), "
-             f"streamed on {where}, {seconds:.1f} s",
+            "seconds": seconds, "ran_on": where, **_strategy_fields(layout, provenance)}
+    lines = [f"{_strategy_line(path, game, layout, provenance)}; {samples:,} flops drawn "
+             f"({result.distinct_flops:,} walked), streamed on {where}, {seconds:.1f} s",
              f"best response after the flop, the pre-flop play the strategy's own (a lower bound on "
              f"exploitability): {mean:,.3f} mbb/g, 95% CI {game.mbb(low / 2):,.3f} to "
              f"{game.mbb(high / 2):,.3f}",
