@@ -8,7 +8,8 @@ local best response (``efgkit evaluate holdem snap_K.h5 --lbr BOARDS``: a lower 
 exploitability with a 95% interval, the same boards for every snapshot) and, with
 ``--sample-flops F``, by the best response after the flop over F sampled flops (``--sample-flops``:
 the other lower bound, the same flops for every snapshot). Every child's CPU time and peak RSS
-(``os.wait4``) go to ``rusage_*.json`` beside its JSON output.
+(``os.wait4``) go to ``rusage_*.json`` beside its JSON output (Linux counts the forking parent's
+resident pages in a child's peak: this script imports nothing of efgkit, so that is a few MiB).
 
 ``--report``: the table (iterations, solving time, LBR with its interval, CPU time and peak RSS of
 each step) into docs/holdem.md (section ``hulhe-session``) and the plot of LBR against solving
@@ -36,8 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _child(command: list[str], stdout: Path, rusage: Path, nice: int = 0) -> subprocess.Popen:
     """Start ``command`` with its stdout in ``stdout``; ``_reap`` writes its rusage."""
-    process = subprocess.Popen(command, stdout=stdout.open("w"), stderr=subprocess.DEVNULL,
-                               preexec_fn=(lambda: os.nice(nice)) if nice else None)
+    with stdout.open("w") as out:  # the child holds its own copy of the descriptor
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL,
+                                   preexec_fn=(lambda: os.nice(nice)) if nice else None)
     process.rusage_path = rusage
     return process
 

@@ -13,7 +13,6 @@ mbb/g, CPU seconds beside. Writes the "postflop-bound" section of docs/benchmark
 from __future__ import annotations
 
 import argparse
-import resource
 import time
 from pathlib import Path
 
@@ -31,31 +30,26 @@ CASES = (("holdem(ranks=5,rounds=2)", None), ("holdem(ranks=6,rounds=3,caps=2-2-
          ("holdem(ranks=5)", (25, 50, 50, 50)))
 
 
-def _cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def rows(spec: str, buckets, iterations: int, samples: int) -> list[str]:
     layout, strategy, label = solved(spec, buckets, 0, iterations)
     game = layout.betting.game
     evaluator = StreamedEvaluator(layout)
-    started = _cpu()
+    started = time.process_time()
     exact = evaluator.evaluate(strategy, game_value=False)
-    exact_cpu, started = _cpu() - started, _cpu()
+    exact_cpu, started = time.process_time() - started, time.process_time()
     every = postflop_response(evaluator, strategy, None)
-    every_cpu, started = _cpu() - started, _cpu()
+    every_cpu, started = time.process_time() - started, time.process_time()
     boards = None if layout.betting.num_levels < 4 else LBR_BOARDS
     lbr = LocalBestResponse(layout, strategy, seed=1).run(boards)
-    lbr_cpu = _cpu() - started
+    lbr_cpu = time.process_time() - started
     cells = [f"{game.mbb(exact.exploitability):.2f} ({exact_cpu:.1f} s)",
              f"{game.mbb(every.nash_conv.mean / 2):.2f} ({every_cpu:.1f} s)"]
     for seed in range(3):
-        started = _cpu()
+        started = time.process_time()
         estimate = postflop_response(evaluator, strategy, draw_flops(evaluator, samples, seed)).nash_conv
         low, high = estimate.confidence_interval
         cells.append(f"{game.mbb(estimate.mean / 2):.2f} [{game.mbb(low / 2):.2f}, {game.mbb(high / 2):.2f}] "
-                     f"({_cpu() - started:.1f} s)")
+                     f"({time.process_time() - started:.1f} s)")
     interval = "" if lbr.exact else f" +- {game.mbb(lbr.confidence_interval[1] - lbr.mean):.2f}"
     cells.append(f"{game.mbb(lbr.mean):.2f}{interval} ({lbr_cpu:.1f} s)")
     line = f"| {spec} | {label} | {len(evaluator.items)} | " + " | ".join(cells) + " |"
