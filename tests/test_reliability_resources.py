@@ -133,6 +133,29 @@ def test_scheduler_addresses_are_checked_before_connecting(address):
         ChunkRunner(scheduler=address)
 
 
+def test_a_local_cluster_keeps_its_workers_while_this_process_holds_the_gil():
+    """The LocalCluster's scheduler runs in a thread here; a driver kernel that held the GIL past
+    Dask's worker time-to-live made it restart both idle workers (their scattered data and the
+    batched solver's walkers lost). Here libc's sleep holds the GIL as a numba kernel does, past
+    a time-to-live of 1 s (5 s with Dask's floor of 10 heartbeats; on the old code 8 s of it did not
+    trigger the restart, 12 s did)."""
+    import ctypes
+    import time
+
+    import dask
+    import distributed  # noqa: F401  (its defaults in dask's config before the setting below)
+
+    from efgkit.io.chunk_runner import ChunkRunner
+
+    with dask.config.set({"distributed.scheduler.worker-ttl": "1s"}):
+        runner = ChunkRunner(workers=1)
+    with runner:
+        before = runner.on_workers(os.getpid)
+        ctypes.PyDLL(None).sleep(12)
+        time.sleep(4)  # the scheduler's checks run
+        assert runner.worker_count == 1 and runner.on_workers(os.getpid) == before
+
+
 @pytest.mark.parametrize("answer", [None, b"\xff" * 64])
 def test_a_scheduler_that_never_answers_or_answers_garbage_is_one_line(monkeypatch, answer):
     """A server that accepts and stays silent hung the command (still waiting after 120 s); one

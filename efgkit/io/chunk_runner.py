@@ -29,6 +29,12 @@ from efgkit.errors import ParameterError
 from efgkit.io.error_text import one_line
 from efgkit.io.mapped_arrays import Closing
 
+LOCAL_WORKER_TTL = None
+"""How long a LocalCluster's scheduler waits for a worker's heartbeat before it restarts the
+worker: never. The scheduler runs in a thread of this process, and a numba kernel holds the
+GIL: a driver kernel of more than Dask's default 5 minutes (1,024 sampled CFR+ iterations on
+HULHE) starved it, and it restarted both idle workers, losing their scattered data and the
+batched solver's walkers. A worker process that dies is still seen by its nanny."""
 CONNECT_TIMEOUT = "20s"
 CONNECT_DEADLINE = 30.0
 """Seconds a --scheduler has to accept the connection and answer."""
@@ -101,9 +107,12 @@ class ChunkRunner(Closing):
             self.scheduler = scheduler_address(scheduler)
             self._client = _connect(self.scheduler)
             return
+        import dask
+
         try:
-            self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                         dashboard_address=":0", silence_logs=logging.ERROR)
+            with dask.config.set({"distributed.scheduler.worker-ttl": LOCAL_WORKER_TTL}):
+                self._cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                             dashboard_address=":0", silence_logs=logging.ERROR)
             self._client = Client(self._cluster)
         except (OSError, TimeoutError, ValueError) as exc:
             self.close()

@@ -899,7 +899,8 @@ class StreamedEvaluator:
         entry_reach = self._entry_reach(pre, work, slab, player)
         summed, action_values = np.zeros_like(entry_reach), np.zeros_like(work.action_values)
         shared = runner.share(self) if shared is None else shared
-        arguments = [(shared, strategy, player, objective, entry_reach, i, depth, target)
+        shared_strategy = runner.share(strategy)  # sent to each worker once, not with every item
+        arguments = [(shared, shared_strategy, player, objective, entry_reach, i, depth, target)
                      for i in range(len(self.items))]
         for values, item_action_values in runner.imap(run_item, arguments):
             summed += values

@@ -77,11 +77,12 @@ def postflop_response(evaluator: StreamedEvaluator, strategy, flops: np.ndarray 
     sampled = flops is not None
     drawn = np.asarray(flops, dtype=np.int64) if sampled else np.arange(len(evaluator.items))
     walked = np.unique(drawn)
-    shared = runner.share(evaluator)
+    shared, shared_strategy = runner.share(evaluator), runner.share(strategy)
     draws, sums = [], []
     for player in (0, 1):
         entry_reach = evaluator.entry_reach(strategy, player)
-        arguments = [(shared, strategy, player, BEST_RESPONSE, entry_reach, int(i), None, 0) for i in walked]
+        arguments = [(shared, shared_strategy, player, BEST_RESPONSE, entry_reach, int(i), None, 0)
+                     for i in walked]
         summed, value = np.zeros_like(entry_reach), {}
         for i, (values, _) in zip(walked.tolist(), runner.imap(run_item, arguments), strict=True):
             summed += values
