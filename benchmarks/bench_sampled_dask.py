@@ -42,7 +42,8 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 ALL_MODES = ("plain", "batch here", "batch dask")
 RUNS = (("holdem(ranks=5)", "none", 8, 2, 4.0, ALL_MODES), ("holdem(ranks=5)", "none", 32, 2, 4.0, ALL_MODES),
         ("holdem(ranks=5)", "none", 32, 8, 4.0, ALL_MODES),
-        ("holdem", "hashed 169-1000-1000-1000", 8, 2, 25.0, ("plain", "batch dask")))
+        ("holdem", "hashed 169-1000-1000-1000", 8, 2, 25.0, ("plain", "batch dask")),
+        ("holdem", "hashed 169-1000-1000-1000", 32, 2, 40.0, ("plain", "batch dask")))
 """(game, card abstraction, boards an iteration B, groups G, seconds a window, modes): HULHE
 without ``batch here``, whose third copy of the 530 MB state would pass 3 GiB in this process."""
 WARM_BOARDS = 1024
@@ -50,6 +51,10 @@ WARM_BOARDS = 1024
 costs a fraction of a later one (about 0.001 CPU-s a board at iteration 3 of B = 32 on
 holdem(ranks=5), 0.015 from iteration 20 on), and one board an iteration reaches later
 iterations 32 times sooner than B = 32."""
+WARM_STEP = 32
+"""Boards per ``iterate`` call of the warm-up: a kernel call holds the GIL, and the LocalCluster's
+scheduler runs in a thread of this process; one call of 1,024 HULHE boards (about 5 minutes)
+starved it past Dask's worker time-to-live, and it dropped both workers."""
 QUICK_RUNS = (("holdem(ranks=3,rounds=2)", "canonical", 4, 2, 0.5, ALL_MODES),)
 
 
@@ -89,7 +94,11 @@ def measure(spec: str, buckets: str, boards: int, groups: int, seconds: float, m
                                          runner)}
         solvers = {mode: makers[mode]() for mode in modes}
         for solver, per_iteration, _ in solvers.values():  # compile the kernels; past the cheap first walks
-            solver.iterate(max(2, warm_boards // per_iteration))
+            left = max(2, warm_boards // per_iteration)
+            while left > 0:  # in calls of WARM_STEP boards: see WARM_STEP
+                step = min(left, max(1, WARM_STEP // per_iteration))
+                solver.iterate(step)
+                left -= step
         rates: dict[str, list[tuple[float, float]]] = {mode: [] for mode in solvers}
         loads = []
         for _ in range(rounds):
