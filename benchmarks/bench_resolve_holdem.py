@@ -123,10 +123,13 @@ def _record(results: dict, column: dict, name: str, mbb: float, seconds: float, 
 
 
 def run(spec: str, last_round_buckets: list[int], iterations: int, blueprint_iterations: int, seed: int,
-        out: Path | None = None, engine: str = "poker") -> dict:
+        out: Path | None = None, engine: str = "poker", gift_bounds: tuple[str, ...] = ("cbv",)) -> dict:
     """The table (JSON-ready), written to ``out`` after each row if given."""
     if engine == "streamed":
-        return run_streamed(spec, last_round_buckets, iterations, blueprint_iterations, seed, out)
+        return run_streamed(spec, last_round_buckets, iterations, blueprint_iterations, seed, out,
+                            gift_bounds)
+    if gift_bounds != ("cbv",):
+        raise SystemExit("--gift-bound min-payoff: only with --engine streamed")
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.buckets.bucket_layout import BucketLayout
     from efgkit.poker.materialised.best_response import evaluate_strategy
@@ -167,8 +170,9 @@ def run(spec: str, last_round_buckets: list[int], iterations: int, blueprint_ite
 
 
 def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blueprint_iterations: int,
-                 seed: int, out: Path | None = None) -> dict:
-    """``run`` on the streamed engines, in this process."""
+                 seed: int, out: Path | None = None, gift_bounds: tuple[str, ...] = ("cbv",)) -> dict:
+    """``run`` on the streamed engines, in this process; the reach techniques once per gift bound
+    of ``gift_bounds`` (rows named "... (min-payoff)" for Brown & Sandholm's lower bound)."""
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.buckets.bucket_layout import BucketLayout
     from efgkit.poker.streamed.full_game import StreamedEvaluator
@@ -192,13 +196,18 @@ def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blue
             before = StreamedEvaluator(buckets).evaluate(blueprint)
             _record(results, column, "Blueprint", before.exploitability / big_blind * 1000,
                     time.process_time() - started, out)
-            for name, gadget, constraints, split in TECHNIQUES:
-                started = time.process_time()
-                result = StreamedResolver(buckets, blueprint, gadget=gadget, constraints=constraints,
-                                          iterations=iterations, split_gifts=split, isomorphic=True,
-                                          round_number=last_round).resolve(before=before)
-                _record(results, column, name, result.after.exploitability / big_blind * 1000,
-                        time.process_time() - started, out)
+            for bound in gift_bounds:
+                for name, gadget, constraints, split in TECHNIQUES:
+                    if bound != "cbv" and not gadget.startswith("reach-"):
+                        continue
+                    started = time.process_time()
+                    resolver = StreamedResolver(buckets, blueprint, gadget=gadget, constraints=constraints,
+                                                iterations=iterations, split_gifts=split, isomorphic=True,
+                                                round_number=last_round, gift_bound=bound)
+                    result = resolver.resolve(before=before)
+                    _record(results, column, name if bound == "cbv" else f"{name} ({bound})",
+                            result.after.exploitability / big_blind * 1000, time.process_time() - started,
+                            out)
     return results
 
 
@@ -261,13 +270,15 @@ def markdown(results: dict) -> str:
     title, paper = PAPER[results.get("round", 2)]
     lines = ["| Technique | " + " | ".join(f"{c} buckets: mbb/g (CPU s, peak MB)" for c in columns)
              + f" | paper {title} |", "|---|" + "---|" * (len(columns) + 1)]
-    for name in ("Blueprint", *(t[0] for t in TECHNIQUES)):
+    names = ["Blueprint", *(t[0] for t in TECHNIQUES)]
+    names += [n for c in columns for n in results["columns"][c]["rows"] if n not in names]
+    for name in dict.fromkeys(names):
         cells = []
         for c in columns:
             row = results["columns"][c]["rows"].get(name)
             cells.append("-" if row is None
                          else f"{row['mbb']:.2f} ({row['cpu_seconds']:.1f} s, {row['peak_mb']:.0f})")
-        lines.append(f"| {name} | " + " | ".join(cells) + f" | {paper[name]} |")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {paper[name.removesuffix(' (min-payoff)')]} |")
     return "\n".join(lines)
 
 
@@ -281,6 +292,8 @@ def main() -> None:
     parser.add_argument("--out", default=None)
     parser.add_argument("--engine", choices=("poker", "streamed"), default="poker",
                         help="poker: the public tree materialised; streamed: one flop at a time")
+    parser.add_argument("--gift-bound", action="append", choices=("cbv", "min-payoff"), default=None,
+                        help="the reach techniques' gift bound; repeat for both (streamed only; default cbv)")
     parser.add_argument("--markdown", default=None, metavar="JSON", help="print the table of a run's JSON")
     parser.add_argument("--references", action="store_true",
                         help="only the lossless and finest-bucket blueprints' mbb/g (reference_blueprints)")
@@ -292,7 +305,8 @@ def main() -> None:
         print(markdown(json.loads(Path(args.markdown).read_text())))
         return
     results = run(args.game, [int(b) for b in args.buckets.split(",")], args.iterations,
-                  args.blueprint_iterations, args.seed, Path(args.out) if args.out else None, args.engine)
+                  args.blueprint_iterations, args.seed, Path(args.out) if args.out else None, args.engine,
+                  tuple(args.gift_bound or ("cbv",)))
     print(json.dumps(results, indent=1))
 
 
