@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -93,3 +95,24 @@ def test_solver_frontier_time_to_target_and_table(tmp_path, monkeypatch):
     table = bench_solvers.frontier_section(curves)
     assert "| Kuhn | 1.00e-06 | 3.00e-05 | — | — | — | — | 2.00e-05 | cfr+ 1.00e-06 | DDCFR 4.02e-05 | " \
            "no: cfr+ 1e-06 |" in table
+
+
+def test_resolve_cost_extrapolates_the_sample_by_boards(tmp_path, monkeypatch):
+    """The re-solving cost estimate times each technique on the sampled flops (a reach technique
+    with its gift pass) and scales the sample's CPU per board to every flop's boards."""
+    import json
+
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import bench_resolve_cost
+
+    game = "holdem(ranks=5,rounds=3,caps=1-1-1)"
+    out = tmp_path / "cost.json"
+    results = bench_resolve_cost.run(game, (5, 10, 10), 3, 2, 2, game, ["Unsafe", "Reach-Maxmargin"], out)
+    assert json.loads(out.read_text()) == results
+    assert list(results["rows"]) == ["Blueprint evaluation", "Unsafe", "Reach-Maxmargin"]
+    assert results["flops"] == 95 and len(results["sample"]) == 2
+    for row in results["rows"].values():
+        per_board = sum(row["seconds"]) / sum(results["boards_per_flop_sample"])
+        assert row["cpu_hours"] * 3600 == pytest.approx(per_board * results["boards_all_flops"])
+        assert all(s > 0 for s in row["seconds"])
+    assert "| Reach-Maxmargin | " in bench_resolve_cost.markdown(results)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from itertools import combinations
 from typing import NamedTuple
 
@@ -282,6 +282,21 @@ class StreamedResolver:
         return out, groups * int(solved.shape[0])
 
     # ------------------------------------------------------------------ every flop
+    def gather_gifts(self, totals: Iterable[tuple[np.ndarray, np.ndarray]],
+                     progress: Callable[[int], None] | None = None) -> None:
+        """``gifts`` (the reach gadgets' ``PreDealGifts``) from flops' ``flop_gift_totals``, summed in
+        the order given; ``progress(1)`` after each."""
+        best, reach = np.zeros((2, len(self.entry_of), self.evaluator.hand_cards.shape[0])), None
+        for item_best, item_reach in totals:
+            best += item_best
+            reach = item_reach if reach is None else reach + item_reach
+            if progress is not None:
+                progress(1)
+        tree = self.flop_tree(0)
+        values = BlueprintRoots(StrategyLayout.from_bucket_layout(tree, self.buckets), self.strategy)
+        self.gifts = PreDealGifts(tree, values, best, reach, self.entry_of, self.options["split_gifts"],
+                                  self.options["gift_bound"])
+
     def unabstracted_bytes(self) -> int:
         """Bytes of the combined strategy stored unabstracted as float64: the pre-flop rows once,
         every flop's rows after the deal (lossless layout) for every flop of the game."""
@@ -307,16 +322,7 @@ class StreamedResolver:
         shared = runner.share(self)
         items = [(shared, i) for i in range(len(self.items))]
         if self.options["gadget"] in REACH_GADGETS:
-            best, reach = np.zeros((2, len(self.entry_of), self.evaluator.hand_cards.shape[0])), None
-            for item_best, item_reach in runner.imap(_gift_totals, items):
-                best += item_best
-                reach = item_reach if reach is None else reach + item_reach
-                if progress is not None:
-                    progress(1)
-            tree = self.flop_tree(0)
-            values = BlueprintRoots(StrategyLayout.from_bucket_layout(tree, self.buckets), self.strategy)
-            self.gifts = PreDealGifts(tree, values, best, reach, self.entry_of, self.options["split_gifts"],
-                                      self.options["gift_bound"])
+            self.gather_gifts(runner.imap(_gift_totals, items), progress)
             shared = runner.share(self)
             items = [(shared, i) for i in range(len(self.items))]
         entry_values, gadgets = None, 0
