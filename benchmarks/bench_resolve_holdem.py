@@ -177,6 +177,7 @@ def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blue
     from efgkit.poker.buckets.bucket_layout import BucketLayout
     from efgkit.poker.streamed.full_game import StreamedEvaluator
     from efgkit.poker.streamed.sampled_cfr import SampledCFR
+    from efgkit.resolve.gadgets import REACH_GADGETS
     from efgkit.resolve.streamed_resolver import StreamedResolver
     from efgkit.specs import make_game
 
@@ -198,7 +199,7 @@ def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blue
                     time.process_time() - started, out)
             for bound in gift_bounds:
                 for name, gadget, constraints, split in TECHNIQUES:
-                    if bound != "cbv" and not gadget.startswith("reach-"):
+                    if bound != "cbv" and gadget not in REACH_GADGETS:
                         continue
                     started = time.process_time()
                     resolver = StreamedResolver(buckets, blueprint, gadget=gadget, constraints=constraints,
