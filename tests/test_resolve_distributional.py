@@ -82,6 +82,25 @@ def test_hedge_integral_matches_numerical_integration():
     assert hedge_follow_probability(np.zeros(1), 0, np.ones(1), np.ones(1), np.ones(1))[0] == 0.5
 
 
+def test_the_logistic_trapezoid_is_exact_to_rounding_where_the_sigmoid_is_steep():
+    # eta * n * sd > 2: E_L[Φ((V/n - mean - L/(eta n)) / sd)] by the step-1/2 trapezoidal rule; its
+    # error (e^{-2π²/step}) is below rounding, so adaptive quadrature over X agrees to 1e-13.
+    rng = np.random.default_rng(7)
+    for _ in range(80):
+        mean, sd, n = rng.normal(), 10 ** rng.uniform(-1, 0.5), int(rng.integers(1, 60))
+        eta = 10 ** rng.uniform(np.log10(2.0 / (n * sd)), np.log10(40.0 / (n * sd)))
+        total = n * (mean + sd * rng.normal())
+        slope, threshold = eta * n, total / n
+        def integrand(x, mean=mean, sd=sd, slope=slope, threshold=threshold):
+            return norm.pdf(x, mean, sd) * expit(slope * (threshold - x))
+
+        reference = quad(integrand, mean - 40 * sd, mean + 40 * sd, points=[threshold], limit=800,
+                         epsabs=1e-14, epsrel=1e-13)[0]
+        got = hedge_follow_probability(np.array([total]), n, np.array([mean]), np.array([sd]),
+                                       np.array([eta]))
+        assert got[0] == pytest.approx(reference, abs=1e-13)
+
+
 def test_hedge_integral_stays_accurate_when_the_sigmoid_is_much_steeper_than_the_spread():
     # eta * n * sd = 3,000: Hermite nodes alone would miss the step; the answer tends to P(X < V/n).
     got = hedge_follow_probability(np.array([-25.0]), 1000, np.array([0.0]), np.array([1.0]), np.array([3.0]))
