@@ -85,6 +85,67 @@ def test_concurrent_saves_never_share_a_data_file(tmp_path):
     assert reader.load(("signature", 0)) is None  # lost to the concurrent write: a miss
 
 
+CALLEE = """
+import numba
+@numba.njit(cache=True)
+def value():
+    return {}
+"""
+CALLER = """
+import numba
+from kernels.callee import value
+@numba.njit(cache=True)
+def caller():
+    return value() * 10
+"""
+RUN_CALLER = """
+import sys
+sys.path.insert(0, {parent!r})
+import efgkit.io.numba_private as private
+private._efgkit_cache_folders = lambda: ({package!r}, frozenset())  # these kernels count as efgkit's
+from kernels.caller import caller
+print(caller())
+"""
+
+
+def test_a_kernel_is_compiled_again_when_a_kernel_it_calls_in_another_file_changes(tmp_path):
+    """numba alone checks only the caller's own file and would load the caller with the old
+    callee compiled in (prints 10 twice)."""
+    package = tmp_path / "kernels"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "caller.py").write_text(CALLER)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}  # caches in __pycache__
+    script = RUN_CALLER.format(parent=str(tmp_path), package=str(package))
+
+    def run_with_callee(constant):
+        (package / "callee.py").write_text(CALLEE.format(constant))
+        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr
+        return run.stdout.strip()
+
+    assert run_with_callee(1) == "10"
+    assert run_with_callee(2) == "20"
+    index, = glob.glob(str(package / "__pycache__" / "caller.caller-*.nbi"))
+    written = os.stat(index).st_mtime_ns
+    assert run_with_callee(2) == "20"  # sources unchanged: a cache hit, not compiled and saved again
+    assert os.stat(index).st_mtime_ns == written
+
+
+def test_the_sources_fingerprint_follows_every_source_file(tmp_path):
+    from efgkit.io.numba_private import sources_fingerprint
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub" / "b.py").write_text("y = 1\n")
+    first = sources_fingerprint(str(tmp_path))
+    (tmp_path / "notes.txt").write_text("not a source")
+    assert sources_fingerprint(str(tmp_path)) == first
+    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
+    assert sources_fingerprint(str(tmp_path)) != first
+
+
 def test_the_installed_numba_is_within_the_bounds_and_has_what_efgkit_uses():
     import tomllib
     from importlib.metadata import version

@@ -32,7 +32,14 @@ file, and leave the index of one signature pointing at the other's machine code.
 the data before the index entry: an entry lost to a concurrent write is a cache miss, and
 no two signatures share a file.
 
-Both patches are installed by numba's ``numba_extensions`` ``init`` entry point
+numba checks a cached kernel against its own source file only (its modification time and
+size), not against the kernels it calls in other files, which it compiled into it: after an
+edit of ``core/follow_rules.py``, a kernel of ``vector_cfr.py`` that calls its
+``follow_update`` loaded the old machine code from the cache. ``install`` stamps the index of an
+efgkit kernel with a hash of every efgkit source file as well (``sources_fingerprint``), so any
+change to efgkit's code is a cache miss for all of its kernels.
+
+The patches are installed by numba's ``numba_extensions`` ``init`` entry point
 (pyproject.toml), so numba runs them before its first compilation or cache load, and
 ``import efgkit`` does not import numba.
 """
@@ -86,9 +93,39 @@ def _caches_an_efgkit_kernel(cache_file) -> bool:
     return folder.startswith(package + os.sep) or os.path.basename(folder) in names
 
 
+def sources_fingerprint(package: str) -> str:
+    """SHA-256 of every ``.py`` file under ``package`` (relative paths and contents, in path
+    order)."""
+    digest = hashlib.sha256()
+    for folder, subfolders, files in os.walk(package):
+        subfolders.sort()
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                digest.update(os.path.relpath(path, package).encode() + b"\0")
+                with open(path, "rb") as source:
+                    digest.update(hashlib.sha256(source.read()).digest())
+    return digest.hexdigest()
+
+
+@functools.cache
+def _efgkit_fingerprint() -> str:
+    """``sources_fingerprint`` of the efgkit package this process runs (once per process)."""
+    return sources_fingerprint(_efgkit_cache_folders()[0])
+
+
+def _stamp_with_sources(cache_file) -> None:
+    """Add ``_efgkit_fingerprint`` to the source stamp of an efgkit kernel's cache index (once;
+    here rather than at construction: kernels decorated before ``install`` ran have theirs)."""
+    if not getattr(cache_file, "efgkit_stamped", False) and _caches_an_efgkit_kernel(cache_file):
+        cache_file._source_stamp = (cache_file._source_stamp, _efgkit_fingerprint())
+        cache_file.efgkit_stamped = True
+
+
 def install() -> None:
-    """Patch numba's cache (once) for efgkit's kernels: an unreadable index reads as
-    empty, and each signature's data file is named by its key. Other packages' kernels keep
+    """Patch numba's cache (once) for efgkit's kernels: an index is stale when any efgkit
+    source changed, an unreadable index reads as empty, and each signature's data file is
+    named by its key. Other packages' kernels keep
     numba's behaviour."""
     try:
         from numba.core import caching
@@ -101,6 +138,7 @@ def install() -> None:
     save = caching.IndexDataCacheFile.save
 
     def load_index(self):
+        _stamp_with_sources(self)
         try:
             return load(self)
         except _UNREADABLE:
@@ -119,6 +157,7 @@ def install() -> None:
     def save_entry(self, key, data):
         if not _caches_an_efgkit_kernel(self):
             return save(self, key, data)
+        _stamp_with_sources(self)
         name = self._data_name(int(hashlib.sha256(self._dump(key)).hexdigest()[:12], 16))
         self._save_data(name, data)
         overloads = self._load_index()
