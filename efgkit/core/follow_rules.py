@@ -43,7 +43,7 @@ LOGISTIC_POINTS = np.linspace(-36.0, 36.0, 145)
 """The trapezoidal rule for an expectation over a standard logistic: step 1/2 on [-36, 36]. The
 rule's error on a function analytic in the strip ``|Im L| < π`` (the logistic density's poles) falls
 as ``e^{-2π² / step}``: 7e-18 at step 1/2, under the 2e-16 the cut at ±36 leaves
-(tests/test_follow_rules.py checks it against adaptive quadrature)."""
+(tests/test_resolve_distributional.py checks it against adaptive quadrature)."""
 LOGISTIC_WEIGHTS = 0.5 * expit(LOGISTIC_POINTS) * expit(-LOGISTIC_POINTS)
 
 

@@ -32,9 +32,9 @@ file, and leave the index of one signature pointing at the other's machine code.
 the data before the index entry: an entry lost to a concurrent write is a cache miss, and
 no two signatures share a file.
 
-numba checks a cached kernel against its own source file only (its modification time and
-size), not against the kernels it calls in other files, which it compiled into it: after an
-edit of ``core/follow_rules.py``, a kernel of ``vector_cfr.py`` that calls its
+numba checks a cached kernel against its own source file only (a stamp of that file's path,
+modification time and size), not against the kernels it calls in other files, which it compiled
+into it: after an edit of ``core/follow_rules.py``, a kernel of ``vector_cfr.py`` that calls its
 ``follow_update`` loaded the old machine code from the cache. ``install`` stamps the index of an
 efgkit kernel with a hash of every efgkit source file as well (``sources_fingerprint``), so any
 change to efgkit's code is a cache miss for all of its kernels.
