@@ -175,6 +175,7 @@ def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blue
     of ``gift_bounds`` (rows named "... (min-payoff)" for Brown & Sandholm's lower bound)."""
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.streamed.abstract_best_response import abstract_evaluation
     from efgkit.poker.streamed.full_game import StreamedEvaluator
     from efgkit.poker.streamed.sampled_cfr import SampledCFR
     from efgkit.resolve.gadgets import REACH_GADGETS
@@ -194,9 +195,15 @@ def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blue
             started = time.process_time()
             solver = SampledCFR(buckets, variant="cfr+", seed=seed).iterate(blueprint_iterations)
             blueprint = solver.average_strategy()
-            before = StreamedEvaluator(buckets).evaluate(blueprint)
+            evaluator = StreamedEvaluator(buckets)
+            before = evaluator.evaluate(blueprint)
             _record(results, column, "Blueprint", before.exploitability / big_blind * 1000,
                     time.process_time() - started, out)
+            abstract = abstract_evaluation(evaluator, blueprint)
+            column["rows"]["Blueprint"].update(abstract_mbb=abstract.exploitability / big_blind * 1000,
+                                               abstract_exact=abstract.exact)
+            print(f"  abstract game: {abstract.exploitability / big_blind * 1000:.2f} mbb/g"
+                  f"{'' if abstract.exact else ' (imperfect recall: a lower bound)'}", flush=True)
             for bound in gift_bounds:
                 for name, gadget, constraints, split in TECHNIQUES:
                     if bound != "cbv" and gadget not in REACH_GADGETS:
