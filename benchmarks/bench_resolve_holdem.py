@@ -287,6 +287,11 @@ def markdown(results: dict) -> str:
             cells.append("-" if row is None
                          else f"{row['mbb']:.2f} ({row['cpu_seconds']:.1f} s, {row['peak_mb']:.0f})")
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {paper[name.removesuffix(' (min-payoff)')]} |")
+    blueprints = [results["columns"][c]["rows"].get("Blueprint", {}) for c in columns]
+    if any("abstract_mbb" in row for row in blueprints):
+        cells = [f"{row['abstract_mbb']:.2f}" + ("" if row["abstract_exact"] else " (lower bound)")
+                 if "abstract_mbb" in row else "-" for row in blueprints]
+        lines.append("| Blueprint in its abstract game | " + " | ".join(cells) + " | not given |")
     return "\n".join(lines)
 
 

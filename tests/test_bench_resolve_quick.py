@@ -37,3 +37,27 @@ def test_gifts_benchmark_gametree_study_runs_on_leduc(tmp_path):
     runs = [r for r in rows if "gadget" in r]
     assert len(runs) == 9 and all(set(r["after"]) == {"5", "10"} for r in runs)
     assert sum("gift_over_margin_median" in r for r in rows) == 8
+
+
+def test_holdem_table_benchmark_on_a_tiny_deck_reports_every_row_and_the_abstract_game(tmp_path):
+    """bench_resolve_holdem.py --engine streamed on holdem(ranks=3,rounds=2,caps=1-1): every
+    technique's row, both gift bounds, and the blueprint's exploitability in its own abstract game
+    (imperfect-recall buckets: a lower bound, flagged so) beside the full game's, never above it
+    (the abstract responder's strategy is one the full game's best response can play)."""
+    import json
+
+    out = tmp_path / "table.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_resolve_holdem.py"), "--game",
+                    "holdem(ranks=3,rounds=2,caps=1-1)", "--engine", "streamed", "--buckets", "5",
+                    "--blueprint-iterations", "200", "--iterations", "3", "--gift-bound", "cbv",
+                    "--gift-bound", "min-payoff", "--out", str(out)],
+                   capture_output=True, text=True, timeout=300, check=True, cwd=ROOT / "benchmarks")
+    results = json.loads(out.read_text())
+    rows = results["columns"]["5"]["rows"]
+    assert len(rows) == 1 + 9 + 4
+    blueprint = rows["Blueprint"]
+    assert blueprint["abstract_exact"] is False and 0 < blueprint["abstract_mbb"] <= blueprint["mbb"] + 1e-9
+    bench = str(ROOT / "benchmarks" / "bench_resolve_holdem.py")
+    table = subprocess.run([sys.executable, bench, "--markdown", str(out)], capture_output=True, text=True,
+                           timeout=120, check=True, cwd=ROOT / "benchmarks").stdout
+    assert f"| Blueprint in its abstract game | {blueprint['abstract_mbb']:.2f} (lower bound) |" in table
