@@ -254,6 +254,49 @@ def reference_blueprints(spec: str, blueprint_iterations: int, seed: int) -> dic
     return out
 
 
+def blueprint_convergence(spec: str, last_round_buckets: list[int], checkpoints: list[int], seed: int,
+                          out: Path | None = None) -> dict:
+    """How far ``run_streamed``'s blueprints are from equilibrium: per last-round bucket count, the
+    sampled CFR+ average after each of ``checkpoints`` iterations, its exploitability in the full
+    game and in its own abstract game (a lower bound under imperfect recall), CPU seconds of each."""
+    from efgkit.poker.betting_tree import BettingTree
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.streamed.abstract_best_response import abstract_evaluation
+    from efgkit.poker.streamed.full_game import StreamedEvaluator
+    from efgkit.poker.streamed.sampled_cfr import SampledCFR
+    from efgkit.specs import make_game
+
+    game = make_game(spec)
+    big_blind = max(game.blinds)
+    results: dict = {"game": game.spec, "seed": seed, "columns": {}}
+    with tempfile.TemporaryDirectory() as scratch:
+        for count in last_round_buckets:
+            cards = lossless_before_last_round(game, Path(scratch) / f"b{count}.h5", count, seed)
+            layout = BucketLayout(BettingTree(game), cards)
+            evaluator, done = StreamedEvaluator(layout), 0
+            solver = SampledCFR(layout, variant="cfr+", seed=seed)
+            rows = results["columns"][str(count)] = []
+            for target in checkpoints:
+                started = time.process_time()
+                solver.iterate(target - done)
+                done, solved = target, time.process_time() - started
+                strategy = solver.average_strategy()
+                started = time.process_time()
+                full = evaluator.evaluate(strategy)
+                evaluated = time.process_time() - started
+                abstract = abstract_evaluation(evaluator, strategy)
+                rows.append({"iterations": target, "full_mbb": full.exploitability / big_blind * 1000,
+                             "abstract_mbb": abstract.exploitability / big_blind * 1000,
+                             "abstract_exact": abstract.exact, "solve_cpu_seconds": solved,
+                             "full_evaluation_cpu_seconds": evaluated,
+                             "abstract_evaluation_cpu_seconds": time.process_time() - started - evaluated,
+                             "peak_mb": _peak_mb()})
+                print(count, rows[-1], flush=True)
+                if out is not None:
+                    out.write_text(json.dumps(results, indent=1))
+    return results
+
+
 PAPER = {2: ("Table 1 (small flop NLHE, 200 / 2,000 / 30,000)", {
     "Blueprint": "886.9 / 373.7 / 91.28", "Unsafe": "146.8 / 39.58 / 5.514",
     "Resolve": "601.6 / 177.9 / 54.07",
@@ -308,11 +351,19 @@ def main() -> None:
     parser.add_argument("--gift-bound", action="append", choices=("cbv", "min-payoff"), default=None,
                         help="the reach techniques' gift bound; repeat for both (streamed only; default cbv)")
     parser.add_argument("--markdown", default=None, metavar="JSON", help="print the table of a run's JSON")
+    parser.add_argument("--blueprint-checkpoints", default=None, metavar="N,N,...",
+                        help="only the blueprints' convergence: full- and abstract-game exploitability after "
+                             "each of these iterations, per bucket count (blueprint_convergence)")
     parser.add_argument("--references", action="store_true",
                         help="only the lossless and finest-bucket blueprints' mbb/g (reference_blueprints)")
     args = parser.parse_args()
     if args.references:
         print(json.dumps(reference_blueprints(args.game, args.blueprint_iterations, args.seed)))
+        return
+    if args.blueprint_checkpoints:
+        blueprint_convergence(args.game, [int(b) for b in args.buckets.split(",")],
+                              [int(n) for n in args.blueprint_checkpoints.split(",")], args.seed,
+                              Path(args.out) if args.out else None)
         return
     if args.markdown:
         print(markdown(json.loads(Path(args.markdown).read_text())))

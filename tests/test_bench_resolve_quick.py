@@ -43,7 +43,8 @@ def test_holdem_table_benchmark_on_a_tiny_deck_reports_every_row_and_the_abstrac
     """bench_resolve_holdem.py --engine streamed on holdem(ranks=3,rounds=2,caps=1-1): every
     technique's row, both gift bounds, and the blueprint's exploitability in its own abstract game
     (imperfect-recall buckets: a lower bound, flagged so) beside the full game's, never above it
-    (the abstract responder's strategy is one the full game's best response can play)."""
+    (the abstract responder's strategy is one the full game's best response can play); the
+    convergence mode's checkpoint at the same iterations gives the blueprint row's two numbers."""
     import json
 
     out = tmp_path / "table.json"
@@ -61,3 +62,10 @@ def test_holdem_table_benchmark_on_a_tiny_deck_reports_every_row_and_the_abstrac
     table = subprocess.run([sys.executable, bench, "--markdown", str(out)], capture_output=True, text=True,
                            timeout=120, check=True, cwd=ROOT / "benchmarks").stdout
     assert f"| Blueprint in its abstract game | {blueprint['abstract_mbb']:.2f} (lower bound) |" in table
+    curve = tmp_path / "curve.json"
+    subprocess.run([sys.executable, bench, "--game", "holdem(ranks=3,rounds=2,caps=1-1)", "--buckets", "5",
+                    "--blueprint-checkpoints", "100,200", "--out", str(curve)],
+                   capture_output=True, text=True, timeout=300, check=True, cwd=ROOT / "benchmarks")
+    last = json.loads(curve.read_text())["columns"]["5"][-1]
+    assert last["iterations"] == 200
+    assert (last["full_mbb"], last["abstract_mbb"]) == (blueprint["mbb"], blueprint["abstract_mbb"])
