@@ -122,6 +122,15 @@ def _record(results: dict, column: dict, name: str, mbb: float, seconds: float, 
         out.write_text(json.dumps(results, indent=1))
 
 
+def _abstract_game(evaluator, strategy, big_blind: float) -> dict:
+    """``strategy``'s exploitability in its own abstract game, mbb/g, and whether it is exact (a
+    lower bound under imperfect recall): the Blueprint row's fields."""
+    from efgkit.poker.streamed.abstract_best_response import abstract_evaluation
+
+    abstract = abstract_evaluation(evaluator, strategy)
+    return {"abstract_mbb": abstract.exploitability / big_blind * 1000, "abstract_exact": abstract.exact}
+
+
 def run(spec: str, last_round_buckets: list[int], iterations: int, blueprint_iterations: int, seed: int,
         out: Path | None = None, engine: str = "poker", gift_bounds: tuple[str, ...] = ("cbv",)) -> dict:
     """The table (JSON-ready), written to ``out`` after each row if given."""
@@ -175,7 +184,6 @@ def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blue
     of ``gift_bounds`` (rows named "... (min-payoff)" for Brown & Sandholm's lower bound)."""
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.buckets.bucket_layout import BucketLayout
-    from efgkit.poker.streamed.abstract_best_response import abstract_evaluation
     from efgkit.poker.streamed.full_game import StreamedEvaluator
     from efgkit.poker.streamed.sampled_cfr import SampledCFR
     from efgkit.resolve.gadgets import REACH_GADGETS
@@ -199,11 +207,10 @@ def run_streamed(spec: str, last_round_buckets: list[int], iterations: int, blue
             before = evaluator.evaluate(blueprint)
             _record(results, column, "Blueprint", before.exploitability / big_blind * 1000,
                     time.process_time() - started, out)
-            abstract = abstract_evaluation(evaluator, blueprint)
-            column["rows"]["Blueprint"].update(abstract_mbb=abstract.exploitability / big_blind * 1000,
-                                               abstract_exact=abstract.exact)
-            print(f"  abstract game: {abstract.exploitability / big_blind * 1000:.2f} mbb/g"
-                  f"{'' if abstract.exact else ' (imperfect recall: a lower bound)'}", flush=True)
+            abstract = _abstract_game(evaluator, blueprint, big_blind)
+            column["rows"]["Blueprint"].update(abstract)
+            print(f"  abstract game: {abstract['abstract_mbb']:.2f} mbb/g"
+                  f"{'' if abstract['abstract_exact'] else ' (imperfect recall: a lower bound)'}", flush=True)
             for bound in gift_bounds:
                 for name, gadget, constraints, split in TECHNIQUES:
                     if bound != "cbv" and gadget not in REACH_GADGETS:
@@ -261,7 +268,6 @@ def blueprint_convergence(spec: str, last_round_buckets: list[int], checkpoints:
     game and in its own abstract game (a lower bound under imperfect recall), CPU seconds of each."""
     from efgkit.poker.betting_tree import BettingTree
     from efgkit.poker.buckets.bucket_layout import BucketLayout
-    from efgkit.poker.streamed.abstract_best_response import abstract_evaluation
     from efgkit.poker.streamed.full_game import StreamedEvaluator
     from efgkit.poker.streamed.sampled_cfr import SampledCFR
     from efgkit.specs import make_game
@@ -284,10 +290,9 @@ def blueprint_convergence(spec: str, last_round_buckets: list[int], checkpoints:
                 started = time.process_time()
                 full = evaluator.evaluate(strategy)
                 evaluated = time.process_time() - started
-                abstract = abstract_evaluation(evaluator, strategy)
+                abstract = _abstract_game(evaluator, strategy, big_blind)
                 rows.append({"iterations": target, "full_mbb": full.exploitability / big_blind * 1000,
-                             "abstract_mbb": abstract.exploitability / big_blind * 1000,
-                             "abstract_exact": abstract.exact, "solve_cpu_seconds": solved,
+                             **abstract, "solve_cpu_seconds": solved,
                              "full_evaluation_cpu_seconds": evaluated,
                              "abstract_evaluation_cpu_seconds": time.process_time() - started - evaluated,
                              "peak_mb": _peak_mb()})

@@ -47,8 +47,8 @@ def test_holdem_table_benchmark_on_a_tiny_deck_reports_every_row_and_the_abstrac
     convergence mode's checkpoint at the same iterations gives the blueprint row's two numbers."""
     import json
 
-    out = tmp_path / "table.json"
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_resolve_holdem.py"), "--game",
+    bench, out = str(ROOT / "benchmarks" / "bench_resolve_holdem.py"), tmp_path / "table.json"
+    subprocess.run([sys.executable, bench, "--game",
                     "holdem(ranks=3,rounds=2,caps=1-1)", "--engine", "streamed", "--buckets", "5",
                     "--blueprint-iterations", "200", "--iterations", "3", "--gift-bound", "cbv",
                     "--gift-bound", "min-payoff", "--out", str(out)],
@@ -58,7 +58,6 @@ def test_holdem_table_benchmark_on_a_tiny_deck_reports_every_row_and_the_abstrac
     assert len(rows) == 1 + 9 + 4
     blueprint = rows["Blueprint"]
     assert blueprint["abstract_exact"] is False and 0 < blueprint["abstract_mbb"] <= blueprint["mbb"] + 1e-9
-    bench = str(ROOT / "benchmarks" / "bench_resolve_holdem.py")
     table = subprocess.run([sys.executable, bench, "--markdown", str(out)], capture_output=True, text=True,
                            timeout=120, check=True, cwd=ROOT / "benchmarks").stdout
     assert f"| Blueprint in its abstract game | {blueprint['abstract_mbb']:.2f} (lower bound) |" in table
