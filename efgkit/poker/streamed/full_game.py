@@ -832,31 +832,39 @@ class StreamedEvaluator:
                          np.zeros(0, np.int64) if depth is None else depth, np.array([target], np.int64),
                          np.zeros(0 if depth is None else self.layout.num_actions))
 
-    def _slab(self, strategy: np.ndarray) -> np.ndarray:
+    def slab(self, strategy: np.ndarray) -> np.ndarray:
+        """``strategy`` (as ``layout.checked`` returns it) rearranged as the walks read it
+        (``_slab``). The methods below take it as ``slab`` when the caller has it: a walk over
+        many first deals rearranges the strategy once, not once per deal (``strategy`` is then
+        not read)."""
         out = aligned_zeros(self.slab_size)
         _slab(self.templates, self.view, strategy, out)
         return out
 
     # ------------------------------------------------------------------ evaluation
-    def entry_reach(self, strategy: np.ndarray, player: int) -> np.ndarray:
+    def entry_reach(self, strategy: np.ndarray | None, player: int,
+                    slab: np.ndarray | None = None) -> np.ndarray:
         """(entries, hands): the reach of ``player``'s opponent at every entry (the nodes
-        where the first board is dealt), from ``strategy`` (as ``layout.checked`` returns it)."""
-        return self._entry_reach(self.tables(None), self.workspace(), self._slab(strategy), player)
+        where the first board is dealt), from ``strategy`` (as ``layout.checked`` returns it;
+        or its ``slab``)."""
+        slab = self.slab(strategy) if slab is None else slab
+        return self._entry_reach(self.tables(None), self.workspace(), slab, player)
 
     def _entry_reach(self, pre: BoardTables, work: WalkBuffers, slab: np.ndarray, player: int) -> np.ndarray:
         _pre_deal(self.view, self.templates, pre, work, slab, player, BEST_RESPONSE, MODE_RECORD)
         return _bridge(self.templates, work, 0)[0].T.copy()
 
-    def item_values(self, strategy: np.ndarray, player: int, objective: int, entry_reach: np.ndarray,
-                    item: int, work: WalkBuffers | None = None) -> np.ndarray:
+    def item_values(self, strategy: np.ndarray | None, player: int, objective: int, entry_reach: np.ndarray,
+                    item: int, work: WalkBuffers | None = None, slab: np.ndarray | None = None) -> np.ndarray:
         """(entries, hands): the responder's values at every entry summed over the suit class
-        of first deal ``item`` (weights included); ``work`` a ``workspace`` (an ``ABSTRACT``
-        walk's, its action values added to)."""
+        of first deal ``item`` (weights included) against ``strategy`` (or its ``slab``);
+        ``work`` a ``workspace`` (an ``ABSTRACT`` walk's, its action values added to)."""
         work = self.workspace() if work is None else work
+        slab = self.slab(strategy) if slab is None else slab
         _bridge(self.templates, work, 0)[0][:] = entry_reach.T
         tables = self.tables(self.items[item])
         values = np.zeros(entry_reach.shape[::-1])
-        _item(self.view, self.templates, tables, work, self._slab(strategy), player, objective, values)
+        _item(self.view, self.templates, tables, work, slab, player, objective, values)
         return self.class_sum(values.T, item)
 
     def class_sum(self, values: np.ndarray, item: int) -> np.ndarray:
@@ -892,31 +900,46 @@ class StreamedEvaluator:
         utility, as ``EXPECTED``'s) and, for ``ABSTRACT`` (``depth`` and ``target`` as
         ``workspace`` takes them), the action values it added up over every board (float64
         (actions,); empty otherwise), first deals summed in order."""
-        pre, work, slab = self.tables(None), self.workspace(depth, target), self._slab(strategy)
+        pre, work, slab = self.tables(None), self.workspace(depth, target), self.slab(strategy)
         if not self.items:
             total = _pre_deal(self.view, self.templates, pre, work, slab, player, objective, MODE_DESCEND)
             return float(total), work.action_values
         entry_reach = self._entry_reach(pre, work, slab, player)
-        summed, action_values = np.zeros_like(entry_reach), np.zeros_like(work.action_values)
+        entries = self._action_entries(depth, target)
+        summed, added = np.zeros_like(entry_reach), np.zeros(entries.shape[0])
         shared = runner.share(self) if shared is None else shared
-        shared_strategy = runner.share(strategy)  # sent to each worker once, not with every item
-        arguments = [(shared, shared_strategy, player, objective, entry_reach, i, depth, target)
+        shared_slab = runner.share(slab)  # sent to each worker once, not with every item
+        arguments = [(shared, shared_slab, player, objective, entry_reach, i, depth, target, entries)
                      for i in range(len(self.items))]
         for values, item_action_values in runner.imap(run_item, arguments):
             summed += values
-            action_values += item_action_values
+            added += item_action_values
             if progress is not None:
                 progress(1)
         total = self._replay(pre, work, slab, player, objective, summed)
-        return float(total), action_values + work.action_values
+        action_values = work.action_values.copy()
+        action_values[entries] = added + work.action_values[entries]
+        return float(total), action_values
 
-    def pre_deal_value(self, strategy: np.ndarray, player: int, objective: int,
-                       entry_values: np.ndarray) -> float:
+    def _action_entries(self, depth: np.ndarray | None, target: int) -> np.ndarray:
+        """int64: the strategy entries of the decisions ``target`` of the responder's decisions
+        deep (``depth`` as ``workspace`` takes it), the only ones an ``ABSTRACT`` walk adds
+        values to (work items return just these); none for other walks."""
+        if depth is None:
+            return np.zeros(0, np.int64)
+        start = self.layout.action_start
+        decisions = np.flatnonzero(depth[self.betting.decision_nodes] == target)
+        return np.concatenate([np.zeros(0, np.int64),
+                               *(np.arange(start[d], start[d + 1]) for d in decisions.tolist())])
+
+    def pre_deal_value(self, strategy: np.ndarray | None, player: int, objective: int,
+                       entry_values: np.ndarray, slab: np.ndarray | None = None) -> float:
         """The responder's total from its values at every entry (float64 (entries, hands), summed
         over every first deal) and ``strategy`` before the first deal: the pre-deal walk of
         ``walk`` for callers whose first deals play something other than ``strategy`` (the
-        streamed re-solver's re-solved subgames)."""
-        pre, work, slab = self.tables(None), self.workspace(), self._slab(strategy)
+        streamed re-solver's re-solved subgames; ``slab`` as in ``item_values``)."""
+        slab = self.slab(strategy) if slab is None else slab
+        pre, work = self.tables(None), self.workspace()
         self._entry_reach(pre, work, slab, player)
         return float(self._replay(pre, work, slab, player, objective, entry_values))
 
@@ -971,11 +994,14 @@ class StreamedEvaluator:
         return max(len(self.items), 1)
 
 
-def run_item(evaluator: StreamedEvaluator, strategy, player, objective, entry_reach, item, depth, target):
-    """One work item on a runner: first deal ``item``'s values at every entry (``item_values``) and,
-    for ``ABSTRACT`` walks (``depth``, ``target``), the action values it added up."""
+def run_item(evaluator: StreamedEvaluator, slab, player, objective, entry_reach, item, depth, target,
+             entries):
+    """One work item on a runner: first deal ``item``'s values at every entry (``item_values``
+    against the strategy's ``slab``) and, for ``ABSTRACT`` walks (``depth``, ``target``), the
+    action values it added up at the strategy ``entries`` (``_action_entries``)."""
     work = evaluator.workspace(depth, target)
-    return evaluator.item_values(strategy, player, objective, entry_reach, item, work), work.action_values
+    return (evaluator.item_values(None, player, objective, entry_reach, item, work, slab=slab),
+            work.action_values[entries])
 
 
 def _templates(betting: BettingTree, layout: BucketLayout) -> tuple[Templates, int]:

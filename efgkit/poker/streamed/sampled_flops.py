@@ -77,17 +77,20 @@ def postflop_response(evaluator: StreamedEvaluator, strategy, flops: np.ndarray 
     sampled = flops is not None
     drawn = np.asarray(flops, dtype=np.int64) if sampled else np.arange(len(evaluator.items))
     walked = np.unique(drawn)
-    shared, shared_strategy = runner.share(evaluator), runner.share(strategy)
+    slab = evaluator.slab(strategy)  # the strategy as the walks read it, rearranged once
+    shared, shared_slab = runner.share(evaluator), runner.share(slab)
     draws, sums = [], []
     for player in (0, 1):
-        entry_reach = evaluator.entry_reach(strategy, player)
-        arguments = [(shared, shared_strategy, player, BEST_RESPONSE, entry_reach, int(i), None, 0)
+        entry_reach = evaluator.entry_reach(None, player, slab=slab)
+        none = np.zeros(0, np.int64)  # no action values: a best-response walk
+        arguments = [(shared, shared_slab, player, BEST_RESPONSE, entry_reach, int(i), None, 0, none)
                      for i in walked]
         summed, value = np.zeros_like(entry_reach), {}
         for i, (values, _) in zip(walked.tolist(), runner.imap(run_item, arguments), strict=True):
             summed += values
             if sampled:  # the deal's values over its probability: an estimate of the whole sum
-                value[i] = evaluator.pre_deal_value(strategy, player, EXPECTED, values / probability[i])
+                estimate = values / probability[i]
+                value[i] = evaluator.pre_deal_value(None, player, EXPECTED, estimate, slab=slab)
             if progress is not None:
                 progress(1)
         draws.append(np.array([value[i] for i in drawn.tolist()]) if sampled else None)
@@ -95,9 +98,9 @@ def postflop_response(evaluator: StreamedEvaluator, strategy, flops: np.ndarray 
     if sampled:
         values = tuple(Estimate.of(v, exact=False) for v in draws)
         return PostflopResponse(Estimate.of(draws[0] + draws[1], exact=False), values, walked.shape[0], None)
-    restricted = [evaluator.pre_deal_value(strategy, p, EXPECTED, sums[p]) for p in (0, 1)]
-    full = Evaluation.of([evaluator.pre_deal_value(strategy, p, BEST_RESPONSE, sums[p]) for p in (0, 1)],
-                         float("nan"))
+    restricted = [evaluator.pre_deal_value(None, p, EXPECTED, sums[p], slab=slab) for p in (0, 1)]
+    responses = [evaluator.pre_deal_value(None, p, BEST_RESPONSE, sums[p], slab=slab) for p in (0, 1)]
+    full = Evaluation.of(responses, float("nan"))
     every = len(evaluator.items)
     return PostflopResponse(Estimate(sum(restricted), 0.0, every, True),
                             tuple(Estimate(v, 0.0, every, True) for v in restricted), every, full)
