@@ -42,10 +42,16 @@ PRECISIONS = ("float64", "float32", "int32")
 RATE = """
 import json, sys, time
 from efgkit.poker.betting_tree import BettingTree
-from efgkit.poker.buckets.bucket_layout import BucketLayout
-from efgkit.poker.buckets.card_abstraction import IsomorphicCards
-from efgkit.poker.buckets.named_abstractions import abstraction_named
-from efgkit.poker.streamed.sampled_cfr import SampledCFR
+try:
+    from efgkit.poker.buckets.bucket_layout import BucketLayout
+    from efgkit.poker.buckets.card_abstraction import IsomorphicCards
+    from efgkit.poker.buckets.named_abstractions import abstraction_named
+    from efgkit.poker.streamed.sampled_cfr import SampledCFR
+except ModuleNotFoundError:  # a tree from before the engines were grouped by package (48e1735)
+    from efgkit.poker.bucket_layout import BucketLayout
+    from efgkit.poker.card_abstraction import IsomorphicCards
+    from efgkit.poker.named_abstractions import abstraction_named
+    from efgkit.poker.sampled_cfr import SampledCFR
 from efgkit.specs import make_game
 spec, buckets, seconds, precision = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 game = make_game(spec)
@@ -69,7 +75,8 @@ if hasattr(solver, "_sample_board"):  # before: numpy and the abstraction's buck
             solver._sample_board()
 else:  # in the kernel, as _run deals them
     import numba
-    from efgkit.poker.streamed.sampled_cfr import _deal, _sample_cards
+    kernels = sys.modules[SampledCFR.__module__]
+    _deal, _sample_cards = kernels._deal, kernels._sample_cards
 
     @numba.njit
     def deals(sampler, tables, board, uniforms):
