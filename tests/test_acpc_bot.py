@@ -223,6 +223,7 @@ class FakeDealer:
         self.listener.settimeout(0.05)
         self.port = self.listener.getsockname()[1]
         self.received = b""
+        self.closed_by_bot = False  # the bot closed the connection (not the dealer's read timeout)
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._serve, args=(lines,), daemon=True)
         self.thread.start()
@@ -253,6 +254,7 @@ class FakeDealer:
                 time.sleep(0.1)
                 while chunk := connection.recv(4096):
                     self.received += chunk
+                self.closed_by_bot = True
             except OSError:
                 pass
 
@@ -332,3 +334,6 @@ def test_efgkit_bot_stops_at_a_malformed_line_with_one_error(holdem, capsys):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("efgkit: error:"), err
         assert dealer.received == f"{VERSION_LINE}\r\n".encode()
+        # the bot closes at once, not when its socket is garbage collected (the dealer's 1 s
+        # read timeout); a line the dealer leaves unfinished the bot cannot end before the dealer
+        assert dealer.closed_by_bot or not line.endswith(b"\n"), line

@@ -207,10 +207,12 @@ def play_acpc(host: str, port: int, definition: GameDefinition, policy: Policy, 
     deck = AcpcDeck(two_player_limit(definition))
     rng = random.Random(seed)
     sent = 0
-    with socket.create_connection((host, port), timeout=timeout) as connection:
+    # the reader closed with the socket: a socket with a file open on it stays connected until
+    # the file is closed, so a bot stopping at a bad line would leave its dealer waiting
+    with socket.create_connection((host, port), timeout=timeout) as connection, \
+            connection.makefile("rb") as reader:
         connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # one line at a time
         connection.sendall(f"{VERSION_LINE}\r\n".encode())
-        reader = connection.makefile("rb")
         for raw in reader:
             if len(raw) > MAX_LINE or not raw.endswith(b"\n"):
                 raise ProtocolError(f"a dealer line is longer than {MAX_LINE} bytes or unterminated")
