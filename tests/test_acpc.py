@@ -113,7 +113,7 @@ def test_written_definition_reads_back_as_the_same_game(spec, tmp_path):
         {"numHoleCards": 2, "maxRaises": "1 2"},
         {"blind": "2 1", "firstPlayer": "2 1", "raiseSize": "2 2", "maxRaises": "3 2"},
         {"numRounds": 3, "blind": "4 2", "firstPlayer": "2 1 1", "raiseSize": "2 2 4",
-         "maxRaises": "2 2 2", "numBoardCards": "0 1 0", "numSuits": 2, "numRanks": 3},
+         "maxRaises": "2 1 1", "numBoardCards": "0 1 0", "numSuits": 2, "numRanks": 3},
     ],
     ids=["per-round-caps", "three-rounds", "two-hole-cards", "blinds", "reverse-blinds-three-rounds"],
 )
