@@ -79,12 +79,12 @@ def postflop_response(evaluator: StreamedEvaluator, strategy, flops: np.ndarray 
     walked = np.unique(drawn)
     slab = evaluator.slab(strategy)  # the strategy as the walks read it, rearranged once
     shared, shared_slab = runner.share(evaluator), runner.share(slab)
+    no_action_values = np.zeros(0, np.int64)  # a best-response walk adds none up
     draws, sums = [], []
     for player in (0, 1):
         entry_reach = evaluator.entry_reach(None, player, slab=slab)
-        none = np.zeros(0, np.int64)  # no action values: a best-response walk
-        arguments = [(shared, shared_slab, player, BEST_RESPONSE, entry_reach, int(i), None, 0, none)
-                     for i in walked]
+        arguments = [(shared, shared_slab, player, BEST_RESPONSE, entry_reach, int(i), None, 0,
+                      no_action_values) for i in walked]
         summed, value = np.zeros_like(entry_reach), {}
         for i, (values, _) in zip(walked.tolist(), runner.imap(run_item, arguments), strict=True):
             summed += values
