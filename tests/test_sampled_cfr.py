@@ -26,10 +26,11 @@ from efgkit.poker.streamed import sampled_cfr
 from efgkit.poker.streamed.full_game import StreamedEvaluator
 from efgkit.poker.streamed.sampled_cfr import (
     SampledCFR,
-    _average_run,
+    _run_sums,
     _sample_cards,
-    _subtract_run,
+    _times_strategy,
     _walk_player,
+    board_sampling,
 )
 from efgkit.solvers.strategy import normalize_per_infoset
 from efgkit.specs import make_game
@@ -180,40 +181,51 @@ def test_a_stopped_run_resumes_bit_identically(canonical_layout, precision, vari
 
 
 @numba.njit
-def _in_memory(array, x, k, own, lo, hi, weight, strategy, values):
-    """The sums ``_average_run`` and ``_subtract_run`` keep in locals, added into the array
-    entry by entry (``array[x] += ...``), as the walk did before."""
-    for e in range(x, x + k):
-        for i in range(lo, hi):
-            w = weight * own[i]
-            if w != 0.0:
-                array[e] += w * strategy[e]
-        for i in range(lo, hi):
-            array[e] -= values[i]
+def _sums_and_probabilities(values, board, strategy, m, a, sums, probability):
+    _run_sums(values, board, 0, sums)
+    _times_strategy(np.ones(values.shape[0]), probability, strategy, board, 0, 0, m, a)
 
 
-@numba.njit
-def _in_locals(array, x, k, own, lo, hi, weight, strategy, values):
-    _average_run(array, strategy, x, k, own, lo, hi, weight)
-    _subtract_run(array, x, k, values, lo, hi, array)
+def _lane_sum(run):
+    """The sum ``_run_sums`` promises for one run, in Python floats."""
+    if len(run) < sampled_cfr.SHORT_RUN:
+        return sum(run, 0.0)  # in order from 0.0
+    lanes, whole = [0.0] * 4, len(run) // 4 * 4
+    for j, v in enumerate(run[:whole]):
+        lanes[j % 4] += v
+    for v in run[whole:]:
+        lanes[0] += v
+    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.sampled_from(["float64", "float32"]), st.integers(1, 3), st.integers(0, 12),
-       st.floats(0.0, 50.0), st.integers(0, 2**32 - 1))
-def test_row_sums_in_locals_equal_sums_through_memory(dtype, k, hands, weight, seed):
-    """``_average_run`` / ``_subtract_run`` (1 to 3 entries side by side, each step rounded as a
-    store into the array rounds it) leave each entry bit-identical to adding every hand into
-    the array itself, in float64 and float32, zero reach included."""
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=5), st.integers(2, 3), st.integers(0, 2**32 - 1))
+def test_run_sums_are_in_order_or_in_four_lanes_whatever_the_path(canonical_layout, lengths, m, seed):
+    """A run's sum is its hands in order (fewer than SHORT_RUN) or in four lanes, bit for bit;
+    a level of short runs walked hand by hand gets the same sums and products as its loops
+    per run."""
     rng = np.random.default_rng(seed)
-    own = rng.random(hands) * (rng.random(hands) < 0.7)
-    values = rng.normal(size=hands) * 10.0 ** rng.integers(-8, 8, hands)
-    strategy = rng.random(5).astype(dtype)
-    start = (rng.normal(size=5) * 1e3).astype(dtype)
-    expected, got = start.copy(), start.copy()
-    _in_memory(expected, 1, k, own, 0, hands, weight, strategy, values)
-    _in_locals(got, 1, k, own, 0, hands, weight, strategy, values)
-    assert np.array_equal(got.view(np.uint8), expected.view(np.uint8))
+    _, board, _, _ = board_sampling(canonical_layout)
+    count, runs = sum(lengths), len(lengths)
+    start = np.concatenate([[0], np.cumsum(lengths)])
+    buckets = np.sort(rng.choice(20, runs, replace=False))
+    board.valid_count[0], board.run_count[0] = count, runs
+    board.run_start[0, :runs + 1], board.run_bucket[0, :runs] = start, buckets
+    board.position_run[0, :count] = np.repeat(np.arange(runs), lengths)
+    board.position_bucket[0, :count] = np.repeat(buckets, lengths)
+    values = rng.normal(size=count) * 10.0 ** rng.integers(-8, 8, count)
+    strategy = rng.random(20 * m)
+    a = int(rng.integers(m))
+    results = {}
+    for hand_wise in (False, True) if max(lengths) < sampled_cfr.SHORT_RUN else (False,):
+        board.hand_wise[0] = hand_wise
+        sums, probability = np.full(count, np.nan), np.full(count, np.nan)
+        _sums_and_probabilities(values, board, strategy, m, a, sums, probability)
+        results[hand_wise] = sums[:runs], probability
+    expected = [_lane_sum(values[start[r]:start[r + 1]].tolist()) for r in range(runs)]
+    for sums, probability in results.values():
+        assert np.array_equal(sums, expected)
+        assert np.array_equal(probability, strategy[np.repeat(buckets, lengths) * m + a])
 
 
 @pytest.mark.parametrize("precision, variant", [("float64", "cfr+"), ("float32", "cfr"), ("int32", "cfr+")])

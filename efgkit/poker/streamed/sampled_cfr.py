@@ -24,7 +24,8 @@ no Python. The solver's ``state()`` (its arrays, the iteration and the Generator
 ``precision`` chooses how the regrets and averages are stored and updated:
 
 * ``float64`` (default) and ``float32``: the variant's update rules in that type; the current
-  strategy and the instantaneous regrets are kept in the same type.
+  strategy and the instantaneous regrets are kept in the same type (one board's sums over a
+  bucket's hands run in float64 and round once as they are stored).
 * ``int32``: CFR+ as the released HULHE code does it with INTEGER_REGRETS and INTEGER_AVERAGE
   (Burch's thesis, ../shared/research/seed_burch.md §3.2): a row's regret step is
   ``lrint((v(a) - v) * regret_scaling[round])`` with ``R = max(R + step, 0)``, a hand's average
@@ -95,6 +96,10 @@ HALVING_THRESHOLD = 2**30
 """An int32 regret or accumulator above this halves its array and scale."""
 NORMALIZED_ROWS = 1 << 18
 """``average_strategy`` normalises at most this many rows of one decision at a time."""
+SHORT_RUN = 8
+"""A run of fewer hands sums in order, a longer one in four lanes (``_run_sums``)."""
+HAND_WISE_MEAN_RUN = 3.0
+"""A level whose runs are all short and average fewer hands than this is walked hand by hand."""
 CHUNK_ITERATIONS = 4096
 """Iterations per kernel call (bounds the uniforms drawn ahead)."""
 
@@ -114,7 +119,10 @@ class SampledBoard(NamedTuple):
     board's hands sorted by strength (``final_hands``, ``final_strength`` (1, hands),
     ``final_count`` (1,)) with their ``strength_groups`` (``final_cards`` int64 (hands, 2),
     ``final_groups`` int64 (hands + 1,), ``final_group_count`` int64 (1,)) and their positions
-    on the last level (``final_position`` int64 (hands,)); ``hand_cards``."""
+    on the last level (``final_position`` int64 (hands,)); ``hand_cards``; per level and position its run
+    (``position_run``) and bucket (``position_bucket``) int64 (levels, hands), and whether the
+    level's runs are all short and few hands each (``hand_wise`` bool (levels,), SHORT_RUN and
+    HAND_WISE_MEAN_RUN): then the walk loops over its hands instead of its runs."""
 
     valid: np.ndarray
     valid_count: np.ndarray
@@ -136,6 +144,9 @@ class SampledBoard(NamedTuple):
     parent_position: np.ndarray
     position_cards: np.ndarray
     final_position: np.ndarray
+    position_run: np.ndarray
+    position_bucket: np.ndarray
+    hand_wise: np.ndarray
 
 
 class Sampler(NamedTuple):
@@ -178,7 +189,8 @@ class UpdateWalkStack(NamedTuple):
     ``sorted_values`` and ``sorted_reach`` float64 (hands,) scratch in showdown order;
     ``row_instant`` float64 (depth, hands x widest decision) the instantaneous regrets of the
     updating player's node at each depth by (run, action), under CFR and CFR+ (``_local``),
-    whose rows are updated as the walk closes them: the state's ``instant`` is not touched. (The
+    whose rows are updated as the walk closes them: the state's ``instant`` is not touched;
+    float64 (hands,) ``run_sum`` scratch (each run's sum, ``_run_sums``). (The
     class keeps its name: numba's cache index of this module pickles it, and a stale index
     naming a class that is gone fails to load.)"""
 
@@ -199,6 +211,7 @@ class UpdateWalkStack(NamedTuple):
     sorted_values: np.ndarray
     sorted_reach: np.ndarray
     row_instant: np.ndarray
+    run_sum: np.ndarray
 
 
 def new_update_walk(depth: int, hands: int, cards: int, rounds: int, width: int) -> UpdateWalkStack:
@@ -209,7 +222,7 @@ def new_update_walk(depth: int, hands: int, cards: int, rounds: int, width: int)
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
     return UpdateWalkStack(*index, *flags, *vectors, np.zeros(hands), np.zeros(cards),
                            np.zeros((2, rounds), np.int64), np.zeros(hands), np.zeros(hands),
-                           np.zeros((depth, hands * width)))
+                           np.zeros((depth, hands * width)), np.zeros(hands))
 
 
 # How the walk stays exact while doing less than a plain walk (every skip below leaves every
@@ -221,12 +234,17 @@ def new_update_walk(depth: int, hands: int, cards: int, rounds: int, width: int)
 # * a decision node's values start as 0.0 + its first child's (``started``), not as a row of
 #   zeros to add into; a deal node, whose child has fewer hands, still clears them;
 # * the vectors hold a level's hands at their positions in ``by_bucket`` order, each bucket's
-#   hands one run (``SampledBoard``): a row's hands still come in hand order, so each entry
-#   sees the same operations in the same order, the rows come in order (the cache lines of
-#   large abstractions are read once), the loops over a run read no index array, and ``_close``
+#   hands one run (``SampledBoard``): the rows come in order (the cache lines of large
+#   abstractions are read once), the loops over a run read no index array, and ``_close``
 #   updates each row once (a plain walk updates it once per hand; the later passes add 0 and
 #   match it to the same strategy); sums over the opponent's hands (terminal totals, the
 #   showdown's sweeps) still run in hand or strength order.
+# A row entry's updates (instantaneous regret, average) take each run's sum of its hands
+# (``_run_sums``: in order for a short run, in four lanes for a long one, whose sum is then
+# not a chain of dependent additions), so they are a function of the board alone, whatever
+# the path: a level of short runs only is walked hand by hand (``SampledBoard.hand_wise``:
+# probabilities gathered per hand, sums scattered per run, no loop per run of one or two
+# hands), with the same sums in the same order as the loops per run.
 # The walk's visitors are inlined into ``_walk_player`` (``depth_first``), which is compiled
 # without numba's reference counting (``io.numba_private.WITHOUT_REFCOUNTS``): the walk
 # allocates nothing and every array it sees is owned by the caller. A call per node would
@@ -257,34 +275,27 @@ def _open(args, depth):
         decision = view.decision_index[node]
         round_ = fixed.decision_round[decision] if fixed.integer else 0
         _average_rows(state, walk.own[walk.own_at[depth]], board, level, view.action_start[decision],
-                      view.num_children[node], weight, fixed, round_)
+                      view.num_children[node], weight, fixed, round_, walk.run_sum)
     return False
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _stored(array, value):
-    """``value`` (float64) rounded as a store into ``array`` rounds it: to float32 for a 4-byte
-    array, as is otherwise. A row entry's sum over its hands runs in a local with this after
-    each step, bit-identical to adding each hand into the array (``array[x] += v``) without a
-    store-to-load chain through memory (the compiler cannot tell the array from the vectors)."""
-    if array.itemsize == 4:
-        return np.float64(np.float32(value))
-    return value
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _average_rows(state, own, board, level, start, m, weight, fixed, round_):
+def _average_rows(state, own, board, level, start, m, weight, fixed, round_, sums):
     """Add ``weight`` x own reach x strategy into the average accumulator of the rows from
-    ``start`` (``m`` actions) the ``level``'s runs reach: each entry's hands in order, as is or
-    scaled by ``round_``'s scale and rounded to the nearest integer (saturating at the int32
-    maximum); hands of zero reach add nothing."""
+    ``start`` (``m`` actions) the ``level``'s runs reach: float, the run's reach summed
+    (``_run_sums``) times each probability; int32, each hand's contribution scaled by
+    ``round_``'s scale and rounded to the nearest integer, in order (saturating at the int32
+    maximum; hands of zero reach add nothing)."""
     runs, buckets, average = board.run_start[level], board.run_bucket[level], state.average
+    if not fixed.integer:
+        _run_sums(own, board, level, sums)
     for r in range(board.run_count[level]):
         row = start + buckets[r] * m
         if not fixed.integer:
-            for x in range(row, row + m, 3):
-                _average_run(average, state.strategy, x, min(3, row + m - x), own, runs[r], runs[r + 1],
-                             weight)
+            w = weight * sums[r]
+            if w != 0.0:
+                for x in range(row, row + m):
+                    average[x] = np.float64(average[x]) + w * state.strategy[x]
             continue
         scale = fixed.scale[1, round_]
         for x in range(row, row + m):
@@ -298,58 +309,55 @@ def _average_rows(state, own, board, level, start, m, weight, fixed, round_):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _average_run(average, strategy, x, k, own, lo, hi, weight):
-    """Add ``weight`` x ``own[i]`` x ``strategy`` into the ``k`` (1 to 3) float accumulator
-    entries from ``x``, each over the hands ``lo:hi`` in order (hands of zero weight add
-    nothing): the entries' sums are independent, so they run side by side."""
-    p0 = strategy[x]
-    p1 = strategy[x + 1] if k > 1 else 0.0
-    p2 = strategy[x + 2] if k > 2 else 0.0
-    t0 = np.float64(average[x])
-    t1 = np.float64(average[x + 1]) if k > 1 else 0.0
-    t2 = np.float64(average[x + 2]) if k > 2 else 0.0
-    for i in range(lo, hi):
-        w = weight * own[i]
-        if w != 0.0:
-            t0 = _stored(average, t0 + w * p0)
-            t1 = _stored(average, t1 + w * p1)
-            t2 = _stored(average, t2 + w * p2)
-    average[x] = t0
-    if k > 1:
-        average[x + 1] = t1
-    if k > 2:
-        average[x + 2] = t2
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _subtract_run(instant, x, k, values, lo, hi, like):
-    """Subtract ``values[lo:hi]`` in order from each of the ``k`` (1 to 3) entries of
-    ``instant`` from ``x``, the entries side by side, each step rounded as a store into
-    ``like`` rounds it (``_stored``)."""
-    t0 = np.float64(instant[x])
-    t1 = np.float64(instant[x + 1]) if k > 1 else 0.0
-    t2 = np.float64(instant[x + 2]) if k > 2 else 0.0
-    for i in range(lo, hi):
-        v = values[i]
-        t0 = _stored(like, t0 - v)
-        t1 = _stored(like, t1 - v)
-        t2 = _stored(like, t2 - v)
-    instant[x] = t0
-    if k > 1:
-        instant[x + 1] = t1
-    if k > 2:
-        instant[x + 2] = t2
+def _run_sums(values, board, level, sums):
+    """Each run's sum of ``values`` (the ``level``'s positions) into ``sums[run]``: a run of
+    fewer than SHORT_RUN hands in order from 0.0, a longer one in four lanes (hand ``j`` of the
+    run into lane ``j`` mod 4, the last ``len`` mod 4 hands into lane 0, then (lane 0 + lane 1) +
+    (lane 2 + lane 3)). A level of short runs only (``board.hand_wise``) sums hand by hand,
+    which is the same."""
+    runs, count = board.run_start[level], board.run_count[level]
+    if board.hand_wise[level]:
+        run_of = board.position_run[level]
+        for r in range(count):
+            sums[r] = 0.0
+        for i in range(board.valid_count[level]):
+            sums[run_of[i]] += values[i]
+        return
+    for r in range(count):
+        lo, hi = runs[r], runs[r + 1]
+        if hi - lo < SHORT_RUN:
+            total = 0.0
+            for i in range(lo, hi):
+                total += values[i]
+            sums[r] = total
+            continue
+        s0 = s1 = s2 = s3 = 0.0
+        end = lo + (hi - lo) // 4 * 4
+        for i in range(lo, end, 4):
+            s0 += values[i]
+            s1 += values[i + 1]
+            s2 += values[i + 2]
+            s3 += values[i + 3]
+        for i in range(end, hi):
+            s0 += values[i]
+        sums[r] = (s0 + s1) + (s2 + s3)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _times_strategy(source, target, strategy, board, level, start, m, a):
     """``target`` = ``source`` x each position's row's probability of action ``a`` (rows from
-    ``start``, ``m`` actions), over the ``level``'s positions; True if some product is not 0."""
-    runs, buckets = board.run_start[level], board.run_bucket[level]
-    for r in range(board.run_count[level]):
-        p = strategy[start + buckets[r] * m + a]
-        for i in range(runs[r], runs[r + 1]):
-            target[i] = source[i] * p
+    ``start``, ``m`` actions), over the ``level``'s positions, per run or, on a level of short
+    runs (``board.hand_wise``), per hand; True if some product is not 0."""
+    if board.hand_wise[level]:
+        bucket = board.position_bucket[level]
+        for i in range(board.valid_count[level]):
+            target[i] = source[i] * strategy[start + bucket[i] * m + a]
+    else:
+        runs, buckets = board.run_start[level], board.run_bucket[level]
+        for r in range(board.run_count[level]):
+            p = strategy[start + buckets[r] * m + a]
+            for i in range(runs[r], runs[r + 1]):
+                target[i] = source[i] * p
     for i in range(board.valid_count[level]):  # a separate loop: the products above vectorise
         if target[i] != 0.0:
             return True
@@ -458,36 +466,40 @@ def _terminal_values(view, board, walk, player, depth):
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _add_own(state, values, child_values, board, level, start, m, a, first, local, row_instant):
+def _add_own(state, values, child_values, board, level, start, m, a, first, local, row_instant, sums):
     """Add the values ``child_values`` of action ``a``'s child into the updating player's node
-    (rows from ``start``, ``m`` actions): each into its row's instantaneous regret of ``a``
-    (the run's hands in order; in ``row_instant`` at run x m + a if ``local``, else in the
-    state's), weighted by the strategy into ``values`` (``first``: into 0.0)."""
-    runs, buckets, instant = board.run_start[level], board.run_bucket[level], state.instant
+    (rows from ``start``, ``m`` actions): weighted by the strategy into ``values`` (``first``:
+    into 0.0), per run or per hand as ``_times_strategy``, and each run's sum (``_run_sums``)
+    into its row's instantaneous regret of ``a`` (in ``row_instant`` at run x m + a if
+    ``local``, else in the state's)."""
+    strategy, buckets = state.strategy, board.run_bucket[level]
+    if board.hand_wise[level]:
+        bucket = board.position_bucket[level]
+        for i in range(board.valid_count[level]):
+            _add_weighted(values, child_values, i, strategy[start + bucket[i] * m + a], first)
+    else:
+        runs = board.run_start[level]
+        for r in range(board.run_count[level]):
+            p = strategy[start + buckets[r] * m + a]
+            for i in range(runs[r], runs[r + 1]):
+                _add_weighted(values, child_values, i, p, first)
+    _run_sums(child_values, board, level, sums)
+    instant = state.instant
     for r in range(board.run_count[level]):
-        x = start + buckets[r] * m + a
-        p = state.strategy[x]
         if local:
-            row_instant[r * m + a] = _add_child_run(values, child_values, runs[r], runs[r + 1], p,
-                                                    row_instant[r * m + a], first, instant)
+            row_instant[r * m + a] += sums[r]
         else:
-            instant[x] = _add_child_run(values, child_values, runs[r], runs[r + 1], p, np.float64(instant[x]),
-                                        first, instant)
+            x = start + buckets[r] * m + a
+            instant[x] = np.float64(instant[x]) + sums[r]
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _add_child_run(values, child_values, lo, hi, p, total, first, like):
-    """``total`` plus ``child_values[lo:hi]`` in order (each step rounded as a store into
-    ``like`` rounds it, ``_stored``), adding each value weighted by ``p`` into ``values``
-    (``first``: into 0.0)."""
-    for i in range(lo, hi):
-        v = child_values[i]
-        total = _stored(like, total + v)
-        if first:
-            values[i] = 0.0 + p * v
-        else:
-            values[i] += p * v
-    return total
+def _add_weighted(values, child_values, i, p, first):
+    """``values[i]`` (+)= ``p`` x ``child_values[i]`` (``first``: into 0.0)."""
+    if first:
+        values[i] = 0.0 + p * child_values[i]
+    else:
+        values[i] += p * child_values[i]
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # inlined: see the note above _open
@@ -515,7 +527,8 @@ def _gather(args, depth):
             values[parent[i]] += child_values[i]
     elif view.kind[node] == player:
         _add_own(state, values, child_values, board, level, view.action_start[view.decision_index[node]],
-                 view.num_children[node], walk.action[depth], first, _local(rule), walk.row_instant[depth])
+                 view.num_children[node], walk.action[depth], first, _local(rule), walk.row_instant[depth],
+                 walk.run_sum)
     elif first:
         for i in range(board.valid_count[level]):
             values[i] = 0.0 + child_values[i]
@@ -544,19 +557,20 @@ def _close(args, depth):
     level = view.level[node]
     start = view.action_start[view.decision_index[node]]
     round_ = fixed.decision_round[view.decision_index[node]] if fixed.integer else 0
-    runs, buckets = board.run_start[level], board.run_bucket[level]
+    buckets, sums = board.run_bucket[level], walk.run_sum
     instant, values, row_instant = state.instant, walk.values[depth], walk.row_instant[depth]
+    if started:
+        _run_sums(values, board, level, sums)
     for r in range(board.run_count[level]):
         row = start + buckets[r] * m
         if local:
             if started:
-                for j in range(0, m, 3):
-                    _subtract_run(row_instant, r * m + j, min(3, m - j), values, runs[r], runs[r + 1],
-                                  instant)
+                for j in range(m):
+                    row_instant[r * m + j] -= sums[r]
             _update_row(state, row, m, walk, fixed, round_, rule, row_instant, r * m)
         else:
-            for x in range(row, row + m, 3):
-                _subtract_run(instant, x, min(3, row + m - x), values, runs[r], runs[r + 1], instant)
+            for x in range(row, row + m):
+                instant[x] = np.float64(instant[x]) - sums[r]
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
@@ -724,7 +738,7 @@ def _deal(sampler, tables, board):
 def _positions(board, level):
     """The ``level``'s runs of equal bucket in ``by_bucket`` order and its position tables
     (``SampledBoard``), the level above's already made."""
-    count, runs = board.valid_count[level], 0
+    count, runs, longest = board.valid_count[level], 0, 0
     for i in range(count):
         h = board.by_bucket[level, i]
         bucket = board.bucket[level, h]
@@ -732,6 +746,9 @@ def _positions(board, level):
             board.run_bucket[level, runs] = bucket
             board.run_start[level, runs] = i
             runs += 1
+        longest = max(longest, i + 1 - board.run_start[level, runs - 1])
+        board.position_run[level, i] = runs - 1
+        board.position_bucket[level, i] = bucket
         board.position_of[level, h] = i
         for k in range(board.hand_cards.shape[1]):
             board.position_cards[level, i, k] = board.hand_cards[h, k]
@@ -739,6 +756,7 @@ def _positions(board, level):
             board.parent_position[level, i] = board.position_of[level - 1, h]
     board.run_start[level, runs] = count
     board.run_count[level] = runs
+    board.hand_wise[level] = longest < SHORT_RUN and count < HAND_WISE_MEAN_RUN * runs
     for k in range(count):
         board.valid_position[level, k] = board.position_of[level, board.valid[level, k]]
 
@@ -812,7 +830,8 @@ def board_sampling(layout: BucketLayout) -> tuple[Sampler, SampledBoard, UpdateW
                          np.zeros(hands + 1, np.int64), np.zeros(1, np.int64),
                          np.zeros((levels, hands + 1), np.int64), table[0], np.zeros(levels, np.int64),
                          *table[1:], np.zeros((levels, hands, hand_cards.shape[1]), np.int64),
-                         np.zeros(hands, np.int64))
+                         np.zeros(hands, np.int64), np.zeros((levels, hands), np.int64),
+                         np.zeros((levels, hands), np.int64), np.zeros(levels, np.bool_))
     return sampler, board, walk, layout.abstraction.kernel_tables()
 
 
