@@ -39,7 +39,7 @@ PRECISION_RUNS = (("leduc", "lossless", 20_000), ("holdem(ranks=3,rounds=2)", "c
                   ("holdem(ranks=5,rounds=2)", "canonical", 2_000))
 PRECISIONS = ("float64", "float32", "int32")
 
-RATE = """
+SETUP = """
 import json, sys, time
 from efgkit.poker.betting_tree import BettingTree
 try:
@@ -53,18 +53,23 @@ except ModuleNotFoundError:  # a tree from before the engines were grouped by pa
     from efgkit.poker.named_abstractions import abstraction_named
     from efgkit.poker.sampled_cfr import SampledCFR
 from efgkit.specs import make_game
-spec, buckets, seconds, precision = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
+spec, buckets, number, precision = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
 game = make_game(spec)
 counts = buckets.split()[1].split("-") if " " in buckets else [10] * game.num_rounds
 cards = (IsomorphicCards.hashed(game, tuple(map(int, counts)), seed=0) if buckets.startswith("hashed")
          else abstraction_named(game, buckets))
 layout = BucketLayout(BettingTree(game), cards)
 options = {} if precision == "float64" else {"precision": precision}
+"""
+"""A child's start: the tree's modules, ``game``, ``layout`` and the solver's ``options`` from
+``sys.argv`` (spec, buckets, a number, precision)."""
+
+RATE = SETUP + """
 solver = SampledCFR(layout, seed=0, **options).iterate(2)
 rate = 0.0
 for window in range(3):  # the best of three: the machine is shared
     batch, done, start = 1, 0, time.process_time()
-    while time.process_time() - start < seconds / 3:
+    while time.process_time() - start < number / 3:
         solver.iterate(batch)
         done += batch
         batch = min(2 * batch, 1000)
@@ -91,7 +96,7 @@ deal(1)
 board_ms = float("inf")
 for window in range(3):
     boards, count, start = 0, 1, time.process_time()
-    while time.process_time() - start < min(seconds / 3, 1.0):
+    while time.process_time() - start < min(number / 3, 1.0):
         deal(count)
         boards += count
         count = min(2 * count, 1000)
@@ -100,13 +105,35 @@ print(json.dumps({"rate": rate, "actions": layout.num_actions, "board_ms": board
 """
 
 
-def iterations_per_second(source: str, spec: str, buckets: str, seconds: float, precision: str) -> dict:
-    """Rate of the efgkit tree at ``source`` in a fresh process (its own numba cache)."""
+FIXED = SETUP + """
+iterations = int(number)
+solver = SampledCFR(layout, seed=0, **options).iterate(iterations)  # every page of the state touched
+start = time.process_time()
+solver.iterate(iterations)
+print(json.dumps({"cpu_per_iteration": (time.process_time() - start) / iterations}))
+"""
+"""CPU seconds per iteration over iterations N + 1 .. 2N (seed 0: the same boards in every tree)."""
+
+
+def _child(code: str, source: str, spec: str, buckets: str, number: float, precision: str) -> dict:
+    """Run ``code`` for the efgkit tree at ``source`` in a fresh process (its own numba cache)."""
     environment = {**os.environ, "PYTHONPATH": source}
-    result = subprocess.run([sys.executable, "-c", RATE, spec, buckets, str(seconds), precision],
+    result = subprocess.run([sys.executable, "-c", code, spec, buckets, str(number), precision],
                             capture_output=True, text=True, env=environment, check=True,
                             cwd=source)  # python -c puts the working directory first on sys.path
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def cpu_per_iteration(source: str, spec: str, buckets: str, iterations: int, precision: str) -> float:
+    """CPU seconds per iteration of the tree at ``source`` on iterations ``iterations`` + 1 to
+    2 x ``iterations`` (the same boards in every tree, every page of the state touched first)."""
+    return _child(FIXED, source, spec, buckets, iterations, precision)["cpu_per_iteration"]
+
+
+def iterations_per_second(source: str, spec: str, buckets: str, seconds: float, precision: str) -> dict:
+    """Rate of the efgkit tree at ``source``: the best of three windows of ``seconds`` / 3 CPU
+    seconds (each on other boards) and the milliseconds to deal a board."""
+    return _child(RATE, source, spec, buckets, seconds, precision)
 
 
 def precision_cost(spec: str, buckets: str, iterations: int) -> list[dict]:

@@ -1,10 +1,12 @@
 """Sampled CFR+ CPU time per iteration: this tree against another, interleaved (issue 33).
 
-Runs ``bench_sampled.iterations_per_second`` (float64 CFR+, seed 0, the best of three
-CPU-second windows in a fresh process with its own PYTHONPATH) for each game, alternating the
-two trees round by round so the load of the shared machine hits both alike, and reports per
-game the median rate of each tree and the ratio of medians (target: 5x on HULHE hashed
-169-1000-1000-1000 and holdem(ranks=5)).
+Runs ``bench_sampled.cpu_per_iteration`` (float64 CFR+, seed 0, in a fresh process with its
+own PYTHONPATH: N iterations so every page of the state is touched, then N more timed) for
+each game, alternating the two trees round by round so the load of the shared machine hits
+both alike, and reports per game the median CPU seconds per iteration of each tree and their
+ratio (target: 5x on HULHE hashed 169-1000-1000-1000 and holdem(ranks=5)). Both trees walk
+the same boards: a board's cost varies with its cards, so windows of a few seconds (each on
+other boards) moved the rate of one tree by 30% on HULHE-1000 (docs/benchmarks.md).
 
 Run ``python benchmarks/bench_sampled_ab.py --before DIR`` (DIR an efgkit source tree, e.g. a
 checkout of main) to write docs/benchmarks.md's section "sampled-ab"; ``--quick`` for a
@@ -19,11 +21,13 @@ import os
 import statistics
 from pathlib import Path
 
-from bench_sampled import iterations_per_second
+from bench_sampled import cpu_per_iteration
 from markdown_sections import update_section
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
-RUNS = (("holdem(ranks=5)", "none"), ("holdem", "hashed 169-1000-1000-1000"))
+RUNS = (("holdem(ranks=5)", "none", 300), ("holdem", "hashed 10-10-10-10", 12),
+        ("holdem", "hashed 169-1000-1000-1000", 12))
+"""(game, card abstraction, N): N iterations warm, N timed (a few CPU seconds each)."""
 
 
 def main() -> None:
@@ -36,29 +40,28 @@ def main() -> None:
     args = parser.parse_args()
     here = str(Path(__file__).resolve().parent.parent)
     trees = {"this": here, "before": args.before}
-    seconds = 0.5 if args.quick else 4.5
-    lines = ["| game | card abstraction | rounds | before: it/CPU-s (median) | this: it/CPU-s (median) | "
-             "CPU s per iteration, before / this |", "|---|---|---:|---:|---:|---:|"]
-    for spec, buckets in (("leduc", "lossless"),) if args.quick else RUNS:
-        rates = {name: [] for name in trees}
+    lines = ["| game | card abstraction | N | rounds | before: CPU s per iteration (median) | "
+             "this: CPU s per iteration (median) | before / this |", "|---|---|---:|---:|---:|---:|---:|"]
+    for spec, buckets, iterations in (("leduc", "lossless", 200),) if args.quick else RUNS:
+        seconds = {name: [] for name in trees}
         for round_ in range(args.rounds):
             order = list(trees) if round_ % 2 == 0 else list(trees)[::-1]
             for name in order:
-                rate = iterations_per_second(trees[name], spec, buckets, seconds, "float64")["rate"]
-                rates[name].append(rate)
-                print(spec, buckets, name, f"{rates[name][-1]:,.2f} it/CPU-s", flush=True)
-        before, this = statistics.median(rates["before"]), statistics.median(rates["this"])
-        listed = {name: ", ".join(f"{r:,.2f}" for r in values) for name, values in rates.items()}
-        lines.append(f"| {spec} | {buckets} | {args.rounds} | {before:,.2f} ({listed['before']}) "
-                     f"| {this:,.2f} ({listed['this']}) | **{this / before:.2f}x** |")
+                seconds[name].append(cpu_per_iteration(trees[name], spec, buckets, iterations, "float64"))
+                print(spec, buckets, name, f"{seconds[name][-1]:.4g} CPU-s per iteration", flush=True)
+        before, this = statistics.median(seconds["before"]), statistics.median(seconds["this"])
+        listed = {name: ", ".join(f"{s:.4g}" for s in values) for name, values in seconds.items()}
+        lines.append(f"| {spec} | {buckets} | {iterations} | {args.rounds} | "
+                     f"{before:.4g} ({listed['before']}) | {this:.4g} ({listed['this']}) | "
+                     f"**{before / this:.2f}x** |")
         print(lines[-1], flush=True)
     if not args.quick:
         load = os.getloadavg()[0]
-        header = (f"## Sampled CFR+ speed, this tree against main (issue 33) — {datetime.date.today()}, "
+        header = (f"## Sampled CFR+ speed, this tree against another (issue 33) — {datetime.date.today()}, "
                   f"load average {load:.1f} at the end\n\n"
-                  f"`python benchmarks/bench_sampled_ab.py --before DIR`: float64 CFR+, seed 0, each rate "
-                  f"the best of three {seconds / 3:g} CPU-second windows in a fresh process, the two trees "
-                  f"alternating round by round.\n\n")
+                  f"`python benchmarks/bench_sampled_ab.py --before DIR`: float64 CFR+, seed 0, in a fresh "
+                  f"process per measurement: N iterations, then the CPU seconds of N more (the same boards "
+                  f"in both trees), the two trees alternating round by round.\n\n")
         update_section(DOCS, "sampled-ab", header + "\n".join(lines) + "\n")
 
 
