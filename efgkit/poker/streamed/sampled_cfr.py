@@ -331,15 +331,16 @@ def _run_sums(values, board, level, sums):
                 total += values[i]
             sums[r] = total
             continue
+        run = values[lo:hi]  # indexed from 0: no wrap-around
         s0 = s1 = s2 = s3 = 0.0
-        end = lo + (hi - lo) // 4 * 4
-        for i in range(lo, end, 4):
-            s0 += values[i]
-            s1 += values[i + 1]
-            s2 += values[i + 2]
-            s3 += values[i + 3]
-        for i in range(end, hi):
-            s0 += values[i]
+        whole = (hi - lo) // 4 * 4
+        for i in range(0, whole, 4):
+            s0 += run[i]
+            s1 += run[i + 1]
+            s2 += run[i + 2]
+            s3 += run[i + 3]
+        for i in range(whole, hi - lo):
+            s0 += run[i]
         sums[r] = (s0 + s1) + (s2 + s3)
 
 
@@ -356,8 +357,10 @@ def _times_strategy(source, target, strategy, board, level, start, m, a):
         runs, buckets = board.run_start[level], board.run_bucket[level]
         for r in range(board.run_count[level]):
             p = strategy[start + buckets[r] * m + a]
-            for i in range(runs[r], runs[r + 1]):
-                target[i] = source[i] * p
+            lo, hi = runs[r], runs[r + 1]
+            run_target, run_source = target[lo:hi], source[lo:hi]  # indexed from 0: no wrap-around
+            for i in range(hi - lo):
+                run_target[i] = run_source[i] * p
     for i in range(board.valid_count[level]):  # a separate loop: the products above vectorise
         if target[i] != 0.0:
             return True
@@ -481,8 +484,10 @@ def _add_own(state, values, child_values, board, level, start, m, a, first, loca
         runs = board.run_start[level]
         for r in range(board.run_count[level]):
             p = strategy[start + buckets[r] * m + a]
-            for i in range(runs[r], runs[r + 1]):
-                _add_weighted(values, child_values, i, p, first)
+            lo, hi = runs[r], runs[r + 1]
+            run_values, run_children = values[lo:hi], child_values[lo:hi]  # indexed from 0
+            for i in range(hi - lo):
+                _add_weighted(run_values, run_children, i, p, first)
     _run_sums(child_values, board, level, sums)
     instant = state.instant
     for r in range(board.run_count[level]):
