@@ -112,17 +112,21 @@ class SampledBoard(NamedTuple):
     ``by_bucket`` order, so each bucket's hands are one contiguous run: ``run_start`` int64
     (levels, hands + 1) and ``run_bucket`` int64 (levels, hands) the first position and bucket
     of each run, ``run_count`` (levels,); ``position_of`` int64 (levels, hands) each hand's
-    position (scratch for the maps); ``valid_position`` (levels, hands) the positions in hand
-    order (sums over the opponent's hands keep hand order); ``parent_position`` (levels, hands)
-    a position's position one level up (where a deal maps reach down and values up);
+    position (scratch for the maps); ``valid_position`` uint64 (levels, hands) the positions in
+    hand order (sums over the opponent's hands keep hand order); ``parent_position`` uint64
+    (levels, hands) a position's position one level up (where a deal maps reach down and values up);
     ``position_cards`` int64 (levels, hands, hole cards) each position's cards. The final
     board's hands sorted by strength (``final_hands``, ``final_strength`` (1, hands),
-    ``final_count`` (1,)) with their ``strength_groups`` (``final_cards`` int64 (hands, 2),
-    ``final_groups`` int64 (hands + 1,), ``final_group_count`` int64 (1,)) and their positions
-    on the last level (``final_position`` int64 (hands,)); ``hand_cards``; per level and position its run
-    (``position_run``) and bucket (``position_bucket``) int64 (levels, hands), and whether the
-    level's runs are all short and few hands each (``hand_wise`` bool (levels,), SHORT_RUN and
-    HAND_WISE_MEAN_RUN): then the walk loops over its hands instead of its runs."""
+    ``final_count`` (1,)) with their ``strength_groups`` (``final_cards`` uint64 (hands, 2),
+    ``final_groups`` uint64 (hands + 1,), ``final_group_count`` int64 (1,)) and their positions
+    on the last level (``final_position`` uint64 (hands,)); ``hand_cards``; per level and
+    position its run (``position_run`` uint64) and bucket (``position_bucket`` int64) (levels,
+    hands), and whether the level's runs are all short and few hands each (``hand_wise`` bool
+    (levels,), SHORT_RUN and HAND_WISE_MEAN_RUN): then the walk loops over its hands instead of
+    its runs. The tables the walk reads only as indices are unsigned: numba corrects a negative
+    index read from a signed array (a shift and a mask on every access, which also keeps
+    loops from overlapping) and omits that for an unsigned one; the values stay bit-identical.
+    Unsigned values must not meet signed ones in arithmetic (numba would make a float)."""
 
     valid: np.ndarray
     valid_count: np.ndarray
@@ -827,16 +831,23 @@ def board_sampling(layout: BucketLayout) -> tuple[Sampler, SampledBoard, UpdateW
     showdowns = betting.level[betting.kind == SHOWDOWN]
     if np.any(showdowns != levels - 1):  # the showdown's hands are the last level's
         raise ParameterError(f"sampled CFR needs every showdown of {betting.game.spec} after the last deal")
-    table = [np.zeros((levels, hands), np.int64) for _ in range(4)]
-    board = SampledBoard(*hand_lists(levels, hands), np.zeros((levels, hands), np.int64),
-                         np.full((levels, hands), -1, np.int64), betting.level_weight,
-                         np.zeros((1, hands), np.int64), np.zeros((1, hands), np.int64),
-                         np.zeros(1, np.int64), hand_cards, np.zeros((hands, 2), np.int64),
-                         np.zeros(hands + 1, np.int64), np.zeros(1, np.int64),
-                         np.zeros((levels, hands + 1), np.int64), table[0], np.zeros(levels, np.int64),
-                         *table[1:], np.zeros((levels, hands, hand_cards.shape[1]), np.int64),
-                         np.zeros(hands, np.int64), np.zeros((levels, hands), np.int64),
-                         np.zeros((levels, hands), np.int64), np.zeros(levels, np.bool_))
+    valid, valid_count = hand_lists(levels, hands)
+
+    def per_level(dtype=np.int64, extra=0):
+        return np.zeros((levels, hands + extra), dtype)
+
+    board = SampledBoard(
+        valid=valid, valid_count=valid_count, by_bucket=per_level(),
+        bucket=np.full((levels, hands), -1, np.int64), weight=betting.level_weight,
+        final_hands=np.zeros((1, hands), np.int64), final_strength=np.zeros((1, hands), np.int64),
+        final_count=np.zeros(1, np.int64), hand_cards=hand_cards,
+        final_cards=np.zeros((hands, 2), np.uint64), final_groups=np.zeros(hands + 1, np.uint64),
+        final_group_count=np.zeros(1, np.int64), run_start=per_level(extra=1), run_bucket=per_level(),
+        run_count=np.zeros(levels, np.int64), position_of=per_level(), valid_position=per_level(np.uint64),
+        parent_position=per_level(np.uint64),
+        position_cards=np.zeros((levels, hands, hand_cards.shape[1]), np.int64),
+        final_position=np.zeros(hands, np.uint64), position_run=per_level(np.uint64),
+        position_bucket=per_level(), hand_wise=np.zeros(levels, np.bool_))
     return sampler, board, walk, layout.abstraction.kernel_tables()
 
 
