@@ -61,20 +61,21 @@ def compatible_totals(opponent_reach, hand_cards, valid_hands, card_sum):
         for x in range(valid_hands.shape[0]):
             total += opponent_reach[valid_hands[x]]
         return total
-    held, held_sum = -1, 0.0  # the first card's sum, in a local while consecutive hands share it
+    if valid_hands.shape[0] == 0:
+        return total
+    held = hand_cards[valid_hands[0], 0]  # the first card's sum, in a local while consecutive hands share it
+    held_sum = card_sum[held]
     for x in range(valid_hands.shape[0]):  # two hole cards: the engine plays at most two
         h = valid_hands[x]
         r = opponent_reach[h]
         total += r
         if hand_cards[h, 0] != held:
-            if held >= 0:
-                card_sum[held] = held_sum
+            card_sum[held] = held_sum
             held = hand_cards[h, 0]
             held_sum = card_sum[held]
         held_sum += r
         card_sum[hand_cards[h, 1]] += r  # never the held card: a hand's cards differ
-    if held >= 0:
-        card_sum[held] = held_sum
+    card_sum[held] = held_sum
     return total
 
 

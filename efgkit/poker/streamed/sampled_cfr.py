@@ -115,18 +115,19 @@ class SampledBoard(NamedTuple):
     position (scratch for the maps); ``valid_position`` uint64 (levels, hands) the positions in
     hand order (sums over the opponent's hands keep hand order); ``parent_position`` uint64
     (levels, hands) a position's position one level up (where a deal maps reach down and values up);
-    ``position_cards`` int64 (levels, hands, hole cards) each position's cards. The final
+    ``position_cards`` uint64 (levels, hands, hole cards) each position's cards. The final
     board's hands sorted by strength (``final_hands``, ``final_strength`` (1, hands),
     ``final_count`` (1,)) with their ``strength_groups`` (``final_cards`` uint64 (hands, 2),
     ``final_groups`` uint64 (hands + 1,), ``final_group_count`` int64 (1,)) and their positions
     on the last level (``final_position`` uint64 (hands,)); ``hand_cards``; per level and
-    position its run (``position_run`` uint64) and bucket (``position_bucket`` int64) (levels,
+    position its run (``position_run``) and bucket (``position_bucket``) uint64 (levels,
     hands), and whether the level's runs are all short and few hands each (``hand_wise`` bool
     (levels,), SHORT_RUN and HAND_WISE_MEAN_RUN): then the walk loops over its hands instead of
-    its runs. The tables the walk reads only as indices are unsigned: numba corrects a negative
-    index read from a signed array (a shift and a mask on every access, which also keeps
-    loops from overlapping) and omits that for an unsigned one; the values stay bit-identical.
-    Unsigned values must not meet signed ones in arithmetic (numba would make a float)."""
+    its runs. The tables the walk reads per hand as indices are unsigned: numba corrects a
+    negative index read from a signed array (a shift and a mask on every access) and omits
+    that for an unsigned one; the values stay bit-identical. Unsigned values must not meet
+    signed ones in arithmetic (numba would make a float): a row from ``position_bucket`` is
+    computed in uint64 throughout."""
 
     valid: np.ndarray
     valid_count: np.ndarray
@@ -329,13 +330,13 @@ def _run_sums(values, board, level, sums):
         return
     for r in range(count):
         lo, hi = runs[r], runs[r + 1]
+        run = values[lo:hi]  # indexed from 0: no wrap-around
         if hi - lo < SHORT_RUN:
             total = 0.0
-            for i in range(lo, hi):
-                total += values[i]
+            for i in range(hi - lo):
+                total += run[i]
             sums[r] = total
             continue
-        run = values[lo:hi]  # indexed from 0: no wrap-around
         s0 = s1 = s2 = s3 = 0.0
         whole = (hi - lo) // 4 * 4
         for i in range(0, whole, 4):
@@ -354,9 +355,9 @@ def _times_strategy(source, target, strategy, board, level, start, m, a):
     ``start``, ``m`` actions), over the ``level``'s positions, per run or, on a level of short
     runs (``board.hand_wise``), per hand; True if some product is not 0."""
     if board.hand_wise[level]:
-        bucket = board.position_bucket[level]
+        bucket, row, width = board.position_bucket[level], np.uint64(start + a), np.uint64(m)  # unsigned
         for i in range(board.valid_count[level]):
-            target[i] = source[i] * strategy[start + bucket[i] * m + a]
+            target[i] = source[i] * strategy[row + bucket[i] * width]
     else:
         runs, buckets = board.run_start[level], board.run_bucket[level]
         for r in range(board.run_count[level]):
@@ -481,9 +482,9 @@ def _add_own(state, values, child_values, board, level, start, m, a, first, loca
     ``local``, else in the state's)."""
     strategy, buckets = state.strategy, board.run_bucket[level]
     if board.hand_wise[level]:
-        bucket = board.position_bucket[level]
+        bucket, row, width = board.position_bucket[level], np.uint64(start + a), np.uint64(m)  # unsigned
         for i in range(board.valid_count[level]):
-            _add_weighted(values, child_values, i, strategy[start + bucket[i] * m + a], first)
+            _add_weighted(values, child_values, i, strategy[row + bucket[i] * width], first)
     else:
         runs = board.run_start[level]
         for r in range(board.run_count[level]):
@@ -845,9 +846,9 @@ def board_sampling(layout: BucketLayout) -> tuple[Sampler, SampledBoard, UpdateW
         final_group_count=np.zeros(1, np.int64), run_start=per_level(extra=1), run_bucket=per_level(),
         run_count=np.zeros(levels, np.int64), position_of=per_level(), valid_position=per_level(np.uint64),
         parent_position=per_level(np.uint64),
-        position_cards=np.zeros((levels, hands, hand_cards.shape[1]), np.int64),
+        position_cards=np.zeros((levels, hands, hand_cards.shape[1]), np.uint64),
         final_position=np.zeros(hands, np.uint64), position_run=per_level(np.uint64),
-        position_bucket=per_level(), hand_wise=np.zeros(levels, np.bool_))
+        position_bucket=per_level(np.uint64), hand_wise=np.zeros(levels, np.bool_))
     return sampler, board, walk, layout.abstraction.kernel_tables()
 
 
