@@ -18,6 +18,7 @@ from efgkit.errors import FileFormatError, ParameterError
 from efgkit.poker.betting_tree import BettingTree
 from efgkit.poker.buckets.bucket_layout import BucketLayout
 from efgkit.poker.buckets.card_abstraction import IsomorphicCards, LosslessCards
+from efgkit.poker.buckets.perfect_recall import PerfectRecallCards
 from efgkit.poker.codes import REGRETS
 from efgkit.poker.materialised.layout import StrategyLayout
 from efgkit.poker.materialised.public_tree import PublicTree
@@ -138,6 +139,23 @@ def test_kernel_buckets_match_the_card_abstractions_definitions():
             rows = np.concatenate([hand_cards[valid], together], axis=1)
             table = hashed._tables[r][hashed._indexer(r).index(rows)]
             assert np.array_equal(hashed.buckets(r, board, hand_cards)[valid], table)
+
+
+def test_every_holdem_abstraction_gives_the_kernels_one_table_type():
+    """numba compiles the sampled walk once per type of ``kernel_tables()``: hashed, canonical
+    and perfect-recall abstractions of hold'em games of two to four rounds share one, and a
+    table of more than 65,536 buckets keeps its wider dtype."""
+    specs = ("holdem(ranks=3,rounds=2)", "holdem(ranks=4,rounds=3)", "holdem(ranks=4)")
+    games = [make_game(spec) for spec in specs]
+    kinds = [IsomorphicCards.hashed(game, (3, 5, 7, 9), seed=2) for game in games]
+    kinds += [IsomorphicCards.canonical(games[0]), PerfectRecallCards(games[1], kinds[1])]
+    assert len({numba.typeof(cards.kernel_tables()) for cards in kinds}) == 1
+    wide = IsomorphicCards(games[0], [np.arange(t.size) * 2 ** 14 for t in kinds[0].tables], "wide")
+    assert wide.kernel_tables().buckets[1].dtype == np.int64
+    board, hands = np.array([0, 1, 2], np.int64), np.array([[4, 5], [8, 11]], np.int64)
+    rows = np.concatenate([hands, np.tile(board, (2, 1))], axis=1)
+    assert np.array_equal(wide.buckets(1, board, hands), wide.row_buckets(1, rows))
+    assert np.array_equal(kinds[0].buckets(1, board, hands), kinds[0].row_buckets(1, rows))
 
 
 def test_sampled_boards_are_uniform_deals():

@@ -91,10 +91,30 @@ class LosslessTables(NamedTuple):
 class IsomorphicTables(NamedTuple):
     """``hand_buckets``'s view of ``IsomorphicCards``: per round the indexer's
     ``IsomorphismTables`` (``indexers``) and the bucket of every canonical index (``buckets``,
-    one integer dtype for all rounds, memory-mapped when they come from a bucket file)."""
+    one integer dtype for all rounds, memory-mapped when they come from a bucket file). Build
+    it with ``isomorphic_tables``."""
 
     indexers: tuple
     buckets: tuple
+
+
+KERNEL_ROUNDS = 4
+"""Rounds of an ``IsomorphicTables`` (more for a game with more): the tuples of a game with
+fewer are padded with its last round, so every hold'em game's kernels share one compiled
+type."""
+
+
+def isomorphic_tables(indexers: list, buckets: list[np.ndarray], num_buckets: int) -> IsomorphicTables:
+    """The kernel view of per-round ``indexers`` and bucket tables (every bucket below
+    ``num_buckets``): the tables uint16 where the buckets fit (a copy of tables of a wider
+    dtype; a bucket file's uint16 tables as they are, memory-mapped), else of their common
+    dtype; both tuples padded to ``KERNEL_ROUNDS``. Kernels are compiled per type, so one
+    dtype and one length for the common cases is one compile where there were one per game
+    (docs/poker-engine.md)."""
+    dtype = np.uint16 if num_buckets <= 1 << 16 else np.result_type(*buckets)
+    pad = max(KERNEL_ROUNDS - len(buckets), 0)
+    tables = [np.asarray(t, dtype) for t in buckets]
+    return IsomorphicTables(tuple(indexers) + (indexers[-1],) * pad, tuple(tables) + (tables[-1],) * pad)
 
 
 def _binomial_table(rows: int, columns: int) -> np.ndarray:
@@ -280,13 +300,11 @@ class IsomorphicCards:
         return _buckets_of(self.kernel_tables(), round, board, hand_cards)
 
     def kernel_tables(self) -> IsomorphicTables:
-        """Its kernel view (built once; bucket tables of one dtype, the file's where they agree)."""
+        """Its kernel view (``isomorphic_tables``, built once)."""
         if self._kernel_view is None:
-            rounds = self._tables[:self._num_rounds]
-            dtype = np.result_type(*rounds)
-            self._kernel_view = IsomorphicTables(
-                tuple(self._indexer(r).tables for r in range(self._num_rounds)),
-                tuple(np.asarray(t, dtype) for t in rounds))
+            self._kernel_view = isomorphic_tables([self._indexer(r).tables for r in range(self._num_rounds)],
+                                                  self._tables[:self._num_rounds],
+                                                  max(self._counts[:self._num_rounds]))
         return self._kernel_view
 
     def row_buckets(self, round: int, rows: np.ndarray) -> np.ndarray:
@@ -315,8 +333,9 @@ class IsomorphicCards:
         for r in range(game.num_rounds):
             indexer = hand_indexer(sum(game.card_structure.public_cards_per_round[:r + 1]), ranks)
             size = indexer.round_size(indexer.num_rounds - 1)
-            tables.append(np.concatenate([np.arange(min(buckets[r], size)),
-                                          rng.integers(0, buckets[r], max(size - buckets[r], 0))]))
+            table = np.concatenate([np.arange(min(buckets[r], size)),
+                                    rng.integers(0, buckets[r], max(size - buckets[r], 0))])
+            tables.append(table.astype(np.uint16) if buckets[r] <= 1 << 16 else table)
         return cls(game, tables, f"random buckets {'-'.join(map(str, buckets))} (seed {seed})")
 
     @classmethod

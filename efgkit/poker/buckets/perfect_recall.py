@@ -27,7 +27,12 @@ import numpy as np
 from efgkit.abstraction.cards.holdem.isomorphism import HandIndexer
 from efgkit.errors import AbstractionError
 from efgkit.games.poker import LimitPoker
-from efgkit.poker.buckets.card_abstraction import IsomorphicCards, IsomorphicTables, _buckets_of
+from efgkit.poker.buckets.card_abstraction import (
+    IsomorphicCards,
+    IsomorphicTables,
+    _buckets_of,
+    isomorphic_tables,
+)
 
 
 class PerfectRecallCards:
@@ -60,6 +65,7 @@ class PerfectRecallCards:
             self._tables.append(table.astype(np.int64).reshape(-1))
             self.base_buckets.append(keys % base.num_buckets(r))
         self._counts = [keys.shape[0] for keys in self.base_buckets]
+        self._kernel_view: IsomorphicTables | None = None
         self.description = f"perfect recall of {base.description}"
         self.reference = {"kind": "perfect-recall", "base": base.reference}
 
@@ -71,5 +77,9 @@ class PerfectRecallCards:
 
     def kernel_tables(self) -> IsomorphicTables:
         """``IsomorphicCards``' kernel view: every round indexed by the split-board indexer
-        (its index of the cards through a round), the tuple numbers as the buckets."""
-        return IsomorphicTables((self._indexer.tables,) * len(self._tables), tuple(self._tables))
+        (its index of the cards through a round), the tuple numbers as the buckets; built
+        once."""
+        if self._kernel_view is None:
+            self._kernel_view = isomorphic_tables([self._indexer.tables] * len(self._tables), self._tables,
+                                                  max(self._counts))
+        return self._kernel_view

@@ -635,7 +635,7 @@ def _halve(array, action_start, decision_round, round_):
                 array[x] = (np.int64(array[x]) + 1) // 2
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")  # into ``_run``: one LLVM pass less
 def _iteration(view, board, walk, settings, decisions, width, t, state, fixed):
     """Iteration ``t`` on one sampled board: both players, alternating, player 0 first. CFR
     and CFR+ update the rows the board reaches as the walk closes them (``_close``); the
