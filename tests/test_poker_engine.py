@@ -21,6 +21,7 @@ from efgkit.poker.materialised.public_tree import PublicTree
 from efgkit.poker.materialised.vector_cfr import VectorCFR
 from efgkit.poker.terminal_values import (
     CANCELLATION,
+    add_showdown_and_compatible,
     fold_values,
     grouped_showdown_values,
     showdown_values,
@@ -233,6 +234,21 @@ def test_terminal_kernels_equal_the_quadratic_sums(data, hole, cards):
         grouped_showdown_values(reach, sorted_hands, cards_of, starts, groups, scratch, 3.0, 2.0,
                                 sorted_reach, grouped)
         assert np.array_equal(grouped, out[sorted_hands]) and not scratch.any()
+    # LBR's equities: showdown and compatible reach in one kernel, added; the same bits
+    valid = order[(hands[order] != 0).all(axis=1)].astype(np.int64)  # the hands off a board card 0
+    start = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=2 * len(hands), max_size=2 * len(hands))))
+    values, totals = start[:len(hands)].copy(), start[len(hands):].copy()
+    sorted_cards, sorted_reach = np.zeros((len(hands), 2), np.uint64), np.zeros(len(hands))
+    add_showdown_and_compatible(reach, hands, valid, strength[valid], scratch, sorted_cards, sorted_reach,
+                                np.zeros(len(hands)), values, totals)
+    showdown_values(reach, hands, valid, strength[valid], scratch, 1.0, 1.0, out)
+    expected = start[:len(hands)].copy()
+    expected[valid] += out[valid]
+    assert np.array_equal(values, expected)
+    fold_values(reach, hands, valid, scratch, 1.0, out)
+    expected = start[len(hands):].copy()
+    expected[valid] += out[valid]
+    assert np.array_equal(totals, expected) and not scratch.any()
 
 
 def test_bad_parameters_are_refused_by_the_library():

@@ -40,7 +40,7 @@ from efgkit.poker.buckets.card_abstraction import HandBuckets
 from efgkit.poker.codes import DEAL, FOLD
 from efgkit.poker.depth_first import depth_first, no_close, push_child
 from efgkit.poker.materialised.public_tree import showdown_tables
-from efgkit.poker.terminal_values import dealt_terminal_values, fold_values, showdown_values
+from efgkit.poker.terminal_values import add_showdown_and_compatible, dealt_terminal_values, fold_values
 
 STRATEGY, LOCAL = 0, 1
 FOLD_ACTION, CALL_ACTION, RAISE_ACTION = 0, 1, 2
@@ -99,7 +99,8 @@ class LocalTables(NamedTuple):
 class BoardWalkStack(NamedTuple):
     """Per depth int64 ``node``, ``cursor``, ``action``; float64 (depth, hands) ``own`` and
     ``opponent`` reach, ``values`` of the responder; int64 (depth, hands) ``choice`` (LOCAL);
-    scratch float64 ``card_sum`` (cards,) and (5, hands) ``work``."""
+    scratch float64 ``card_sum`` (cards,) and (6, hands) ``work``, uint64 (hands, 2)
+    ``sorted_cards``."""
 
     node: np.ndarray
     cursor: np.ndarray
@@ -110,6 +111,7 @@ class BoardWalkStack(NamedTuple):
     choice: np.ndarray
     card_sum: np.ndarray
     work: np.ndarray
+    sorted_cards: np.ndarray
 
 
 def new_walk(depth: int, hands: int, cards: int) -> BoardWalkStack:
@@ -117,7 +119,7 @@ def new_walk(depth: int, hands: int, cards: int) -> BoardWalkStack:
     index = [np.zeros(depth, np.int64) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
     return BoardWalkStack(*index, *vectors, np.zeros((depth, hands), np.int64), np.zeros(cards),
-                          np.zeros((5, hands)))
+                          np.zeros((6, hands)), np.zeros((hands, 2), np.uint64))
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -145,19 +147,15 @@ def _equities(view, board, local, walk, level, depth, equity):
     last = view.chance_weight.shape[0] - 1
     if level == last:
         count = board.final_count[0]
-        showdown_values(reach, board.hand_cards, board.final_hands[0, :count],
-                        board.final_strength[0, :count], walk.card_sum, 1.0, 1.0, wins)
-        _compatible(reach, board, board.final_hands[0, :count], walk.card_sum, total)
+        add_showdown_and_compatible(reach, board.hand_cards, board.final_hands[0, :count],
+                                    board.final_strength[0, :count], walk.card_sum, walk.sorted_cards,
+                                    walk.work[5], scratch, wins, total)
     else:
         for row in range(local.level_start[level], local.level_start[level + 1]):
-            hands = local.hands[row, :local.count[row]]
-            showdown_values(reach, board.hand_cards, hands, local.strength[row, :local.count[row]],
-                            walk.card_sum, 1.0, 1.0, scratch)
-            for h in hands:
-                wins[h] += scratch[h]
-            _compatible(reach, board, hands, walk.card_sum, scratch)
-            for h in hands:
-                total[h] += scratch[h]
+            count = local.count[row]
+            add_showdown_and_compatible(reach, board.hand_cards, local.hands[row, :count],
+                                        local.strength[row, :count], walk.card_sum, walk.sorted_cards,
+                                        walk.work[5], scratch, wins, total)
     for h in board.valid[level, :board.valid_count[level]]:
         equity[h] = 0.5 + 0.5 * wins[h] / total[h] if total[h] > 0.0 else -1.0
 
