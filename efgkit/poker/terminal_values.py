@@ -123,6 +123,24 @@ def _cancelled(difference, total):
     return 0.0 if abs(difference) <= CANCELLATION * total else difference
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _class_end(strength, start, m):
+    """The end of the run of equal ``strength`` (ascending, ``m`` hands) that starts at ``start``."""
+    end = start
+    while end < m and strength[end] == strength[start]:
+        end += 1
+    return end
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _class_start(strength, end):
+    """The start of the run of equal ``strength`` (ascending) that ends at ``end``."""
+    start = end
+    while start > 0 and strength[start - 1] == strength[end - 1]:
+        start -= 1
+    return start
+
+
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
                        lose_payoff, out):
@@ -131,9 +149,7 @@ def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_
     below = 0.0
     start = 0
     while start < m:
-        end = start
-        while end < m and strength[end] == strength[start]:
-            end += 1
+        end = _class_end(strength, start, m)
         for x in range(start, end):
             h = sorted_hands[x]
             wins = below - card_sum[hand_cards[h, 0]] - card_sum[hand_cards[h, 1]]
@@ -149,9 +165,7 @@ def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_
     above = 0.0
     end = m
     while end > 0:
-        start = end
-        while start > 0 and strength[start - 1] == strength[end - 1]:
-            start -= 1
+        start = _class_start(strength, end)
         for x in range(start, end):
             h = sorted_hands[x]
             losses = above - card_sum[hand_cards[h, 0]] - card_sum[hand_cards[h, 1]]
@@ -198,9 +212,7 @@ def add_showdown_and_compatible(opponent_reach, hand_cards, sorted_hands, streng
     below = 0.0
     start = 0
     while start < m:
-        end = start
-        while end < m and strength[end] == strength[start]:
-            end += 1
+        end = _class_end(strength, start, m)
         for x in range(start, end):
             wins = below - card_sum[cards[x, 0]] - card_sum[cards[x, 1]]
             scratch[x] = _cancelled(wins, below)
@@ -216,9 +228,7 @@ def add_showdown_and_compatible(opponent_reach, hand_cards, sorted_hands, streng
     above = 0.0
     end = m
     while end > 0:
-        start = end
-        while start > 0 and strength[start - 1] == strength[end - 1]:
-            start -= 1
+        start = _class_start(strength, end)
         for x in range(start, end):
             losses = above - card_sum[cards[x, 0]] - card_sum[cards[x, 1]]
             values[sorted_hands[x]] += scratch[x] - _cancelled(losses, above)
