@@ -239,8 +239,9 @@ def test_terminal_kernels_equal_the_quadratic_sums(data, hole, cards):
     start = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=2 * len(hands), max_size=2 * len(hands))))
     values, totals = start[:len(hands)].copy(), start[len(hands):].copy()
     sorted_cards, sorted_reach = np.zeros((len(hands), 2), np.uint64), np.zeros(len(hands))
-    add_showdown_and_compatible(reach, hands, valid, strength[valid], scratch, sorted_cards, sorted_reach,
-                                np.zeros(len(hands)), values, totals)
+    group_start = np.zeros(len(hands) + 1, np.uint64)
+    add_showdown_and_compatible(reach, hands, valid, strength[valid], scratch, sorted_cards, group_start,
+                                sorted_reach, np.zeros(len(hands)), values, totals)
     showdown_values(reach, hands, valid, strength[valid], scratch, 1.0, 1.0, out)
     expected = start[:len(hands)].copy()
     expected[valid] += out[valid]

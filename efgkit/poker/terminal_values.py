@@ -123,24 +123,6 @@ def _cancelled(difference, total):
     return 0.0 if abs(difference) <= CANCELLATION * total else difference
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _class_end(strength, start, m):
-    """The end of the run of equal ``strength`` (ascending, ``m`` hands) that starts at ``start``."""
-    end = start
-    while end < m and strength[end] == strength[start]:
-        end += 1
-    return end
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True, inline="always")
-def _class_start(strength, end):
-    """The start of the run of equal ``strength`` (ascending) that ends at ``end``."""
-    start = end
-    while start > 0 and strength[start - 1] == strength[end - 1]:
-        start -= 1
-    return start
-
-
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_sum, win_payoff,
                        lose_payoff, out):
@@ -149,7 +131,9 @@ def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_
     below = 0.0
     start = 0
     while start < m:
-        end = _class_end(strength, start, m)
+        end = start
+        while end < m and strength[end] == strength[start]:
+            end += 1
         for x in range(start, end):
             h = sorted_hands[x]
             wins = below - card_sum[hand_cards[h, 0]] - card_sum[hand_cards[h, 1]]
@@ -165,7 +149,9 @@ def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_
     above = 0.0
     end = m
     while end > 0:
-        start = _class_start(strength, end)
+        start = end
+        while start > 0 and strength[start - 1] == strength[end - 1]:
+            start -= 1
         for x in range(start, end):
             h = sorted_hands[x]
             losses = above - card_sum[hand_cards[h, 0]] - card_sum[hand_cards[h, 1]]
@@ -176,66 +162,6 @@ def _two_card_showdown(opponent_reach, hand_cards, sorted_hands, strength, card_
             above += r
             card_sum[hand_cards[h, 0]] += r
             card_sum[hand_cards[h, 1]] += r
-        end = start
-    card_sum[:] = 0.0
-
-
-@numba.njit(cache=True, no_cfunc_wrapper=True)
-def add_showdown_and_compatible(opponent_reach, hand_cards, sorted_hands, strength, card_sum, sorted_cards,
-                                sorted_reach, scratch, values, totals):
-    """Add, for every hand ``h`` of ``sorted_hands`` (as ``showdown_values`` takes them), what
-    ``showdown_values`` with payoffs 1 and 1 gives it to ``values[h]`` (the opponent's
-    compatible reach below ``h`` less that above) and what ``fold_values`` with payoff 1 gives it
-    to ``totals[h]`` (the compatible reach), bit-identical to running those kernels and adding.
-
-    For two-card hands one kernel: the hands' cards and reach are gathered once into
-    ``sorted_cards`` uint64 (>= m, 2) and ``sorted_reach`` float64 (>= m,), so the sweeps read
-    them in order without a signed index's correction, and the ascending sweep's running total
-    and card sums, once it is over, are ``compatible_totals``' (the same additions in the same
-    order): the compatible reach costs one pass instead of a kernel. ``scratch`` float64
-    (>= hands,); nothing outside ``sorted_hands`` is written."""
-    m = sorted_hands.shape[0]
-    if hand_cards.shape[1] == 1:
-        showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum, 1.0, 1.0, scratch)
-        for h in sorted_hands:
-            values[h] += scratch[h]
-        fold_values(opponent_reach, hand_cards, sorted_hands, card_sum, 1.0, scratch)
-        for h in sorted_hands:
-            totals[h] += scratch[h]
-        return
-    cards, reach = sorted_cards, sorted_reach
-    for x in range(m):
-        h = sorted_hands[x]
-        cards[x, 0] = hand_cards[h, 0]
-        cards[x, 1] = hand_cards[h, 1]
-        reach[x] = opponent_reach[h]
-    below = 0.0
-    start = 0
-    while start < m:
-        end = _class_end(strength, start, m)
-        for x in range(start, end):
-            wins = below - card_sum[cards[x, 0]] - card_sum[cards[x, 1]]
-            scratch[x] = _cancelled(wins, below)
-        for x in range(start, end):
-            below += reach[x]
-            card_sum[cards[x, 0]] += reach[x]
-            card_sum[cards[x, 1]] += reach[x]
-        start = end
-    for x in range(m):  # compatible_reach's sum, from the sweep's totals
-        compatible = below + reach[x] - card_sum[cards[x, 0]] - card_sum[cards[x, 1]]
-        totals[sorted_hands[x]] += _cancelled(compatible, below)
-    card_sum[:] = 0.0
-    above = 0.0
-    end = m
-    while end > 0:
-        start = _class_start(strength, end)
-        for x in range(start, end):
-            losses = above - card_sum[cards[x, 0]] - card_sum[cards[x, 1]]
-            values[sorted_hands[x]] += scratch[x] - _cancelled(losses, above)
-        for x in range(start, end):
-            above += reach[x]
-            card_sum[cards[x, 0]] += reach[x]
-            card_sum[cards[x, 1]] += reach[x]
         end = start
     card_sum[:] = 0.0
 
@@ -260,11 +186,15 @@ def strength_groups(hand_cards, sorted_hands, strength, sorted_cards, group_star
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def grouped_showdown_values(opponent_reach, sorted_hands, sorted_cards, group_start, groups, card_sum,
-                            win_payoff, lose_payoff, sorted_reach, sorted_values):
+                            win_payoff, lose_payoff, sorted_reach, sorted_values, compatible=None):
     """``sorted_showdown_values`` for two-card hands from a board's ``strength_groups``, each
     hand's value in strength order into ``sorted_values`` float64 (>= m,): the same operations
     in the same order, bit-identical, without the per-hand strength comparisons and
-    ``hand_cards`` lookups (the opponent's reach gathered into ``sorted_reach`` (>= m,) first)."""
+    ``hand_cards`` lookups (the opponent's reach gathered into ``sorted_reach`` (>= m,) first).
+    With ``compatible`` (float64, indexed like ``opponent_reach``) each hand's compatible reach
+    is added into it, bit-identical to ``fold_values`` with payoff 1: once the ascending sweep
+    is over, its total and card sums are ``compatible_totals``' (the same additions in the same
+    order)."""
     m = sorted_hands.shape[0]
     reach = sorted_reach
     for x in range(m):
@@ -279,6 +209,10 @@ def grouped_showdown_values(opponent_reach, sorted_hands, sorted_cards, group_st
             below += reach[x]
             card_sum[sorted_cards[x, 0]] += reach[x]
             card_sum[sorted_cards[x, 1]] += reach[x]
+    if compatible is not None:  # compatible_reach from the sweep's sums
+        for x in range(m):
+            total = below + reach[x] - card_sum[sorted_cards[x, 0]] - card_sum[sorted_cards[x, 1]]
+            compatible[sorted_hands[x]] += _cancelled(total, below)
     card_sum[:] = 0.0
     above = 0.0
     for g in range(groups - 1, -1, -1):
@@ -291,6 +225,32 @@ def grouped_showdown_values(opponent_reach, sorted_hands, sorted_cards, group_st
             card_sum[sorted_cards[x, 0]] += reach[x]
             card_sum[sorted_cards[x, 1]] += reach[x]
     card_sum[:] = 0.0
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def add_showdown_and_compatible(opponent_reach, hand_cards, sorted_hands, strength, card_sum, sorted_cards,
+                                group_start, sorted_reach, scratch, values, totals):
+    """Add, for every hand ``h`` of ``sorted_hands`` (as ``showdown_values`` takes them), what
+    ``showdown_values`` with payoffs 1 and 1 gives it to ``values[h]`` (the opponent's
+    compatible reach below ``h`` less that above) and what ``fold_values`` with payoff 1 gives it
+    to ``totals[h]`` (the compatible reach), bit-identical to running those kernels and adding.
+    Two-card hands take ``strength_groups`` (into ``sorted_cards`` uint64 (>= m, 2) and
+    ``group_start`` uint64 (>= m + 1,)) and one ``grouped_showdown_values`` sweep that also
+    gives the compatible reach; ``sorted_reach`` float64 (>= m,) and ``scratch`` float64
+    (>= hands,) are scratch."""
+    if hand_cards.shape[1] == 1:
+        showdown_values(opponent_reach, hand_cards, sorted_hands, strength, card_sum, 1.0, 1.0, scratch)
+        for h in sorted_hands:
+            values[h] += scratch[h]
+        fold_values(opponent_reach, hand_cards, sorted_hands, card_sum, 1.0, scratch)
+        for h in sorted_hands:
+            totals[h] += scratch[h]
+        return
+    groups = strength_groups(hand_cards, sorted_hands, strength, sorted_cards, group_start)
+    grouped_showdown_values(opponent_reach, sorted_hands, sorted_cards, group_start, groups, card_sum, 1.0,
+                            1.0, sorted_reach, scratch, totals)
+    for x in range(sorted_hands.shape[0]):
+        values[sorted_hands[x]] += scratch[x]
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)

@@ -100,7 +100,7 @@ class BoardWalkStack(NamedTuple):
     """Per depth int64 ``node``, ``cursor``, ``action``; float64 (depth, hands) ``own`` and
     ``opponent`` reach, ``values`` of the responder; int64 (depth, hands) ``choice`` (LOCAL);
     scratch float64 ``card_sum`` (cards,) and (6, hands) ``work``, uint64 (hands, 2)
-    ``sorted_cards``."""
+    ``sorted_cards`` and (hands + 1,) ``group_start`` (``terminal_values.strength_groups``)."""
 
     node: np.ndarray
     cursor: np.ndarray
@@ -112,6 +112,7 @@ class BoardWalkStack(NamedTuple):
     card_sum: np.ndarray
     work: np.ndarray
     sorted_cards: np.ndarray
+    group_start: np.ndarray
 
 
 def new_walk(depth: int, hands: int, cards: int) -> BoardWalkStack:
@@ -119,7 +120,8 @@ def new_walk(depth: int, hands: int, cards: int) -> BoardWalkStack:
     index = [np.zeros(depth, np.int64) for _ in range(3)]
     vectors = [np.zeros((depth, hands)) for _ in range(3)]
     return BoardWalkStack(*index, *vectors, np.zeros((depth, hands), np.int64), np.zeros(cards),
-                          np.zeros((6, hands)), np.zeros((hands, 2), np.uint64))
+                          np.zeros((6, hands)), np.zeros((hands, 2), np.uint64),
+                          np.zeros(hands + 1, np.uint64))
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
@@ -149,13 +151,13 @@ def _equities(view, board, local, walk, level, depth, equity):
         count = board.final_count[0]
         add_showdown_and_compatible(reach, board.hand_cards, board.final_hands[0, :count],
                                     board.final_strength[0, :count], walk.card_sum, walk.sorted_cards,
-                                    walk.work[5], scratch, wins, total)
+                                    walk.group_start, walk.work[5], scratch, wins, total)
     else:
         for row in range(local.level_start[level], local.level_start[level + 1]):
             count = local.count[row]
             add_showdown_and_compatible(reach, board.hand_cards, local.hands[row, :count],
                                         local.strength[row, :count], walk.card_sum, walk.sorted_cards,
-                                        walk.work[5], scratch, wins, total)
+                                        walk.group_start, walk.work[5], scratch, wins, total)
     for h in board.valid[level, :board.valid_count[level]]:
         equity[h] = 0.5 + 0.5 * wins[h] / total[h] if total[h] > 0.0 else -1.0
 
