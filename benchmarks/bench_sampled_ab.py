@@ -19,6 +19,7 @@ import argparse
 import datetime
 import os
 import statistics
+import subprocess
 from pathlib import Path
 
 from bench_sampled import cpu_per_iteration
@@ -30,10 +31,24 @@ RUNS = (("holdem(ranks=5)", "none", 300), ("holdem", "hashed 10-10-10-10", 12),
 """(game, card abstraction, N): N iterations warm, N timed (a few CPU seconds each)."""
 
 
+def _revision(tree: str) -> str:
+    """``tree``'s git commit (short), with "+ changes" when its work tree differs; "unknown" outside git."""
+    try:
+        commit = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", tree, "status", "--porcelain", "--untracked-files=no"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{commit} + changes" if changed else commit
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", metavar="DIR", required=True,
                         help="the efgkit source tree to compare with")
+    parser.add_argument("--name", default=None,
+                        help="what docs/benchmarks.md calls that tree, e.g. its commit (default: DIR)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds per game (default 3)")
     parser.add_argument("--quick", action="store_true",
                         help="seconds-long smoke run on Leduc; writes nothing")
@@ -59,9 +74,10 @@ def main() -> None:
         load = os.getloadavg()[0]
         header = (f"## Sampled CFR+ speed, this tree against another (issue 33) — {datetime.date.today()}, "
                   f"load average {load:.1f} at the end\n\n"
-                  f"`python benchmarks/bench_sampled_ab.py --before DIR`: float64 CFR+, seed 0, in a fresh "
-                  f"process per measurement: N iterations, then the CPU seconds of N more (the same boards "
-                  f"in both trees), the two trees alternating round by round.\n\n")
+                  f"`python benchmarks/bench_sampled_ab.py --before DIR` with DIR "
+                  f"{args.name or args.before}, this tree {_revision(here)}: float64 CFR+, seed 0, in a "
+                  f"fresh process per measurement: N iterations, then the CPU seconds of N more (the same "
+                  f"boards in both trees), the two trees alternating round by round.\n\n")
         update_section(DOCS, "sampled-ab", header + "\n".join(lines) + "\n")
 
 
