@@ -19,11 +19,11 @@ import argparse
 import datetime
 import os
 import statistics
-import subprocess
 from pathlib import Path
 
 from bench_sampled import cpu_per_iteration
 from markdown_sections import update_section
+from refactor_ab import tree_description
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 RUNS = (("holdem(ranks=5)", "none", 300), ("holdem", "hashed 10-10-10-10", 12),
@@ -32,15 +32,10 @@ RUNS = (("holdem(ranks=5)", "none", 300), ("holdem", "hashed 10-10-10-10", 12),
 
 
 def _revision(tree: str) -> str:
-    """``tree``'s git commit (short), with "+ changes" when its work tree differs; "unknown" outside git."""
-    try:
-        commit = subprocess.run(["git", "-C", tree, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-        changed = subprocess.run(["git", "-C", tree, "status", "--porcelain", "--untracked-files=no"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{commit} + changes" if changed else commit
+    """``tree``'s commit (short) as ``refactor_ab.tree_description`` finds it, "+ changes" when
+    tracked files differ from it; "unknown" outside git."""
+    described = tree_description(Path(tree))
+    return (described["commit"][:7] or "unknown") + (" + changes" if described["modified"] else "")
 
 
 def main() -> None:

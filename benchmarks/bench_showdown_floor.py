@@ -168,9 +168,9 @@ def measure(spec: str, boards: int, work: int) -> dict:
     grouped = grouped_sweep_kernel(BATCH)
     times = {"fold": [], "one": [], "grouped9": [], "batch9": [], "batch64": []}
     for hands, strength, cards, starts, groups in tables:
-        m = hands.shape[0]
+        m, signed = hands.shape[0], hands.astype(np.int64)
         reach = rng.random((BLOCK, hand_cards.shape[0]))
-        in_order = np.sort(hands.astype(np.int64))
+        in_order = np.sort(signed)
         times["fold"].append(nanoseconds(
             _folds, work, m * BATCH, np.ascontiguousarray(reach[:BATCH][:, in_order]),
             hand_cards[in_order].astype(np.uint64), np.arange(m, dtype=np.uint64), np.zeros(n),
@@ -181,13 +181,13 @@ def measure(spec: str, boards: int, work: int) -> dict:
             np.zeros(m), one_values))
         grouped_values = np.zeros((m, BATCH))
         times["grouped9"].append(nanoseconds(
-            grouped, work, m * BATCH, np.ascontiguousarray(reach[:BATCH][:, hands.astype(np.int64)].T), cards,
+            grouped, work, m * BATCH, np.ascontiguousarray(reach[:BATCH][:, signed].T), cards,
             starts, groups, np.zeros((n, BATCH)), np.zeros(BATCH), grouped_values))
         if not np.array_equal(grouped_values, one_values.T):
             raise AssertionError("the batched grouped sweep differs from the one-vector kernel")
         for k, key in ((BATCH, "batch9"), (BLOCK, "batch64")):
             times[key].append(nanoseconds(
-                _batch, work, m * k, np.ascontiguousarray(reach[:k].T), hand_cards, hands.astype(np.int64),
+                _batch, work, m * k, np.ascontiguousarray(reach[:k].T), hand_cards, signed,
                 strength, np.zeros((n, k)), np.zeros(k), np.full(k, 1.5), np.full(k, 1.5),
                 np.zeros((hand_cards.shape[0], k))))
     return {"hands": int(tables[0][0].shape[0]), "groups": float(np.mean([table[4] for table in tables])),
